@@ -1,0 +1,326 @@
+//! An owned MPI communicator whose every call is checked.
+//!
+//! Each communicator this crate creates gets `MPI_ERRORS_RETURN`, so an MPI
+//! failure becomes an [`Error`] instead of an abort, and no call here panics on
+//! an MPI error.
+
+use crate::error::{Error, Result};
+use crate::ffi::{self, Handle};
+use std::os::raw::c_int;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set once MPI is finalized (or abandoned): dropping a communicator after
+/// that must not call into MPI.
+pub(crate) static MPI_DONE: AtomicBool = AtomicBool::new(false);
+
+/// Element types that can travel through the grid's data movement.
+pub trait Element: Copy + Default + 'static {
+    #[doc(hidden)]
+    const KIND: c_int;
+}
+impl Element for f64 {
+    const KIND: c_int = ffi::KIND_F64;
+}
+impl Element for i64 {
+    const KIND: c_int = ffi::KIND_I64;
+}
+impl Element for u8 {
+    const KIND: c_int = ffi::KIND_U8;
+}
+
+/// Element-wise reduction operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceOp {
+    Sum,
+    Max,
+    Min,
+    /// Bitwise or (integers only).
+    BitOr,
+    /// Bitwise and (integers only).
+    BitAnd,
+}
+
+impl ReduceOp {
+    fn raw(self) -> c_int {
+        match self {
+            ReduceOp::Sum => ffi::OP_SUM,
+            ReduceOp::Max => ffi::OP_MAX,
+            ReduceOp::Min => ffi::OP_MIN,
+            ReduceOp::BitOr => ffi::OP_BOR,
+            ReduceOp::BitAnd => ffi::OP_BAND,
+        }
+    }
+}
+
+fn count(n: usize) -> Result<c_int> {
+    c_int::try_from(n).map_err(|_| Error::invalid("count", format!("{n} elements exceed MPI's int count")))
+}
+
+/// An MPI communicator owned by this process (freed on drop).
+#[derive(Debug)]
+pub struct Comm {
+    h: Handle,
+    owned: bool,
+}
+
+/// Human-readable MPI error string for `code`.
+pub fn error_string(code: c_int) -> String {
+    let mut buf = vec![0u8; 512];
+    // SAFETY: the shim writes at most `cap` bytes including the terminator.
+    let n = unsafe { ffi::ftla_error_string(code, buf.as_mut_ptr().cast(), buf.len() as c_int) };
+    if n < 0 {
+        return format!("unknown MPI error {code}");
+    }
+    buf.truncate(n as usize);
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// Maps an MPI return code to an [`Error`] (`Ok` for `MPI_SUCCESS`).
+pub(crate) fn check(rc: c_int, comm: Option<Handle>) -> Result<()> {
+    if rc == 0 {
+        return Ok(());
+    }
+    let mut class: c_int = -1;
+    // SAFETY: plain out-parameter.
+    unsafe { ffi::ftla_error_class(rc, &mut class) };
+    // SAFETY: constant getters.
+    let (pf, pfp, rv) = unsafe {
+        (ffi::ftla_err_proc_failed(), ffi::ftla_err_proc_failed_pending(), ffi::ftla_err_revoked())
+    };
+    if class >= 0 && (class == pf || class == pfp) {
+        let ranks = comm.map(failed_ranks_of).unwrap_or_default();
+        return Err(Error::ProcFailed { ranks });
+    }
+    if class >= 0 && class == rv {
+        return Err(Error::Revoked);
+    }
+    Err(Error::Mpi { code: rc, class, message: error_string(rc) })
+}
+
+fn failed_ranks_of(h: Handle) -> Vec<i32> {
+    let mut buf = vec![0 as c_int; 64];
+    let mut n: c_int = 0;
+    // SAFETY: the shim writes at most `cap` ranks.
+    let rc = unsafe { ffi::ftla_comm_failed_ranks(h, buf.as_mut_ptr(), buf.len() as c_int, &mut n) };
+    if rc != 0 {
+        return Vec::new();
+    }
+    buf.truncate((n.max(0) as usize).min(64));
+    buf.sort_unstable();
+    buf
+}
+
+impl Comm {
+    /// Wraps a handle, setting `MPI_ERRORS_RETURN` on it.
+    pub(crate) fn adopt(h: Handle, owned: bool) -> Result<Comm> {
+        let c = Comm { h, owned };
+        // SAFETY: h is a valid communicator handle from MPI.
+        check(unsafe { ffi::ftla_comm_set_errors_return(h) }, None)?;
+        Ok(c)
+    }
+
+    fn chk(&self, rc: c_int) -> Result<()> {
+        check(rc, Some(self.h))
+    }
+
+    /// This process's rank in the communicator.
+    pub fn rank(&self) -> i32 {
+        let mut r = -1;
+        // SAFETY: out-parameter.
+        unsafe { ffi::ftla_comm_rank(self.h, &mut r) };
+        r
+    }
+
+    /// Number of processes in the communicator.
+    pub fn size(&self) -> i32 {
+        let mut s = 0;
+        // SAFETY: out-parameter.
+        unsafe { ffi::ftla_comm_size(self.h, &mut s) };
+        s
+    }
+
+    /// Size of the remote group of an inter-communicator.
+    pub fn remote_size(&self) -> i32 {
+        let mut s = 0;
+        // SAFETY: out-parameter.
+        unsafe { ffi::ftla_comm_remote_size(self.h, &mut s) };
+        s
+    }
+
+    /// `MPI_Comm_dup`.
+    pub fn dup(&self) -> Result<Comm> {
+        let mut out = 0;
+        // SAFETY: out-parameter.
+        self.chk(unsafe { ffi::ftla_comm_dup(self.h, &mut out) })?;
+        Comm::adopt(out, true)
+    }
+
+    /// `MPI_Comm_split`; `color = None` means `MPI_UNDEFINED` (returns `None`).
+    pub fn split(&self, color: Option<i32>, key: i32) -> Result<Option<Comm>> {
+        // SAFETY: constant getters and out-parameter.
+        let (undef, null) = unsafe { (ffi::ftla_undefined(), ffi::ftla_comm_null()) };
+        let mut out = null;
+        self.chk(unsafe { ffi::ftla_comm_split(self.h, color.unwrap_or(undef), key, &mut out) })?;
+        if out == null {
+            return Ok(None);
+        }
+        Comm::adopt(out, true).map(Some)
+    }
+
+    /// `MPI_Barrier`.
+    pub fn barrier(&self) -> Result<()> {
+        // SAFETY: valid handle.
+        self.chk(unsafe { ffi::ftla_barrier(self.h) })
+    }
+
+    /// `MPI_Bcast` of `buf` from `root`.
+    pub fn bcast<T: Element>(&self, buf: &mut [T], root: i32) -> Result<()> {
+        // SAFETY: buf is valid for buf.len() elements of T.
+        self.chk(unsafe { ffi::ftla_bcast(self.h, buf.as_mut_ptr().cast(), buf.len() as i64, T::KIND, root) })
+    }
+
+    /// In-place `MPI_Allreduce`.
+    pub fn allreduce<T: Element>(&self, buf: &mut [T], op: ReduceOp) -> Result<()> {
+        let n = count(buf.len())?;
+        // SAFETY: buf is valid for n elements.
+        self.chk(unsafe { ffi::ftla_allreduce(self.h, buf.as_mut_ptr().cast(), n, T::KIND, op.raw()) })
+    }
+
+    /// In-place `MPI_Reduce` to `root` (other ranks' `buf` is left as is).
+    pub fn reduce<T: Element>(&self, buf: &mut [T], op: ReduceOp, root: i32) -> Result<()> {
+        let n = count(buf.len())?;
+        // SAFETY: buf is valid for n elements.
+        self.chk(unsafe { ffi::ftla_reduce(self.h, buf.as_mut_ptr().cast(), n, T::KIND, op.raw(), root) })
+    }
+
+    /// `MPI_Allgather`: every rank contributes `send`, gets all contributions
+    /// in rank order.
+    pub fn allgather<T: Element>(&self, send: &[T]) -> Result<Vec<T>> {
+        let n = count(send.len())?;
+        let mut out = vec![T::default(); send.len() * self.size().max(0) as usize];
+        // SAFETY: out holds size*n elements.
+        self.chk(unsafe { ffi::ftla_allgather(self.h, send.as_ptr().cast(), n, T::KIND, out.as_mut_ptr().cast()) })?;
+        Ok(out)
+    }
+
+    /// Blocking `MPI_Send`.
+    pub fn send<T: Element>(&self, buf: &[T], dest: i32, tag: i32) -> Result<()> {
+        let n = count(buf.len())?;
+        // SAFETY: buf valid for n elements.
+        self.chk(unsafe { ffi::ftla_send(self.h, buf.as_ptr().cast(), n, T::KIND, dest, tag) })
+    }
+
+    /// Blocking `MPI_Recv` into `buf`; returns (source, received count).
+    /// `src = None` means any source.
+    pub fn recv<T: Element>(&self, buf: &mut [T], src: Option<i32>, tag: i32) -> Result<(i32, usize)> {
+        let n = count(buf.len())?;
+        // SAFETY: constant getter.
+        let src = src.unwrap_or_else(|| unsafe { ffi::ftla_any_source() });
+        let (mut s, mut c) = (-1, 0);
+        // SAFETY: buf valid for n elements; out-parameters.
+        self.chk(unsafe { ffi::ftla_recv(self.h, buf.as_mut_ptr().cast(), n, T::KIND, src, tag, &mut s, &mut c) })?;
+        Ok((s, c.max(0) as usize))
+    }
+
+    /// `MPI_Sendrecv`.
+    pub fn sendrecv<T: Element>(&self, send: &[T], dest: i32, recv: &mut [T], src: i32, tag: i32) -> Result<()> {
+        let (ns, nr) = (count(send.len())?, count(recv.len())?);
+        // SAFETY: buffers valid for their lengths.
+        self.chk(unsafe {
+            ffi::ftla_sendrecv(self.h, send.as_ptr().cast(), ns, dest, recv.as_mut_ptr().cast(), nr, src, T::KIND, tag)
+        })
+    }
+
+    /// Non-blocking probe: `Some((source, count of T))` if a message is there.
+    pub fn iprobe<T: Element>(&self, src: Option<i32>, tag: i32) -> Result<Option<(i32, usize)>> {
+        // SAFETY: constant getter.
+        let src = src.unwrap_or_else(|| unsafe { ffi::ftla_any_source() });
+        let (mut flag, mut s, mut c) = (0, -1, 0);
+        // SAFETY: out-parameters.
+        self.chk(unsafe { ffi::ftla_iprobe(self.h, src, tag, &mut flag, &mut s, &mut c, T::KIND) })?;
+        Ok((flag != 0).then_some((s, c.max(0) as usize)))
+    }
+
+    /// `MPIX_Comm_revoke`: every pending and future operation on this
+    /// communicator, on every rank, returns [`Error::Revoked`].
+    pub fn revoke(&self) -> Result<()> {
+        // SAFETY: valid handle.
+        self.chk(unsafe { ffi::ftla_comm_revoke(self.h) })
+    }
+
+    /// `MPIX_Comm_shrink`: a new communicator of the live processes, in the
+    /// same relative order. Works on a revoked communicator.
+    pub fn shrink(&self) -> Result<Comm> {
+        let mut out = 0;
+        // SAFETY: out-parameter.
+        self.chk(unsafe { ffi::ftla_comm_shrink(self.h, &mut out) })?;
+        Comm::adopt(out, true)
+    }
+
+    /// `MPIX_Comm_agree`: the bitwise AND of `flag` over the live processes,
+    /// the same on every one of them. Works on a revoked communicator.
+    pub fn agree(&self, flag: i32) -> Result<i32> {
+        let mut f = flag;
+        // SAFETY: out-parameter.
+        self.chk(unsafe { ffi::ftla_comm_agree(self.h, &mut f) })?;
+        Ok(f)
+    }
+
+    /// Ranks of this communicator known (and acknowledged) to have failed.
+    pub fn failed_ranks(&self) -> Vec<i32> {
+        failed_ranks_of(self.h)
+    }
+
+    /// `MPI_Comm_spawn` of `n` copies of `exe args...` with `root` as the
+    /// spawning rank; returns the inter-communicator to the children.
+    pub fn spawn(&self, exe: &str, args: &[String], n: i32, root: i32) -> Result<Comm> {
+        use std::ffi::CString;
+        let cexe = CString::new(exe).map_err(|_| Error::invalid("exe", "contains a NUL byte"))?;
+        let cargs: Vec<CString> = args
+            .iter()
+            .map(|a| CString::new(a.as_str()).map_err(|_| Error::invalid("args", "contain a NUL byte")))
+            .collect::<Result<_>>()?;
+        let mut argv: Vec<*mut std::os::raw::c_char> = cargs.iter().map(|a| a.as_ptr() as *mut _).collect();
+        argv.push(std::ptr::null_mut());
+        let mut errcodes = vec![0 as c_int; n.max(1) as usize];
+        let mut inter = 0;
+        // SAFETY: argv is NULL-terminated and outlives the call; errcodes holds n codes.
+        let rc = unsafe {
+            ffi::ftla_comm_spawn(cexe.as_ptr(), argv.as_mut_ptr(), n, root, self.h, &mut inter, errcodes.as_mut_ptr())
+        };
+        self.chk(rc)?;
+        Comm::adopt(inter, true)
+    }
+
+    /// `MPI_Intercomm_merge`.
+    pub fn merge(&self, high: bool) -> Result<Comm> {
+        let mut out = 0;
+        // SAFETY: out-parameter.
+        self.chk(unsafe { ffi::ftla_intercomm_merge(self.h, high as c_int, &mut out) })?;
+        Comm::adopt(out, true)
+    }
+
+    /// The parent inter-communicator of a spawned process, if any.
+    pub(crate) fn parent() -> Result<Option<Comm>> {
+        // SAFETY: constant getter and out-parameter.
+        let null = unsafe { ffi::ftla_comm_null() };
+        let mut out = null;
+        check(unsafe { ffi::ftla_comm_get_parent(&mut out) }, None)?;
+        if out == null {
+            return Ok(None);
+        }
+        // The parent handle belongs to MPI: never free it ourselves.
+        Comm::adopt(out, false).map(Some)
+    }
+}
+
+impl Drop for Comm {
+    fn drop(&mut self) {
+        if self.owned && !MPI_DONE.load(Ordering::Acquire) {
+            // Errors are ignored: freeing a revoked communicator may report
+            // the revocation, and nothing can be done about it here.
+            // SAFETY: we own the handle.
+            unsafe { ffi::ftla_comm_free(&mut self.h) };
+        }
+    }
+}

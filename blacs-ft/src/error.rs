@@ -1,0 +1,70 @@
+//! Typed errors of the grid layer.
+//!
+//! Two families (rsmpi #130): *process-failure* errors ([`Error::ProcFailed`],
+//! [`Error::Revoked`]) mean "repair the grid and try again"; every other
+//! variant is final for the operation that returned it. Errors returned by a
+//! collective API of this crate are the same on every rank once the ranks have
+//! agreed (see [`crate::Grid::agree_ok`] and [`crate::Grid::recover`]).
+
+use std::fmt;
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// An error of the fault-tolerant grid layer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// A process of the communicator failed. `ranks` are the ranks (in that
+    /// communicator) this process knows to have failed; it may be empty when
+    /// the failure was reported before it was acknowledged locally.
+    ProcFailed { ranks: Vec<i32> },
+    /// The communicator was revoked by another rank (after it saw a failure or
+    /// raised a local error): go to the resilient region and repair.
+    Revoked,
+    /// Any other MPI error, with MPI's own error class and message.
+    Mpi { code: i32, class: i32, message: String },
+    /// The MPI library offers no usable ULFM: only checkpoint-on-failure
+    /// repair is available.
+    UlfmUnavailable { reason: String },
+    /// A failure the grid cannot repair (two losses in one process row for
+    /// ABFT data, no spare left and the spawn failed, ...).
+    Unrecoverable { reason: String },
+    /// A local error raised on grid rank `rank` and agreed on by every rank.
+    Remote { rank: i32, message: String },
+    /// A bad argument, detected before any communication.
+    InvalidArgument { arg: String, reason: String },
+}
+
+impl Error {
+    /// True for the errors that a repair of the grid can cure.
+    pub fn is_process_failure(&self) -> bool {
+        matches!(self, Error::ProcFailed { .. } | Error::Revoked)
+    }
+
+    /// Convenience constructor for [`Error::InvalidArgument`].
+    pub fn invalid(arg: impl Into<String>, reason: impl Into<String>) -> Self {
+        Error::InvalidArgument { arg: arg.into(), reason: reason.into() }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::ProcFailed { ranks } if ranks.is_empty() => write!(f, "an MPI process failed"),
+            Error::ProcFailed { ranks } => write!(f, "MPI process(es) failed: ranks {ranks:?}"),
+            Error::Revoked => write!(f, "communicator revoked after a failure or error on another rank"),
+            Error::Mpi { code, class, message } => {
+                write!(f, "MPI error {code} (class {class}): {message}")
+            }
+            Error::UlfmUnavailable { reason } => write!(
+                f,
+                "ULFM is not available ({reason}): only checkpoint-on-failure repair can be used"
+            ),
+            Error::Unrecoverable { reason } => write!(f, "unrecoverable failure: {reason}"),
+            Error::Remote { rank, message } => write!(f, "error on rank {rank}: {message}"),
+            Error::InvalidArgument { arg, reason } => write!(f, "invalid argument {arg}: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,552 @@
+//! The P×Q process grid: row-major ranks, row / column / all scopes, and the
+//! repair that hands back the same shape, ranks and coordinates after
+//! processes die.
+
+use crate::comm::{Comm, Element, ReduceOp};
+use crate::error::{Error, Result};
+use crate::inject::Injector;
+use crate::report::{RepairMode, RepairReport};
+use crate::runtime::{note_failure, LaunchCommand, Runtime, UlfmStatus};
+use crate::universe::{Universe, EXIT_ABANDONED, SPARE};
+use std::time::Duration;
+
+/// Tag of control messages to parked spares.
+const TAG_SPARE_CONTROL: i32 = 0x5A0E;
+/// Control message: the job is over, the spare may leave.
+const RELEASE: i64 = 1;
+/// How often a parked spare looks for news (it sleeps in between, so it does
+/// not burn a core).
+const SPARE_POLL: Duration = Duration::from_millis(2);
+
+/// Which processes take part in a grid operation (BLACS `SCOPE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// The processes of this process row; roots are process columns.
+    Row,
+    /// The processes of this process column; roots are process rows.
+    Column,
+    /// Every process of the grid; roots are grid ranks.
+    All,
+}
+
+/// How this process came to hold its grid rank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Replacement {
+    /// The grid rank it took over.
+    pub rank: i32,
+    /// The repair epoch in which it took over.
+    pub epoch: u32,
+    /// Spawned, or a promoted hot spare.
+    pub mode: RepairMode,
+}
+
+/// What [`Grid::join`] gives a process.
+#[derive(Debug)]
+pub enum Joined {
+    /// The process holds a grid rank.
+    Active(Box<Grid>),
+    /// A hot spare that was never needed: the job is over for it.
+    Released,
+}
+
+/// Options of [`Grid::join`].
+#[derive(Clone, Debug, Default)]
+pub struct GridOptions {
+    /// Kills to inject (repair points are checked by the grid itself).
+    pub injector: Injector,
+}
+
+/// A P×Q process grid over MPI that survives process failures.
+///
+/// Grid rank `r` sits at process row `r / Q`, process column `r % Q`
+/// (row-major, as BLACS' default). All operations return [`Result`]; after a
+/// process-failure error call [`Grid::recover`], which gives the same shape,
+/// ranks and coordinates back.
+///
+/// # Fault tolerance
+/// Every communicator has `MPI_ERRORS_RETURN`. When an operation sees a dead
+/// process it revokes all of the grid's communicators at once, so ranks
+/// blocked elsewhere return [`Error::Revoked`] instead of hanging; all ranks
+/// then meet in [`Grid::recover`].
+#[derive(Debug)]
+pub struct Grid {
+    p: i32,
+    q: i32,
+    rank: i32,
+    all: Comm,
+    row: Comm,
+    col: Comm,
+    universe: Universe,
+    ulfm: UlfmStatus,
+    launch: LaunchCommand,
+    injector: Injector,
+    replacement: Option<Replacement>,
+    repairs: Vec<RepairReport>,
+    pending_error: Option<String>,
+}
+
+/// Checks a grid shape against the number of processes (`(global)` args).
+pub fn check_shape(p: i32, q: i32, nprocs: i32) -> Result<()> {
+    if p < 1 {
+        return Err(Error::invalid("P", format!("must be at least 1, got {p}")));
+    }
+    if q < 1 {
+        return Err(Error::invalid("Q", format!("must be at least 1, got {q}")));
+    }
+    let need = p.checked_mul(q).ok_or_else(|| Error::invalid("P*Q", "overflows"))?;
+    if need > nprocs {
+        return Err(Error::invalid(
+            "P*Q",
+            format!("a {p}x{q} grid needs {need} processes but the communicator has {nprocs}"),
+        ));
+    }
+    Ok(())
+}
+
+impl Grid {
+    /// Builds (or, for a replacement, rejoins) the grid.
+    ///
+    /// * `rt` (local): the MPI runtime of this process.
+    /// * `comm` (global): the communicator to build from, typically
+    ///   [`Runtime::world_dup`]. Its first `p*q` ranks become grid ranks in
+    ///   order; the rest become parked hot spares. A spawned replacement
+    ///   ignores it and joins the survivors through its parent.
+    /// * `p`, `q` (global): grid shape.
+    ///
+    /// A spare parks inside this call (sleeping between polls) until it is
+    /// needed, then returns [`Joined::Active`], or until the job ends,
+    /// then returns [`Joined::Released`].
+    pub fn join(rt: &mut Runtime, comm: Comm, p: i32, q: i32, opts: GridOptions) -> Result<Joined> {
+        if let Some(parent) = rt.take_parent() {
+            drop(comm);
+            return Grid::join_spawned(rt, parent, p, q, opts);
+        }
+        check_shape(p, q, comm.size())?;
+        let n = comm.size();
+        let roles = (0..n).map(|u| if u < p * q { u as i64 } else { SPARE }).collect();
+        let universe = Universe { comm, roles, epoch: 0, p, q };
+        Grid::enter(rt.ulfm(), rt.launch().clone(), universe, opts.injector, None)
+    }
+
+    /// A spawned replacement: merge with the survivors, receive the role
+    /// table, then build the grid like everyone else.
+    fn join_spawned(rt: &Runtime, parent: Comm, p: i32, q: i32, opts: GridOptions) -> Result<Joined> {
+        let abandon = |why: &str| -> ! {
+            eprintln!("ftla: replacement process abandoned during repair ({why}); exiting");
+            // SAFETY: ending a process that never became part of the job.
+            unsafe { libc::_exit(EXIT_ABANDONED) }
+        };
+        let merged = match parent.merge(true) {
+            Ok(m) => m,
+            Err(e) => abandon(&e.to_string()),
+        };
+        let got_parent = parent.agree(1);
+        if !matches!(got_parent, Ok(1)) {
+            abandon("merge not agreed");
+        }
+        let universe = match Universe::receive_state(merged) {
+            Ok(u) => u,
+            Err(e) => abandon(&e.to_string()),
+        };
+        if !matches!(universe.comm.agree(1), Ok(1)) {
+            abandon("hand-over not agreed");
+        }
+        if (universe.p, universe.q) != (p, q) {
+            return Err(Error::invalid(
+                "P,Q",
+                format!("replacement started for a {p}x{q} grid but the job runs {}x{}", universe.p, universe.q),
+            ));
+        }
+        let rank = universe.my_role().unwrap_or(-1);
+        let epoch = universe.epoch;
+        let rep = Replacement { rank, epoch, mode: RepairMode::Spawn };
+        Grid::enter(rt.ulfm(), rt.launch().clone(), universe, opts.injector, Some(rep))
+    }
+
+    /// Common tail of every way into the grid: split the grid communicators
+    /// (repairing again if that fails), or park as a spare.
+    fn enter(
+        ulfm: UlfmStatus,
+        launch: LaunchCommand,
+        mut universe: Universe,
+        injector: Injector,
+        mut replacement: Option<Replacement>,
+    ) -> Result<Joined> {
+        let mut repairs = Vec::new();
+        loop {
+            match build_comms(&universe) {
+                Ok(Some((all, row, col))) => {
+                    let rank = all.rank();
+                    if replacement.is_none() && universe.epoch > 0 {
+                        // A spare that was promoted by the last repair.
+                        replacement = Some(Replacement { rank, epoch: universe.epoch, mode: RepairMode::Spare });
+                    }
+                    let grid = Grid {
+                        p: universe.p,
+                        q: universe.q,
+                        rank,
+                        all,
+                        row,
+                        col,
+                        universe,
+                        ulfm,
+                        launch,
+                        injector,
+                        replacement,
+                        repairs,
+                        pending_error: None,
+                    };
+                    return Ok(Joined::Active(Box::new(grid)));
+                }
+                Ok(None) => match park(&mut universe, &launch, &injector)? {
+                    Parked::Released => return Ok(Joined::Released),
+                    Parked::Repaired(r) => repairs.push(r),
+                },
+                Err(e) if e.is_process_failure() && ulfm == UlfmStatus::Available => {
+                    repairs.push(universe.repair(&launch, &injector)?);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Number of process rows.
+    pub fn nprow(&self) -> i32 {
+        self.p
+    }
+    /// Number of process columns.
+    pub fn npcol(&self) -> i32 {
+        self.q
+    }
+    /// This process's grid rank (row-major).
+    pub fn rank(&self) -> i32 {
+        self.rank
+    }
+    /// Number of grid processes (P·Q).
+    pub fn size(&self) -> i32 {
+        self.p * self.q
+    }
+    /// This process's row in the grid.
+    pub fn myrow(&self) -> i32 {
+        self.rank / self.q
+    }
+    /// This process's column in the grid.
+    pub fn mycol(&self) -> i32 {
+        self.rank % self.q
+    }
+    /// Grid rank of the process at (`row`, `col`).
+    pub fn rank_of(&self, row: i32, col: i32) -> i32 {
+        row * self.q + col
+    }
+    /// Repair epoch: 0 until the first repair, then +1 per repair.
+    pub fn epoch(&self) -> u32 {
+        self.universe.epoch
+    }
+    /// Set when this process replaced a dead one (spawned or promoted spare).
+    pub fn replacement(&self) -> Option<Replacement> {
+        self.replacement
+    }
+    /// Repairs this process took part in, oldest first.
+    pub fn repairs(&self) -> &[RepairReport] {
+        &self.repairs
+    }
+    /// Parked hot spares left.
+    pub fn spares_left(&self) -> usize {
+        self.universe.roles.iter().filter(|&&r| r == SPARE).count()
+    }
+    /// Whether ULFM repair can be used in this run.
+    pub fn ulfm(&self) -> UlfmStatus {
+        self.ulfm
+    }
+    /// The kills configured for this run.
+    pub fn injector(&self) -> &Injector {
+        &self.injector
+    }
+    /// Checks the kill points: SIGKILLs this process if one matches.
+    pub fn inject(&self, op: &str, step: u64, phase: &str) {
+        self.injector.point(self.rank, self.universe.epoch, op, step, phase);
+    }
+
+    /// The communicator of a scope (grid ranks in it are ordered by column
+    /// for [`Scope::Row`], by row for [`Scope::Column`]).
+    pub fn comm(&self, scope: Scope) -> &Comm {
+        match scope {
+            Scope::Row => &self.row,
+            Scope::Column => &self.col,
+            Scope::All => &self.all,
+        }
+    }
+
+    /// Maps an error from an operation: a process failure revokes every
+    /// grid communicator so that no other rank stays blocked.
+    fn fail<T>(&self, r: Result<T>) -> Result<T> {
+        if let Err(e) = &r {
+            if e.is_process_failure() {
+                note_failure();
+                self.revoke_all();
+            }
+        }
+        r
+    }
+
+    fn revoke_all(&self) {
+        if self.ulfm == UlfmStatus::Available {
+            for c in [&self.all, &self.row, &self.col, &self.universe.comm] {
+                let _ = c.revoke();
+            }
+        }
+    }
+
+    /// Broadcast of `buf` from `root` along `scope` (BLACS dgebs2d/dgebr2d:
+    /// the root sends, the others receive, all with the same call).
+    pub fn broadcast<T: Element>(&self, scope: Scope, buf: &mut [T], root: i32) -> Result<()> {
+        self.check_root(scope, root)?;
+        self.fail(self.comm(scope).bcast(buf, root))
+    }
+
+    /// Element-wise sum along `scope` (BLACS dgsum2d). `root = None`: every
+    /// process gets the result; `Some(r)`: only `r` does.
+    pub fn sum<T: Element>(&self, scope: Scope, buf: &mut [T], root: Option<i32>) -> Result<()> {
+        self.reduce(scope, buf, ReduceOp::Sum, root)
+    }
+
+    /// Element-wise maximum along `scope`, result on every process.
+    pub fn max<T: Element>(&self, scope: Scope, buf: &mut [T]) -> Result<()> {
+        self.reduce(scope, buf, ReduceOp::Max, None)
+    }
+
+    /// Element-wise minimum along `scope`, result on every process.
+    pub fn min<T: Element>(&self, scope: Scope, buf: &mut [T]) -> Result<()> {
+        self.reduce(scope, buf, ReduceOp::Min, None)
+    }
+
+    fn reduce<T: Element>(&self, scope: Scope, buf: &mut [T], op: ReduceOp, root: Option<i32>) -> Result<()> {
+        match root {
+            None => self.fail(self.comm(scope).allreduce(buf, op)),
+            Some(r) => {
+                self.check_root(scope, r)?;
+                self.fail(self.comm(scope).reduce(buf, op, r))
+            }
+        }
+    }
+
+    /// Largest |value| along `scope` and where it is (BLACS dgamx2d, as used
+    /// for pivot search): each process offers `(value, index)`; every process
+    /// gets the offer with the largest magnitude, the lowest index on ties,
+    /// and the signed value. NaN counts as larger than any number.
+    pub fn amax(&self, scope: Scope, value: f64, index: i64) -> Result<(f64, i64)> {
+        let all = self.fail(self.comm(scope).allgather(&[value, index as f64]))?;
+        let mut best = (value, index);
+        let key = |v: f64| if v.is_nan() { f64::INFINITY } else { v.abs() };
+        let mut first = true;
+        for pair in all.chunks_exact(2) {
+            let (v, i) = (pair[0], pair[1] as i64);
+            if first || key(v) > key(best.0) || (key(v) == key(best.0) && i < best.1) {
+                best = (v, i);
+                first = false;
+            }
+        }
+        Ok(best)
+    }
+
+    /// Sends `buf` to the process at (`row`, `col`).
+    pub fn send<T: Element>(&self, buf: &[T], row: i32, col: i32, tag: i32) -> Result<()> {
+        self.check_coords(row, col)?;
+        self.fail(self.all.send(buf, self.rank_of(row, col), tag))
+    }
+
+    /// Receives into `buf` from the process at (`row`, `col`); returns the
+    /// number of elements received.
+    pub fn recv<T: Element>(&self, buf: &mut [T], row: i32, col: i32, tag: i32) -> Result<usize> {
+        self.check_coords(row, col)?;
+        self.fail(self.all.recv(buf, Some(self.rank_of(row, col)), tag)).map(|(_, n)| n)
+    }
+
+    /// Sends `send` to (`to`) while receiving `recv` from (`from`).
+    pub fn exchange<T: Element>(&self, send: &[T], to: (i32, i32), recv: &mut [T], from: (i32, i32), tag: i32) -> Result<()> {
+        self.check_coords(to.0, to.1)?;
+        self.check_coords(from.0, from.1)?;
+        self.fail(self.all.sendrecv(send, self.rank_of(to.0, to.1), recv, self.rank_of(from.0, from.1), tag))
+    }
+
+    /// Barrier along `scope`.
+    pub fn barrier(&self, scope: Scope) -> Result<()> {
+        self.fail(self.comm(scope).barrier())
+    }
+
+    fn check_root(&self, scope: Scope, root: i32) -> Result<()> {
+        let n = self.comm(scope).size();
+        if root < 0 || root >= n {
+            return Err(Error::invalid("root", format!("{root} is outside 0..{n} for scope {scope:?}")));
+        }
+        Ok(())
+    }
+
+    fn check_coords(&self, row: i32, col: i32) -> Result<()> {
+        if row < 0 || row >= self.p || col < 0 || col >= self.q {
+            return Err(Error::invalid("(row, col)", format!("({row}, {col}) is outside the {}x{} grid", self.p, self.q)));
+        }
+        Ok(())
+    }
+
+    /// Collective: turns each rank's local outcome into one outcome that is
+    /// the same everywhere. If any rank passes `Err`, every rank returns
+    /// [`Error::Remote`] naming the lowest failing rank and its message.
+    /// Needs no ULFM.
+    pub fn agree_ok<T, E: std::fmt::Display>(&self, local: std::result::Result<T, E>) -> Result<T> {
+        let mut who = [match &local {
+            Ok(_) => i64::MAX,
+            Err(_) => self.rank as i64,
+        }];
+        self.fail(self.all.allreduce(&mut who, ReduceOp::Min))?;
+        if who[0] == i64::MAX {
+            return Ok(local.unwrap_or_else(|_| unreachable!("no rank reported an error")));
+        }
+        let culprit = who[0] as i32;
+        let message = match &local {
+            Err(e) if culprit == self.rank => e.to_string(),
+            _ => String::new(),
+        };
+        let message = self.fail(broadcast_string(&self.all, &message, culprit))?;
+        Err(Error::Remote { rank: culprit, message })
+    }
+
+    /// Raises a local error while other ranks may be blocked in a collective
+    /// with this one: revokes the grid's communicators so they return
+    /// [`Error::Revoked`]. Every rank (this one too) then calls
+    /// [`Grid::recover`], which returns the same [`Error::Remote`] everywhere.
+    /// Needs ULFM; without it, use [`Grid::agree_ok`] before communicating.
+    pub fn raise(&mut self, message: impl Into<String>) -> Error {
+        let message = message.into();
+        self.pending_error = Some(message.clone());
+        match self.ulfm.require() {
+            Ok(()) => {
+                note_failure();
+                self.revoke_all();
+                Error::Revoked
+            }
+            Err(e) => e,
+        }
+    }
+
+    /// The resilient-region entry after an error: revoke every grid
+    /// communicator, repair (shrink, hand dead ranks to spares or spawn
+    /// replacements, merge, split back to the same ranks and coordinates),
+    /// then agree on raised local errors.
+    ///
+    /// Returns the repair's report, or [`Error::Remote`] (the same on every
+    /// rank) when a rank raised a local error, or [`Error::Unrecoverable`]
+    /// when the grid cannot be repaired.
+    ///
+    /// # Fault tolerance
+    /// Failures during the repair restart it on what is left; a failed spawn
+    /// with no spare left is reported, never waited on.
+    pub fn recover(&mut self) -> Result<RepairReport> {
+        self.ulfm.require()?;
+        self.revoke_all();
+        let report = loop {
+            let report = self.universe.repair(&self.launch, &self.injector)?;
+            match build_comms(&self.universe) {
+                Ok(Some((all, row, col))) => {
+                    if all.rank() != self.rank {
+                        return Err(Error::Unrecoverable {
+                            reason: format!("grid rank changed from {} to {} in repair", self.rank, all.rank()),
+                        });
+                    }
+                    self.all = all;
+                    self.row = row;
+                    self.col = col;
+                    break report;
+                }
+                Ok(None) => {
+                    return Err(Error::Unrecoverable { reason: "a grid rank lost its place in the repair".into() })
+                }
+                Err(e) if e.is_process_failure() => continue,
+                Err(e) => return Err(e),
+            }
+        };
+        self.repairs.push(report.clone());
+        let pending = self.pending_error.take();
+        self.agree_ok(match pending {
+            None => Ok(()),
+            Some(m) => Err(m),
+        })?;
+        Ok(report)
+    }
+
+    /// Releases the parked spares (call once, from every grid rank, when the
+    /// job is done; the grid is consumed).
+    pub fn release_spares(self) -> Result<()> {
+        if self.rank == 0 {
+            for (u, &role) in self.universe.roles.iter().enumerate() {
+                if role == SPARE {
+                    self.universe.comm.send(&[RELEASE], u as i32, TAG_SPARE_CONTROL)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Broadcasts a UTF-8 string from `root`.
+fn broadcast_string(comm: &Comm, s: &str, root: i32) -> Result<String> {
+    let mut len = [s.len() as i64];
+    comm.bcast(&mut len, root)?;
+    let mut bytes = if comm.rank() == root { s.as_bytes().to_vec() } else { vec![0u8; len[0].max(0) as usize] };
+    comm.bcast(&mut bytes, root)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Splits the universe into the grid communicator (key = grid rank) and, for
+/// grid ranks, the row and column communicators. `Ok(None)` for a spare.
+/// Success is agreed over the universe.
+fn build_comms(u: &Universe) -> Result<Option<(Comm, Comm, Comm)>> {
+    let role = u.my_role();
+    let built = (|| -> Result<Option<(Comm, Comm, Comm)>> {
+        let all = u.comm.split(role.map(|_| 0), role.unwrap_or(0))?;
+        match (all, role) {
+            (Some(all), Some(r)) => {
+                let (myrow, mycol) = (r / u.q, r % u.q);
+                let row = all.split(Some(myrow), mycol)?.ok_or_else(|| Error::invalid("row", "split failed"))?;
+                let col = all.split(Some(mycol), myrow)?.ok_or_else(|| Error::invalid("col", "split failed"))?;
+                Ok(Some((all, row, col)))
+            }
+            _ => Ok(None),
+        }
+    })();
+    let ok = built.is_ok();
+    if matches!(u.comm.agree(ok as i32), Ok(1)) {
+        return built;
+    }
+    let _ = u.comm.revoke();
+    match built {
+        Err(e) if !e.is_process_failure() => Err(e),
+        _ => Err(Error::ProcFailed { ranks: Vec::new() }),
+    }
+}
+
+enum Parked {
+    Released,
+    Repaired(RepairReport),
+}
+
+/// A hot spare's wait: poll for a release message, sleeping in between;
+/// when the universe is revoked (a failure), take part in the repair.
+fn park(u: &mut Universe, launch: &LaunchCommand, injector: &Injector) -> Result<Parked> {
+    loop {
+        match u.comm.iprobe::<i64>(None, TAG_SPARE_CONTROL) {
+            Ok(Some((src, _))) => {
+                let mut msg = [0i64];
+                u.comm.recv(&mut msg, Some(src), TAG_SPARE_CONTROL)?;
+                if msg[0] == RELEASE {
+                    return Ok(Parked::Released);
+                }
+            }
+            Ok(None) => std::thread::sleep(SPARE_POLL),
+            Err(e) if e.is_process_failure() => {
+                return u.repair(launch, injector).map(Parked::Repaired);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}

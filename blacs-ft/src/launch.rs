@@ -1,0 +1,133 @@
+//! Self-relaunch under `mpiexec`: a program started outside MPI re-executes
+//! itself under `mpiexec --with-ft ulfm` with the right number of ranks, waits
+//! with an optional hard timeout, and exits with the job's outcome.
+//!
+//! The outcome is not `mpiexec`'s exit code (it is non-zero whenever a rank
+//! was killed, even when the job recovered): grid rank 0 writes it to the
+//! file named by `FTLA_STATUS_FILE` with [`write_status`].
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Exit code when the job ran past its timeout (as `timeout(1)`).
+pub const EXIT_TIMEOUT: i32 = 124;
+
+/// True when this process was started by an MPI launcher.
+pub fn inside_mpi() -> bool {
+    ["OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some())
+}
+
+/// How to relaunch.
+#[derive(Clone, Debug)]
+pub struct Relaunch {
+    /// Number of MPI processes (grid ranks plus spares).
+    pub nprocs: u32,
+    /// Kill the whole job after this long (exit code [`EXIT_TIMEOUT`]).
+    pub timeout: Option<Duration>,
+    /// Launch with ULFM enabled (`--with-ft ulfm`); `false` runs without
+    /// fault tolerance, as a plain MPI job.
+    pub ulfm: bool,
+}
+
+/// The `mpiexec` command line that [`relaunch`] runs (for display and tests).
+pub fn mpiexec_command(r: &Relaunch) -> Command {
+    let mut cmd = Command::new(crate::mpiexec_path());
+    if r.ulfm {
+        cmd.args(["--with-ft", "ulfm"]);
+    }
+    // Respawned ranks need free slots; han/cuda collectives are not fault
+    // tolerant (open-mpi/ompi issue tracker).
+    cmd.args(["--oversubscribe", "--bind-to", "none", "--mca", "coll", "^han,cuda"]);
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::getuid() } == 0 {
+        cmd.arg("--allow-run-as-root");
+    }
+    for v in ["FTLA_STATUS_FILE", "FTLA_KILL", "OPENBLAS_NUM_THREADS"] {
+        cmd.args(["-x", v]);
+    }
+    if let Ok(extra) = std::env::var("FTLA_MPIEXEC_ARGS") {
+        cmd.args(extra.split_whitespace());
+    }
+    cmd.arg("-n").arg(r.nprocs.to_string());
+    let exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default();
+    cmd.arg(exe).args(std::env::args().skip(1));
+    cmd
+}
+
+/// Re-executes this program under `mpiexec` and exits with the job's
+/// outcome: 0 if grid rank 0 wrote `ok` to the status file, 1 if it wrote a
+/// failure or nothing, [`EXIT_TIMEOUT`] on timeout.
+pub fn relaunch(r: &Relaunch) -> ! {
+    let status = std::env::temp_dir().join(format!("ftla-status-{}-{}", std::process::id(), now_nanos()));
+    let _ = std::fs::remove_file(&status);
+    let mut cmd = mpiexec_command(r);
+    cmd.env("FTLA_STATUS_FILE", &status);
+    if std::env::var_os("OPENBLAS_NUM_THREADS").is_none() {
+        cmd.env("OPENBLAS_NUM_THREADS", "1");
+    }
+    if std::env::var_os("FTLA_KILL").is_none() {
+        cmd.env("FTLA_KILL", "");
+    }
+    cmd.stdin(Stdio::null());
+    use std::os::unix::process::CommandExt;
+    cmd.process_group(0);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("ftla: cannot start {}: {e} (run scripts/setup.sh, or set FTLA_MPIEXEC)", crate::mpiexec_path());
+            std::process::exit(1);
+        }
+    };
+    let pgid = child.id() as i32;
+    let started = Instant::now();
+    let code = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break st.code().unwrap_or(1),
+            Ok(None) => {}
+            Err(_) => break 1,
+        }
+        if let Some(t) = r.timeout {
+            if started.elapsed() > t {
+                eprintln!("ftla: job exceeded its {} s timeout; killing it", t.as_secs());
+                // SAFETY: signalling the job's process group.
+                unsafe { libc::kill(-pgid, libc::SIGKILL) };
+                let _ = child.wait();
+                let _ = std::fs::remove_file(&status);
+                std::process::exit(EXIT_TIMEOUT);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Stragglers (a rank stuck in finalize) must not outlive the job.
+    // SAFETY: signalling the job's process group.
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    let outcome = std::fs::read_to_string(&status).unwrap_or_default();
+    let _ = std::fs::remove_file(&status);
+    let _ = std::io::stdout().flush();
+    if outcome.starts_with("ok") {
+        std::process::exit(0);
+    }
+    if outcome.is_empty() {
+        eprintln!("ftla: the job ended without reporting an outcome (mpiexec exit code {code})");
+    }
+    std::process::exit(1);
+}
+
+fn now_nanos() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
+}
+
+/// Writes the job's outcome for [`relaunch`] (call on grid rank 0 only).
+/// Does nothing when `FTLA_STATUS_FILE` is unset (a job launched by hand).
+pub fn write_status(ok: bool, detail: &str) {
+    if let Some(path) = std::env::var_os("FTLA_STATUS_FILE").filter(|p| !p.is_empty()) {
+        let tmp = std::path::PathBuf::from(format!("{}.tmp", path.to_string_lossy()));
+        let text = format!("{} {detail}\n", if ok { "ok" } else { "fail" });
+        if std::fs::write(&tmp, text).is_ok() {
+            let _ = std::fs::rename(&tmp, &path);
+        }
+    }
+}

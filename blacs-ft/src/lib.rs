@@ -1,0 +1,54 @@
+//! # blacs-ft — a fault-tolerant BLACS-like process grid
+//!
+//! A P×Q process grid over MPI (row-major ranks, row / column / all scopes)
+//! with the BLACS operations the factorizations need on `f64` blocks —
+//! broadcast (dgebs2d/dgebr2d), element-wise sum (dgsum2d), max and
+//! |max| with location (dgamx2d), point-to-point exchange — and a repair that
+//! survives SIGKILLed ranks through ULFM: revoke every grid communicator,
+//! shrink, hand dead ranks to parked hot spares or spawn replacements, merge,
+//! and split back to the **same** shape, ranks and coordinates.
+//!
+//! This is the only crate that touches MPI. It reaches MPI through a small C
+//! shim compiled by the MPI's own `mpicc` (so any MPI works: the PyPI Open MPI
+//! that `scripts/setup.sh` installs, a cluster's Open MPI 5 or MPICH 4), with
+//! `MPI_ERRORS_RETURN` on every communicator and every return code checked.
+//! ULFM is detected at run time ([`UlfmStatus`]): without it the crate still
+//! builds and runs, and says that only checkpoint-on-failure repair is
+//! available.
+//!
+//! ```no_run
+//! use blacs_ft::{Grid, GridOptions, Joined, Runtime, Scope};
+//! let mut rt = Runtime::init()?;
+//! let comm = rt.world_dup()?;
+//! let grid = match Grid::join(&mut rt, comm, 2, 2, GridOptions::default())? {
+//!     Joined::Active(g) => g,
+//!     Joined::Released => rt.finish(0),
+//! };
+//! let mut x = [grid.rank() as f64];
+//! grid.sum(Scope::All, &mut x, None)?;
+//! # Ok::<(), blacs_ft::Error>(())
+//! ```
+
+mod comm;
+mod error;
+mod ffi;
+mod grid;
+pub mod inject;
+pub mod launch;
+mod report;
+mod runtime;
+mod universe;
+
+pub use comm::{error_string, Comm, Element, ReduceOp};
+pub use error::{Error, Result};
+pub use grid::{check_shape, Grid, GridOptions, Joined, Replacement, Scope};
+pub use inject::{Injector, KillSpec};
+pub use report::{RepairMode, RepairReport};
+pub use runtime::{LaunchCommand, Runtime, UlfmStatus};
+pub use universe::EXIT_ABANDONED;
+
+/// The `mpiexec` next to the `mpicc` this crate was built with (the launcher
+/// that matches the linked MPI library). `FTLA_MPIEXEC` overrides it.
+pub fn mpiexec_path() -> String {
+    std::env::var("FTLA_MPIEXEC").unwrap_or_else(|_| env!("FTLA_BUILD_MPIEXEC").to_string())
+}

@@ -1,0 +1,74 @@
+//! What a repair did and how long each part took.
+
+/// How a dead rank's place was filled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RepairMode {
+    /// A new process was spawned (`MPI_Comm_spawn`) and merged in.
+    Spawn,
+    /// A parked hot spare took the place; nothing was spawned.
+    Spare,
+    /// Nobody died (a local error was propagated): communicators rebuilt only.
+    NoLoss,
+}
+
+impl RepairMode {
+    /// `"spawn"`, `"spare"` or `"none"`, as written in JSON reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RepairMode::Spawn => "spawn",
+            RepairMode::Spare => "spare",
+            RepairMode::NoLoss => "none",
+        }
+    }
+}
+
+/// Timings and outcome of one repair of the grid, as seen by one rank.
+///
+/// Times are milliseconds of wall clock on the reporting rank. `detect_ms` is
+/// filled by the caller that knows when the failure happened (the repair only
+/// starts once it was detected); it is 0 otherwise.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RepairReport {
+    /// Repair epoch reached by this repair (1 after the first repair).
+    pub epoch: u32,
+    /// How the dead ranks were replaced (spawn if any had to be spawned).
+    pub mode: RepairMode,
+    /// Grid ranks that died and were replaced.
+    pub killed: Vec<i32>,
+    /// Dead spares (they are simply dropped).
+    pub lost_spares: usize,
+    /// Attempts needed (more than 1 when a failure hit the repair itself).
+    pub attempts: u32,
+    pub detect_ms: f64,
+    pub revoke_ms: f64,
+    pub shrink_ms: f64,
+    /// Spawn time; for a spare hand-over, the time of the hand-over itself.
+    pub spawn_ms: f64,
+    pub merge_ms: f64,
+    pub split_ms: f64,
+    /// Repair total (revoke to split) plus `detect_ms`.
+    pub total_ms: f64,
+}
+
+impl RepairReport {
+    /// One JSON object with the field names of `ftla repair --json`.
+    pub fn to_json(&self) -> String {
+        let killed: Vec<String> = self.killed.iter().map(|r| r.to_string()).collect();
+        format!(
+            "{{\"mode\": \"{}\", \"killed\": [{}], \"epoch\": {}, \"attempts\": {}, \"detect_ms\": {:.3}, \
+             \"revoke_ms\": {:.3}, \"shrink_ms\": {:.3}, \"spawn_ms\": {:.3}, \"merge_ms\": {:.3}, \
+             \"split_ms\": {:.3}, \"total_ms\": {:.3}}}",
+            self.mode.as_str(),
+            killed.join(", "),
+            self.epoch,
+            self.attempts,
+            self.detect_ms,
+            self.revoke_ms,
+            self.shrink_ms,
+            self.spawn_ms,
+            self.merge_ms,
+            self.split_ms,
+            self.total_ms
+        )
+    }
+}

@@ -1,0 +1,255 @@
+//! The universe: every live process of the job (grid ranks and parked hot
+//! spares), the replicated table of who plays which grid rank, and the repair
+//! protocol that rebuilds it after failures.
+//!
+//! Repair (ULFM, "revoke, shrink, spawn, merge, split"):
+//! revoke → shrink → learn the dead by an all-gather of old ranks → hand the
+//! dead grid ranks to spares, spawn the rest (root: lowest survivor) → merge →
+//! broadcast the new role table → split the grid communicator with
+//! key = grid rank. Every step's success is agreed (`MPIX_Comm_agree`), and any
+//! failure during the repair starts it again on what is left.
+
+use crate::comm::Comm;
+use crate::error::{Error, Result};
+use crate::inject::Injector;
+use crate::report::{RepairMode, RepairReport};
+use crate::runtime::{note_failure, LaunchCommand};
+use std::time::Instant;
+
+/// Role value of a parked spare in the role table.
+pub(crate) const SPARE: i64 = -1;
+/// How many times a repair is retried when failures hit the repair itself.
+const MAX_ATTEMPTS: u32 = 8;
+/// Exit code of a spawned replacement whose hand-over was abandoned.
+pub const EXIT_ABANDONED: i32 = 75;
+
+/// Replicated state: one entry per universe rank.
+#[derive(Debug)]
+pub(crate) struct Universe {
+    pub comm: Comm,
+    /// `roles[u]`: grid rank played by universe rank `u`, or [`SPARE`].
+    pub roles: Vec<i64>,
+    pub epoch: u32,
+    pub p: i32,
+    pub q: i32,
+}
+
+fn ms(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1e3
+}
+
+/// `Ok` when every live process of `comm` reported `ok`; a process-failure
+/// error otherwise (so the caller retries the repair).
+fn agreed(comm: &Comm, ok: bool) -> Result<()> {
+    match comm.agree(ok as i32) {
+        Ok(1) => Ok(()),
+        Ok(_) => Err(Error::ProcFailed { ranks: Vec::new() }),
+        Err(e) => Err(e),
+    }
+}
+
+impl Universe {
+    /// Grid rank of this process, or `None` for a spare.
+    pub fn my_role(&self) -> Option<i32> {
+        let r = self.roles.get(self.comm.rank() as usize).copied().unwrap_or(SPARE);
+        (r >= 0).then_some(r as i32)
+    }
+
+    /// The state a newcomer needs: epoch, shape and the role table.
+    fn encode(&self) -> Vec<i64> {
+        let mut v = vec![self.epoch as i64, self.p as i64, self.q as i64, self.roles.len() as i64];
+        v.extend_from_slice(&self.roles);
+        v
+    }
+
+    /// Receives [`Universe::encode`]'s state on `comm` from its rank 0.
+    pub fn receive_state(comm: Comm) -> Result<Universe> {
+        let mut head = [0i64; 4];
+        comm.bcast(&mut head, 0)?;
+        let n = head[3].max(0) as usize;
+        let mut roles = vec![0i64; n];
+        comm.bcast(&mut roles, 0)?;
+        if n != comm.size() as usize {
+            return Err(Error::Unrecoverable { reason: format!("role table has {n} entries for {} processes", comm.size()) });
+        }
+        Ok(Universe { comm, roles, epoch: head[0] as u32, p: head[1] as i32, q: head[2] as i32 })
+    }
+
+    fn send_state(&self) -> Result<()> {
+        let v = self.encode();
+        let mut head = [v[0], v[1], v[2], v[3]];
+        self.comm.bcast(&mut head, 0)?;
+        let mut roles = self.roles.clone();
+        self.comm.bcast(&mut roles, 0)
+    }
+
+    /// Runs the repair protocol until it succeeds or is hopeless. All live
+    /// members of the universe (grid ranks and spares) call it.
+    ///
+    /// On success the universe holds the live processes and the newcomers,
+    /// every grid rank has a process again, and `epoch` is one higher.
+    pub fn repair(&mut self, launch: &LaunchCommand, injector: &Injector) -> Result<RepairReport> {
+        note_failure();
+        let t_all = Instant::now();
+        let start_epoch = self.epoch;
+        let mut report = RepairReport {
+            epoch: self.epoch + 1,
+            mode: RepairMode::NoLoss,
+            killed: Vec::new(),
+            lost_spares: 0,
+            attempts: 0,
+            detect_ms: 0.0,
+            revoke_ms: 0.0,
+            shrink_ms: 0.0,
+            spawn_ms: 0.0,
+            merge_ms: 0.0,
+            split_ms: 0.0,
+            total_ms: 0.0,
+        };
+        let me_grid = self.my_role().unwrap_or(-1);
+        loop {
+            report.attempts += 1;
+            if report.attempts > MAX_ATTEMPTS {
+                return Err(Error::Unrecoverable {
+                    reason: format!("repair did not complete after {MAX_ATTEMPTS} attempts (failures keep hitting it)"),
+                });
+            }
+            match self.attempt(launch, injector, me_grid, start_epoch, &mut report) {
+                Ok(()) => break,
+                Err(e) if e.is_process_failure() => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        report.killed.sort_unstable();
+        report.killed.dedup();
+        report.total_ms = ms(t_all);
+        Ok(report)
+    }
+
+    fn attempt(
+        &mut self,
+        launch: &LaunchCommand,
+        injector: &Injector,
+        me_grid: i32,
+        start_epoch: u32,
+        report: &mut RepairReport,
+    ) -> Result<()> {
+        let t = Instant::now();
+        let _ = self.comm.revoke();
+        report.revoke_ms += ms(t);
+        injector.point(me_grid, start_epoch, "repair", report.attempts as u64, "revoke");
+
+        let t = Instant::now();
+        let shrunk = self.comm.shrink()?;
+        report.shrink_ms += ms(t);
+        // Who is left: every survivor's old universe rank, in shrunk order.
+        // The membership of `shrunk` is agreed by the shrink itself.
+        let olds = shrunk.allgather(&[self.comm.rank() as i64])?;
+        agreed(&shrunk, true)?;
+        let mut new_roles: Vec<i64> = olds.iter().map(|&o| self.roles.get(o as usize).copied().unwrap_or(SPARE)).collect();
+        report.lost_spares += self.roles.iter().filter(|&&r| r == SPARE).count() - new_roles.iter().filter(|&&r| r == SPARE).count();
+        // Grid ranks nobody alive plays (computed from the whole shape, so a
+        // retry still knows about the ranks lost in an earlier attempt).
+        let mut held = vec![false; (self.p * self.q) as usize];
+        for &r in &new_roles {
+            if let Some(h) = usize::try_from(r).ok().and_then(|r| held.get_mut(r)) {
+                *h = true;
+            }
+        }
+        let dead_grid: Vec<i64> = (0..held.len()).filter(|&g| !held[g]).map(|g| g as i64).collect();
+        report.killed.extend(dead_grid.iter().map(|&r| r as i32));
+        self.comm = shrunk;
+        self.roles = new_roles.clone();
+        injector.point(me_grid, start_epoch, "repair", report.attempts as u64, "shrink");
+
+        // Hot spares first, lowest universe rank first; spawn the rest.
+        let mut to_spawn = Vec::new();
+        let mut spares = new_roles.iter().enumerate().filter(|(_, &r)| r == SPARE).map(|(i, _)| i).collect::<Vec<_>>().into_iter();
+        for &g in &dead_grid {
+            match spares.next() {
+                Some(pos) => new_roles[pos] = g,
+                None => to_spawn.push(g),
+            }
+        }
+        if !dead_grid.is_empty() {
+            report.mode = if to_spawn.is_empty() { RepairMode::Spare } else { RepairMode::Spawn };
+        }
+
+        let t = Instant::now();
+        let merged = if to_spawn.is_empty() {
+            None
+        } else {
+            let spawned = self.comm.spawn(&launch.exe, &launch.args, to_spawn.len() as i32, 0);
+            let ok = spawned.as_ref().map(|c| c.remote_size() == to_spawn.len() as i32).unwrap_or(false);
+            match agreed(&self.comm, ok) {
+                Ok(()) => {}
+                Err(e) => {
+                    if let Ok(inter) = &spawned {
+                        let _ = inter.revoke();
+                    }
+                    // A failed spawn with every survivor alive cannot be
+                    // cured by retrying: say so instead of looping.
+                    let detail = match &spawned {
+                        Err(err) => err.to_string(),
+                        Ok(_) => e.to_string(),
+                    };
+                    if self.comm.failed_ranks().is_empty() && !matches!(spawned, Err(Error::ProcFailed { .. } | Error::Revoked)) {
+                        return Err(Error::Unrecoverable {
+                            reason: format!(
+                                "{} grid rank(s) lost ({:?}), no hot spare left, and spawning a replacement failed: {detail}",
+                                to_spawn.len(),
+                                to_spawn
+                            ),
+                        });
+                    }
+                    return Err(Error::ProcFailed { ranks: Vec::new() });
+                }
+            }
+            report.spawn_ms += ms(t);
+            injector.point(me_grid, start_epoch, "repair", report.attempts as u64, "spawn");
+            let inter = spawned?;
+            let t = Instant::now();
+            let merged = inter.merge(false);
+            let ok = merged.is_ok();
+            let a = agreed(&self.comm, ok);
+            let b = agreed(&inter, ok);
+            if a.is_err() || b.is_err() {
+                let _ = inter.revoke();
+                if let Ok(m) = &merged {
+                    let _ = m.revoke();
+                }
+                return Err(Error::ProcFailed { ranks: Vec::new() });
+            }
+            report.merge_ms += ms(t);
+            Some(merged?)
+        };
+
+        // Hand the new state to everyone (newcomers receive it here).
+        let t = Instant::now();
+        let mut next = Universe {
+            comm: match merged {
+                Some(m) => m,
+                None => self.comm.dup()?,
+            },
+            roles: {
+                new_roles.extend_from_slice(&to_spawn);
+                new_roles
+            },
+            epoch: start_epoch + 1,
+            p: self.p,
+            q: self.q,
+        };
+        let sent = next.send_state();
+        agreed(&next.comm, sent.is_ok()).inspect_err(|_| {
+            let _ = next.comm.revoke();
+        })?;
+        if report.mode == RepairMode::Spare {
+            report.spawn_ms += ms(t);
+        } else {
+            report.merge_ms += ms(t);
+        }
+        injector.point(me_grid, start_epoch, "repair", report.attempts as u64, "merge");
+        std::mem::swap(self, &mut next);
+        Ok(())
+    }
+}
