@@ -6,7 +6,7 @@ use crate::comm::{Comm, Element, ReduceOp};
 use crate::error::{Error, Result};
 use crate::inject::Injector;
 use crate::report::{RepairMode, RepairReport};
-use crate::runtime::{note_failure, LaunchCommand, Runtime, UlfmStatus};
+use crate::runtime::{note_failure, trace, LaunchCommand, Runtime, UlfmStatus};
 use crate::universe::{Universe, EXIT_ABANDONED, SPARE};
 use std::time::Duration;
 
@@ -174,7 +174,16 @@ impl Grid {
     ) -> Result<Joined> {
         let mut repairs = Vec::new();
         loop {
-            match build_comms(&universe) {
+            let built = build_comms(&universe).and_then(|b| match b {
+                // A newcomer takes part in the error agreement that closes
+                // every repair (it has no error of its own to report).
+                Some((all, row, col)) if universe.epoch > 0 => {
+                    agree_on_pending(&all, all.rank(), None).map(|()| Some((all, row, col)))
+                }
+                b => Ok(b),
+            });
+            trace!("entering grid (epoch {}): {:?}", universe.epoch, built.as_ref().map(|b| b.is_some()));
+            match built {
                 Ok(Some((all, row, col))) => {
                     let rank = all.rank();
                     if replacement.is_none() && universe.epoch > 0 {
@@ -282,6 +291,7 @@ impl Grid {
     fn fail<T>(&self, r: Result<T>) -> Result<T> {
         if let Err(e) = &r {
             if e.is_process_failure() {
+                trace!("grid rank {} saw {e}; revoking the grid", self.rank);
                 note_failure();
                 self.revoke_all();
             }
@@ -335,7 +345,7 @@ impl Grid {
     /// gets the offer with the largest magnitude, the lowest index on ties,
     /// and the signed value. NaN counts as larger than any number.
     pub fn amax(&self, scope: Scope, value: f64, index: i64) -> Result<(f64, i64)> {
-        let all = self.fail(self.comm(scope).allgather(&[value, index as f64]))?;
+        let all = self.allgather(scope, &[value, index as f64])?;
         let mut best = (value, index);
         let key = |v: f64| if v.is_nan() { f64::INFINITY } else { v.abs() };
         let mut first = true;
@@ -369,6 +379,12 @@ impl Grid {
         self.fail(self.all.sendrecv(send, self.rank_of(to.0, to.1), recv, self.rank_of(from.0, from.1), tag))
     }
 
+    /// All-gather along `scope`: every process gets every contribution, in
+    /// rank order of the scope.
+    pub fn allgather<T: Element>(&self, scope: Scope, send: &[T]) -> Result<Vec<T>> {
+        self.fail(self.comm(scope).allgather(send))
+    }
+
     /// Barrier along `scope`.
     pub fn barrier(&self, scope: Scope) -> Result<()> {
         self.fail(self.comm(scope).barrier())
@@ -394,21 +410,13 @@ impl Grid {
     /// [`Error::Remote`] naming the lowest failing rank and its message.
     /// Needs no ULFM.
     pub fn agree_ok<T, E: std::fmt::Display>(&self, local: std::result::Result<T, E>) -> Result<T> {
-        let mut who = [match &local {
-            Ok(_) => i64::MAX,
-            Err(_) => self.rank as i64,
-        }];
-        self.fail(self.all.allreduce(&mut who, ReduceOp::Min))?;
-        if who[0] == i64::MAX {
-            return Ok(local.unwrap_or_else(|_| unreachable!("no rank reported an error")));
+        match local {
+            Ok(v) => self.fail(agree_on_pending(&self.all, self.rank, None)).map(|()| v),
+            Err(e) => {
+                let msg = e.to_string();
+                self.fail(agree_on_pending(&self.all, self.rank, Some(&msg))).and(Err(Error::Remote { rank: self.rank, message: msg }))
+            }
         }
-        let culprit = who[0] as i32;
-        let message = match &local {
-            Err(e) if culprit == self.rank => e.to_string(),
-            _ => String::new(),
-        };
-        let message = self.fail(broadcast_string(&self.all, &message, culprit))?;
-        Err(Error::Remote { rank: culprit, message })
     }
 
     /// Raises a local error while other ranks may be blocked in a collective
@@ -444,34 +452,51 @@ impl Grid {
     pub fn recover(&mut self) -> Result<RepairReport> {
         self.ulfm.require()?;
         self.revoke_all();
-        let report = loop {
-            let report = self.universe.repair(&self.launch, &self.injector)?;
-            match build_comms(&self.universe) {
+        let mut report = self.universe.repair(&self.launch, &self.injector)?;
+        loop {
+            let t = std::time::Instant::now();
+            let settled = match build_comms(&self.universe) {
                 Ok(Some((all, row, col))) => {
                     if all.rank() != self.rank {
                         return Err(Error::Unrecoverable {
                             reason: format!("grid rank changed from {} to {} in repair", self.rank, all.rank()),
                         });
                     }
+                    // The repaired communicators are in place whatever the
+                    // error agreement below says.
                     self.all = all;
                     self.row = row;
                     self.col = col;
-                    break report;
+                    agree_on_pending(&self.all, self.rank, self.pending_error.as_deref())
                 }
-                Ok(None) => {
-                    return Err(Error::Unrecoverable { reason: "a grid rank lost its place in the repair".into() })
+                Ok(None) => Err(Error::Unrecoverable { reason: "a grid rank lost its place in the repair".into() }),
+                Err(e) => Err(e),
+            };
+            trace!("grid rank {} settle after repair: {:?}", self.rank, settled);
+            let split_ms = t.elapsed().as_secs_f64() * 1e3;
+            match settled {
+                Ok(()) => {
+                    self.pending_error = None;
+                    report.split_ms += split_ms;
+                    report.total_ms += split_ms;
+                    self.repairs.push(report.clone());
+                    return Ok(report);
                 }
-                Err(e) if e.is_process_failure() => continue,
-                Err(e) => return Err(e),
+                Err(e) if e.is_process_failure() => {
+                    // Another failure while settling: repair again and
+                    // report both repairs as one.
+                    let more = self.universe.repair(&self.launch, &self.injector)?;
+                    report = merge_reports(report, more);
+                }
+                Err(e) => {
+                    self.pending_error = None;
+                    report.split_ms += split_ms;
+                    report.total_ms += split_ms;
+                    self.repairs.push(report);
+                    return Err(e);
+                }
             }
-        };
-        self.repairs.push(report.clone());
-        let pending = self.pending_error.take();
-        self.agree_ok(match pending {
-            None => Ok(()),
-            Some(m) => Err(m),
-        })?;
-        Ok(report)
+        }
     }
 
     /// Releases the parked spares (call once, from every grid rank, when the
@@ -486,6 +511,39 @@ impl Grid {
         }
         Ok(())
     }
+}
+
+/// The agreement that closes every repair: if a rank raised a local error
+/// (`pending`), every rank returns the same [`Error::Remote`].
+fn agree_on_pending(all: &Comm, me: i32, pending: Option<&str>) -> Result<()> {
+    let mut who = [if pending.is_some() { me as i64 } else { i64::MAX }];
+    all.allreduce(&mut who, ReduceOp::Min)?;
+    if who[0] == i64::MAX {
+        return Ok(());
+    }
+    let culprit = who[0] as i32;
+    let message = broadcast_string(all, if culprit == me { pending.unwrap_or("") } else { "" }, culprit)?;
+    Err(Error::Remote { rank: culprit, message })
+}
+
+/// One report for a repair that needed a second round.
+fn merge_reports(mut a: RepairReport, b: RepairReport) -> RepairReport {
+    a.epoch = b.epoch;
+    if b.mode == RepairMode::Spawn || a.mode == RepairMode::NoLoss {
+        a.mode = b.mode;
+    }
+    a.killed.extend(b.killed);
+    a.killed.sort_unstable();
+    a.killed.dedup();
+    a.lost_spares += b.lost_spares;
+    a.attempts += b.attempts;
+    a.revoke_ms += b.revoke_ms;
+    a.shrink_ms += b.shrink_ms;
+    a.spawn_ms += b.spawn_ms;
+    a.merge_ms += b.merge_ms;
+    a.split_ms += b.split_ms;
+    a.total_ms += b.total_ms;
+    a
 }
 
 /// Broadcasts a UTF-8 string from `root`.

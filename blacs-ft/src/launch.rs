@@ -71,7 +71,7 @@ pub fn relaunch(r: &Relaunch) -> ! {
     if std::env::var_os("FTLA_KILL").is_none() {
         cmd.env("FTLA_KILL", "");
     }
-    cmd.stdin(Stdio::null());
+    cmd.stdin(Stdio::null()).stderr(Stdio::piped());
     use std::os::unix::process::CommandExt;
     cmd.process_group(0);
     let mut child = match cmd.spawn() {
@@ -82,6 +82,7 @@ pub fn relaunch(r: &Relaunch) -> ! {
         }
     };
     let pgid = child.id() as i32;
+    let filter = child.stderr.take().map(|e| std::thread::spawn(move || filter_launcher_noise(e)));
     let started = Instant::now();
     let code = loop {
         match child.try_wait() {
@@ -104,6 +105,9 @@ pub fn relaunch(r: &Relaunch) -> ! {
     // Stragglers (a rank stuck in finalize) must not outlive the job.
     // SAFETY: signalling the job's process group.
     unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    if let Some(f) = filter {
+        let _ = f.join();
+    }
     let outcome = std::fs::read_to_string(&status).unwrap_or_default();
     let _ = std::fs::remove_file(&status);
     let _ = std::io::stdout().flush();
@@ -114,6 +118,39 @@ pub fn relaunch(r: &Relaunch) -> ! {
         eprintln!("ftla: the job ended without reporting an outcome (mpiexec exit code {code})");
     }
     std::process::exit(1);
+}
+
+/// Copies the job's stderr to ours, minus the launcher's complaints that
+/// are expected in a fault-tolerant run: after a repair ranks exit without
+/// `MPI_Finalize` on purpose (see [`crate::Runtime::finish`]), and the
+/// launcher reports that as "exiting improperly".
+fn filter_launcher_noise(from: impl std::io::Read) {
+    use std::io::BufRead;
+    let mut out = std::io::stderr();
+    let mut block: Option<Vec<String>> = None;
+    for line in std::io::BufReader::new(from).lines().map_while(|l| l.ok()) {
+        let dashes = line.starts_with("-----") && line.trim_end().chars().all(|c| c == '-');
+        match (&mut block, dashes) {
+            (None, true) => block = Some(vec![line]),
+            (None, false) => {
+                if !line.contains("Epoll ADD(4) on fd") {
+                    let _ = writeln!(out, "{line}");
+                }
+            }
+            (Some(b), false) => b.push(line),
+            (Some(b), true) => {
+                b.push(line);
+                let text = b.join("\n");
+                if !text.contains("exiting\nimproperly") && !text.contains("exiting improperly") {
+                    let _ = writeln!(out, "{text}");
+                }
+                block = None;
+            }
+        }
+    }
+    if let Some(b) = block {
+        let _ = writeln!(out, "{}", b.join("\n"));
+    }
 }
 
 fn now_nanos() -> u128 {

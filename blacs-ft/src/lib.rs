@@ -38,6 +38,8 @@ pub mod launch;
 mod report;
 mod runtime;
 mod universe;
+mod verify;
+mod watchdog;
 
 pub use comm::{error_string, Comm, Element, ReduceOp};
 pub use error::{Error, Result};
@@ -46,6 +48,8 @@ pub use inject::{Injector, KillSpec};
 pub use report::{RepairMode, RepairReport};
 pub use runtime::{LaunchCommand, Runtime, UlfmStatus};
 pub use universe::EXIT_ABANDONED;
+pub use watchdog::EXIT_STALLED;
+pub use verify::{probe_value, verify_grid, GridCheck};
 
 /// The `mpiexec` next to the `mpicc` this crate was built with (the launcher
 /// that matches the linked MPI library). `FTLA_MPIEXEC` overrides it.

@@ -57,11 +57,15 @@ pub struct LaunchCommand {
 }
 
 impl LaunchCommand {
-    /// The running program and its arguments.
+    /// The running program and its arguments. `FTLA_REPLACEMENT_EXE`
+    /// overrides the program (for sites where replacements must start from
+    /// another path).
     pub fn current() -> LaunchCommand {
-        let exe = std::env::current_exe()
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|_| std::env::args().next().unwrap_or_default());
+        let exe = std::env::var("FTLA_REPLACEMENT_EXE").ok().filter(|e| !e.is_empty()).unwrap_or_else(|| {
+            std::env::current_exe()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| std::env::args().next().unwrap_or_default())
+        });
         LaunchCommand { exe, args: std::env::args().skip(1).collect() }
     }
 }
@@ -109,6 +113,9 @@ impl Runtime {
         // SAFETY: the shim writes at most cap bytes.
         let n = unsafe { ffi::ftla_library_version(buf.as_mut_ptr().cast(), buf.len() as i32) };
         buf.truncate(n.max(0) as usize);
+        if let Some(nul) = buf.iter().position(|&b| b == 0) {
+            buf.truncate(nul);
+        }
         let version = String::from_utf8_lossy(&buf).lines().next().unwrap_or("").trim().to_string();
         Ok(Runtime { ulfm, launch: LaunchCommand::current(), parent, version })
     }
@@ -191,3 +198,20 @@ impl Runtime {
 pub(crate) fn note_failure() {
     SAW_FAILURE.store(true, Ordering::Release);
 }
+
+/// True when `FTLA_DEBUG` is set: the repair protocol then traces its phases
+/// on stderr.
+pub(crate) fn debug_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("FTLA_DEBUG").is_some_and(|v| !v.is_empty() && v != "0"))
+}
+
+/// Traces a line on stderr when `FTLA_DEBUG` is set.
+macro_rules! trace {
+    ($($arg:tt)*) => {
+        if $crate::runtime::debug_enabled() {
+            eprintln!("[ftla pid {}] {}", std::process::id(), format!($($arg)*));
+        }
+    };
+}
+pub(crate) use trace;

@@ -13,7 +13,8 @@ use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::inject::Injector;
 use crate::report::{RepairMode, RepairReport};
-use crate::runtime::{note_failure, LaunchCommand};
+use crate::runtime::{note_failure, trace, LaunchCommand};
+use crate::watchdog::{repair_timeout, Deadline};
 use std::time::Instant;
 
 /// Role value of a parked spare in the role table.
@@ -134,6 +135,7 @@ impl Universe {
         start_epoch: u32,
         report: &mut RepairReport,
     ) -> Result<()> {
+        trace!("repair attempt {} from epoch {start_epoch}: universe rank {} of {}", report.attempts, self.comm.rank(), self.comm.size());
         let t = Instant::now();
         let _ = self.comm.revoke();
         report.revoke_ms += ms(t);
@@ -158,6 +160,7 @@ impl Universe {
         }
         let dead_grid: Vec<i64> = (0..held.len()).filter(|&g| !held[g]).map(|g| g as i64).collect();
         report.killed.extend(dead_grid.iter().map(|&r| r as i32));
+        trace!("shrunk to {} processes; grid ranks to replace: {dead_grid:?}", shrunk.size());
         self.comm = shrunk;
         self.roles = new_roles.clone();
         injector.point(me_grid, start_epoch, "repair", report.attempts as u64, "shrink");
@@ -179,7 +182,13 @@ impl Universe {
         let merged = if to_spawn.is_empty() {
             None
         } else {
+            // Open MPI's spawn can hang if a parent is already dead: make
+            // sure everyone is alive right before it, and bound it.
+            agreed(&self.comm, true)?;
+            trace!("spawning {} replacement(s)", to_spawn.len());
+            let guard = Deadline::arm("MPI_Comm_spawn of a replacement", repair_timeout());
             let spawned = self.comm.spawn(&launch.exe, &launch.args, to_spawn.len() as i32, 0);
+            drop(guard);
             let ok = spawned.as_ref().map(|c| c.remote_size() == to_spawn.len() as i32).unwrap_or(false);
             match agreed(&self.comm, ok) {
                 Ok(()) => {}
@@ -209,7 +218,9 @@ impl Universe {
             injector.point(me_grid, start_epoch, "repair", report.attempts as u64, "spawn");
             let inter = spawned?;
             let t = Instant::now();
+            let guard = Deadline::arm("MPI_Intercomm_merge with a replacement", repair_timeout());
             let merged = inter.merge(false);
+            drop(guard);
             let ok = merged.is_ok();
             let a = agreed(&self.comm, ok);
             let b = agreed(&inter, ok);
@@ -239,6 +250,7 @@ impl Universe {
             p: self.p,
             q: self.q,
         };
+        trace!("handing over state: epoch {} roles {:?}", next.epoch, next.roles);
         let sent = next.send_state();
         agreed(&next.comm, sent.is_ok()).inspect_err(|_| {
             let _ = next.comm.revoke();
@@ -250,6 +262,7 @@ impl Universe {
         }
         injector.point(me_grid, start_epoch, "repair", report.attempts as u64, "merge");
         std::mem::swap(self, &mut next);
+        trace!("repair attempt {} done", report.attempts);
         Ok(())
     }
 }

@@ -1,1 +1,244 @@
-fn main() {}
+//! Multi-rank scenarios driven by the integration tests in `tests/tests/`.
+//! Each one relaunches itself under `mpiexec` (with a hard timeout) when
+//! started outside MPI and prints lines the tests assert on.
+//!
+//! ```text
+//! grid-scenarios check        --grid PxQ [--spares S] [--steps N] [--timeout S]
+//! grid-scenarios local-error  --grid PxQ --error-rank R [--timeout S]
+//! grid-scenarios agree-error  --grid PxQ --error-rank R [--no-ft] [--timeout S]
+//! grid-scenarios ulfm-status  --grid PxQ --no-ft [--timeout S]
+//! ```
+//! Kills come from `FTLA_KILL` (points `check:STEP:verify`).
+
+use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
+use blacs_ft::{verify_grid, Error, Grid, GridOptions, Injector, Joined, Runtime, Scope};
+use std::time::Duration;
+
+struct Args {
+    scenario: String,
+    p: i32,
+    q: i32,
+    spares: i32,
+    steps: u64,
+    error_rank: i32,
+    no_ft: bool,
+    timeout: u64,
+}
+
+fn parse() -> Result<Args, String> {
+    let mut it = std::env::args().skip(1);
+    let scenario = it.next().ok_or("missing scenario")?;
+    let mut a = Args { scenario, p: 2, q: 2, spares: 0, steps: 3, error_rank: 1, no_ft: false, timeout: 120 };
+    while let Some(k) = it.next() {
+        let mut val = || it.next().ok_or(format!("{k} needs a value"));
+        match k.as_str() {
+            "--grid" => {
+                let v = val()?;
+                let (p, q) = v.split_once('x').ok_or("--grid wants PxQ")?;
+                a.p = p.parse().map_err(|_| "bad P")?;
+                a.q = q.parse().map_err(|_| "bad Q")?;
+            }
+            "--spares" => a.spares = val()?.parse().map_err(|_| "bad --spares")?,
+            "--steps" => a.steps = val()?.parse().map_err(|_| "bad --steps")?,
+            "--error-rank" => a.error_rank = val()?.parse().map_err(|_| "bad --error-rank")?,
+            "--timeout" => a.timeout = val()?.parse().map_err(|_| "bad --timeout")?,
+            "--no-ft" => a.no_ft = true,
+            other => return Err(format!("unknown option {other}")),
+        }
+    }
+    Ok(a)
+}
+
+fn main() {
+    let a = match parse() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("grid-scenarios: {e}");
+            std::process::exit(2);
+        }
+    };
+    if !inside_mpi() {
+        relaunch(&Relaunch {
+            nprocs: (a.p * a.q + a.spares) as u32,
+            timeout: Some(Duration::from_secs(a.timeout)),
+            ulfm: !a.no_ft,
+        });
+    }
+    let mut rt = match Runtime::init() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("grid-scenarios: MPI start-up failed: {e}");
+            std::process::exit(1);
+        }
+    };
+    let injector = match Injector::from_env() {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("grid-scenarios: {e}");
+            rt.finish(2)
+        }
+    };
+    let comm = match rt.world_dup() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("grid-scenarios: {e}");
+            rt.finish(1)
+        }
+    };
+    let mut grid = match Grid::join(&mut rt, comm, a.p, a.q, GridOptions { injector }) {
+        Ok(Joined::Active(g)) => g,
+        Ok(Joined::Released) => {
+            println!("SPARE released");
+            rt.finish(0)
+        }
+        Err(e) => {
+            println!("JOIN-ERROR {e}");
+            rt.finish(1)
+        }
+    };
+    if let Some(r) = grid.replacement() {
+        println!("REPLACEMENT rank={} epoch={} mode={}", r.rank, r.epoch, r.mode.as_str());
+    }
+    let outcome = match a.scenario.as_str() {
+        "check" => check(&mut grid, a.steps),
+        "local-error" => local_error(&mut grid, a.error_rank),
+        "agree-error" => agree_error(&mut grid, a.error_rank),
+        "ulfm-status" => ulfm_status(&mut grid, &rt),
+        other => Err(format!("unknown scenario {other}")),
+    };
+    let ok = outcome.is_ok();
+    match &outcome {
+        Ok(summary) => println!("RANK {} ok {summary}", grid.rank()),
+        Err(e) => println!("RANK {} failed: {e}", grid.rank()),
+    }
+    if grid.rank() == 0 {
+        write_status(ok, &outcome.clone().unwrap_or_else(|e| e));
+    }
+    let _ = grid.release_spares();
+    rt.finish(if ok { 0 } else { 1 })
+}
+
+/// `steps` rounds of the full grid self-check; kills fire at
+/// `check:STEP:verify`; every failure is repaired and the step redone.
+fn check(grid: &mut Grid, steps: u64) -> Result<String, String> {
+    let mut step = 0u64;
+    // A replacement does not know the step: it contributes "no opinion"
+    // (i64::MAX) to the min-reduction by which everybody agrees on the step
+    // to redo after a repair.
+    let mut fresh = grid.replacement().is_some();
+    let mut resume = fresh;
+    loop {
+        if resume {
+            let mut s = [if fresh { i64::MAX } else { step as i64 }];
+            match grid.min(Scope::All, &mut s) {
+                Ok(()) => {}
+                Err(e) if e.is_process_failure() => {
+                    recover(grid)?;
+                    continue;
+                }
+                Err(e) => return Err(e.to_string()),
+            }
+            step = s[0] as u64;
+            resume = false;
+            fresh = false;
+        }
+        if step >= steps {
+            break;
+        }
+        grid.inject("check", step, "verify");
+        match verify_grid(grid, 64) {
+            Ok(c) => {
+                if grid.rank() == 0 {
+                    println!("STEP {step} ok epoch={} total={} ops={}", grid.epoch(), c.total, c.operations);
+                }
+                step += 1;
+            }
+            Err(e) if e.is_process_failure() => {
+                recover(grid)?;
+                resume = true;
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    let reps: Vec<String> =
+        grid.repairs().iter().map(|r| format!("{}:{:?}:{:.0}ms", r.mode.as_str(), r.killed, r.total_ms)).collect();
+    Ok(format!("epoch={} steps={steps} repairs=[{}]", grid.epoch(), reps.join(" ")))
+}
+
+fn recover(grid: &mut Grid) -> Result<(), String> {
+    match grid.recover() {
+        Ok(r) => {
+            if grid.rank() == 0 {
+                println!(
+                    "REPAIRED epoch={} mode={} killed={:?} attempts={} total_ms={:.1}",
+                    r.epoch,
+                    r.mode.as_str(),
+                    r.killed,
+                    r.attempts,
+                    r.total_ms
+                );
+            }
+            Ok(())
+        }
+        Err(e) => Err(format!("recover: {e}")),
+    }
+}
+
+/// Rank `bad` hits a local error while every other rank waits in a
+/// broadcast from it; every rank must end with the same error.
+fn local_error(grid: &mut Grid, bad: i32) -> Result<String, String> {
+    let mut buf = [0.0f64; 4];
+    let r = if grid.rank() == bad {
+        Err(grid.raise(format!("invalid input on rank {bad}: N = -5")))
+    } else {
+        grid.broadcast(Scope::All, &mut buf, bad)
+    };
+    let err = match r {
+        Ok(()) => return Err("the broadcast completed although its root raised an error".into()),
+        Err(e) if e.is_process_failure() => match grid.recover() {
+            Ok(_) => return Err("recover returned Ok although a rank raised an error".into()),
+            Err(e) => e,
+        },
+        Err(e) => e,
+    };
+    println!("ERROR rank={} got: {err}", grid.rank());
+    same_everywhere(grid, &err)
+}
+
+/// Rank `bad` has a bad argument; the ranks agree before communicating
+/// (works without ULFM).
+fn agree_error(grid: &mut Grid, bad: i32) -> Result<String, String> {
+    let local: Result<(), String> =
+        if grid.rank() == bad { Err(format!("argument 3 (NB) is -1 on rank {bad}")) } else { Ok(()) };
+    match grid.agree_ok(local) {
+        Ok(()) => Err("agree_ok returned Ok although a rank had an error".into()),
+        Err(e) => {
+            println!("ERROR rank={} got: {e}", grid.rank());
+            same_everywhere(grid, &e)
+        }
+    }
+}
+
+/// Checks that `err` is the same on every rank (compares a digest).
+fn same_everywhere(grid: &Grid, err: &Error) -> Result<String, String> {
+    let text = err.to_string();
+    let digest = text.bytes().fold(1469598103934665603u64, |h, b| (h ^ b as u64).wrapping_mul(1099511628211)) as i64;
+    let mut lo = [digest];
+    let mut hi = [digest];
+    grid.min(Scope::All, &mut lo).map_err(|e| e.to_string())?;
+    grid.max(Scope::All, &mut hi).map_err(|e| e.to_string())?;
+    if lo != hi {
+        return Err(format!("ranks disagree on the error (this rank: {text})"));
+    }
+    Ok(format!("same error on every rank: {text}"))
+}
+
+/// Reports ULFM detection and that a repair is refused cleanly without it.
+fn ulfm_status(grid: &mut Grid, rt: &Runtime) -> Result<String, String> {
+    println!("ULFM rank={} status={:?} mpi={}", grid.rank(), rt.ulfm(), rt.mpi_version());
+    match grid.recover() {
+        Err(e @ Error::UlfmUnavailable { .. }) => Ok(format!("{:?}: {e}", rt.ulfm())),
+        Err(e) => Err(format!("unexpected error: {e}")),
+        Ok(_) => Ok(format!("{:?}: repair available", rt.ulfm())),
+    }
+}
