@@ -10,9 +10,7 @@ use std::process::Command;
 
 fn which(prog: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(prog))
-        .find(|p| p.is_file())
+    std::env::split_paths(&path).map(|d| d.join(prog)).find(|p| p.is_file())
 }
 
 fn main() {
@@ -39,12 +37,7 @@ fn main() {
         .arg("-show")
         .output()
         .unwrap_or_else(|e| panic!("cannot run {} -show: {e}", mpicc.display()));
-    assert!(
-        show.status.success(),
-        "{} -show failed: {}",
-        mpicc.display(),
-        String::from_utf8_lossy(&show.stderr)
-    );
+    assert!(show.status.success(), "{} -show failed: {}", mpicc.display(), String::from_utf8_lossy(&show.stderr));
     let show = String::from_utf8_lossy(&show.stdout).to_string();
     let mut libdirs: Vec<String> = Vec::new();
     let mut libs: Vec<String> = Vec::new();

@@ -84,9 +84,8 @@ pub(crate) fn check(rc: c_int, comm: Option<Handle>) -> Result<()> {
     // SAFETY: plain out-parameter.
     unsafe { ffi::ftla_error_class(rc, &mut class) };
     // SAFETY: constant getters.
-    let (pf, pfp, rv) = unsafe {
-        (ffi::ftla_err_proc_failed(), ffi::ftla_err_proc_failed_pending(), ffi::ftla_err_revoked())
-    };
+    let (pf, pfp, rv) =
+        unsafe { (ffi::ftla_err_proc_failed(), ffi::ftla_err_proc_failed_pending(), ffi::ftla_err_revoked()) };
     if class >= 0 && (class == pf || class == pfp) {
         let ranks = comm.map(failed_ranks_of).unwrap_or_default();
         return Err(Error::ProcFailed { ranks });

@@ -56,10 +56,9 @@ impl fmt::Display for Error {
             Error::Mpi { code, class, message } => {
                 write!(f, "MPI error {code} (class {class}): {message}")
             }
-            Error::UlfmUnavailable { reason } => write!(
-                f,
-                "ULFM is not available ({reason}): only checkpoint-on-failure repair can be used"
-            ),
+            Error::UlfmUnavailable { reason } => {
+                write!(f, "ULFM is not available ({reason}): only checkpoint-on-failure repair can be used")
+            }
             Error::Unrecoverable { reason } => write!(f, "unrecoverable failure: {reason}"),
             Error::Remote { rank, message } => write!(f, "error on rank {rank}: {message}"),
             Error::InvalidArgument { arg, reason } => write!(f, "invalid argument {arg}: {reason}"),

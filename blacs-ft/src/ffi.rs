@@ -67,40 +67,14 @@ extern "C" {
     pub fn ftla_comm_revoke(comm: Handle) -> c_int;
     pub fn ftla_comm_shrink(comm: Handle, out: *mut Handle) -> c_int;
     pub fn ftla_comm_agree(comm: Handle, flag: *mut c_int) -> c_int;
-    pub fn ftla_comm_failed_ranks(
-        comm: Handle,
-        ranks: *mut c_int,
-        cap: c_int,
-        n: *mut c_int,
-    ) -> c_int;
+    pub fn ftla_comm_failed_ranks(comm: Handle, ranks: *mut c_int, cap: c_int, n: *mut c_int) -> c_int;
 
     pub fn ftla_barrier(comm: Handle) -> c_int;
     pub fn ftla_bcast(comm: Handle, buf: *mut u8, count: i64, kind: c_int, root: c_int) -> c_int;
-    pub fn ftla_allreduce(comm: Handle, buf: *mut u8, count: c_int, kind: c_int, op: c_int)
-        -> c_int;
-    pub fn ftla_reduce(
-        comm: Handle,
-        buf: *mut u8,
-        count: c_int,
-        kind: c_int,
-        op: c_int,
-        root: c_int,
-    ) -> c_int;
-    pub fn ftla_allgather(
-        comm: Handle,
-        send: *const u8,
-        count: c_int,
-        kind: c_int,
-        recv: *mut u8,
-    ) -> c_int;
-    pub fn ftla_send(
-        comm: Handle,
-        buf: *const u8,
-        count: c_int,
-        kind: c_int,
-        dest: c_int,
-        tag: c_int,
-    ) -> c_int;
+    pub fn ftla_allreduce(comm: Handle, buf: *mut u8, count: c_int, kind: c_int, op: c_int) -> c_int;
+    pub fn ftla_reduce(comm: Handle, buf: *mut u8, count: c_int, kind: c_int, op: c_int, root: c_int) -> c_int;
+    pub fn ftla_allgather(comm: Handle, send: *const u8, count: c_int, kind: c_int, recv: *mut u8) -> c_int;
+    pub fn ftla_send(comm: Handle, buf: *const u8, count: c_int, kind: c_int, dest: c_int, tag: c_int) -> c_int;
     pub fn ftla_recv(
         comm: Handle,
         buf: *mut u8,

@@ -373,7 +373,14 @@ impl Grid {
     }
 
     /// Sends `send` to (`to`) while receiving `recv` from (`from`).
-    pub fn exchange<T: Element>(&self, send: &[T], to: (i32, i32), recv: &mut [T], from: (i32, i32), tag: i32) -> Result<()> {
+    pub fn exchange<T: Element>(
+        &self,
+        send: &[T],
+        to: (i32, i32),
+        recv: &mut [T],
+        from: (i32, i32),
+        tag: i32,
+    ) -> Result<()> {
         self.check_coords(to.0, to.1)?;
         self.check_coords(from.0, from.1)?;
         self.fail(self.all.sendrecv(send, self.rank_of(to.0, to.1), recv, self.rank_of(from.0, from.1), tag))
@@ -400,7 +407,10 @@ impl Grid {
 
     fn check_coords(&self, row: i32, col: i32) -> Result<()> {
         if row < 0 || row >= self.p || col < 0 || col >= self.q {
-            return Err(Error::invalid("(row, col)", format!("({row}, {col}) is outside the {}x{} grid", self.p, self.q)));
+            return Err(Error::invalid(
+                "(row, col)",
+                format!("({row}, {col}) is outside the {}x{} grid", self.p, self.q),
+            ));
         }
         Ok(())
     }
@@ -414,7 +424,8 @@ impl Grid {
             Ok(v) => self.fail(agree_on_pending(&self.all, self.rank, None)).map(|()| v),
             Err(e) => {
                 let msg = e.to_string();
-                self.fail(agree_on_pending(&self.all, self.rank, Some(&msg))).and(Err(Error::Remote { rank: self.rank, message: msg }))
+                self.fail(agree_on_pending(&self.all, self.rank, Some(&msg)))
+                    .and(Err(Error::Remote { rank: self.rank, message: msg }))
             }
         }
     }

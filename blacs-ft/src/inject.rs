@@ -86,7 +86,8 @@ impl Injector {
 
     /// Parses a comma-separated list of kill specifications.
     pub fn parse(list: &str) -> Result<Injector> {
-        let specs = list.split(',').map(str::trim).filter(|s| !s.is_empty()).map(KillSpec::parse).collect::<Result<_>>()?;
+        let specs =
+            list.split(',').map(str::trim).filter(|s| !s.is_empty()).map(KillSpec::parse).collect::<Result<_>>()?;
         Ok(Injector { specs })
     }
 
@@ -142,7 +143,10 @@ mod tests {
     #[test]
     fn parses_the_documented_forms() {
         let k = KillSpec::parse("1@3:update").unwrap();
-        assert_eq!((k.rank, k.op.clone(), k.step, k.phase.clone(), k.epoch), (1, None, Some(3), Some("update".into()), 0));
+        assert_eq!(
+            (k.rank, k.op.clone(), k.step, k.phase.clone(), k.epoch),
+            (1, None, Some(3), Some("update".into()), 0)
+        );
         let k = KillSpec::parse("2@qr:0:panel").unwrap();
         assert_eq!((k.op.as_deref(), k.step, k.phase.as_deref()), (Some("qr"), Some(0), Some("panel")));
         let k = KillSpec::parse("0@repair:*:shrink/1").unwrap();

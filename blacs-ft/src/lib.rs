@@ -48,8 +48,8 @@ pub use inject::{Injector, KillSpec};
 pub use report::{RepairMode, RepairReport};
 pub use runtime::{LaunchCommand, Runtime, UlfmStatus};
 pub use universe::EXIT_ABANDONED;
-pub use watchdog::EXIT_STALLED;
 pub use verify::{probe_value, verify_grid, GridCheck};
+pub use watchdog::EXIT_STALLED;
 
 /// The `mpiexec` next to the `mpicc` this crate was built with (the launcher
 /// that matches the linked MPI library). `FTLA_MPIEXEC` overrides it.

@@ -71,7 +71,9 @@ impl Universe {
         let mut roles = vec![0i64; n];
         comm.bcast(&mut roles, 0)?;
         if n != comm.size() as usize {
-            return Err(Error::Unrecoverable { reason: format!("role table has {n} entries for {} processes", comm.size()) });
+            return Err(Error::Unrecoverable {
+                reason: format!("role table has {n} entries for {} processes", comm.size()),
+            });
         }
         Ok(Universe { comm, roles, epoch: head[0] as u32, p: head[1] as i32, q: head[2] as i32 })
     }
@@ -135,7 +137,12 @@ impl Universe {
         start_epoch: u32,
         report: &mut RepairReport,
     ) -> Result<()> {
-        trace!("repair attempt {} from epoch {start_epoch}: universe rank {} of {}", report.attempts, self.comm.rank(), self.comm.size());
+        trace!(
+            "repair attempt {} from epoch {start_epoch}: universe rank {} of {}",
+            report.attempts,
+            self.comm.rank(),
+            self.comm.size()
+        );
         let t = Instant::now();
         let _ = self.comm.revoke();
         report.revoke_ms += ms(t);
@@ -148,8 +155,10 @@ impl Universe {
         // The membership of `shrunk` is agreed by the shrink itself.
         let olds = shrunk.allgather(&[self.comm.rank() as i64])?;
         agreed(&shrunk, true)?;
-        let mut new_roles: Vec<i64> = olds.iter().map(|&o| self.roles.get(o as usize).copied().unwrap_or(SPARE)).collect();
-        report.lost_spares += self.roles.iter().filter(|&&r| r == SPARE).count() - new_roles.iter().filter(|&&r| r == SPARE).count();
+        let mut new_roles: Vec<i64> =
+            olds.iter().map(|&o| self.roles.get(o as usize).copied().unwrap_or(SPARE)).collect();
+        report.lost_spares +=
+            self.roles.iter().filter(|&&r| r == SPARE).count() - new_roles.iter().filter(|&&r| r == SPARE).count();
         // Grid ranks nobody alive plays (computed from the whole shape, so a
         // retry still knows about the ranks lost in an earlier attempt).
         let mut held = vec![false; (self.p * self.q) as usize];
@@ -167,7 +176,8 @@ impl Universe {
 
         // Hot spares first, lowest universe rank first; spawn the rest.
         let mut to_spawn = Vec::new();
-        let mut spares = new_roles.iter().enumerate().filter(|(_, &r)| r == SPARE).map(|(i, _)| i).collect::<Vec<_>>().into_iter();
+        let mut spares =
+            new_roles.iter().enumerate().filter(|(_, &r)| r == SPARE).map(|(i, _)| i).collect::<Vec<_>>().into_iter();
         for &g in &dead_grid {
             match spares.next() {
                 Some(pos) => new_roles[pos] = g,
@@ -202,7 +212,9 @@ impl Universe {
                         Err(err) => err.to_string(),
                         Ok(_) => e.to_string(),
                     };
-                    if self.comm.failed_ranks().is_empty() && !matches!(spawned, Err(Error::ProcFailed { .. } | Error::Revoked)) {
+                    if self.comm.failed_ranks().is_empty()
+                        && !matches!(spawned, Err(Error::ProcFailed { .. } | Error::Revoked))
+                    {
                         return Err(Error::Unrecoverable {
                             reason: format!(
                                 "{} grid rank(s) lost ({:?}), no hot spare left, and spawning a replacement failed: {detail}",
