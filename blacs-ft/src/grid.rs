@@ -510,17 +510,19 @@ impl Grid {
         }
     }
 
-    /// Releases the parked spares (call once, from every grid rank, when the
-    /// job is done; the grid is consumed).
-    pub fn release_spares(self) -> Result<()> {
+    /// Ends the job for the grid (call once, from every grid rank, at the
+    /// end): a barrier so that no rank leaves while others still print or
+    /// communicate, then the parked spares are released. Errors are ignored:
+    /// the job is over either way.
+    pub fn close(self) {
+        let _ = self.all.barrier();
         if self.rank == 0 {
             for (u, &role) in self.universe.roles.iter().enumerate() {
                 if role == SPARE {
-                    self.universe.comm.send(&[RELEASE], u as i32, TAG_SPARE_CONTROL)?;
+                    let _ = self.universe.comm.send(&[RELEASE], u as i32, TAG_SPARE_CONTROL);
                 }
             }
         }
-        Ok(())
     }
 }
 

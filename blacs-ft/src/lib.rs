@@ -33,6 +33,7 @@ mod comm;
 mod error;
 mod ffi;
 mod grid;
+pub mod index;
 pub mod inject;
 pub mod launch;
 mod report;

@@ -12,6 +12,8 @@ use std::time::Duration;
 /// disconnect from dead peers; open-mpi/ompi #9434, #11404), so [`Runtime::finish`]
 /// skips it.
 pub(crate) static SAW_FAILURE: AtomicBool = AtomicBool::new(false);
+/// Set in a process that was spawned as a replacement.
+static SPAWNED: AtomicBool = AtomicBool::new(false);
 
 /// Whether this MPI run can use ULFM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,6 +110,7 @@ impl Runtime {
         let parent = Comm::parent()?;
         if parent.is_some() {
             SAW_FAILURE.store(true, Ordering::Release);
+            SPAWNED.store(true, Ordering::Release);
         }
         let mut buf = vec![0u8; 8192];
         // SAFETY: the shim writes at most cap bytes.
@@ -116,7 +119,16 @@ impl Runtime {
         if let Some(nul) = buf.iter().position(|&b| b == 0) {
             buf.truncate(nul);
         }
-        let version = String::from_utf8_lossy(&buf).lines().next().unwrap_or("").trim().to_string();
+        // "Open MPI v5.0.11, package: ..." → "Open MPI v5.0.11".
+        let version = String::from_utf8_lossy(&buf)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .split(',')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string();
         Ok(Runtime { ulfm, launch: LaunchCommand::current(), parent, version })
     }
 
@@ -132,7 +144,7 @@ impl Runtime {
 
     /// True when this process was spawned to replace a failed rank.
     pub fn is_spawned_replacement(&self) -> bool {
-        self.parent.is_some()
+        SPAWNED.load(Ordering::Acquire)
     }
 
     pub(crate) fn take_parent(&mut self) -> Option<Comm> {
@@ -174,6 +186,7 @@ impl Runtime {
     pub fn finish(self, code: i32) -> ! {
         let _ = std::io::stdout().flush();
         let _ = std::io::stderr().flush();
+        let spawned = self.parent.is_some() || SPAWNED.load(Ordering::Acquire);
         drop(self.parent);
         if !SAW_FAILURE.load(Ordering::Acquire) {
             let secs: u64 = std::env::var("FTLA_FINALIZE_TIMEOUT").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
@@ -189,6 +202,12 @@ impl Runtime {
             std::process::exit(code);
         }
         MPI_DONE.store(true, Ordering::Release);
+        if !spawned {
+            // Let the launcher forward the last output of the spawned
+            // replacements before the original processes (whose exit ends
+            // the job) leave.
+            std::thread::sleep(Duration::from_millis(200));
+        }
         // SAFETY: terminating the process without finalize, on purpose.
         unsafe { libc::_exit(code) }
     }

@@ -114,7 +114,7 @@ fn main() {
     if grid.rank() == 0 {
         write_status(ok, &outcome.clone().unwrap_or_else(|e| e));
     }
-    let _ = grid.release_spares();
+    grid.close();
     rt.finish(if ok { 0 } else { 1 })
 }
 
@@ -168,9 +168,10 @@ fn check(grid: &mut Grid, steps: u64) -> Result<String, String> {
 fn recover(grid: &mut Grid) -> Result<(), String> {
     match grid.recover() {
         Ok(r) => {
-            if grid.rank() == 0 {
+            {
                 println!(
-                    "REPAIRED epoch={} mode={} killed={:?} attempts={} total_ms={:.1}",
+                    "REPAIRED by={} epoch={} mode={} killed={:?} attempts={} total_ms={:.1}",
+                    grid.rank(),
                     r.epoch,
                     r.mode.as_str(),
                     r.killed,

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs every test of the project: unit tests, and multi-rank integration
+# tests that launch real `mpiexec --with-ft ulfm` jobs, SIGKILL ranks and
+# check the repaired results (each launch has a hard timeout).
+# Sets up what it needs first (scripts/setup.sh, idempotent).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cd "$here"
+scripts/setup.sh
+echo "== format and lints"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+echo "== tests"
+cargo test --workspace --quiet 2>&1
