@@ -2,10 +2,16 @@
 //!
 //! ScaLAPACK semantics on a [`blacs_ft::Grid`]: descriptors, 2D
 //! block-cyclic matrices, `pdgeqrf` / `pdgetrf` and their fault-tolerant
-//! `_ft` siblings. Inside, indices are 0-based and typed; only the C ABI is
-//! 1-based with `INFO` codes.
-//!
-//! Status: the process grid and its repair are in place (`blacs-ft`); the
-//! distributed matrix and factorization layers are being built on it.
+//! `_ft` siblings. Inside, indices are 0-based and typed; only a C ABI would
+//! be 1-based with `INFO` codes ([`Error::info`] gives them).
+
+pub mod blas;
+pub mod descriptor;
+pub mod error;
+pub mod generate;
+pub mod io;
+pub mod matrix;
 
 pub use blacs_ft::{Grid, Scope};
+pub use error::{Error, Result};
+pub use matrix::DistMatrix;

@@ -1,0 +1,195 @@
+//! A 2D block-cyclic distributed matrix with column-major local storage
+//! (ScaLAPACK's layout: block (I, J) lives on process
+//! ((I + RSRC) mod P, (J + CSRC) mod Q)).
+
+use crate::descriptor::Descriptor;
+use crate::error::{Error, Result};
+use blacs_ft::index::{indxg2p, indxl2g, numroc};
+use blacs_ft::{Grid, Scope};
+
+/// A distributed dense matrix: a descriptor plus this process's local array.
+#[derive(Clone, Debug)]
+pub struct DistMatrix {
+    desc: Descriptor,
+    nprow: usize,
+    npcol: usize,
+    myrow: usize,
+    mycol: usize,
+    data: Vec<f64>,
+}
+
+fn arg_error(routine: &str, position: u32, entry: u32, name: &str, reason: String) -> Error {
+    Error::Argument { routine: routine.into(), position, entry, name: name.into(), reason }
+}
+
+impl DistMatrix {
+    /// An `m`×`n` zero matrix in `mb`×`nb` blocks, first block on process
+    /// (0, 0), minimal local leading dimension. All arguments (global).
+    /// Not collective: bad sizes are a local error (every rank computes the
+    /// same one from the same global arguments).
+    pub fn zeros(grid: &Grid, m: usize, n: usize, mb: usize, nb: usize) -> Result<DistMatrix> {
+        let (nprow, npcol) = (grid.nprow() as usize, grid.npcol() as usize);
+        let (myrow, mycol) = (grid.myrow() as usize, grid.mycol() as usize);
+        let desc = Descriptor::with_min_lld(m, n, mb, nb, 0, 0, 0, nprow, npcol, myrow).map_err(|e| {
+            arg_error("DistMatrix::zeros", e.index as u32, e.index as u32, e.arg, e.reason.clone())
+        })?;
+        let cols = numroc(n, nb, mycol, 0, npcol);
+        let len = desc.lld() * cols;
+        Ok(DistMatrix { desc, nprow, npcol, myrow, mycol, data: vec![0.0; len] })
+    }
+
+    /// An `m`×`n` matrix whose element (i, j) (0-based, global) is `f(i, j)`.
+    pub fn from_fn(grid: &Grid, m: usize, n: usize, mb: usize, nb: usize, f: impl Fn(usize, usize) -> f64) -> Result<DistMatrix> {
+        let mut a = DistMatrix::zeros(grid, m, n, mb, nb)?;
+        let (lld, lr, lc) = (a.lld(), a.local_rows(), a.local_cols());
+        for lj in 0..lc {
+            let j = a.global_col(lj);
+            for li in 0..lr {
+                a.data[li + lj * lld] = f(a.global_row(li), j);
+            }
+        }
+        Ok(a)
+    }
+
+    /// Wraps an existing local array laid out as `desc` says.
+    pub fn from_local(grid: &Grid, desc: Descriptor, data: Vec<f64>) -> Result<DistMatrix> {
+        let (nprow, npcol) = (grid.nprow() as usize, grid.npcol() as usize);
+        let (myrow, mycol) = (grid.myrow() as usize, grid.mycol() as usize);
+        let need = desc.lld() * desc.local_cols(mycol, npcol);
+        if data.len() < need {
+            return Err(arg_error(
+                "DistMatrix::from_local",
+                2,
+                0,
+                "A",
+                format!("local array has {} elements, the descriptor needs {need}", data.len()),
+            ));
+        }
+        Ok(DistMatrix { desc, nprow, npcol, myrow, mycol, data })
+    }
+
+    /// The descriptor.
+    pub fn desc(&self) -> &Descriptor {
+        &self.desc
+    }
+    /// Global rows.
+    pub fn m(&self) -> usize {
+        self.desc.m()
+    }
+    /// Global columns.
+    pub fn n(&self) -> usize {
+        self.desc.n()
+    }
+    /// Row block size.
+    pub fn mb(&self) -> usize {
+        self.desc.mb()
+    }
+    /// Column block size.
+    pub fn nb(&self) -> usize {
+        self.desc.nb()
+    }
+    /// Local leading dimension.
+    pub fn lld(&self) -> usize {
+        self.desc.lld()
+    }
+    /// Rows stored on this process.
+    pub fn local_rows(&self) -> usize {
+        numroc(self.m(), self.mb(), self.myrow, self.desc.rsrc(), self.nprow)
+    }
+    /// Columns stored on this process.
+    pub fn local_cols(&self) -> usize {
+        numroc(self.n(), self.nb(), self.mycol, self.desc.csrc(), self.npcol)
+    }
+    /// The local array (column-major, leading dimension [`DistMatrix::lld`]).
+    pub fn local(&self) -> &[f64] {
+        &self.data
+    }
+    /// The local array, mutable.
+    pub fn local_mut(&mut self) -> &mut [f64] {
+        &mut self.data
+    }
+    /// Global row of local row `li`.
+    pub fn global_row(&self, li: usize) -> usize {
+        indxl2g(li, self.mb(), self.myrow, self.desc.rsrc(), self.nprow)
+    }
+    /// Global column of local column `lj`.
+    pub fn global_col(&self, lj: usize) -> usize {
+        indxl2g(lj, self.nb(), self.mycol, self.desc.csrc(), self.npcol)
+    }
+    /// Number of local rows whose global index is below `i` (the local
+    /// start of the global rows `i..`).
+    pub fn local_rows_before(&self, i: usize) -> usize {
+        numroc(i.min(self.m()), self.mb(), self.myrow, self.desc.rsrc(), self.nprow)
+    }
+    /// Number of local columns whose global index is below `j`.
+    pub fn local_cols_before(&self, j: usize) -> usize {
+        numroc(j.min(self.n()), self.nb(), self.mycol, self.desc.csrc(), self.npcol)
+    }
+    /// Process row owning global row `i`.
+    pub fn row_owner(&self, i: usize) -> usize {
+        indxg2p(i, self.mb(), self.desc.rsrc(), self.nprow)
+    }
+    /// Process column owning global column `j`.
+    pub fn col_owner(&self, j: usize) -> usize {
+        indxg2p(j, self.nb(), self.desc.csrc(), self.npcol)
+    }
+    /// This process's (row, column) in the grid.
+    pub fn coords(&self) -> (usize, usize) {
+        (self.myrow, self.mycol)
+    }
+    /// Grid shape (P, Q).
+    pub fn grid_shape(&self) -> (usize, usize) {
+        (self.nprow, self.npcol)
+    }
+
+    /// Element (i, j) if this process stores it.
+    pub fn get(&self, i: usize, j: usize) -> Option<f64> {
+        if i >= self.m() || j >= self.n() || self.row_owner(i) != self.myrow || self.col_owner(j) != self.mycol {
+            return None;
+        }
+        Some(self.data[self.local_rows_before(i) + self.local_cols_before(j) * self.lld()])
+    }
+
+    /// Collective: the whole matrix, column-major `m×n`, on grid rank `root`
+    /// (`None` elsewhere). For tests and small I/O.
+    pub fn gather(&self, grid: &Grid, root: i32) -> Result<Option<Vec<f64>>> {
+        let (m, n) = (self.m(), self.n());
+        // Each column of blocks is assembled by a sum over the grid: every
+        // process contributes its elements, zeros elsewhere. Simple and
+        // collective; meant for small matrices.
+        let mut full = vec![0.0; m * n];
+        for lj in 0..self.local_cols() {
+            let j = self.global_col(lj);
+            for li in 0..self.local_rows() {
+                full[self.global_row(li) + j * m] = self.data[li + lj * self.lld()];
+            }
+        }
+        grid.sum(Scope::All, &mut full, Some(root))?;
+        Ok((grid.rank() == root).then_some(full))
+    }
+
+    /// Collective: distributes `full` (column-major `m×n`, significant on
+    /// `root` only) into a new matrix with `mb`×`nb` blocks.
+    pub fn scatter(grid: &Grid, root: i32, full: Option<&[f64]>, m: usize, n: usize, mb: usize, nb: usize) -> Result<DistMatrix> {
+        let mut buf = match full {
+            Some(f) if grid.rank() == root => {
+                let ok = f.len() == m * n;
+                crate::error::agree_on_arguments(
+                    grid,
+                    if ok {
+                        Ok(())
+                    } else {
+                        Err(arg_error("DistMatrix::scatter", 3, 0, "full", format!("has {} elements, m·n = {}", f.len(), m * n)))
+                    },
+                )?;
+                f.to_vec()
+            }
+            _ => {
+                crate::error::agree_on_arguments(grid, Ok(()))?;
+                vec![0.0; m * n]
+            }
+        };
+        grid.broadcast(Scope::All, &mut buf, root)?;
+        DistMatrix::from_fn(grid, m, n, mb, nb, |i, j| buf[i + j * m])
+    }
+}
