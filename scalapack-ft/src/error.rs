@@ -101,9 +101,11 @@ mod tests {
 
     #[test]
     fn info_codes_follow_scalapack() {
-        let e = Error::Argument { routine: "pdgeqrf".into(), position: 6, entry: 6, name: "NB".into(), reason: "x".into() };
+        let e =
+            Error::Argument { routine: "pdgeqrf".into(), position: 6, entry: 6, name: "NB".into(), reason: "x".into() };
         assert_eq!(e.info(), -606);
-        let e = Error::Argument { routine: "pdgeqrf".into(), position: 1, entry: 0, name: "M".into(), reason: "x".into() };
+        let e =
+            Error::Argument { routine: "pdgeqrf".into(), position: 1, entry: 0, name: "M".into(), reason: "x".into() };
         assert_eq!(e.info(), -1);
         assert_eq!(Error::Singular { routine: "pdgetrf".into(), index: 4 }.info(), 5);
         assert!(e.to_string().contains("argument 1 (M)"));

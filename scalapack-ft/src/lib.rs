@@ -7,10 +7,13 @@
 
 pub mod blas;
 pub mod descriptor;
+pub mod dist_io;
 pub mod error;
 pub mod generate;
 pub mod io;
 pub mod matrix;
+pub mod norms;
+pub mod qr;
 
 pub use blacs_ft::{Grid, Scope};
 pub use error::{Error, Result};

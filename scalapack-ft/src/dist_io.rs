@@ -1,0 +1,114 @@
+//! Reading and writing distributed matrices from and to files (.npy,
+//! MatrixMarket array), with errors agreed on by every rank.
+
+use crate::descriptor::Descriptor;
+use crate::error::Result;
+use crate::io::{self, Layout};
+use crate::matrix::DistMatrix;
+use blacs_ft::Grid;
+use std::path::Path;
+
+fn is_mtx(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("mtx"))
+}
+
+fn layout(grid: &Grid, m: usize, n: usize, nb: usize) -> Layout {
+    Layout::new(
+        m,
+        n,
+        nb,
+        nb,
+        grid.myrow() as usize,
+        grid.mycol() as usize,
+        grid.nprow() as usize,
+        grid.npcol() as usize,
+    )
+}
+
+/// Collective: reads the matrix in `path` (`.npy` with dtype `<f8`, C or
+/// Fortran order, read with positioned reads of each rank's own blocks; or
+/// `.mtx`, MatrixMarket `array real general`) into `nb`×`nb` blocks.
+///
+/// # Errors
+/// A missing, malformed, truncated or mis-sized file is an error on every
+/// rank (the message of the lowest rank that saw it), never a panic.
+pub fn read_matrix(grid: &Grid, path: &Path, nb: usize) -> Result<DistMatrix> {
+    let shape = if is_mtx(path) {
+        io::read_mtx(path).map(|d| (d.rows, d.cols, Some(d)))
+    } else {
+        io::read_npy_header(path).map(|h| (h.rows, h.cols, None))
+    };
+    let (m, n, dense) = grid.agree_ok(shape.map_err(|e| e.to_string()))?;
+    // The shape is the same everywhere now; read the local pieces.
+    let local = match &dense {
+        Some(d) => Ok(DistMatrix::from_fn(grid, m, n, nb, nb, |i, j| d.data[i + j * m])),
+        None => io::read_npy_local(path, &layout(grid, m, n, nb)).map_err(|e| e.to_string()).map(|(data, lld)| {
+            Descriptor::new(
+                m,
+                n,
+                nb,
+                nb,
+                0,
+                0,
+                lld,
+                0,
+                grid.nprow() as usize,
+                grid.npcol() as usize,
+                grid.myrow() as usize,
+            )
+            .map_err(|e| crate::Error::Argument {
+                routine: "read_matrix".into(),
+                position: 3,
+                entry: e.index as u32,
+                name: e.arg.to_string(),
+                reason: e.reason,
+            })
+            .and_then(|desc| DistMatrix::from_local(grid, desc, data))
+        }),
+    };
+    let local = local.map_err(|e| e.to_string()).and_then(|r| r.map_err(|e| e.to_string()));
+    Ok(grid.agree_ok(local)?)
+}
+
+/// Collective: writes `a` to `path` as a Fortran-order `.npy` (each rank
+/// writes its own blocks at their offsets), or as MatrixMarket when the
+/// name ends in `.mtx` (gathered to rank 0 first: for small matrices).
+pub fn write_matrix(grid: &Grid, a: &DistMatrix, path: &Path) -> Result<()> {
+    if is_mtx(path) {
+        let full = a.gather(grid, 0)?;
+        let r = match full {
+            Some(f) => io::write_mtx(path, a.m(), a.n(), &f).map_err(|e| e.to_string()),
+            None => Ok(()),
+        };
+        return Ok(grid.agree_ok(r)?);
+    }
+    let created = if grid.rank() == 0 {
+        io::create_npy(path, a.m(), a.n(), true).map(|_| ()).map_err(|e| e.to_string())
+    } else {
+        Ok(())
+    };
+    grid.agree_ok(created)?;
+    let l = layout(grid, a.m(), a.n(), a.nb());
+    let w = io::write_npy_local(path, &l, a.local(), a.lld()).map_err(|e| e.to_string());
+    Ok(grid.agree_ok(w)?)
+}
+
+/// Writes a replicated vector (tau, pivots) from rank 0; agreed.
+pub fn write_vector(grid: &Grid, path: &Path, v: VectorData<'_>) -> Result<()> {
+    let r = if grid.rank() == 0 {
+        match v {
+            VectorData::F64(x) => io::write_npy_vector_f64(path, x),
+            VectorData::I64(x) => io::write_npy_vector_i64(path, x),
+        }
+        .map_err(|e| e.to_string())
+    } else {
+        Ok(())
+    };
+    Ok(grid.agree_ok(r)?)
+}
+
+/// A vector to write with [`write_vector`].
+pub enum VectorData<'a> {
+    F64(&'a [f64]),
+    I64(&'a [i64]),
+}

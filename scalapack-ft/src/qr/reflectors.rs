@@ -1,0 +1,278 @@
+//! Block reflectors of one panel: factoring the panel (ScaLAPACK PDGEQR2),
+//! forming its triangular factor T (PDLARFT), shipping V and T along the
+//! process rows, and applying `I − V·op(T)·Vᵀ` to local columns (PDLARFB).
+
+use crate::blas::{self, Diag, Side, Trans, Uplo};
+use crate::error::Result;
+use crate::matrix::DistMatrix;
+use blacs_ft::{Grid, Scope};
+
+/// The reflectors of panel `j0..j0+jb` as seen by one process: its local
+/// rows of V (rows `j0..m` of the matrix, unit diagonal and zeros above it
+/// made explicit) and the jb×jb upper-triangular T, with `tau = diag(T)`.
+pub struct Panel {
+    /// First global column (and row) of the panel.
+    pub j0: usize,
+    /// Panel width.
+    pub jb: usize,
+    /// Local rows of V (`lrows` of them), column-major, leading dimension `lrows`.
+    pub v: Vec<f64>,
+    /// Number of local rows of V.
+    pub lrows: usize,
+    /// T, jb×jb column-major.
+    pub t: Vec<f64>,
+}
+
+impl Panel {
+    /// The panel's Householder scalars (the diagonal of T).
+    pub fn tau(&self) -> Vec<f64> {
+        (0..self.jb).map(|c| self.t[c + c * self.jb]).collect()
+    }
+
+    /// Serialises V and T into one buffer for a broadcast.
+    fn pack(&self) -> Vec<f64> {
+        let mut b = Vec::with_capacity(self.v.len() + self.t.len());
+        b.extend_from_slice(&self.v);
+        b.extend_from_slice(&self.t);
+        b
+    }
+
+    /// Collective over the process row: the owner column `root` sends its
+    /// panel, the others receive it (`mine` is `Some` on the owner only).
+    pub fn broadcast(
+        grid: &Grid,
+        mine: Option<Panel>,
+        root: usize,
+        j0: usize,
+        jb: usize,
+        lrows: usize,
+    ) -> Result<Panel> {
+        if grid.npcol() == 1 {
+            if let Some(p) = mine {
+                return Ok(p);
+            }
+        }
+        let mut buf = match &mine {
+            Some(p) => p.pack(),
+            None => vec![0.0; lrows * jb + jb * jb],
+        };
+        grid.broadcast(Scope::Row, &mut buf, root as i32)?;
+        if let Some(p) = mine {
+            return Ok(p);
+        }
+        let t = buf.split_off(lrows * jb);
+        Ok(Panel { j0, jb, v: buf, lrows, t })
+    }
+
+    /// Applies `I − V·op(T)·Vᵀ` to local columns `cols` of `c` (rows `j0..`
+    /// in `c`'s row distribution, which must be the panel's). With
+    /// `trans = Yes` this is Hᵀ (used by the factorization and by Qᵀ·C).
+    /// Collective over the process column when P > 1.
+    pub fn apply(&self, grid: &Grid, trans: Trans, c: &mut DistMatrix, cols: std::ops::Range<usize>) -> Result<()> {
+        let nc = cols.len();
+        let (lr0, ld) = (c.local_rows_before(self.j0), c.lld());
+        // An empty local piece still takes part in the column reduction.
+        let mut w = vec![0.0; self.jb * nc];
+        if nc > 0 && self.lrows > 0 {
+            let cbase = lr0 + cols.start * ld;
+            blas::dgemm(
+                Trans::Yes,
+                Trans::No,
+                self.jb,
+                nc,
+                self.lrows,
+                1.0,
+                &self.v,
+                self.lrows,
+                &c.local()[cbase..],
+                ld,
+                0.0,
+                &mut w,
+                self.jb,
+            );
+        }
+        if grid.nprow() > 1 && nc > 0 {
+            grid.sum(Scope::Column, &mut w, None)?;
+        }
+        if nc == 0 {
+            return Ok(());
+        }
+        blas::dtrmm(Side::Left, Uplo::Upper, trans, Diag::NonUnit, self.jb, nc, 1.0, &self.t, self.jb, &mut w, self.jb);
+        if self.lrows > 0 {
+            let cbase = lr0 + cols.start * ld;
+            blas::dgemm(
+                Trans::No,
+                Trans::No,
+                self.lrows,
+                nc,
+                self.jb,
+                -1.0,
+                &self.v,
+                self.lrows,
+                &w,
+                self.jb,
+                1.0,
+                &mut c.local_mut()[cbase..],
+                ld,
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Explicit V (unit diagonal, zeros above) of panel `j0..j0+jb` from the
+/// reflectors stored below the diagonal of `a` (owner column only).
+fn explicit_v(a: &DistMatrix, j0: usize, jb: usize) -> (Vec<f64>, usize) {
+    let lr0 = a.local_rows_before(j0);
+    let lrows = a.local_rows() - lr0;
+    let lc0 = a.local_cols_before(j0);
+    let ld = a.lld();
+    let mut v = vec![0.0; lrows * jb];
+    for c in 0..jb {
+        let gj = j0 + c;
+        for r in 0..lrows {
+            let gi = a.global_row(lr0 + r);
+            v[r + c * lrows] = if gi > gj {
+                a.local()[lr0 + r + (lc0 + c) * ld]
+            } else if gi == gj {
+                1.0
+            } else {
+                0.0
+            };
+        }
+    }
+    (v, lrows)
+}
+
+/// T from V and tau (PDLARFT, forward, column-wise): S = VᵀV summed over the
+/// process column, then T(0..c, c) = −tau_c · T(0..c, 0..c) · S(0..c, c).
+fn form_t(grid: &Grid, v: &[f64], lrows: usize, jb: usize, tau: &[f64]) -> Result<Vec<f64>> {
+    let mut s = vec![0.0; jb * jb];
+    if lrows > 0 {
+        blas::dgemm(Trans::Yes, Trans::No, jb, jb, lrows, 1.0, v, lrows, v, lrows, 0.0, &mut s, jb);
+    }
+    if grid.nprow() > 1 {
+        grid.sum(Scope::Column, &mut s, None)?;
+    }
+    let mut t = vec![0.0; jb * jb];
+    for c in 0..jb {
+        t[c + c * jb] = tau[c];
+        if tau[c] == 0.0 {
+            continue;
+        }
+        // y = −tau_c · S(0..c, c), then y = T(0..c,0..c)·y (upper triangular).
+        let y: Vec<f64> = (0..c).map(|r| -tau[c] * s[r + c * jb]).collect();
+        for r in 0..c {
+            let mut acc = 0.0;
+            for k in r..c {
+                acc += t[r + k * jb] * y[k];
+            }
+            t[r + c * jb] = acc;
+        }
+    }
+    Ok(t)
+}
+
+/// The reflectors of an already factored panel (for applying Q later):
+/// called by the process column that owns the panel.
+pub fn stored_panel(grid: &Grid, a: &DistMatrix, tau: &[f64], j0: usize, jb: usize) -> Result<Panel> {
+    let (v, lrows) = explicit_v(a, j0, jb);
+    let t = form_t(grid, &v, lrows, jb, &tau[j0..j0 + jb])?;
+    Ok(Panel { j0, jb, v, lrows, t })
+}
+
+/// Factors panel `j0..j0+jb` of `a` in place (R on and above the diagonal,
+/// V below it) and returns its reflectors. Called by every process of the
+/// owning process column; collective over that column when P > 1.
+pub fn factor_panel(grid: &Grid, a: &mut DistMatrix, j0: usize, jb: usize) -> Result<Panel> {
+    let lr0 = a.local_rows_before(j0);
+    let lc0 = a.local_cols_before(j0);
+    let lrows = a.local_rows() - lr0;
+    let ld = a.lld();
+    if grid.nprow() == 1 {
+        // The whole panel is local: LAPACK's recursive QR gives V and T.
+        let mut t = vec![0.0; jb * jb];
+        let base = lr0 + lc0 * ld;
+        if lrows > 0 {
+            blas::dgeqrt3(lrows, jb, &mut a.local_mut()[base..], ld, &mut t, jb);
+        }
+        let (v, lrows) = explicit_v(a, j0, jb);
+        return Ok(Panel { j0, jb, v, lrows, t });
+    }
+    let mut tau = vec![0.0; jb];
+    for c in 0..jb {
+        tau[c] = householder_column(grid, a, j0 + c, lc0 + c, lc0 + jb)?;
+    }
+    let (v, lrows) = explicit_v(a, j0, jb);
+    let t = form_t(grid, &v, lrows, jb, &tau)?;
+    Ok(Panel { j0, jb, v, lrows, t })
+}
+
+/// One column of a distributed panel (PDGEQR2 step): generates the
+/// reflector that zeroes A(j+1.., j) (LAPACK DLARFG semantics: beta =
+/// −sign(alpha)·‖x‖, tau = (beta − alpha)/beta, v = x/(alpha − beta)), stores
+/// beta and v, and applies it to the panel columns `lc+1..lc_end`.
+fn householder_column(grid: &Grid, a: &mut DistMatrix, j: usize, lc: usize, lc_end: usize) -> Result<f64> {
+    let ld = a.lld();
+    let (myrow, _) = a.coords();
+    let owner = a.row_owner(j);
+    let lj = a.local_rows_before(j); // local row of global row j (if mine)
+    let below0 = if myrow == owner { lj + 1 } else { lj };
+    let lr_end = a.local_rows();
+    // ‖x‖ of the part below the diagonal, robustly: gather each process's
+    // scaled norm, and alpha from the owner.
+    let col = &a.local()[lc * ld..lc * ld + lr_end];
+    let local = [norm2(&col[below0..lr_end]), if myrow == owner { col[lj] } else { 0.0 }];
+    let parts = grid.allgather(Scope::Column, &local)?;
+    let xnorm = parts.chunks_exact(2).fold(0.0f64, |acc, p| acc.hypot(p[0]));
+    let alpha: f64 = parts.chunks_exact(2).map(|p| p[1]).sum();
+    if xnorm == 0.0 {
+        return Ok(0.0); // H = I; nothing to apply
+    }
+    let beta = -alpha.signum() * alpha.hypot(xnorm);
+    let tau = (beta - alpha) / beta;
+    let scale = 1.0 / (alpha - beta);
+    {
+        let data = a.local_mut();
+        for x in &mut data[lc * ld + below0..lc * ld + lr_end] {
+            *x *= scale;
+        }
+        if myrow == owner {
+            data[lc * ld + lj] = 1.0; // v_j = 1 while applying; beta stored after
+        }
+    }
+    // Apply H = I − tau v vᵀ to the remaining panel columns.
+    let ncols = lc_end - lc - 1;
+    if ncols > 0 {
+        // Rows j.. (v_j = 1 on the owner, below-diagonal rows elsewhere).
+        let start = lj;
+        let m_loc = lr_end - start;
+        let mut w = vec![0.0; ncols];
+        {
+            let data = a.local();
+            let v = &data[lc * ld + start..lc * ld + lr_end];
+            if m_loc > 0 {
+                blas::dgemv(Trans::Yes, m_loc, ncols, 1.0, &data[(lc + 1) * ld + start..], ld, v, 0.0, &mut w);
+            }
+        }
+        grid.sum(Scope::Column, &mut w, None)?;
+        if m_loc > 0 {
+            let v: Vec<f64> = a.local()[lc * ld + start..lc * ld + lr_end].to_vec();
+            blas::dger(m_loc, ncols, -tau, &v, &w, &mut a.local_mut()[(lc + 1) * ld + start..], ld);
+        }
+    }
+    if myrow == owner {
+        a.local_mut()[lc * ld + lj] = beta;
+    }
+    Ok(tau)
+}
+
+/// ‖x‖₂ without overflow (scaled sum of squares).
+fn norm2(x: &[f64]) -> f64 {
+    let scale = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    if scale == 0.0 || !scale.is_finite() {
+        return scale;
+    }
+    let ssq: f64 = x.iter().map(|v| (v / scale) * (v / scale)).sum();
+    scale * ssq.sqrt()
+}

@@ -1,0 +1,136 @@
+//! Multi-rank QR checks driven by `tests/tests/qr.rs`: factor generated
+//! matrices on a grid and print ScaLAPACK's residuals, one line per case.
+//!
+//! ```text
+//! qr-checks --grid PxQ [--timeout S] CASE...      CASE = MxNxNB[:kind]   (kind: uniform|cond1e6|dd)
+//! qr-checks --grid PxQ gels MxNxNB
+//! qr-checks --grid PxQ bad-blocks
+//! ```
+
+use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
+use blacs_ft::{Grid, GridOptions, Injector, Joined, Runtime};
+use scalapack_ft::generate::{Generator, MatrixKind};
+use scalapack_ft::qr::{check, pdgels, pdgeqrf};
+use scalapack_ft::DistMatrix;
+use std::time::Duration;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut grid_shape = (2, 2);
+    let mut timeout = 120;
+    let mut cases = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--grid" => {
+                let v = it.next().expect("--grid PxQ");
+                let (p, q) = v.split_once('x').expect("PxQ");
+                grid_shape = (p.parse().expect("P"), q.parse().expect("Q"));
+            }
+            "--timeout" => timeout = it.next().and_then(|t| t.parse().ok()).expect("--timeout S"),
+            other => cases.push(other.to_string()),
+        }
+    }
+    let (p, q) = grid_shape;
+    if !inside_mpi() {
+        relaunch(&Relaunch { nprocs: (p * q) as u32, timeout: Some(Duration::from_secs(timeout)), ulfm: true });
+    }
+    scalapack_ft::blas::use_single_thread();
+    let mut rt = Runtime::init().expect("MPI");
+    let comm = rt.world_dup().expect("comm");
+    let grid = match Grid::join(&mut rt, comm, p, q, GridOptions { injector: Injector::none() }) {
+        Ok(Joined::Active(g)) => g,
+        _ => rt.finish(1),
+    };
+    let mut ok = true;
+    let mut words = cases.iter();
+    while let Some(c) = words.next() {
+        let line = match c.as_str() {
+            "gels" => gels(&grid, words.next().map(String::as_str).unwrap_or("40x10x4")),
+            "bad-blocks" => bad_blocks(&grid),
+            spec => factor_case(&grid, spec),
+        };
+        match line {
+            Ok(l) => {
+                if grid.rank() == 0 {
+                    println!("{l}");
+                }
+            }
+            Err(e) => {
+                ok = false;
+                println!("CASE {c} rank={} error: {e}", grid.rank());
+            }
+        }
+    }
+    if grid.rank() == 0 {
+        write_status(ok, "qr-checks");
+    }
+    grid.close();
+    rt.finish(if ok { 0 } else { 1 })
+}
+
+fn parse_case(spec: &str) -> (usize, usize, usize, MatrixKind) {
+    let (dims, kind) = spec.split_once(':').unwrap_or((spec, "uniform"));
+    let v: Vec<usize> = dims.split('x').map(|x| x.parse().expect("MxNxNB")).collect();
+    let kind = match kind {
+        "cond1e6" => MatrixKind::Conditioned { cond: 1e6 },
+        "dd" => MatrixKind::DiagonallyDominant,
+        _ => MatrixKind::Uniform,
+    };
+    (v[0], v[1], v[2], kind)
+}
+
+fn factor_case(grid: &Grid, spec: &str) -> Result<String, String> {
+    let (m, n, nb, kind) = parse_case(spec);
+    let gen = Generator::new(kind, 7, m, n).map_err(|e| e.to_string())?;
+    let a = DistMatrix::from_fn(grid, m, n, nb, nb, |i, j| gen.element(i, j)).map_err(|e| e.to_string())?;
+    let mut qr = a.clone();
+    let mut tau = Vec::new();
+    let t = std::time::Instant::now();
+    pdgeqrf(grid, &mut qr, &mut tau).map_err(|e| e.to_string())?;
+    let secs = t.elapsed().as_secs_f64();
+    let res = check::qr_residual(grid, &a, &qr, &tau).map_err(|e| e.to_string())?;
+    let orth = check::orthogonality(grid, &qr, &tau).map_err(|e| e.to_string())?;
+    let good = res < 16.0 && orth < 16.0 && tau.len() == m.min(n);
+    Ok(format!(
+        "CASE {spec} m={m} n={n} nb={nb} residual={res:.3} orthogonality={orth:.3} time={secs:.4} {}",
+        if good { "ok" } else { "FAIL" }
+    ))
+}
+
+/// Least squares on a consistent system: X must be recovered.
+fn gels(grid: &Grid, spec: &str) -> Result<String, String> {
+    let (m, n, nb, _) = parse_case(spec);
+    let gen = Generator::new(MatrixKind::Uniform, 11, m, n).map_err(|e| e.to_string())?;
+    let x_true = |i: usize, j: usize| 1.0 + i as f64 * 0.25 - j as f64;
+    let nrhs = 3;
+    let mut a = DistMatrix::from_fn(grid, m, n, nb, nb, |i, j| gen.element(i, j)).map_err(|e| e.to_string())?;
+    // B = A·X_true, computed element by element (small test sizes).
+    let mut b =
+        DistMatrix::from_fn(grid, m, nrhs, nb, nb, |i, j| (0..n).map(|k| gen.element(i, k) * x_true(k, j)).sum())
+            .map_err(|e| e.to_string())?;
+    pdgels(grid, &mut a, &mut b).map_err(|e| e.to_string())?;
+    let full = b.gather(grid, 0).map_err(|e| e.to_string())?;
+    let mut err = 0.0f64;
+    if let Some(full) = full {
+        for j in 0..nrhs {
+            for i in 0..n {
+                err = err.max((full[i + j * m] - x_true(i, j)).abs());
+            }
+        }
+    }
+    Ok(format!("GELS {spec} max_error={err:.3e} {}", if err < 1e-8 || grid.rank() != 0 { "ok" } else { "FAIL" }))
+}
+
+/// MB ≠ NB is refused with the same typed error everywhere.
+fn bad_blocks(grid: &Grid) -> Result<String, String> {
+    let mut a = DistMatrix::zeros(grid, 20, 20, 4, 5).map_err(|e| e.to_string())?;
+    let mut tau = Vec::new();
+    match pdgeqrf(grid, &mut a, &mut tau) {
+        Ok(()) => Err("pdgeqrf accepted MB != NB".into()),
+        Err(e) => {
+            println!("BAD rank={} info={} error: {e}", grid.rank(), e.info());
+            Ok(format!("BAD-BLOCKS info={}", e.info()))
+        }
+    }
+}

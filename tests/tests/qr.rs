@@ -1,0 +1,73 @@
+//! pdgeqrf / pdormqr / pdgels on real multi-rank grids: ScaLAPACK's
+//! residual checks on many shapes, and bad input agreed on every rank.
+
+use blacs_ft::launch::{run_with_timeout, Captured};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Duration;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn qr_checks(grid: &str, cases: &[&str]) -> Captured {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_qr-checks"));
+    cmd.args(["--grid", grid, "--timeout", "120"]).args(cases).env_remove("FTLA_KILL");
+    let out = run_with_timeout(cmd, Duration::from_secs(150)).expect("launch qr-checks");
+    assert!(!out.timed_out, "qr-checks hung:\n{}\n{}", out.stdout, out.stderr);
+    out
+}
+
+const CASES: &[&str] = &[
+    "37x23x4",           // M > N, not multiples of NB
+    "23x37x4",           // M < N
+    "64x64x8",           // square, multiple of NB
+    "61x61x16",          // square, ragged last block
+    "100x70x16:cond1e6", // ill-conditioned
+    "9x9x32",            // one partial block
+    "1x1x1",             // tiny
+    "2x2x1",
+    "0x5x2", // empty
+    "5x0x2",
+];
+
+fn assert_cases_pass(grid: &str) {
+    let out = qr_checks(grid, CASES);
+    assert_eq!(out.code, Some(0), "grid {grid}:\n{}\n{}", out.stdout, out.stderr);
+    for case in CASES {
+        let line = out.stdout.lines().find(|l| l.starts_with(&format!("CASE {case} "))).unwrap_or("");
+        assert!(line.ends_with(" ok"), "grid {grid}, case {case}: `{line}`\n{}", out.stdout);
+    }
+}
+
+#[test]
+fn qr_residuals_pass_on_1x1_and_1x2() {
+    assert_cases_pass("1x1");
+    assert_cases_pass("1x2");
+}
+
+#[test]
+fn qr_residuals_pass_on_2x1_2x2_and_2x3() {
+    assert_cases_pass("2x1");
+    assert_cases_pass("2x2");
+    assert_cases_pass("2x3");
+}
+
+#[test]
+fn least_squares_recovers_the_solution_of_a_consistent_system() {
+    for grid in ["1x2", "2x2"] {
+        let out = qr_checks(grid, &["gels", "45x12x4"]);
+        assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+        assert!(out.stdout.lines().any(|l| l.starts_with("GELS 45x12x4") && l.ends_with(" ok")), "{}", out.stdout);
+    }
+}
+
+#[test]
+fn unequal_block_sizes_are_the_same_typed_error_on_every_rank() {
+    let out = qr_checks("2x2", &["bad-blocks"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("BAD rank=")).collect();
+    assert_eq!(lines.len(), 4, "{}", out.stdout);
+    for l in &lines {
+        assert!(l.contains("info=-205") && l.contains("MB_A") && l.contains("must equal NB_A"), "{l}");
+    }
+}
