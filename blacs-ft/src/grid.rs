@@ -392,6 +392,21 @@ impl Grid {
         self.fail(self.comm(scope).allgather(send))
     }
 
+    /// Fault-tolerant agreement over the whole grid (`MPIX_Comm_agree`):
+    /// `true` only if every live rank passed `true`; the same answer on every
+    /// live rank. A process failure returns a process-failure error. Without
+    /// ULFM it is an all-reduce (not fault tolerant). This is the commit
+    /// point of the step-commit protocol.
+    pub fn agree(&self, flag: bool) -> Result<bool> {
+        if self.ulfm == UlfmStatus::Available {
+            let f = self.fail(self.all.agree(flag as i32))?;
+            return Ok(f & 1 == 1);
+        }
+        let mut v = [flag as i64];
+        self.fail(self.all.allreduce(&mut v, ReduceOp::Min))?;
+        Ok(v[0] == 1)
+    }
+
     /// Barrier along `scope`.
     pub fn barrier(&self, scope: Scope) -> Result<()> {
         self.fail(self.comm(scope).barrier())

@@ -61,7 +61,7 @@ fn main() {
     let ok = result.is_ok();
     if grid.rank() == 0 {
         match &result {
-            Ok((r, outcome)) => println!("grid-sums: {r} rounds ok after {} repair(s)", outcome.repairs.len()),
+            Ok((r, repairs)) => println!("grid-sums: {r} rounds ok after {} repair(s)", repairs.len()),
             Err(e) => println!("grid-sums: failed: {e}"),
         }
         write_status(ok, "grid-sums");

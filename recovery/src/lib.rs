@@ -1,30 +1,142 @@
-//! # recovery — resilient regions and fault injection for ftla
+//! # recovery — resilient regions, step commits and fault injection
 //!
-//! The application-facing side of recovery: a resilient region runs a
-//! closure, and when a process dies inside it, repairs the grid
-//! ([`blacs_ft::Grid::recover`]) and runs the closure again. Fault injection
-//! (SIGKILL a rank at a named point) is re-exported from `blacs-ft`, where
-//! the repair protocol itself has injection points.
+//! The application-facing side of recovery ("the three R's": revoke,
+//! return, repair). A [`Region`] owns the grid and a [`StatusLog`]: the
+//! application runs its body inside [`Region::run`]; fault-tolerant library
+//! calls (e.g. `scalapack_ft::qr_ft::pdgeqrf_ft`) record their committed steps
+//! in the log and repair in place; a failure outside them makes the region
+//! repair the grid and run the body again, skipping completed calls.
+//! Replacement processes create their region right after joining the grid
+//! and receive the log from the survivors.
 //!
-//! The step-commit protocol and the status log that lets a re-run skip
-//! completed calls arrive with the fault-tolerant factorizations.
+//! Fault injection (SIGKILL a rank at a named point) is re-exported from
+//! `blacs-ft`, where the repair protocol itself has injection points.
+
+mod status;
 
 pub use blacs_ft::inject::{kill_self, Injector, KillSpec};
+pub use status::{CallRecord, CallState, StatusLog};
+
 use blacs_ft::{Error, Grid, RepairReport};
 
-/// What a resilient region did.
-#[derive(Debug, Default)]
-pub struct RegionOutcome {
-    /// One report per repair, oldest first.
-    pub repairs: Vec<RepairReport>,
+/// A resilient region: the grid, the status log of the library calls made
+/// in it, and the repairs it went through.
+///
+/// # Fault tolerance
+/// A replacement process must create its region right after
+/// [`blacs_ft::Grid::join`] returns: [`Region::new`] then receives the log
+/// from the survivors, who send it right after their repair.
+pub struct Region {
+    grid: Box<Grid>,
+    log: StatusLog,
+    repairs: Vec<RepairReport>,
+    /// Set on a replacement until its first call resumes: that call joins
+    /// the survivors' rebuild instead of starting.
+    joining: bool,
+    max_repairs: usize,
+}
+
+impl Region {
+    /// Wraps the grid. On a replacement (joined in the current epoch) this
+    /// is collective with the survivors' repair: it receives their log.
+    pub fn new(grid: Box<Grid>) -> Result<Region, Error> {
+        let joining = grid.replacement().is_some_and(|r| r.epoch == grid.epoch());
+        let mut region = Region { grid, log: StatusLog::new(), repairs: Vec::new(), joining, max_repairs: 16 };
+        if joining {
+            region.log.share(&region.grid, false)?;
+            if region.log.calls().iter().all(|c| c.done) {
+                // Nothing in progress: the body simply runs from the top.
+                region.joining = false;
+            }
+        }
+        Ok(region)
+    }
+
+    /// The grid.
+    pub fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    /// The grid, mutable (for library calls that repair it).
+    pub fn grid_mut(&mut self) -> &mut Grid {
+        &mut self.grid
+    }
+
+    /// The status log.
+    pub fn log(&self) -> &StatusLog {
+        &self.log
+    }
+
+    /// Repairs so far, oldest first.
+    pub fn repairs(&self) -> &[RepairReport] {
+        &self.repairs
+    }
+
+    /// Limits the number of repairs [`Region::run`] and library calls may
+    /// perform before giving up (default 16).
+    pub fn set_max_repairs(&mut self, n: usize) {
+        self.max_repairs = n;
+    }
+
+    /// Called by a fault-tolerant library call when it starts. Returns what
+    /// the log says about it, and whether this process is a replacement that
+    /// must join the survivors' rebuild of this call (instead of starting).
+    pub fn enter_call(&mut self, name: &str) -> (CallState, bool) {
+        let state = self.log.enter(name);
+        let joining = self.joining && matches!(state, CallState::Resume { .. });
+        if joining {
+            self.joining = false;
+        }
+        (state, joining)
+    }
+
+    /// Records a commit of the current call (step count and its replicated data).
+    pub fn commit(&mut self, committed: u64, replicated: &[f64]) {
+        self.log.commit(committed, replicated);
+    }
+
+    /// Records the current call as completed.
+    pub fn complete(&mut self, replicated: &[f64]) {
+        self.log.complete(replicated);
+    }
+
+    /// Repairs the grid after a process failure and hands the log to the
+    /// replacements. Collective with the replacements' [`Region::new`].
+    pub fn repair(&mut self) -> Result<RepairReport, Error> {
+        if self.repairs.len() >= self.max_repairs {
+            return Err(Error::Unrecoverable { reason: format!("more than {} repairs", self.max_repairs) });
+        }
+        let report = self.grid.recover()?;
+        self.log.share(&self.grid, true)?;
+        self.repairs.push(report.clone());
+        Ok(report)
+    }
+
+    /// Runs `body` until it succeeds: on a process failure that escaped the
+    /// library calls, repairs and runs it again from the top (completed
+    /// calls are skipped through the log).
+    pub fn run<T>(&mut self, mut body: impl FnMut(&mut Region) -> Result<T, Error>) -> Result<T, Error> {
+        loop {
+            self.log.rewind();
+            match body(self) {
+                Ok(v) => return Ok(v),
+                Err(e) if e.is_process_failure() => {
+                    self.repair()?;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Ends the region, giving the grid back.
+    pub fn into_grid(self) -> Box<Grid> {
+        self.grid
+    }
 }
 
 /// Runs `body` on the grid; when it fails with a process-failure error,
-/// repairs the grid and runs it again (at most `max_repairs` times).
-///
-/// `body` must be re-entrant: it is called again from the start after a
-/// repair, on survivors and replacements alike, and can use
-/// [`Grid::epoch`] / [`Grid::replacement`] to find where to resume.
+/// repairs the grid and runs it again from the start (at most `max_repairs`
+/// times). For code without fault-tolerant library calls; see [`Region`].
 ///
 /// # Fault tolerance
 /// Errors that are not process failures are returned as they are (they are
@@ -33,18 +145,16 @@ pub fn resilient<T>(
     grid: &mut Grid,
     max_repairs: usize,
     mut body: impl FnMut(&mut Grid) -> Result<T, Error>,
-) -> Result<(T, RegionOutcome), Error> {
-    let mut outcome = RegionOutcome::default();
+) -> Result<(T, Vec<RepairReport>), Error> {
+    let mut repairs = Vec::new();
     loop {
         match body(grid) {
-            Ok(v) => return Ok((v, outcome)),
-            Err(e) if e.is_process_failure() && outcome.repairs.len() < max_repairs => {
-                outcome.repairs.push(grid.recover()?);
+            Ok(v) => return Ok((v, repairs)),
+            Err(e) if e.is_process_failure() && repairs.len() < max_repairs => {
+                repairs.push(grid.recover()?);
             }
             Err(e) if e.is_process_failure() => {
-                return Err(Error::Unrecoverable {
-                    reason: format!("more than {max_repairs} repairs needed (last: {e})"),
-                })
+                return Err(Error::Unrecoverable { reason: format!("more than {max_repairs} repairs needed (last: {e})") })
             }
             Err(e) => return Err(e),
         }
