@@ -4,8 +4,11 @@
 //! with the right number of ranks (grid + spares), so users rarely type
 //! `mpiexec` themselves. Run `ftla --help` for the commands.
 
+mod baseline;
 mod cli;
 mod demo;
+mod factor_cmd;
+mod ft_cmd;
 mod json;
 mod repair;
 mod session;
@@ -52,7 +55,64 @@ const REPAIR: CommandSpec = CommandSpec {
     ],
 };
 
-const COMMANDS: [&CommandSpec; 2] = [&DEMO, &REPAIR];
+const FACTOR_OPTIONS: [OptSpec; 18] = [
+    OptSpec { name: "ft", value: None, help: "fault-tolerant QR (pdgeqrf_ft): reverse-neighboring checksums, repair in place" },
+    OptSpec {
+        name: "kill",
+        value: Some("R@STEP:PHASE[,...]"),
+        help: "with --ft: SIGKILL grid rank R at STEP in PHASE (panel|bcast|update|commit); full kill points also accepted",
+    },
+    OptSpec { name: "spares", value: Some("S"), help: "with --ft: hot spares parked at start-up (default 0: spawn)" },
+    OptSpec {
+        name: "compare",
+        value: None,
+        help: "with --ft: also time the plain QR and a failure-free FT QR in the same run",
+    },
+    OptSpec { name: "verify", value: None, help: "with --ft: check the checksum relations at the end" },
+    OptSpec {
+        name: "corrupt",
+        value: Some("R@STEP"),
+        help: "with --ft: add 1.0 to one element on rank R at STEP (a silent error for --verify to report)",
+    },
+    OptSpec { name: "grid", value: Some("PxQ"), help: "process grid, row-major ranks (default 1x2)" },
+    OptSpec { name: "n", value: Some("N"), help: "columns of the generated matrix (required unless --input)" },
+    OptSpec { name: "m", value: Some("M"), help: "rows of the generated matrix (default N)" },
+    OptSpec { name: "nb", value: Some("NB"), help: "block size of the 2-D block-cyclic layout (default 64)" },
+    OptSpec {
+        name: "matrix",
+        value: Some("KIND"),
+        help: "generated matrix: uniform | dd (diagonally dominant) | spd | cond:C (default: uniform for QR, dd for LU)",
+    },
+    OptSpec { name: "seed", value: Some("S"), help: "seed of the generated matrix (default 2026)" },
+    OptSpec { name: "input", value: Some("FILE"), help: "factor the matrix in FILE (.npy <f8, or .mtx array) instead" },
+    OptSpec {
+        name: "output",
+        value: Some("FILE"),
+        help: "write the factored matrix (ScaLAPACK layout) to FILE (.npy or .mtx) and tau / pivots to FILE.tau.npy / FILE.ipiv.npy",
+    },
+    OptSpec { name: "check", value: None, help: "compute ScaLAPACK's residual checks (QR: also orthogonality)" },
+    OptSpec { name: "json", value: Some("FILE"), help: "write the results as JSON to FILE" },
+    COMMON[0],
+    COMMON[1],
+];
+
+const QR: CommandSpec = CommandSpec {
+    name: "qr",
+    summary: "QR factorization (pdgeqrf) of a generated or given matrix: time, Gflop/s (2MN²−2N³/3), residuals, and \
+              the local DGEMM rate measured in the same run.",
+    usage: "ftla qr --grid PxQ --n N [--m M] --nb NB [--input FILE] [--output FILE] [--check] [--json FILE]",
+    options: &FACTOR_OPTIONS,
+};
+
+const LU: CommandSpec = CommandSpec {
+    name: "lu",
+    summary: "LU factorization with partial pivoting (pdgetrf) of a generated or given matrix: time, Gflop/s \
+              (2N³/3), residual, and the local DGEMM rate measured in the same run.",
+    usage: "ftla lu --grid PxQ --n N --nb NB [--input FILE] [--output FILE] [--check] [--json FILE]",
+    options: &FACTOR_OPTIONS,
+};
+
+const COMMANDS: [&CommandSpec; 5] = [&DEMO, &REPAIR, &QR, &LU, &baseline::BASELINE];
 
 fn top_help() -> String {
     let mut s = String::from(
@@ -99,6 +159,9 @@ fn main() {
         usage_exit(None, UsageError(format!("unknown command `{cmd}`")));
     };
     let rest = &args[1..];
+    if spec.name == "baseline" {
+        std::process::exit(baseline::run(rest));
+    }
     if rest.iter().any(|a| a == "--help" || a == "-h") {
         print!("{}", spec.help());
         return;
@@ -108,15 +171,19 @@ fn main() {
     enum Job {
         Demo(demo::DemoArgs),
         Repair(repair::RepairArgs),
+        Factor(factor_cmd::FactorArgs),
     }
     let job = match spec.name {
         "demo" => demo::DemoArgs::from_opts(&opts).map(Job::Demo),
+        "qr" => factor_cmd::FactorArgs::from_opts(factor_cmd::Factorization::Qr, &opts).map(Job::Factor),
+        "lu" => factor_cmd::FactorArgs::from_opts(factor_cmd::Factorization::Lu, &opts).map(Job::Factor),
         _ => repair::RepairArgs::from_opts(&opts).map(Job::Repair),
     }
     .unwrap_or_else(|e| usage_exit(Some(spec), e));
     let nprocs = match &job {
         Job::Demo(a) => a.nprocs(),
         Job::Repair(a) => a.nprocs(),
+        Job::Factor(a) => a.nprocs(),
     };
     if !inside_mpi() {
         relaunch(&Relaunch {
@@ -128,5 +195,6 @@ fn main() {
     match job {
         Job::Demo(a) => demo::run(a),
         Job::Repair(a) => repair::run(a),
+        Job::Factor(a) => factor_cmd::run(a),
     }
 }

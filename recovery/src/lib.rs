@@ -52,6 +52,13 @@ impl Region {
         Ok(region)
     }
 
+    /// True on a replacement whose first library call has not yet joined
+    /// the survivors: it must make no collective call before that one (the
+    /// survivors are inside the interrupted call).
+    pub fn is_joining(&self) -> bool {
+        self.joining
+    }
+
     /// The grid.
     pub fn grid(&self) -> &Grid {
         &self.grid

@@ -141,7 +141,10 @@ impl StatusLog {
         grid.broadcast(Scope::All, &mut buf, root)?;
         match StatusLog::decode(&buf) {
             Some(log) => {
-                *self = log;
+                if !has_log {
+                    // A replacement runs the region's body from the top.
+                    *self = StatusLog { cursor: 0, ..log };
+                }
                 Ok(())
             }
             None => Err(blacs_ft::Error::Unrecoverable { reason: "the status log received after a repair is corrupt".into() }),

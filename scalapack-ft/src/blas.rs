@@ -86,7 +86,15 @@ extern "C" {
         a: *mut f64,
         lda: *const c_int,
     );
-    fn dgeqrt3_(m: *const c_int, n: *const c_int, a: *mut f64, lda: *const c_int, t: *mut f64, ldt: *const c_int, info: *mut c_int);
+    fn dgeqrt3_(
+        m: *const c_int,
+        n: *const c_int,
+        a: *mut f64,
+        lda: *const c_int,
+        t: *mut f64,
+        ldt: *const c_int,
+        info: *mut c_int,
+    );
     fn dgetrf_(m: *const c_int, n: *const c_int, a: *mut f64, lda: *const c_int, ipiv: *mut c_int, info: *mut c_int);
     fn openblas_set_num_threads(n: c_int);
     fn openblas_get_corename() -> *const c_char;
@@ -186,26 +194,82 @@ fn tri_chars(side: Side, uplo: Uplo, diag: Diag) -> (c_char, c_char, c_char) {
 }
 
 /// `B = alpha·op(A)·B` (left) or `B = alpha·B·op(A)` (right), A triangular.
-pub fn dtrmm(side: Side, uplo: Uplo, ta: Trans, diag: Diag, m: usize, n: usize, alpha: f64, a: &[f64], lda: usize, b: &mut [f64], ldb: usize) {
+pub fn dtrmm(
+    side: Side,
+    uplo: Uplo,
+    ta: Trans,
+    diag: Diag,
+    m: usize,
+    n: usize,
+    alpha: f64,
+    a: &[f64],
+    lda: usize,
+    b: &mut [f64],
+    ldb: usize,
+) {
     if m == 0 || n == 0 {
         return;
     }
     let (s, u, d) = tri_chars(side, uplo, diag);
     // SAFETY: shapes are consistent by the caller's contract.
     unsafe {
-        dtrmm_(&s, &u, &ta.ch(), &d, &i(m), &i(n), &alpha, a.as_ptr(), &i(lda.max(1)), b.as_mut_ptr(), &i(ldb.max(1)), 1, 1, 1, 1)
+        dtrmm_(
+            &s,
+            &u,
+            &ta.ch(),
+            &d,
+            &i(m),
+            &i(n),
+            &alpha,
+            a.as_ptr(),
+            &i(lda.max(1)),
+            b.as_mut_ptr(),
+            &i(ldb.max(1)),
+            1,
+            1,
+            1,
+            1,
+        )
     }
 }
 
 /// Solves `op(A)·X = alpha·B` (left) or `X·op(A) = alpha·B` (right) in place.
-pub fn dtrsm(side: Side, uplo: Uplo, ta: Trans, diag: Diag, m: usize, n: usize, alpha: f64, a: &[f64], lda: usize, b: &mut [f64], ldb: usize) {
+pub fn dtrsm(
+    side: Side,
+    uplo: Uplo,
+    ta: Trans,
+    diag: Diag,
+    m: usize,
+    n: usize,
+    alpha: f64,
+    a: &[f64],
+    lda: usize,
+    b: &mut [f64],
+    ldb: usize,
+) {
     if m == 0 || n == 0 {
         return;
     }
     let (s, u, d) = tri_chars(side, uplo, diag);
     // SAFETY: shapes are consistent by the caller's contract.
     unsafe {
-        dtrsm_(&s, &u, &ta.ch(), &d, &i(m), &i(n), &alpha, a.as_ptr(), &i(lda.max(1)), b.as_mut_ptr(), &i(ldb.max(1)), 1, 1, 1, 1)
+        dtrsm_(
+            &s,
+            &u,
+            &ta.ch(),
+            &d,
+            &i(m),
+            &i(n),
+            &alpha,
+            a.as_ptr(),
+            &i(lda.max(1)),
+            b.as_mut_ptr(),
+            &i(ldb.max(1)),
+            1,
+            1,
+            1,
+            1,
+        )
     }
 }
 
@@ -322,7 +386,13 @@ mod tests {
         let mut r = vec![0.0; m * n];
         for j in 0..n {
             for i in 0..m {
-                v[i + j * m] = if i == j { 1.0 } else if i > j { a[i + j * m] } else { 0.0 };
+                v[i + j * m] = if i == j {
+                    1.0
+                } else if i > j {
+                    a[i + j * m]
+                } else {
+                    0.0
+                };
                 r[i + j * m] = if i <= j { a[i + j * m] } else { 0.0 };
             }
         }

@@ -11,9 +11,12 @@ pub mod dist_io;
 pub mod error;
 pub mod generate;
 pub mod io;
+pub mod lu;
 pub mod matrix;
 pub mod norms;
+pub mod pblas;
 pub mod qr;
+pub mod qr_ft;
 
 pub use blacs_ft::{Grid, Scope};
 pub use error::{Error, Result};

@@ -30,16 +30,22 @@ impl DistMatrix {
     pub fn zeros(grid: &Grid, m: usize, n: usize, mb: usize, nb: usize) -> Result<DistMatrix> {
         let (nprow, npcol) = (grid.nprow() as usize, grid.npcol() as usize);
         let (myrow, mycol) = (grid.myrow() as usize, grid.mycol() as usize);
-        let desc = Descriptor::with_min_lld(m, n, mb, nb, 0, 0, 0, nprow, npcol, myrow).map_err(|e| {
-            arg_error("DistMatrix::zeros", e.index as u32, e.index as u32, e.arg, e.reason.clone())
-        })?;
+        let desc = Descriptor::with_min_lld(m, n, mb, nb, 0, 0, 0, nprow, npcol, myrow)
+            .map_err(|e| arg_error("DistMatrix::zeros", e.index as u32, e.index as u32, e.arg, e.reason.clone()))?;
         let cols = numroc(n, nb, mycol, 0, npcol);
         let len = desc.lld() * cols;
         Ok(DistMatrix { desc, nprow, npcol, myrow, mycol, data: vec![0.0; len] })
     }
 
     /// An `m`×`n` matrix whose element (i, j) (0-based, global) is `f(i, j)`.
-    pub fn from_fn(grid: &Grid, m: usize, n: usize, mb: usize, nb: usize, f: impl Fn(usize, usize) -> f64) -> Result<DistMatrix> {
+    pub fn from_fn(
+        grid: &Grid,
+        m: usize,
+        n: usize,
+        mb: usize,
+        nb: usize,
+        f: impl Fn(usize, usize) -> f64,
+    ) -> Result<DistMatrix> {
         let mut a = DistMatrix::zeros(grid, m, n, mb, nb)?;
         let (lld, lr, lc) = (a.lld(), a.local_rows(), a.local_cols());
         for lj in 0..lc {
@@ -170,7 +176,15 @@ impl DistMatrix {
 
     /// Collective: distributes `full` (column-major `m×n`, significant on
     /// `root` only) into a new matrix with `mb`×`nb` blocks.
-    pub fn scatter(grid: &Grid, root: i32, full: Option<&[f64]>, m: usize, n: usize, mb: usize, nb: usize) -> Result<DistMatrix> {
+    pub fn scatter(
+        grid: &Grid,
+        root: i32,
+        full: Option<&[f64]>,
+        m: usize,
+        n: usize,
+        mb: usize,
+        nb: usize,
+    ) -> Result<DistMatrix> {
         let mut buf = match full {
             Some(f) if grid.rank() == root => {
                 let ok = f.len() == m * n;
@@ -179,7 +193,13 @@ impl DistMatrix {
                     if ok {
                         Ok(())
                     } else {
-                        Err(arg_error("DistMatrix::scatter", 3, 0, "full", format!("has {} elements, m·n = {}", f.len(), m * n)))
+                        Err(arg_error(
+                            "DistMatrix::scatter",
+                            3,
+                            0,
+                            "full",
+                            format!("has {} elements, m·n = {}", f.len(), m * n),
+                        ))
                     },
                 )?;
                 f.to_vec()

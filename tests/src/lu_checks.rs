@@ -1,1 +1,393 @@
-fn main() {}
+//! LU checks and timing on a real process grid, driven by `tests/tests/lu.rs`
+//! (and usable by hand). Started outside MPI, it relaunches itself under
+//! `mpiexec` with P·Q ranks and a hard timeout.
+//!
+//! ```text
+//! lu-checks check  --grid PxQ [--seed S] [--timeout S] CASE...
+//!     CASE = M,N,NB[,KIND]   KIND: uniform (default) | diagdom | cond
+//! lu-checks errors --grid PxQ [--timeout S]
+//! lu-checks bench  --grid PxQ --n N --nb NB [--reps R] [--seed S] [--no-check] [--timeout S]
+//! ```
+//!
+//! `check` factors each case with `pdgetrf`, prints (grid rank 0)
+//! `CASE m=.. n=.. nb=.. kind=.. lu_residual=.. solve_residual=..
+//! trans_residual=.. pivots=same|differ|- ok|FAIL`: the solve residuals are
+//! for `pdgetrs` (NoTrans / Trans, 3 right-hand sides, square cases only);
+//! `pivots` compares with LAPACK DGETRF on the gathered matrix (small cases).
+//! `errors` runs bad inputs and singular matrices: every rank prints
+//! `ERROR case=.. rank=.. info=.. err=..`, and rank 0 prints
+//! `AGREE case=.. same=true|false info=..` after comparing all ranks' errors.
+//! `bench` prints `BENCH grid=PxQ n=.. nb=.. time_s=.. gflops=.. residual=..`
+//! (time: the slowest rank, best of the repetitions; flops 2N³/3).
+
+use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
+use blacs_ft::{Grid, GridOptions, Injector, Joined, Runtime, Scope};
+use scalapack_ft::blas::{self, Trans};
+use scalapack_ft::generate::{Generator, MatrixKind};
+use scalapack_ft::lu::{lu_residual, pdgetrf, pdgetrs, solve_residual, Transpose};
+use scalapack_ft::pblas::pdgemm;
+use scalapack_ft::{DistMatrix, Error};
+use std::time::Duration;
+
+/// Largest m·n for the comparison with LAPACK on one rank.
+const COMPARE_LIMIT: usize = 120_000;
+
+struct Args {
+    mode: String,
+    p: i32,
+    q: i32,
+    seed: u64,
+    timeout: u64,
+    cases: Vec<String>,
+    n: usize,
+    nb: usize,
+    reps: usize,
+    check: bool,
+}
+
+fn parse() -> Result<Args, String> {
+    let mut it = std::env::args().skip(1);
+    let mode = it.next().ok_or("missing mode: check | errors | bench")?;
+    let mut a = Args {
+        mode,
+        p: 1,
+        q: 1,
+        seed: 2024,
+        timeout: 120,
+        cases: Vec::new(),
+        n: 1024,
+        nb: 64,
+        reps: 1,
+        check: true,
+    };
+    while let Some(k) = it.next() {
+        let mut val = || it.next().ok_or(format!("{k} needs a value"));
+        match k.as_str() {
+            "--grid" => {
+                let v = val()?;
+                let (p, q) = v.split_once('x').ok_or("--grid wants PxQ")?;
+                a.p = p.parse().map_err(|_| "bad P")?;
+                a.q = q.parse().map_err(|_| "bad Q")?;
+            }
+            "--seed" => a.seed = val()?.parse().map_err(|_| "bad --seed")?,
+            "--timeout" => a.timeout = val()?.parse().map_err(|_| "bad --timeout")?,
+            "--n" => a.n = val()?.parse().map_err(|_| "bad --n")?,
+            "--nb" => a.nb = val()?.parse().map_err(|_| "bad --nb")?,
+            "--reps" => a.reps = val()?.parse().map_err(|_| "bad --reps")?,
+            "--no-check" => a.check = false,
+            c if !c.starts_with("--") => a.cases.push(c.to_string()),
+            other => return Err(format!("unknown option {other}")),
+        }
+    }
+    if a.p < 1 || a.q < 1 {
+        return Err("the grid needs P, Q >= 1".into());
+    }
+    if a.nb == 0 {
+        return Err("--nb must be positive".into());
+    }
+    Ok(a)
+}
+
+fn main() {
+    let a = match parse() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("lu-checks: {e}");
+            std::process::exit(2);
+        }
+    };
+    if !inside_mpi() {
+        relaunch(&Relaunch { nprocs: (a.p * a.q) as u32, timeout: Some(Duration::from_secs(a.timeout)), ulfm: true });
+    }
+    blas::use_single_thread();
+    let mut rt = match Runtime::init() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("lu-checks: MPI start-up failed: {e}");
+            std::process::exit(1);
+        }
+    };
+    let comm = match rt.world_dup() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("lu-checks: {e}");
+            rt.finish(1)
+        }
+    };
+    let grid = match Grid::join(&mut rt, comm, a.p, a.q, GridOptions { injector: Injector::default() }) {
+        Ok(Joined::Active(g)) => g,
+        Ok(Joined::Released) => rt.finish(0),
+        Err(e) => {
+            println!("JOIN-ERROR {e}");
+            rt.finish(1)
+        }
+    };
+    let outcome = match a.mode.as_str() {
+        "check" => check(&grid, &a),
+        "errors" => errors(&grid),
+        "bench" => bench(&grid, &a),
+        other => Err(format!("unknown mode {other}")),
+    };
+    let ok = outcome.is_ok();
+    match &outcome {
+        Ok(summary) => println!("RANK {} ok {summary}", grid.rank()),
+        Err(e) => println!("RANK {} failed: {e}", grid.rank()),
+    }
+    if grid.rank() == 0 {
+        write_status(ok, &outcome.clone().unwrap_or_else(|e| e));
+    }
+    grid.close();
+    rt.finish(if ok { 0 } else { 1 })
+}
+
+fn s<E: std::fmt::Display>(e: E) -> String {
+    e.to_string()
+}
+
+/// A distributed matrix from the generator (element (i, j), or (j, i)
+/// for the transpose).
+fn generate(grid: &Grid, gen: &Generator, nb: usize, transpose: bool) -> Result<DistMatrix, String> {
+    let (m, n) = if transpose { (gen.n(), gen.m()) } else { (gen.m(), gen.n()) };
+    DistMatrix::from_fn(grid, m, n, nb, nb, |i, j| if transpose { gen.element(j, i) } else { gen.element(i, j) })
+        .map_err(s)
+}
+
+fn kind_of(name: &str) -> Result<MatrixKind, String> {
+    match name {
+        "uniform" => Ok(MatrixKind::Uniform),
+        "diagdom" => Ok(MatrixKind::DiagonallyDominant),
+        "cond" => Ok(MatrixKind::Conditioned { cond: 1e6 }),
+        other => Err(format!("unknown matrix kind {other}")),
+    }
+}
+
+/// A 64-bit digest of a string (FNV-1a).
+fn digest(text: &str) -> i64 {
+    text.bytes().fold(1469598103934665603u64, |h, b| (h ^ b as u64).wrapping_mul(1099511628211)) as i64
+}
+
+/// Whether `value` is the same on every rank.
+fn same_everywhere(grid: &Grid, value: i64) -> Result<bool, String> {
+    let mut lo = [value];
+    let mut hi = [value];
+    grid.min(Scope::All, &mut lo).map_err(s)?;
+    grid.max(Scope::All, &mut hi).map_err(s)?;
+    Ok(lo == hi)
+}
+
+fn check(grid: &Grid, a: &Args) -> Result<String, String> {
+    if a.cases.is_empty() {
+        return Err("no cases given".into());
+    }
+    let mut failed = Vec::new();
+    for case in &a.cases {
+        match check_case(grid, case, a.seed) {
+            Ok(true) => {}
+            Ok(false) => failed.push(case.clone()),
+            Err(e) => return Err(format!("case {case}: {e}")),
+        }
+    }
+    if failed.is_empty() {
+        Ok(format!("{} cases", a.cases.len()))
+    } else {
+        Err(format!("failed cases: {}", failed.join(" ")))
+    }
+}
+
+fn check_case(grid: &Grid, case: &str, seed: u64) -> Result<bool, String> {
+    let parts: Vec<&str> = case.split(',').collect();
+    if parts.len() < 3 {
+        return Err("a case is M,N,NB[,KIND]".into());
+    }
+    let num = |i: usize| parts[i].parse::<usize>().map_err(|_| format!("bad number {}", parts[i]));
+    let (m, n, nb) = (num(0)?, num(1)?, num(2)?);
+    let kind_name = parts.get(3).copied().unwrap_or("uniform");
+    let kind = kind_of(kind_name)?;
+    let gen = Generator::new(kind, seed, m, n).map_err(s)?;
+    let a0 = generate(grid, &gen, nb, false)?;
+    let mut lu = a0.clone();
+    let mut ipiv = Vec::new();
+    let factored = pdgetrf(grid, &mut lu, &mut ipiv);
+    if let Err(e) = &factored {
+        if grid.rank() == 0 {
+            println!("CASE m={m} n={n} nb={nb} kind={kind_name} error={e} FAIL");
+        }
+        return Ok(false);
+    }
+    let piv_digest = digest(&format!("{ipiv:?}"));
+    let pivots_replicated = same_everywhere(grid, piv_digest)?;
+    let lres = lu_residual(grid, &a0, &lu, &ipiv).map_err(s)?;
+    let (mut sres, mut tres) = (None, None);
+    if m == n {
+        let nrhs = 3;
+        let bgen = Generator::new(MatrixKind::Uniform, seed + 1, n, nrhs).map_err(s)?;
+        let b = generate(grid, &bgen, nb, false)?;
+        let mut x = b.clone();
+        pdgetrs(grid, Transpose::NoTrans, &lu, &ipiv, &mut x).map_err(s)?;
+        sres = Some(solve_residual(grid, &a0, &x, &b).map_err(s)?);
+        let at = generate(grid, &gen, nb, true)?;
+        let mut xt = b.clone();
+        pdgetrs(grid, Transpose::Trans, &lu, &ipiv, &mut xt).map_err(s)?;
+        tres = Some(solve_residual(grid, &at, &xt, &b).map_err(s)?);
+    }
+    let pivots = compare_with_lapack(grid, &a0, &lu, &ipiv)?;
+    let good = |r: Option<f64>| r.is_none_or(|v| v < 16.0);
+    let ok = pivots_replicated && lres < 16.0 && good(sres) && good(tres) && pivots != "differ";
+    if grid.rank() == 0 {
+        let f = |r: Option<f64>| r.map_or("-".to_string(), |v| format!("{v:.3e}"));
+        println!(
+            "CASE m={m} n={n} nb={nb} kind={kind_name} lu_residual={lres:.3e} solve_residual={} trans_residual={} \
+             pivots={pivots}{} {}",
+            f(sres),
+            f(tres),
+            if pivots_replicated { "" } else { " replicated=false" },
+            if ok { "ok" } else { "FAIL" }
+        );
+    }
+    Ok(ok)
+}
+
+/// For small matrices: LAPACK DGETRF on the gathered matrix must choose the
+/// same pivots, and give the same factors up to rounding. "-" when skipped.
+fn compare_with_lapack(grid: &Grid, a0: &DistMatrix, lu: &DistMatrix, ipiv: &[i64]) -> Result<&'static str, String> {
+    let (m, n) = (a0.m(), a0.n());
+    if m * n > COMPARE_LIMIT || m == 0 || n == 0 {
+        return Ok("-");
+    }
+    let full = a0.gather(grid, 0).map_err(s)?;
+    let fact = lu.gather(grid, 0).map_err(s)?;
+    let mut verdict = [0i64];
+    if let (Some(mut full), Some(fact)) = (full, fact) {
+        let mut ip = vec![0; m.min(n)];
+        blas::dgetrf(m, n, &mut full, m, &mut ip);
+        let same_piv = ip.iter().zip(ipiv).all(|(&p, &q)| p as i64 - 1 == q);
+        let scale = full.iter().fold(1.0f64, |x, v| x.max(v.abs()));
+        let close = full.iter().zip(&fact).all(|(x, y)| (x - y).abs() <= 1e-8 * scale);
+        verdict[0] = if same_piv && close { 1 } else { 2 };
+    }
+    grid.broadcast(Scope::All, &mut verdict, 0).map_err(s)?;
+    Ok(if verdict[0] == 1 { "same" } else { "differ" })
+}
+
+/// What one bad-input case returned on this rank.
+fn report(grid: &Grid, case: &str, result: Result<(), Error>, want_info: i32) -> Result<bool, String> {
+    let (info, text) = match &result {
+        Ok(()) => (0, "no error".to_string()),
+        Err(e) => (e.info(), e.to_string()),
+    };
+    println!("ERROR case={case} rank={} info={info} err={text}", grid.rank());
+    let same = same_everywhere(grid, digest(&format!("{info} {text}")))?;
+    if grid.rank() == 0 {
+        println!("AGREE case={case} same={same} info={info}");
+    }
+    Ok(same && info == want_info)
+}
+
+fn errors(grid: &Grid) -> Result<String, String> {
+    let mut bad = Vec::new();
+    let mut expect = |case: &str, result: Result<(), Error>, info: i32| -> Result<(), String> {
+        if !report(grid, case, result, info)? {
+            bad.push(case.to_string());
+        }
+        Ok(())
+    };
+    let gen = Generator::new(MatrixKind::Uniform, 7, 24, 24).map_err(s)?;
+    let mut ipiv = Vec::new();
+
+    // MB ≠ NB (ScaLAPACK: INFO = -606).
+    let mut a = DistMatrix::zeros(grid, 8, 8, 2, 4).map_err(s)?;
+    expect("mbnb", pdgetrf(grid, &mut a, &mut ipiv), -606)?;
+
+    // A factored matrix to solve with.
+    let a0 = generate(grid, &gen, 4, false)?;
+    let mut lu = a0.clone();
+    pdgetrf(grid, &mut lu, &mut ipiv).map_err(s)?;
+
+    // B with the wrong number of rows (-1203), MB_B ≠ NB_A (-1206), IPIV too short (-8).
+    let mut b = DistMatrix::zeros(grid, 23, 2, 4, 4).map_err(s)?;
+    expect("brows", pdgetrs(grid, Transpose::NoTrans, &lu, &ipiv, &mut b), -1203)?;
+    let mut b = DistMatrix::zeros(grid, 24, 2, 8, 4).map_err(s)?;
+    expect("bmb", pdgetrs(grid, Transpose::Trans, &lu, &ipiv, &mut b), -1206)?;
+    let mut b = DistMatrix::zeros(grid, 24, 2, 4, 4).map_err(s)?;
+    expect("ipiv", pdgetrs(grid, Transpose::NoTrans, &lu, &ipiv[..20], &mut b), -8)?;
+
+    // A·B with a non-conforming inner dimension (PDGEMM: DESCB entry M_, -1403).
+    let x = DistMatrix::zeros(grid, 20, 2, 4, 4).map_err(s)?;
+    let mut c = DistMatrix::zeros(grid, 24, 2, 4, 4).map_err(s)?;
+    expect("gemm", pdgemm(grid, Trans::No, Trans::No, 1.0, &a0, &x, 0.0, &mut c), -1403)?;
+
+    // Singular: a zero column inside a block, at a block start, the last
+    // one; a zero matrix (first pivot). The factorization is completed and
+    // still satisfies P·A = L·U.
+    for (name, zero_col, nb) in [("singular-mid", 9usize, 4usize), ("singular-start", 12, 4), ("singular-last", 23, 5)] {
+        let az = DistMatrix::from_fn(grid, 24, 24, nb, nb, |i, j| if j == zero_col { 0.0 } else { gen.element(i, j) })
+            .map_err(s)?;
+        let mut f = az.clone();
+        let r = pdgetrf(grid, &mut f, &mut ipiv);
+        let res = lu_residual(grid, &az, &f, &ipiv).map_err(s)?;
+        if grid.rank() == 0 {
+            println!("SINGULAR case={name} lu_residual={res:.3e}");
+        }
+        if res >= 16.0 {
+            bad.push(format!("{name}-residual"));
+        }
+        let mut expect = |case: &str, result: Result<(), Error>, info: i32| -> Result<(), String> {
+            if !report(grid, case, result, info)? {
+                bad.push(case.to_string());
+            }
+            Ok(())
+        };
+        expect(name, r, zero_col as i32 + 1)?;
+    }
+    let mut z = DistMatrix::zeros(grid, 7, 5, 3, 3).map_err(s)?;
+    let r = pdgetrf(grid, &mut z, &mut ipiv);
+    if ipiv != vec![0, 1, 2, 3, 4] {
+        bad.push("zero-ipiv".into());
+    }
+    if !report(grid, "singular-zero", r, 1)? {
+        bad.push("singular-zero".into());
+    }
+    if bad.is_empty() {
+        Ok("all errors as expected".into())
+    } else {
+        Err(format!("unexpected results: {}", bad.join(" ")))
+    }
+}
+
+fn bench(grid: &Grid, a: &Args) -> Result<String, String> {
+    let (n, nb) = (a.n, a.nb);
+    let gen = Generator::new(MatrixKind::Uniform, a.seed, n, n).map_err(s)?;
+    let a0 = generate(grid, &gen, nb, false)?;
+    let mut best = f64::INFINITY;
+    let mut times = Vec::new();
+    let mut lu = a0.clone();
+    let mut ipiv = Vec::new();
+    for _ in 0..a.reps.max(1) {
+        lu = a0.clone();
+        grid.barrier(Scope::All).map_err(s)?;
+        let t0 = Runtime::wtime();
+        pdgetrf(grid, &mut lu, &mut ipiv).map_err(s)?;
+        let mut t = [Runtime::wtime() - t0];
+        grid.max(Scope::All, &mut t).map_err(s)?;
+        times.push(t[0]);
+        best = best.min(t[0]);
+    }
+    let residual = if a.check { lu_residual(grid, &a0, &lu, &ipiv).map_err(s)? } else { f64::NAN };
+    let gflops = 2.0 / 3.0 * (n as f64).powi(3) / best / 1e9;
+    if grid.rank() == 0 {
+        let all: Vec<String> = times.iter().map(|t| format!("{t:.4}")).collect();
+        println!(
+            "BENCH grid={}x{} n={n} nb={nb} time_s={best:.4} gflops={gflops:.2} residual={residual:.3e} \
+             times=[{}] kernel={} coretype={} threads=1",
+            a.p,
+            a.q,
+            all.join(","),
+            blas::kernel_name(),
+            std::env::var("OPENBLAS_CORETYPE").unwrap_or_else(|_| "unset".into())
+        );
+    }
+    if a.check && residual >= 16.0 {
+        return Err(format!("residual {residual:.3e} >= 16"));
+    }
+    Ok(format!("n={n} nb={nb} gflops={gflops:.2}"))
+}

@@ -5,9 +5,9 @@
 
 mod apply;
 pub mod check;
-mod factor;
+pub(crate) mod factor;
 mod gels;
-mod reflectors;
+pub(crate) mod reflectors;
 
 pub use apply::pdormqr;
 pub use factor::pdgeqrf;

@@ -6,6 +6,7 @@ use crate::blas::{self, Diag, Side, Trans, Uplo};
 use crate::error::Result;
 use crate::matrix::DistMatrix;
 use blacs_ft::{Grid, Scope};
+use std::ops::Range;
 
 /// The reflectors of panel `j0..j0+jb` as seen by one process: its local
 /// rows of V (rows `j0..m` of the matrix, unit diagonal and zeros above it
@@ -68,55 +69,48 @@ impl Panel {
     /// in `c`'s row distribution, which must be the panel's). With
     /// `trans = Yes` this is Hᵀ (used by the factorization and by Qᵀ·C).
     /// Collective over the process column when P > 1.
-    pub fn apply(&self, grid: &Grid, trans: Trans, c: &mut DistMatrix, cols: std::ops::Range<usize>) -> Result<()> {
+    pub fn apply(&self, grid: &Grid, trans: Trans, c: &mut DistMatrix, cols: Range<usize>) -> Result<()> {
+        let mut w = self.local_w(c, cols.clone());
+        self.reduce_w(grid, &mut w)?;
+        self.apply_w(trans, c, cols, &mut w);
+        Ok(())
+    }
+
+    /// `W = Vᵀ·C(j0.., cols)` from this process's rows (no communication);
+    /// `jb × cols.len()`, column-major.
+    pub fn local_w(&self, c: &DistMatrix, cols: Range<usize>) -> Vec<f64> {
         let nc = cols.len();
         let (lr0, ld) = (c.local_rows_before(self.j0), c.lld());
-        // An empty local piece still takes part in the column reduction.
         let mut w = vec![0.0; self.jb * nc];
         if nc > 0 && self.lrows > 0 {
             let cbase = lr0 + cols.start * ld;
-            blas::dgemm(
-                Trans::Yes,
-                Trans::No,
-                self.jb,
-                nc,
-                self.lrows,
-                1.0,
-                &self.v,
-                self.lrows,
-                &c.local()[cbase..],
-                ld,
-                0.0,
-                &mut w,
-                self.jb,
-            );
+            blas::dgemm(Trans::Yes, Trans::No, self.jb, nc, self.lrows, 1.0, &self.v, self.lrows, &c.local()[cbase..], ld, 0.0, &mut w, self.jb);
         }
-        if grid.nprow() > 1 && nc > 0 {
-            grid.sum(Scope::Column, &mut w, None)?;
-        }
-        if nc == 0 {
-            return Ok(());
-        }
-        blas::dtrmm(Side::Left, Uplo::Upper, trans, Diag::NonUnit, self.jb, nc, 1.0, &self.t, self.jb, &mut w, self.jb);
-        if self.lrows > 0 {
-            let cbase = lr0 + cols.start * ld;
-            blas::dgemm(
-                Trans::No,
-                Trans::No,
-                self.lrows,
-                nc,
-                self.jb,
-                -1.0,
-                &self.v,
-                self.lrows,
-                &w,
-                self.jb,
-                1.0,
-                &mut c.local_mut()[cbase..],
-                ld,
-            );
+        w
+    }
+
+    /// Sums W over the process column (P > 1). Every process of a column has
+    /// the same number of local columns, so all of them join or none does.
+    pub fn reduce_w(&self, grid: &Grid, w: &mut [f64]) -> Result<()> {
+        if grid.nprow() > 1 && !w.is_empty() {
+            grid.sum(Scope::Column, w, None)?;
         }
         Ok(())
+    }
+
+    /// `C(j0.., cols) −= V·op(T)·W` (local, no communication); `w` is
+    /// overwritten.
+    pub fn apply_w(&self, trans: Trans, c: &mut DistMatrix, cols: Range<usize>, w: &mut [f64]) {
+        let nc = cols.len();
+        if nc == 0 {
+            return;
+        }
+        let (lr0, ld) = (c.local_rows_before(self.j0), c.lld());
+        blas::dtrmm(Side::Left, Uplo::Upper, trans, Diag::NonUnit, self.jb, nc, 1.0, &self.t, self.jb, w, self.jb);
+        if self.lrows > 0 {
+            let cbase = lr0 + cols.start * ld;
+            blas::dgemm(Trans::No, Trans::No, self.lrows, nc, self.jb, -1.0, &self.v, self.lrows, w, self.jb, 1.0, &mut c.local_mut()[cbase..], ld);
+        }
     }
 }
 

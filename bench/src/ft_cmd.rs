@@ -1,0 +1,220 @@
+//! `ftla qr --ft`: the fault-tolerant QR (`pdgeqrf_ft`) with kills,
+//! spares, checksum verification and a comparison with the plain QR.
+
+use crate::factor_cmd::{make_matrix, FactorArgs};
+use crate::json::Json;
+use crate::session::Session;
+use blacs_ft::Scope;
+use recovery::Region;
+use scalapack_ft::blas;
+use scalapack_ft::qr::{self, check};
+use scalapack_ft::qr_ft::{pdgeqrf_ft, FtOptions, FtReport};
+use std::time::Instant;
+
+/// Runs inside MPI; never returns.
+pub fn run(s: Session, a: &FactorArgs) -> ! {
+    let Session { rt, grid } = s;
+    let me = grid.rank();
+    let mut region = match Region::new(grid) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("ftla qr --ft: rank {me}: cannot join the region: {e}");
+            rt.finish(1)
+        }
+    };
+    let outcome = ft(&mut region, a);
+    let (ok, detail) = match outcome {
+        Ok(x) => x,
+        Err(e) => {
+            println!("ftla qr --ft: rank {}: {e}", region.grid().rank());
+            (false, e.to_string())
+        }
+    };
+    let s = Session { rt, grid: region.into_grid() };
+    s.finish(ok, &detail)
+}
+
+fn timed_ft(region: &mut Region, a: &FactorArgs, opts: &FtOptions) -> Result<(f64, FtReport, Vec<f64>, scalapack_ft::DistMatrix), scalapack_ft::Error> {
+    let joining = region.is_joining();
+    let mut mat = make_matrix(region.grid(), a, !joining)?;
+    if !joining {
+        region.grid().barrier(Scope::All)?;
+    }
+    let t = Instant::now();
+    let mut tau = Vec::new();
+    let report = pdgeqrf_ft(region, &mut mat, &mut tau, opts)?;
+    let mut secs = [if joining { 0.0 } else { t.elapsed().as_secs_f64() }];
+    region.grid().max(Scope::All, &mut secs)?;
+    Ok((secs[0], report, tau, mat))
+}
+
+fn ft(region: &mut Region, a: &FactorArgs) -> Result<(bool, String), scalapack_ft::Error> {
+    let opts = FtOptions { verify: a.verify, corrupt: a.corrupt };
+    let root_prints = |region: &Region| region.grid().rank() == 0;
+    if root_prints(region) && !region.is_joining() {
+        println!(
+            "ftla qr --ft: {}x{} matrix, NB {}, {}x{} grid + {} spare(s), OpenBLAS kernel {}{}",
+            a.m,
+            a.n,
+            a.nb,
+            a.p,
+            a.q,
+            a.spares,
+            blas::kernel_name(),
+            a.kill.as_ref().map(|k| format!(", kills {k}")).unwrap_or_default()
+        );
+    }
+    // 1. The fault-tolerant run (the kills happen here).
+    let (ft_secs, report, tau, fact) = timed_ft(region, a, &opts)?;
+    let grid = region.grid();
+    let (m, n) = (fact.m(), fact.n());
+    let flops = qr::qr_flops(m, n);
+    for r in &report.recoveries {
+        if grid.rank() == 0 {
+            println!(
+                "  recovered ranks {:?} at step {} ({} phase) by {}: detect {:.1} + repair {:.1} + rebuild {:.1} = {:.1} ms",
+                r.ranks, r.step, r.phase, r.mode, r.detect_ms, r.repair_ms, r.rebuild_ms, r.total_ms
+            );
+        }
+    }
+    // 2. Checks against the original matrix (regenerated or re-read).
+    let (mut residual, mut orthogonality) = (None, None);
+    if a.check {
+        let original = make_matrix(grid, a, true)?;
+        residual = Some(check::qr_residual(grid, &original, &fact, &tau)?);
+        orthogonality = Some(check::orthogonality(grid, &fact, &tau)?);
+    }
+    if let Some(out) = &a.output {
+        scalapack_ft::dist_io::write_matrix(grid, &fact, out)?;
+        scalapack_ft::dist_io::write_vector(grid, &out.with_extension("tau.npy"), scalapack_ft::dist_io::VectorData::F64(&tau))?;
+    }
+    drop(fact);
+    // 3. Same-run comparison: plain QR, and the failure-free FT QR.
+    let mut compare = None;
+    if a.compare {
+        let mut plain = make_matrix(grid, a, true)?;
+        grid.barrier(Scope::All)?;
+        let t = Instant::now();
+        let mut tau2 = Vec::new();
+        qr::pdgeqrf(grid, &mut plain, &mut tau2)?;
+        let mut nonft = [t.elapsed().as_secs_f64()];
+        grid.max(Scope::All, &mut nonft)?;
+        drop(plain);
+        let (ft_free, ft_with_failure) = if report.recoveries.is_empty() {
+            (ft_secs, None)
+        } else {
+            let (secs, again, _, _) = timed_ft(region, a, &FtOptions::default())?;
+            if !again.recoveries.is_empty() {
+                return Err(blacs_ft::Error::Unrecoverable { reason: "the failure-free comparison run saw a failure".into() }.into());
+            }
+            (secs, Some(ft_secs))
+        };
+        compare = Some((nonft[0], ft_free, ft_with_failure));
+    }
+    let grid = region.grid();
+    let mut rate = [blas::measure_dgemm_gflops(1024)];
+    grid.sum(Scope::All, &mut rate, None)?;
+    let dgemm = rate[0] / grid.size() as f64;
+    let verified = report.check.as_ref().is_none_or(|c| c.ok);
+    let ok = verified && residual.is_none_or(|r| r < 16.0) && orthogonality.is_none_or(|o| o < 16.0);
+    let mut summary = format!(
+        "qr --ft {m}x{n} NB {} on {}x{}: {ft_secs:.3} s, {:.1} Gflop/s, {} recover{}, overhead model {:.1} %",
+        a.nb,
+        a.p,
+        a.q,
+        flops / ft_secs.max(1e-12) / 1e9,
+        report.recoveries.len(),
+        if report.recoveries.len() == 1 { "y" } else { "ies" },
+        100.0 * report.overhead_model
+    );
+    if let Some(r) = residual {
+        summary.push_str(&format!(", residual {r:.3}"));
+    }
+    if let Some(o) = orthogonality {
+        summary.push_str(&format!(", orthogonality {o:.3}"));
+    }
+    if let Some(c) = &report.check {
+        summary.push_str(&format!(
+            ", checksums {} (defects C {:.2e}, D {:.2e}, tolerance {:.2e}, worst group {})",
+            if c.ok { "consistent" } else { "MISMATCH" },
+            c.max_c_defect,
+            c.max_d_defect,
+            c.tolerance,
+            c.worst_group
+        ));
+    }
+    if let Some((nonft, free, with)) = compare {
+        summary.push_str(&format!(
+            "; compare: non-FT {nonft:.3} s, FT failure-free {free:.3} s (overhead {:.1} %, model {:.1} %)",
+            100.0 * (free / nonft - 1.0),
+            100.0 * report.overhead_model
+        ));
+        if let Some(w) = with {
+            summary.push_str(&format!(", FT with failure {w:.3} s (+{:.1} % over failure-free)", 100.0 * (w / free - 1.0)));
+        }
+    }
+    if grid.rank() == 0 {
+        println!("{summary}{}", if ok { "" } else { "  FAILED" });
+        if let Some(path) = &a.json {
+            let recoveries = report
+                .recoveries
+                .iter()
+                .map(|r| {
+                    Json::obj([
+                        ("rank", Json::Int(r.ranks.first().copied().unwrap_or(-1) as i64)),
+                        ("ranks", Json::Arr(r.ranks.iter().map(|&x| Json::Int(x as i64)).collect())),
+                        ("step", Json::Int(r.step as i64)),
+                        ("phase", Json::from(r.phase.as_str())),
+                        ("mode", Json::from(r.mode.as_str())),
+                        ("detect_ms", Json::ms(r.detect_ms)),
+                        ("repair_ms", Json::ms(r.repair_ms)),
+                        ("rebuild_ms", Json::ms(r.rebuild_ms)),
+                        ("total_ms", Json::ms(r.total_ms)),
+                    ])
+                })
+                .collect();
+            let mut fields = vec![
+                ("command", Json::from("qr")),
+                ("ft", Json::Bool(true)),
+                ("grid", Json::Arr(vec![Json::Int(a.p as i64), Json::Int(a.q as i64)])),
+                ("spares", Json::Int(a.spares as i64)),
+                ("m", Json::Int(m as i64)),
+                ("n", Json::Int(n as i64)),
+                ("nb", Json::Int(a.nb as i64)),
+                ("time_s", Json::Num(ft_secs)),
+                ("gflops", Json::Num(flops / ft_secs.max(1e-12) / 1e9)),
+                ("residual", residual.map_or(Json::from("not checked"), Json::Num)),
+                ("orthogonality", orthogonality.map_or(Json::from("not checked"), Json::Num)),
+                ("dgemm_gflops", Json::Num(dgemm)),
+                ("blas_kernel", Json::from(blas::kernel_name())),
+                ("recoveries", Json::Arr(recoveries)),
+                ("overhead_model", Json::Num(report.overhead_model)),
+            ];
+            if let Some(c) = &report.check {
+                fields.push((
+                    "checksum_check",
+                    Json::obj([
+                        ("ok", Json::Bool(c.ok)),
+                        ("max_c_defect", Json::Num(c.max_c_defect)),
+                        ("max_d_defect", Json::Num(c.max_d_defect)),
+                        ("tolerance", Json::Num(c.tolerance)),
+                        ("worst_group", Json::Int(c.worst_group as i64)),
+                    ]),
+                ));
+            }
+            if let Some((nonft, free, with)) = compare {
+                let mut c = vec![("nonft_time_s", Json::Num(nonft)), ("ft_time_s", Json::Num(free))];
+                if let Some(w) = with {
+                    c.push(("ft_with_failure_time_s", Json::Num(w)));
+                }
+                fields.push(("compare", Json::obj(c)));
+            }
+            fields.push(("ok", Json::Bool(ok)));
+            if let Err(e) = std::fs::write(path, Json::obj(fields).pretty()) {
+                eprintln!("ftla: cannot write {path}: {e}");
+                return Ok((false, format!("cannot write {path}: {e}")));
+            }
+        }
+    }
+    Ok((ok, summary))
+}

@@ -1,0 +1,296 @@
+//! The `pdgeqrf_ft` driver: a short step loop (panel, broadcast, update,
+//! agree, commit) with one place where failures turn into a repair and a
+//! rebuild.
+
+use super::encode::{encode_checksums, Extended};
+use super::rebuild::{lost_ranks, rebuild_lost_blocks};
+use super::verify::{verify_checksums, ChecksumCheck};
+use crate::blas::Trans;
+use crate::error::{agree_on_arguments, Error, Result};
+use crate::matrix::DistMatrix;
+use crate::qr::factor::check_square_blocks;
+use crate::qr::reflectors::{factor_panel, Panel};
+use blacs_ft::Scope;
+use recovery::{CallState, Region};
+use std::time::Instant;
+
+/// Options of [`pdgeqrf_ft`].
+#[derive(Clone, Debug, Default)]
+pub struct FtOptions {
+    /// Check the checksum relations at the end and report them.
+    pub verify: bool,
+    /// Test hook for silent-error detection: at the commit of step `.1`,
+    /// grid rank `.0` adds 1.0 to one element of its trailing data.
+    pub corrupt: Option<(i32, u64)>,
+}
+
+/// One recovery, the same on every rank.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecoveryRecord {
+    /// Grid ranks whose blocks were rebuilt.
+    pub ranks: Vec<i32>,
+    /// Committed steps when the failure was handled (the step that was redone).
+    pub step: u64,
+    /// Phase in which the failure surfaced: panel, bcast, update or commit.
+    pub phase: String,
+    /// From the start of the interrupted phase to the error (upper bound on detection).
+    pub detect_ms: f64,
+    /// Grid repair: revoke, shrink, spawn or spare, merge, split.
+    pub repair_ms: f64,
+    /// Rebuilding the lost blocks from the checksums.
+    pub rebuild_ms: f64,
+    pub total_ms: f64,
+    /// "spawn" or "spare".
+    pub mode: String,
+}
+
+/// What [`pdgeqrf_ft`] did besides factoring.
+#[derive(Clone, Debug, Default)]
+pub struct FtReport {
+    pub recoveries: Vec<RecoveryRecord>,
+    /// Predicted extra trailing-update work of the checksums, as a fraction.
+    pub overhead_model: f64,
+    /// The checksum relations at the end (with `FtOptions::verify`).
+    pub check: Option<ChecksumCheck>,
+}
+
+const PHASES: [&str; 4] = ["panel", "bcast", "update", "commit"];
+
+/// Fault-tolerant QR factorization: the same result as
+/// [`crate::qr::pdgeqrf`] (R and V in `a`, `tau` replicated), computed with
+/// reverse-neighboring checksums so that any one lost process per process
+/// row can be rebuilt mid-factorization.
+///
+/// * `region` (global): the resilient region holding the grid and the status
+///   log (the call records its committed steps there).
+/// * `a` (local input/output): M×N, square blocks (MB = NB), Q ≥ 2.
+/// * `tau` (global output): min(M, N) Householder scalars.
+///
+/// # Fault tolerance
+/// A process failure in any phase of a step is repaired in place: the grid
+/// is repaired (spawned replacement or hot spare), every survivor is at the
+/// last committed step, the lost blocks — data, checksum copies and the
+/// left-factor sums — are rebuilt by row-wise reductions, and the loop
+/// resumes. A replacement process calls `pdgeqrf_ft` with a matrix of the
+/// same shape (its content is rebuilt) and joins through the region's log.
+/// Two losses in one process row are reported as [`blacs_ft::Error::Unrecoverable`]
+/// on every survivor.
+pub fn pdgeqrf_ft(region: &mut Region, a: &mut DistMatrix, tau: &mut Vec<f64>, opts: &FtOptions) -> Result<FtReport> {
+    let (state, joining) = region.enter_call("pdgeqrf_ft");
+    if let CallState::Done { replicated } = state {
+        // Completed before a later failure: the result is already in `a`.
+        *tau = replicated;
+        return Ok(FtReport::default());
+    }
+    let grid = region.grid();
+    let q = grid.npcol() as usize;
+    let layout = checksum::ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, q);
+    let check = check_square_blocks("pdgeqrf_ft", a, 2).and_then(|()| {
+        layout.as_ref().map(|_| ()).map_err(|e| Error::Argument {
+            routine: "pdgeqrf_ft".into(),
+            position: 2,
+            entry: 0,
+            name: "A".into(),
+            reason: format!("cannot carry reverse-neighboring checksums: {e}"),
+        })
+    });
+    // A joining replacement skips this agreement (the survivors are past it).
+    if !joining {
+        agree_on_arguments(grid, check)?;
+    }
+    let layout = layout.map_err(|e| blacs_ft::Error::Unrecoverable { reason: e.to_string() })?;
+    let mut report = FtReport { overhead_model: layout.overhead_model(), ..FtReport::default() };
+    let kmax = a.m().min(a.n());
+    let panels = kmax.div_ceil(a.nb());
+    let mut ext = Extended::new(region.grid(), a, &layout)?;
+    let mut committed = 0usize;
+    tau.clear();
+    tau.resize(kmax, 0.0);
+    if let CallState::Resume { committed: c, replicated } = &state {
+        committed = *c as usize;
+        tau[..replicated.len().min(kmax)].copy_from_slice(&replicated[..replicated.len().min(kmax)]);
+    }
+    if matches!(state, CallState::Fresh) {
+        encode_checksums(region.grid(), &mut ext, &layout)?;
+    }
+    // A joining replacement starts in the recovery of the survivors: its
+    // blocks are invalid until they are rebuilt.
+    let mut valid = !joining;
+    let mut failure: Option<(&'static str, f64, bool)> = joining.then_some(("panel", 0.0, false));
+    loop {
+        if let Some((phase, detect_ms, mut need_repair)) = failure.take() {
+            let record = loop {
+                let t = Instant::now();
+                let mode = if need_repair { Some(region.repair()?.mode) } else { None };
+                need_repair = true;
+                let repair_ms = t.elapsed().as_secs_f64() * 1e3;
+                let mine = valid.then_some((phase, detect_ms, repair_ms, mode));
+                match after_repair(region, &mut ext, &layout, &mut committed, tau, mine) {
+                    Ok(r) => break r,
+                    Err(e) if e.is_process_failure() => continue,
+                    Err(e) => return Err(e),
+                }
+            };
+            valid = true;
+            report.recoveries.push(record);
+        }
+        match run_steps(region, &mut ext, &layout, &mut committed, panels, tau, opts) {
+            Ok(()) => break,
+            Err((e, phase, since)) if e.is_process_failure() => {
+                failure = Some((phase, since.elapsed().as_secs_f64() * 1e3, true));
+            }
+            Err((e, _, _)) => return Err(e),
+        }
+    }
+    if opts.verify {
+        report.check = Some(verify_checksums(region.grid(), &ext, &layout, committed)?);
+    }
+    ext.copy_data_into(a);
+    region.complete(tau);
+    Ok(report)
+}
+
+type StepError = (Error, &'static str, Instant);
+
+/// After a repair, collective over the grid (survivors and replacements):
+/// agree on the lost ranks and the committed step, share tau, rebuild the
+/// lost blocks, and agree on one record of the recovery. `mine` is `None`
+/// on a process whose blocks are being rebuilt, else the survivor's own
+/// (phase, detection ms, repair ms, repair mode).
+fn after_repair(
+    region: &mut Region,
+    ext: &mut Extended,
+    layout: &checksum::ReverseNeighborLayout,
+    committed: &mut usize,
+    tau: &mut [f64],
+    mine: Option<(&'static str, f64, f64, Option<blacs_ft::RepairMode>)>,
+) -> Result<RecoveryRecord> {
+    let t = Instant::now();
+    let valid = mine.is_some();
+    let grid = region.grid();
+    let lost = lost_ranks(grid, valid)?;
+    // Survivors agree on the committed step (a replacement learnt it from
+    // the log; it offers no opinion).
+    let mut lo = [if valid { *committed as i64 } else { i64::MAX }];
+    let mut hi = [if valid { *committed as i64 } else { i64::MIN }];
+    grid.min(Scope::All, &mut lo)?;
+    grid.max(Scope::All, &mut hi)?;
+    if lo[0] != hi[0] {
+        return Err(blacs_ft::Error::Unrecoverable {
+            reason: format!("survivors disagree on the committed step ({} vs {})", lo[0], hi[0]),
+        }
+        .into());
+    }
+    *committed = lo[0] as usize;
+    // tau is replicated: the lowest valid rank's copy is everybody's.
+    let mut holder = [if valid { grid.rank() as i64 } else { i64::MAX }];
+    grid.min(Scope::All, &mut holder)?;
+    grid.broadcast(Scope::All, tau, holder[0] as i32)?;
+    rebuild_lost_blocks(grid, ext, layout, *committed, &lost)?;
+    let rebuild_ms = t.elapsed().as_secs_f64() * 1e3;
+    let (phase, detect_ms, repair_ms, mode) = mine.unwrap_or(("panel", 0.0, 0.0, None));
+    let mode_code = match mode {
+        Some(blacs_ft::RepairMode::Spawn) => 2.0,
+        Some(blacs_ft::RepairMode::Spare) => 1.0,
+        _ => 0.0,
+    };
+    // The earliest phase any survivor saw the failure in (a replacement has
+    // no opinion): the phase of the step the failure interrupted.
+    let phase_code = if valid { -(PHASES.iter().position(|p| *p == phase).unwrap_or(0) as f64) } else { f64::MIN };
+    let mut v = [detect_ms, repair_ms, rebuild_ms, phase_code, mode_code];
+    grid.max(Scope::All, &mut v)?;
+    v[3] = -v[3];
+    region.commit(*committed as u64, tau);
+    Ok(RecoveryRecord {
+        ranks: lost,
+        step: *committed as u64,
+        phase: PHASES[(v[3] as usize).min(3)].to_string(),
+        detect_ms: v[0],
+        repair_ms: v[1],
+        rebuild_ms: v[2],
+        total_ms: v[0] + v[1] + v[2],
+        mode: match v[4] as i32 {
+            2 => "spawn",
+            1 => "spare",
+            _ => "none",
+        }
+        .to_string(),
+    })
+}
+
+/// Steps `committed..panels`. On error returns the error, the phase and
+/// when that phase started; the matrix is then at the last committed step.
+fn run_steps(
+    region: &mut Region,
+    ext: &mut Extended,
+    layout: &checksum::ReverseNeighborLayout,
+    committed: &mut usize,
+    panels: usize,
+    tau: &mut [f64],
+    opts: &FtOptions,
+) -> std::result::Result<(), StepError> {
+    let nb = ext.e.nb();
+    let kmax = tau.len();
+    while *committed < panels {
+        let k = *committed;
+        let (j0, jb) = (k * nb, nb.min(kmax - k * nb));
+        let grid = region.grid();
+        let mycol = grid.mycol() as usize;
+        let owner = ext.e.col_owner(j0);
+        let lrows = ext.e.local_rows() - ext.e.local_rows_before(j0);
+        let lc0 = ext.e.local_cols_before(j0);
+
+        // Phase 1: panel (on a backed-up panel), broadcasts, reduction.
+        let mut phase = "panel";
+        let mut since = Instant::now();
+        grid.inject("qr", k as u64, phase);
+        let backup = (mycol == owner).then(|| ext.panel_backup(lc0, jb));
+        let attempt = (|| -> Result<(Panel, Vec<f64>, Vec<f64>, std::ops::Range<usize>)> {
+            let mine = if mycol == owner { Some(factor_panel(grid, &mut ext.e, j0, jb)?) } else { None };
+            phase = "bcast";
+            since = Instant::now();
+            grid.inject("qr", k as u64, phase);
+            let panel = Panel::broadcast(grid, mine, owner, j0, jb, lrows)?;
+            let stored = ext.broadcast_stored_panel(grid, owner, lc0, jb)?;
+            phase = "update";
+            since = Instant::now();
+            grid.inject("qr", k as u64, phase);
+            let cols = ext.e.local_cols_before(j0 + jb)..ext.e.local_cols_before(layout.active_end_col(k));
+            let mut w = panel.local_w(&ext.e, cols.clone());
+            panel.reduce_w(grid, &mut w)?;
+            // Phase 2: the commit point.
+            phase = "commit";
+            since = Instant::now();
+            if !grid.agree(true)? {
+                return Err(blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into());
+            }
+            Ok((panel, w, stored, cols))
+        })();
+        let (panel, mut w, stored, cols) = match attempt {
+            Ok(x) => x,
+            Err(e) => {
+                if let Some(b) = backup {
+                    ext.restore_panel(lc0, &b);
+                }
+                // Everyone meets at the commit point even after an error
+                // (the agreement works on revoked communicators): ranks
+                // waiting there learn that the step failed.
+                if phase != "commit" && e.is_process_failure() {
+                    let _ = grid.agree(false);
+                }
+                return Err((e, phase, since));
+            }
+        };
+        grid.inject("qr", k as u64, "commit");
+        // Phase 3: local commit, no communication.
+        panel.apply_w(Trans::Yes, &mut ext.e, cols, &mut w);
+        ext.accumulate_finished(layout, k, &stored);
+        tau[j0..j0 + jb].copy_from_slice(&panel.tau());
+        *committed = k + 1;
+        if opts.corrupt == Some((grid.rank(), k as u64)) {
+            ext.corrupt_trailing(j0 + jb);
+        }
+        region.commit(*committed as u64, tau);
+    }
+    Ok(())
+}

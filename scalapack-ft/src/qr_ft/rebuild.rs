@@ -1,0 +1,145 @@
+//! Rebuilding a lost process's blocks from the survivors of its process row
+//! and the checksums (one loss per process row).
+
+use super::encode::{layout_err, Extended};
+use crate::error::Result;
+use blacs_ft::{Grid, Scope};
+use checksum::ReverseNeighborLayout;
+
+const TAG_CHECKSUM_COPY: i32 = 0xC0C;
+
+/// Collective: the grid ranks whose blocks are not valid (replacements),
+/// the same list on every rank. Two in one process row cannot be rebuilt:
+/// that is reported as unrecoverable on every rank.
+pub(super) fn lost_ranks(grid: &Grid, valid: bool) -> Result<Vec<i32>> {
+    let flags = grid.allgather(Scope::All, &[(!valid) as i64])?;
+    let lost: Vec<i32> = flags.iter().enumerate().filter(|(_, &f)| f != 0).map(|(r, _)| r as i32).collect();
+    let q = grid.npcol();
+    for w in lost.windows(2) {
+        if w[0] / q == w[1] / q {
+            return Err(blacs_ft::Error::Unrecoverable {
+                reason: format!(
+                    "ranks {} and {} of process row {} were both lost: the checksums can rebuild one process per \
+                     process row",
+                    w[0],
+                    w[1],
+                    w[0] / q
+                ),
+            }
+            .into());
+        }
+    }
+    Ok(lost)
+}
+
+/// `dst += sign · src` over `rows` × `nb` blocks (column-major).
+fn axpy(dst: &mut [f64], src: &[f64], sign: f64) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d += sign * s;
+    }
+}
+
+/// Collective over each process row that lost a process: rebuilds that
+/// process's data block columns (unfinished ones from C_g, finished ones
+/// from D_g), then copies its checksum and D_g copies from the duplicates.
+pub(super) fn rebuild_lost_blocks(
+    grid: &Grid,
+    ext: &mut Extended,
+    layout: &ReverseNeighborLayout,
+    committed: usize,
+    lost: &[i32],
+) -> Result<()> {
+    let q = grid.npcol();
+    let Some(&victim) = lost.iter().find(|&&r| r / q == grid.myrow()) else {
+        return Ok(()); // nothing lost in this process row
+    };
+    let lost_col = (victim % q) as usize;
+    let mycol = grid.mycol() as usize;
+    let me_lost = mycol == lost_col;
+    let (lr, ld, nb) = (ext.e.local_rows(), ext.e.lld(), ext.e.nb());
+    let rows: Vec<usize> = (0..lr).map(|li| ext.e.global_row(li)).collect();
+    let block = |ext: &Extended, bc: usize| -> Option<Vec<f64>> {
+        ext.local_block(bc).map(|cols| {
+            let mut b = vec![0.0; lr * nb];
+            for (c, lj) in cols.enumerate() {
+                b[c * lr..(c + 1) * lr].copy_from_slice(&ext.e.local()[lj * ld..lj * ld + lr]);
+            }
+            b
+        })
+    };
+    for g in 0..layout.groups() {
+        let members = layout.group_members(g).map_err(layout_err)?;
+        let pair = layout.pair_block_cols(g).map_err(layout_err)?;
+        let holders = layout.pair_process_cols(g).map_err(layout_err)?;
+        // The surviving holder of the group's copies (Q ≥ 2: they differ).
+        let (keep, _) = if holders[0] != lost_col { (0, 1) } else { (1, 0) };
+        if let Some(target) = members.clone().find(|&bc| bc % q as usize == lost_col) {
+            let finished = target < committed && target * nb < layout.m().min(layout.n());
+            let mut x = vec![0.0; lr * nb];
+            if !me_lost {
+                if mycol == holders[keep] {
+                    let src = if finished {
+                        ext.d[g].clone().unwrap_or_else(|| vec![0.0; lr * nb])
+                    } else {
+                        block(ext, pair[keep]).unwrap_or_else(|| vec![0.0; lr * nb])
+                    };
+                    axpy(&mut x, &src, 1.0);
+                }
+                for bc in members.clone().filter(|&bc| bc != target && bc % q as usize == mycol) {
+                    let bc_finished = bc < committed && bc * nb < layout.m().min(layout.n());
+                    if finished && !bc_finished {
+                        continue; // D_g only sums finished columns
+                    }
+                    if let Some(mut b) = block(ext, bc) {
+                        if !finished && bc_finished {
+                            // C_g sums R only: zero strictly below the diagonal.
+                            for c in 0..nb {
+                                let gj = bc * nb + c;
+                                for (li, &gi) in rows.iter().enumerate() {
+                                    if gi > gj {
+                                        b[li + c * lr] = 0.0;
+                                    }
+                                }
+                            }
+                        }
+                        axpy(&mut x, &b, -1.0);
+                    }
+                }
+            }
+            grid.sum(Scope::Row, &mut x, Some(lost_col as i32))?;
+            if me_lost {
+                if let Some(cols) = ext.local_block(target) {
+                    for (c, lj) in cols.enumerate() {
+                        ext.e.local_mut()[lj * ld..lj * ld + lr].copy_from_slice(&x[c * lr..(c + 1) * lr]);
+                    }
+                }
+            }
+        }
+        // The lost process's copies of C_g and D_g come from the duplicate.
+        if holders.contains(&lost_col) {
+            let from = holders[keep] as i32;
+            let myrow = grid.myrow();
+            let lost_copy = pair[1 - keep];
+            if mycol as i32 == from {
+                let c = block(ext, pair[keep]).unwrap_or_else(|| vec![0.0; lr * nb]);
+                grid.send(&c, myrow, lost_col as i32, TAG_CHECKSUM_COPY)?;
+                let d = ext.d[g].clone().unwrap_or_else(|| vec![0.0; lr * nb]);
+                grid.send(&d, myrow, lost_col as i32, TAG_CHECKSUM_COPY)?;
+            } else if me_lost {
+                let mut c = vec![0.0; lr * nb];
+                grid.recv(&mut c, myrow, from, TAG_CHECKSUM_COPY)?;
+                if let Some(cols) = ext.local_block(lost_copy) {
+                    for (k, lj) in cols.enumerate() {
+                        ext.e.local_mut()[lj * ld..lj * ld + lr].copy_from_slice(&c[k * lr..(k + 1) * lr]);
+                    }
+                }
+                let mut d = vec![0.0; lr * nb];
+                grid.recv(&mut d, myrow, from, TAG_CHECKSUM_COPY)?;
+                if let Some(slot) = ext.d.get_mut(g) {
+                    *slot = Some(d);
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,96 @@
+//! Checking the checksum relations (`--verify`): detects silent corruption
+//! of data or checksums.
+
+use super::encode::{layout_err, Extended};
+use crate::error::Result;
+use crate::norms::EPS;
+use blacs_ft::{Grid, Scope};
+use checksum::ReverseNeighborLayout;
+
+/// Outcome of [`verify_checksums`], the same on every rank.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChecksumCheck {
+    /// Largest |C_g − Σ Ã_J| over all groups, copies and rows.
+    pub max_c_defect: f64,
+    /// Largest |D_g − Σ finished stored A_J|.
+    pub max_d_defect: f64,
+    /// Defects up to this are rounding: 16 · eps · max(M, N) · max|A|.
+    pub tolerance: f64,
+    /// Both defects within the tolerance.
+    pub ok: bool,
+    /// The group with the largest defect.
+    pub worst_group: usize,
+}
+
+/// Collective: recomputes every group's sums along the process rows and
+/// compares them with both stored copies of C_g and D_g.
+pub(super) fn verify_checksums(
+    grid: &Grid,
+    ext: &Extended,
+    layout: &ReverseNeighborLayout,
+    committed: usize,
+) -> Result<ChecksumCheck> {
+    let (lr, ld, nb) = (ext.e.local_rows(), ext.e.lld(), ext.e.nb());
+    let mycol = grid.mycol() as usize;
+    let rows: Vec<usize> = (0..lr).map(|li| ext.e.global_row(li)).collect();
+    let kmax = layout.m().min(layout.n());
+    let mut scale = [0.0f64];
+    let data_cols = ext.e.local_cols_before(layout.n());
+    for x in ext.e.local()[..data_cols * ld].iter() {
+        scale[0] = scale[0].max(x.abs());
+    }
+    grid.max(Scope::All, &mut scale)?;
+    let (mut worst_c, mut worst_d, mut worst_g) = (0.0f64, 0.0f64, 0usize);
+    for g in 0..layout.groups() {
+        let mut csum = vec![0.0; lr * nb];
+        let mut dsum = vec![0.0; lr * nb];
+        for bc in layout.group_members(g).map_err(layout_err)? {
+            let Some(cols) = ext.local_block(bc) else { continue };
+            let finished = bc < committed && bc * nb < kmax;
+            for (c, lj) in cols.enumerate() {
+                let gj = bc * nb + c;
+                for (li, &gi) in rows.iter().enumerate() {
+                    let x = ext.e.local()[lj * ld + li];
+                    csum[c * lr + li] += if finished && gi > gj { 0.0 } else { x };
+                    if finished {
+                        dsum[c * lr + li] += x;
+                    }
+                }
+            }
+        }
+        grid.sum(Scope::Row, &mut csum, None)?;
+        grid.sum(Scope::Row, &mut dsum, None)?;
+        let (mut dc, mut dd) = (0.0f64, 0.0f64);
+        for bc in layout.pair_block_cols(g).map_err(layout_err)? {
+            if let Some(cols) = ext.local_block(bc) {
+                for (c, lj) in cols.enumerate() {
+                    for li in 0..lr {
+                        dc = dc.max((ext.e.local()[lj * ld + li] - csum[c * lr + li]).abs());
+                    }
+                }
+            }
+        }
+        if layout.pair_process_cols(g).map_err(layout_err)?.contains(&mycol) {
+            if let Some(Some(d)) = ext.d.get(g) {
+                for (x, y) in d.iter().zip(&dsum) {
+                    dd = dd.max((x - y).abs());
+                }
+            }
+        }
+        let mut v = [dc, dd];
+        grid.max(Scope::All, &mut v)?;
+        if v[0].max(v[1]) > worst_c.max(worst_d) {
+            worst_g = g;
+        }
+        worst_c = worst_c.max(v[0]);
+        worst_d = worst_d.max(v[1]);
+    }
+    let tolerance = 16.0 * EPS * layout.m().max(layout.n()).max(1) as f64 * scale[0].max(1e-300);
+    Ok(ChecksumCheck {
+        max_c_defect: worst_c,
+        max_d_defect: worst_d,
+        tolerance,
+        ok: worst_c <= tolerance && worst_d <= tolerance,
+        worst_group: worst_g,
+    })
+}
