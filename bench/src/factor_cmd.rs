@@ -60,11 +60,7 @@ fn parse_kind(s: &str) -> Result<MatrixKind, UsageError> {
         "spd" => MatrixKind::Spd,
         other => match other.strip_prefix("cond:").and_then(|c| c.parse::<f64>().ok()) {
             Some(c) if c >= 1.0 => MatrixKind::Conditioned { cond: c },
-            _ => {
-                return Err(UsageError(format!(
-                    "--matrix: `{other}` is not one of uniform, dd, spd, cond:C (C ≥ 1)"
-                )))
-            }
+            _ => return Err(UsageError(format!("--matrix: `{other}` is not one of uniform, dd, spd, cond:C (C ≥ 1)"))),
         },
     })
 }
@@ -158,6 +154,46 @@ impl FactorArgs {
             output: o.get("output").map(PathBuf::from),
             check: o.flag("check"),
             json: o.get("json").map(String::from),
+        })
+    }
+
+    /// `ftla demo`: a preset of `ftla qr --ft --check --verify --compare`
+    /// with one rank killed halfway through the factorization.
+    pub fn demo(o: &Opts) -> Result<FactorArgs, UsageError> {
+        let (p, q) = o.grid((2, 2))?;
+        if q < 2 {
+            return Err(UsageError(format!("the demo needs at least 2 process columns, got a {p}x{q} grid")));
+        }
+        let n = o.num("n", 2048usize)?;
+        let nb = o.num("nb", 64usize)?;
+        if n == 0 || nb == 0 {
+            return Err(UsageError("--n and --nb must be ≥ 1".into()));
+        }
+        let victim = o.num("kill", if p * q > 1 { 1 } else { 0 })?;
+        if victim < 0 || victim >= p * q {
+            return Err(UsageError(format!("--kill: rank {victim} is not in the {p}x{q} grid")));
+        }
+        let spares = o.num("spares", 0i32)?;
+        let step = n.div_ceil(nb) / 2;
+        Ok(FactorArgs {
+            which: Factorization::Qr,
+            p,
+            q,
+            m: n,
+            n,
+            nb,
+            kind: MatrixKind::Uniform,
+            seed: 2026,
+            input: None,
+            output: None,
+            check: true,
+            json: o.get("json").map(String::from),
+            ft: true,
+            spares,
+            kill: Some(format!("{victim}@qr:{step}:update")),
+            compare: true,
+            verify: true,
+            corrupt: None,
         })
     }
 

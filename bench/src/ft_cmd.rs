@@ -34,7 +34,11 @@ pub fn run(s: Session, a: &FactorArgs) -> ! {
     s.finish(ok, &detail)
 }
 
-fn timed_ft(region: &mut Region, a: &FactorArgs, opts: &FtOptions) -> Result<(f64, FtReport, Vec<f64>, scalapack_ft::DistMatrix), scalapack_ft::Error> {
+fn timed_ft(
+    region: &mut Region,
+    a: &FactorArgs,
+    opts: &FtOptions,
+) -> Result<(f64, FtReport, Vec<f64>, scalapack_ft::DistMatrix), scalapack_ft::Error> {
     let joining = region.is_joining();
     let mut mat = make_matrix(region.grid(), a, !joining)?;
     if !joining {
@@ -86,7 +90,11 @@ fn ft(region: &mut Region, a: &FactorArgs) -> Result<(bool, String), scalapack_f
     }
     if let Some(out) = &a.output {
         scalapack_ft::dist_io::write_matrix(grid, &fact, out)?;
-        scalapack_ft::dist_io::write_vector(grid, &out.with_extension("tau.npy"), scalapack_ft::dist_io::VectorData::F64(&tau))?;
+        scalapack_ft::dist_io::write_vector(
+            grid,
+            &out.with_extension("tau.npy"),
+            scalapack_ft::dist_io::VectorData::F64(&tau),
+        )?;
     }
     drop(fact);
     // 3. Same-run comparison: plain QR, and the failure-free FT QR.
@@ -105,7 +113,10 @@ fn ft(region: &mut Region, a: &FactorArgs) -> Result<(bool, String), scalapack_f
         } else {
             let (secs, again, _, _) = timed_ft(region, a, &FtOptions::default())?;
             if !again.recoveries.is_empty() {
-                return Err(blacs_ft::Error::Unrecoverable { reason: "the failure-free comparison run saw a failure".into() }.into());
+                return Err(blacs_ft::Error::Unrecoverable {
+                    reason: "the failure-free comparison run saw a failure".into(),
+                }
+                .into());
             }
             (secs, Some(ft_secs))
         };
@@ -117,44 +128,56 @@ fn ft(region: &mut Region, a: &FactorArgs) -> Result<(bool, String), scalapack_f
     let dgemm = rate[0] / grid.size() as f64;
     let verified = report.check.as_ref().is_none_or(|c| c.ok);
     let ok = verified && residual.is_none_or(|r| r < 16.0) && orthogonality.is_none_or(|o| o < 16.0);
-    let mut summary = format!(
-        "qr --ft {m}x{n} NB {} on {}x{}: {ft_secs:.3} s, {:.1} Gflop/s, {} recover{}, overhead model {:.1} %",
+    let gflops = flops / ft_secs.max(1e-12) / 1e9;
+    let mut lines = vec![format!(
+        "QR {m}x{n} NB {} on {}x{} with checksums: {ft_secs:.3} s, {gflops:.1} Gflop/s, {} recover{}",
         a.nb,
         a.p,
         a.q,
-        flops / ft_secs.max(1e-12) / 1e9,
         report.recoveries.len(),
         if report.recoveries.len() == 1 { "y" } else { "ies" },
-        100.0 * report.overhead_model
-    );
-    if let Some(r) = residual {
-        summary.push_str(&format!(", residual {r:.3}"));
-    }
-    if let Some(o) = orthogonality {
-        summary.push_str(&format!(", orthogonality {o:.3}"));
+    )];
+    if let (Some(r), Some(o)) = (residual, orthogonality) {
+        lines.push(format!(
+            "residual ‖A−QR‖₁/(‖A‖₁·max(M,N)·eps) = {r:.3}, orthogonality ‖I−QᵀQ‖₁/(M·eps) = {o:.3} ({})",
+            if r < 16.0 && o < 16.0 { "pass: < 16" } else { "FAIL: ≥ 16" }
+        ));
     }
     if let Some(c) = &report.check {
-        summary.push_str(&format!(
-            ", checksums {} (defects C {:.2e}, D {:.2e}, tolerance {:.2e}, worst group {})",
+        lines.push(format!(
+            "checksums {} (largest defect C {:.2e}, D {:.2e}; tolerance {:.2e})",
             if c.ok { "consistent" } else { "MISMATCH" },
             c.max_c_defect,
             c.max_d_defect,
-            c.tolerance,
-            c.worst_group
+            c.tolerance
         ));
-    }
-    if let Some((nonft, free, with)) = compare {
-        summary.push_str(&format!(
-            "; compare: non-FT {nonft:.3} s, FT failure-free {free:.3} s (overhead {:.1} %, model {:.1} %)",
-            100.0 * (free / nonft - 1.0),
-            100.0 * report.overhead_model
-        ));
-        if let Some(w) = with {
-            summary.push_str(&format!(", FT with failure {w:.3} s (+{:.1} % over failure-free)", 100.0 * (w / free - 1.0)));
+        if !c.ok {
+            lines.push(format!("silent corruption detected in checksum group {}", c.worst_group));
         }
     }
+    match compare {
+        Some((nonft, free, with)) => {
+            let mut l = format!(
+                "overhead: plain QR {nonft:.3} s, FT failure-free {free:.3} s (+{:.1} %; model +{:.1} %)",
+                100.0 * (free / nonft - 1.0),
+                100.0 * report.overhead_model
+            );
+            if let Some(w) = with {
+                l.push_str(&format!(
+                    ", FT with the failure {w:.3} s (+{:.1} % over failure-free)",
+                    100.0 * (w / free - 1.0)
+                ));
+            }
+            lines.push(l);
+        }
+        None => lines.push(format!(
+            "overhead model of the checksums: +{:.1} % trailing-update work",
+            100.0 * report.overhead_model
+        )),
+    }
+    let summary = lines.join("; ");
     if grid.rank() == 0 {
-        println!("{summary}{}", if ok { "" } else { "  FAILED" });
+        println!("{}{}", lines.join("\n  "), if ok { "" } else { "\n  FAILED" });
         if let Some(path) = &a.json {
             let recoveries = report
                 .recoveries

@@ -21,7 +21,7 @@ fn ftla(args: &[&str]) -> Captured {
 fn help_lists_every_command_and_option() {
     let top = ftla(&["--help"]);
     assert_eq!(top.code, Some(0));
-    for c in ["demo", "repair"] {
+    for c in ["demo", "grid-demo", "repair", "qr", "lu", "baseline"] {
         assert!(top.stdout.contains(&format!("  {c} ")), "{}", top.stdout);
     }
     let rep = ftla(&["repair", "--help"]);
@@ -38,7 +38,10 @@ fn bad_arguments_fail_fast_with_a_clear_message() {
         (vec!["repair", "--kill", "0,1,2,3"], "some must survive"),
         (vec!["repair", "--reps", "0"], "--reps must be"),
         (vec!["repair", "--bogus"], "unknown option --bogus"),
-        (vec!["demo", "--step", "9"], "--step 9 must be below --steps 4"),
+        (vec!["grid-demo", "--step", "9"], "--step 9 must be below --steps 4"),
+        (vec!["demo", "--grid", "2x1"], "needs at least 2 process columns"),
+        (vec!["qr", "--n", "10", "--kill", "1@2:panel"], "--kill needs --ft"),
+        (vec!["lu", "--n", "10", "--ft"], "--ft is available for qr only"),
         (vec!["frobnicate"], "unknown command"),
     ] {
         let out = ftla(&args);
@@ -48,8 +51,8 @@ fn bad_arguments_fail_fast_with_a_clear_message() {
 }
 
 #[test]
-fn demo_kills_a_rank_and_the_repaired_grid_computes_correctly() {
-    let out = ftla(&["demo", "--timeout", "120"]);
+fn grid_demo_kills_a_rank_and_the_repaired_grid_computes_correctly() {
+    let out = ftla(&["grid-demo", "--timeout", "120"]);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     assert!(out.stderr.contains("injecting SIGKILL into rank 1 at demo:2"), "{}", out.stderr);
     assert!(out.stdout.contains("rank 1 is a new process"), "{}", out.stdout);
@@ -105,4 +108,21 @@ fn repair_times_each_phase_and_writes_json() {
     assert!(median > 0.0, "{text}");
     assert_eq!(text.matches("\"total_ms\"").count(), 2, "{text}");
     assert!(out.stdout.contains("repair 2/2"), "{}", out.stdout);
+}
+
+#[test]
+fn the_qr_demo_survives_a_kill_and_reports_the_recovery_and_overhead() {
+    // A smaller matrix than the default keeps the test short.
+    let out = ftla(&["demo", "--n", "512", "--timeout", "120"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("injecting SIGKILL into rank 1 at qr:4:update"), "{}", out.stderr);
+    for s in [
+        "recovered ranks [1] at step 4 (update phase) by spawn",
+        "residual",
+        "orthogonality",
+        "checksums consistent",
+        "overhead: plain QR",
+    ] {
+        assert!(out.stdout.contains(s), "missing `{s}`:\n{}", out.stdout);
+    }
 }

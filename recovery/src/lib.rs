@@ -161,7 +161,9 @@ pub fn resilient<T>(
                 repairs.push(grid.recover()?);
             }
             Err(e) if e.is_process_failure() => {
-                return Err(Error::Unrecoverable { reason: format!("more than {max_repairs} repairs needed (last: {e})") })
+                return Err(Error::Unrecoverable {
+                    reason: format!("more than {max_repairs} repairs needed (last: {e})"),
+                })
             }
             Err(e) => return Err(e),
         }

@@ -63,7 +63,12 @@ impl StatusLog {
             _ => {
                 // A different call sequence than recorded: forget the rest.
                 self.calls.truncate(i);
-                self.calls.push(CallRecord { name: name.to_string(), committed: 0, done: false, replicated: Vec::new() });
+                self.calls.push(CallRecord {
+                    name: name.to_string(),
+                    committed: 0,
+                    done: false,
+                    replicated: Vec::new(),
+                });
                 CallState::Fresh
             }
         }
@@ -147,7 +152,9 @@ impl StatusLog {
                 }
                 Ok(())
             }
-            None => Err(blacs_ft::Error::Unrecoverable { reason: "the status log received after a repair is corrupt".into() }),
+            None => Err(blacs_ft::Error::Unrecoverable {
+                reason: "the status log received after a repair is corrupt".into(),
+            }),
         }
     }
 }

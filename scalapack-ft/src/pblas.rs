@@ -150,13 +150,23 @@ fn check_args(grid: &Grid, transa: Trans, transb: Trans, a: &DistMatrix, b: &Dis
         return Err(arg(10, e::MB, "MB_A", format!("MB_A = {} must equal MB_C = {}", a.mb(), c.mb())));
     }
     if a.desc().rsrc() != c.desc().rsrc() {
-        return Err(arg(10, e::RSRC, "RSRC_A", format!("RSRC_A = {} must equal RSRC_C = {}", a.desc().rsrc(), c.desc().rsrc())));
+        return Err(arg(
+            10,
+            e::RSRC,
+            "RSRC_A",
+            format!("RSRC_A = {} must equal RSRC_C = {}", a.desc().rsrc(), c.desc().rsrc()),
+        ));
     }
     if b.nb() != c.nb() {
         return Err(arg(14, e::NB, "NB_B", format!("NB_B = {} must equal NB_C = {}", b.nb(), c.nb())));
     }
     if b.desc().csrc() != c.desc().csrc() {
-        return Err(arg(14, e::CSRC, "CSRC_B", format!("CSRC_B = {} must equal CSRC_C = {}", b.desc().csrc(), c.desc().csrc())));
+        return Err(arg(
+            14,
+            e::CSRC,
+            "CSRC_B",
+            format!("CSRC_B = {} must equal CSRC_C = {}", b.desc().csrc(), c.desc().csrc()),
+        ));
     }
     if a.nb() != b.mb() {
         return Err(arg(14, e::MB, "MB_B", format!("MB_B = {} must equal NB_A = {}", b.mb(), a.nb())));

@@ -124,15 +124,16 @@ fn like(grid: &Grid, like: &DistMatrix, m: usize, n: usize) -> Result<DistMatrix
     let (p, q) = like.grid_shape();
     let (myrow, mycol) = like.coords();
     let d = like.desc();
-    let desc = Descriptor::with_min_lld(m, n, d.mb(), d.nb(), d.rsrc(), d.csrc(), d.ctxt(), p, q, myrow).map_err(|e| {
-        Error::Argument {
-            routine: "lu_residual".into(),
-            position: 3,
-            entry: e.index as u32,
-            name: e.arg.into(),
-            reason: e.reason,
-        }
-    })?;
+    let desc =
+        Descriptor::with_min_lld(m, n, d.mb(), d.nb(), d.rsrc(), d.csrc(), d.ctxt(), p, q, myrow).map_err(|e| {
+            Error::Argument {
+                routine: "lu_residual".into(),
+                position: 3,
+                entry: e.index as u32,
+                name: e.arg.into(),
+                reason: e.reason,
+            }
+        })?;
     let len = desc.local_len(mycol, q);
     DistMatrix::from_local(grid, desc, vec![0.0; len])
 }

@@ -23,8 +23,16 @@ use crate::blas::{self, Diag, Side, Trans, Uplo};
 use crate::error::{agree_on_arguments, Error, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::{Grid, Scope};
+use std::cell::RefCell;
 use std::ops::Range;
 use std::os::raw::c_int;
+thread_local! { pub static PROF: RefCell<[f64;8]> = const { RefCell::new([0.0;8]) }; }
+fn tic() -> std::time::Instant {
+    std::time::Instant::now()
+}
+fn toc(i: usize, t: std::time::Instant) {
+    PROF.with(|p| p.borrow_mut()[i] += t.elapsed().as_secs_f64());
+}
 
 /// Flops of one trailing-update chunk between two looks for the next
 /// panel (about a millisecond of DGEMM).
@@ -66,7 +74,13 @@ pub fn pdgetrf(grid: &Grid, a: &mut DistMatrix, ipiv: &mut Vec<i64>) -> Result<(
     if mn == 0 {
         return Ok(());
     }
+    let t = tic();
     let zero = if grid.size() == 1 { local_getrf(a, ipiv) } else { Driver::new(grid, a).run(ipiv)? };
+    toc(7, t);
+    if std::env::var_os("LU_PROF").is_some() {
+        PROF.with(|p| { let p = p.borrow(); eprintln!("PROF rank {} swap {:.3} trsm {:.3} gemm(incl poll) {:.3} factor {:.3} send {:.3} finish {:.3} poll {:.3} total {:.3}", grid.rank(), p[0],p[1],p[2],p[3],p[4],p[5],p[6],p[7]); });
+        PROF.with(|p| *p.borrow_mut() = [0.0; 8]);
+    }
     match zero {
         Some(index) => Err(Error::Singular { routine: "pdgetrf".into(), index }),
         None => Ok(()),
@@ -176,18 +190,31 @@ impl<'g, 'm> Driver<'g, 'm> {
         if owner == self.mycol {
             // Look-ahead: the next panel's columns first, factor, send.
             let la = ltc..ltc + jb1;
+            let t = tic();
             interchange(self.grid, self.a, &swaps, std::slice::from_ref(&la))?;
+            toc(0, t);
             self.update(cur, la.clone(), None)?;
+            let t = tic();
             let next = factor_panel(self.grid, self.a, j1, jb1)?;
+            toc(3, t);
+            let t = tic();
             self.send_on(&next, owner)?;
+            toc(4, t);
+            let t = tic();
             interchange(self.grid, self.a, &swaps, &[0..lcp, la.end..lc])?;
+            toc(0, t);
             self.update(cur, la.end..lc, None)?;
             Ok(Some(next))
         } else {
+            let t = tic();
             interchange(self.grid, self.a, &swaps, &[0..lcp, ltc..lc])?;
+            toc(0, t);
             let mut inc = self.incoming(j1, jb1, owner);
             self.update(cur, ltc..lc, Some(&mut inc))?;
-            inc.finish(self.grid).map(Some)
+            let t = tic();
+            let r = inc.finish(self.grid).map(Some);
+            toc(5, t);
+            r
         }
     }
 
@@ -233,6 +260,7 @@ impl<'g, 'm> Driver<'g, 'm> {
         let (lr, lld) = (a.local_rows(), a.lld());
         let ncols = cols.len();
         let u = &mut self.ubuf;
+        let t = tic();
         if self.myrow == pr {
             let data = a.local_mut();
             let l11 = cur.l();
@@ -257,6 +285,8 @@ impl<'g, 'm> Driver<'g, 'm> {
         if a.grid_shape().0 > 1 {
             self.grid.broadcast(Scope::Column, u, pr as i32)?;
         }
+        toc(1, t);
+        let t = tic();
         let mrows = lr - lrb;
         if mrows == 0 {
             return Ok(());
@@ -287,9 +317,12 @@ impl<'g, 'm> Driver<'g, 'm> {
             );
             c += w;
             if let Some(inc) = inc.as_deref_mut() {
+                let t = tic();
                 inc.poll(self.grid)?;
+                toc(6, t);
             }
         }
+        toc(2, t);
         Ok(())
     }
 }

@@ -97,7 +97,13 @@ pub(crate) fn check_grid(
 /// Copies the local submatrix rows `r0..r1`, columns `c0..c1` of a
 /// column-major array with leading dimension `ld` into `out`
 /// (column-major, leading dimension `r1 - r0`), replacing its contents.
-pub(crate) fn pack(src: &[f64], ld: usize, rows: std::ops::Range<usize>, cols: std::ops::Range<usize>, out: &mut Vec<f64>) {
+pub(crate) fn pack(
+    src: &[f64],
+    ld: usize,
+    rows: std::ops::Range<usize>,
+    cols: std::ops::Range<usize>,
+    out: &mut Vec<f64>,
+) {
     out.clear();
     out.reserve(rows.len() * cols.len());
     for c in cols {
@@ -107,7 +113,13 @@ pub(crate) fn pack(src: &[f64], ld: usize, rows: std::ops::Range<usize>, cols: s
 
 /// Inverse of [`pack`]: writes `buf` (leading dimension `rows.len()`) into
 /// rows `rows`, columns `cols` of `dst` (leading dimension `ld`).
-pub(crate) fn unpack(buf: &[f64], dst: &mut [f64], ld: usize, rows: std::ops::Range<usize>, cols: std::ops::Range<usize>) {
+pub(crate) fn unpack(
+    buf: &[f64],
+    dst: &mut [f64],
+    ld: usize,
+    rows: std::ops::Range<usize>,
+    cols: std::ops::Range<usize>,
+) {
     let h = rows.len();
     if h == 0 {
         return;

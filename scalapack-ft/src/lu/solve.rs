@@ -190,14 +190,28 @@ fn forward_l(grid: &Grid, a: &DistMatrix, b: &mut DistMatrix) -> Result<()> {
         let lrb = a.local_rows_before(j0 + jb);
         let l = column_panel(grid, a, j0, jb, lr0..lr)?;
         let lw = lr - lr0;
-        if b.coords().0 == pr {
+        if b.coords().0 == pr && ncols > 0 {
             let bl = b.local_mut();
             blas::dtrsm(Side::Left, Uplo::Lower, Trans::No, Diag::Unit, jb, ncols, 1.0, &l, lw, &mut bl[lr0..], lldb);
         }
         let y = share_block_row(grid, b, pr, lr0, jb)?;
         if lr > lrb && ncols > 0 {
             let bl = b.local_mut();
-            blas::dgemm(Trans::No, Trans::No, lr - lrb, ncols, jb, -1.0, &l[lrb - lr0..], lw, &y, jb, 1.0, &mut bl[lrb..], lldb);
+            blas::dgemm(
+                Trans::No,
+                Trans::No,
+                lr - lrb,
+                ncols,
+                jb,
+                -1.0,
+                &l[lrb - lr0..],
+                lw,
+                &y,
+                jb,
+                1.0,
+                &mut bl[lrb..],
+                lldb,
+            );
         }
     }
     Ok(())
@@ -211,9 +225,21 @@ fn backward_u(grid: &Grid, a: &DistMatrix, b: &mut DistMatrix) -> Result<()> {
         let lr0 = a.local_rows_before(j0);
         let lre = a.local_rows_before(j0 + jb);
         let u = column_panel(grid, a, j0, jb, 0..lre)?;
-        if b.coords().0 == pr {
+        if b.coords().0 == pr && ncols > 0 {
             let bl = b.local_mut();
-            blas::dtrsm(Side::Left, Uplo::Upper, Trans::No, Diag::NonUnit, jb, ncols, 1.0, &u[lr0..], lre, &mut bl[lr0..], lldb);
+            blas::dtrsm(
+                Side::Left,
+                Uplo::Upper,
+                Trans::No,
+                Diag::NonUnit,
+                jb,
+                ncols,
+                1.0,
+                &u[lr0..],
+                lre,
+                &mut bl[lr0..],
+                lldb,
+            );
         }
         let x = share_block_row(grid, b, pr, lr0, jb)?;
         if lr0 > 0 && ncols > 0 {
@@ -243,9 +269,21 @@ fn forward_ut(grid: &Grid, a: &DistMatrix, b: &mut DistMatrix) -> Result<()> {
         let lr0 = a.local_rows_before(j0);
         let lrb = a.local_rows_before(j0 + jb);
         let r = row_panel(grid, a, j0, jb, j0, n)?;
-        if b.coords().0 == pr {
+        if b.coords().0 == pr && ncols > 0 {
             let bl = b.local_mut();
-            blas::dtrsm(Side::Left, Uplo::Upper, Trans::Yes, Diag::NonUnit, jb, ncols, 1.0, &r, jb, &mut bl[lr0..], lldb);
+            blas::dtrsm(
+                Side::Left,
+                Uplo::Upper,
+                Trans::Yes,
+                Diag::NonUnit,
+                jb,
+                ncols,
+                1.0,
+                &r,
+                jb,
+                &mut bl[lr0..],
+                lldb,
+            );
         }
         let y = share_block_row(grid, b, pr, lr0, jb)?;
         if lr > lrb && ncols > 0 {
@@ -264,9 +302,21 @@ fn backward_lt(grid: &Grid, a: &DistMatrix, b: &mut DistMatrix) -> Result<()> {
         let pr = a.row_owner(j0);
         let lr0 = a.local_rows_before(j0);
         let r = row_panel(grid, a, j0, jb, 0, j0 + jb)?;
-        if b.coords().0 == pr {
+        if b.coords().0 == pr && ncols > 0 {
             let bl = b.local_mut();
-            blas::dtrsm(Side::Left, Uplo::Lower, Trans::Yes, Diag::Unit, jb, ncols, 1.0, &r[j0 * jb..], jb, &mut bl[lr0..], lldb);
+            blas::dtrsm(
+                Side::Left,
+                Uplo::Lower,
+                Trans::Yes,
+                Diag::Unit,
+                jb,
+                ncols,
+                1.0,
+                &r[j0 * jb..],
+                jb,
+                &mut bl[lr0..],
+                lldb,
+            );
         }
         let z = share_block_row(grid, b, pr, lr0, jb)?;
         if lr0 > 0 && ncols > 0 {

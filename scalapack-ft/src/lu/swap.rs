@@ -34,7 +34,13 @@ pub fn pdlaswp(grid: &Grid, a: &mut DistMatrix, ipiv: &[i64], dir: Direction) ->
     let local = (|| {
         check_grid(grid, a, ROUTINE, 2, "A")?;
         if ipiv.len() > a.m() {
-            return Err(arg_error(ROUTINE, 3, 0, "IPIV", format!("has {} entries but A has {} rows", ipiv.len(), a.m())));
+            return Err(arg_error(
+                ROUTINE,
+                3,
+                0,
+                "IPIV",
+                format!("has {} entries but A has {} rows", ipiv.len(), a.m()),
+            ));
         }
         if let Some((i, &p)) = ipiv.iter().enumerate().find(|&(i, &p)| p < i as i64 || p >= a.m() as i64) {
             return Err(arg_error(ROUTINE, 3, 0, "IPIV", format!("IPIV[{i}] = {p} is outside {i}..{}", a.m())));
@@ -73,7 +79,12 @@ pub(crate) fn compose(swaps: &[(usize, usize)]) -> Vec<(usize, usize)> {
 /// column calls it with the same `swaps`): applies the global row
 /// interchanges `swaps`, in order, to the local columns `cols` of `a`.
 /// The column ranges may differ between process columns.
-pub(crate) fn interchange(grid: &Grid, a: &mut DistMatrix, swaps: &[(usize, usize)], cols: &[Range<usize>]) -> Result<()> {
+pub(crate) fn interchange(
+    grid: &Grid,
+    a: &mut DistMatrix,
+    swaps: &[(usize, usize)],
+    cols: &[Range<usize>],
+) -> Result<()> {
     let (nprow, _) = a.grid_shape();
     if nprow == 1 {
         swap_local(a, swaps, cols);

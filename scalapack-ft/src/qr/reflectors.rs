@@ -84,7 +84,21 @@ impl Panel {
         let mut w = vec![0.0; self.jb * nc];
         if nc > 0 && self.lrows > 0 {
             let cbase = lr0 + cols.start * ld;
-            blas::dgemm(Trans::Yes, Trans::No, self.jb, nc, self.lrows, 1.0, &self.v, self.lrows, &c.local()[cbase..], ld, 0.0, &mut w, self.jb);
+            blas::dgemm(
+                Trans::Yes,
+                Trans::No,
+                self.jb,
+                nc,
+                self.lrows,
+                1.0,
+                &self.v,
+                self.lrows,
+                &c.local()[cbase..],
+                ld,
+                0.0,
+                &mut w,
+                self.jb,
+            );
         }
         w
     }
@@ -109,7 +123,21 @@ impl Panel {
         blas::dtrmm(Side::Left, Uplo::Upper, trans, Diag::NonUnit, self.jb, nc, 1.0, &self.t, self.jb, w, self.jb);
         if self.lrows > 0 {
             let cbase = lr0 + cols.start * ld;
-            blas::dgemm(Trans::No, Trans::No, self.lrows, nc, self.jb, -1.0, &self.v, self.lrows, w, self.jb, 1.0, &mut c.local_mut()[cbase..], ld);
+            blas::dgemm(
+                Trans::No,
+                Trans::No,
+                self.lrows,
+                nc,
+                self.jb,
+                -1.0,
+                &self.v,
+                self.lrows,
+                w,
+                self.jb,
+                1.0,
+                &mut c.local_mut()[cbase..],
+                ld,
+            );
         }
     }
 }

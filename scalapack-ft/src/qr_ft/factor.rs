@@ -134,16 +134,18 @@ pub fn pdgeqrf_ft(region: &mut Region, a: &mut DistMatrix, tau: &mut Vec<f64>, o
             valid = true;
             report.recoveries.push(record);
         }
-        match run_steps(region, &mut ext, &layout, &mut committed, panels, tau, opts) {
-            Ok(()) => break,
+        match run_steps(region, &mut ext, &layout, &mut committed, panels, tau, opts)
+            .and_then(|()| finish(region, &ext, &layout, committed, opts))
+        {
+            Ok(check) => {
+                report.check = check;
+                break;
+            }
             Err((e, phase, since)) if e.is_process_failure() => {
                 failure = Some((phase, since.elapsed().as_secs_f64() * 1e3, true));
             }
             Err((e, _, _)) => return Err(e),
         }
-    }
-    if opts.verify {
-        report.check = Some(verify_checksums(region.grid(), &ext, &layout, committed)?);
     }
     ext.copy_data_into(a);
     region.complete(tau);
@@ -216,6 +218,38 @@ fn after_repair(
         }
         .to_string(),
     })
+}
+
+/// The end of the call, itself a commit point: the optional checksum
+/// verification and one last agreement that every rank is alive, so that a
+/// process lost during the last step is rebuilt before the call returns.
+fn finish(
+    region: &Region,
+    ext: &Extended,
+    layout: &checksum::ReverseNeighborLayout,
+    committed: usize,
+    opts: &FtOptions,
+) -> std::result::Result<Option<ChecksumCheck>, StepError> {
+    let since = Instant::now();
+    let grid = region.grid();
+    let check = if opts.verify {
+        match verify_checksums(grid, ext, layout, committed) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                if e.is_process_failure() {
+                    let _ = grid.agree(false);
+                }
+                return Err((e, "commit", since));
+            }
+        }
+    } else {
+        None
+    };
+    match grid.agree(true) {
+        Ok(true) => Ok(check),
+        Ok(false) => Err((blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into(), "commit", since)),
+        Err(e) => Err((e.into(), "commit", since)),
+    }
 }
 
 /// Steps `committed..panels`. On error returns the error, the phase and

@@ -1,0 +1,137 @@
+//! pdgeqrf_ft under real SIGKILLs (`ftla qr --ft`): a representative part
+//! of the fault matrix (every phase, early/middle/last steps, rank 0,
+//! spawn and spare, two kills in different rows, a kill during the
+//! recovery, two kills in one row), checksum verification, and bad input.
+//! The whole matrix runs with `scripts/fault-matrix.sh`.
+
+use blacs_ft::launch::{run_with_timeout, Captured};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Duration;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// 260×200 in 16-blocks: 13 panels (steps 0..=12) on a 2x2 grid.
+const SHAPE: [&str; 6] = ["--m", "260", "--n", "200", "--nb", "16"];
+
+fn ftla(args: &[&str]) -> (Captured, String) {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let json = std::env::temp_dir().join(format!("ftla-qr-ft-{}-{}.json", std::process::id(), args.join("_").len()));
+    let _ = std::fs::remove_file(&json);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ftla"));
+    cmd.args(["qr", "--ft", "--timeout", "120", "--json"]).arg(&json).args(args).env_remove("FTLA_KILL");
+    let out = run_with_timeout(cmd, Duration::from_secs(150)).expect("run ftla");
+    assert!(!out.timed_out, "ftla hung:\n{}\n{}", out.stdout, out.stderr);
+    let text = std::fs::read_to_string(&json).unwrap_or_default();
+    let _ = std::fs::remove_file(&json);
+    (out, text)
+}
+
+fn num(text: &str, key: &str) -> f64 {
+    let at = text.find(&format!("\"{key}\": ")).unwrap_or_else(|| panic!("no {key} in {text}"));
+    let rest = &text[at + key.len() + 4..];
+    let end = rest.find([',', '\n', '}']).unwrap_or(rest.len());
+    rest[..end].trim().parse().unwrap_or_else(|_| panic!("{key} is not a number in {text}"))
+}
+
+/// Kills, then checks: exit 0, residuals < 16, checksums consistent, and
+/// one recovery of the expected ranks at the expected step and phase.
+fn survives(grid: &str, spares: &str, kill: &str, ranks: &str, step: u64, phase: &str, mode: &str) {
+    let mut args = vec!["--grid", grid, "--spares", spares, "--kill", kill, "--check", "--verify"];
+    args.extend(SHAPE);
+    let (out, json) = ftla(&args);
+    assert_eq!(out.code, Some(0), "kill {kill}:\n{}\n{}", out.stdout, out.stderr);
+    assert!(num(&json, "residual") < 16.0 && num(&json, "orthogonality") < 16.0, "{json}");
+    assert!(json.contains("\"checksum_check\"") && json.contains("\"ok\": true"), "{json}");
+    assert!(json.contains(&format!("\"ranks\": [{ranks}]")), "kill {kill}: {json}");
+    assert!(json.contains(&format!("\"step\": {step}")), "kill {kill}: {json}");
+    assert!(json.contains(&format!("\"phase\": \"{phase}\"")), "kill {kill}: {json}");
+    assert!(json.contains(&format!("\"mode\": \"{mode}\"")), "kill {kill}: {json}");
+}
+
+#[test]
+fn rank_0_killed_in_the_first_panel_is_rebuilt_through_a_spawn() {
+    survives("2x2", "0", "0@0:panel", "0", 0, "panel", "spawn");
+}
+
+#[test]
+fn kills_in_the_broadcast_and_update_phases_mid_factorization() {
+    survives("2x2", "0", "3@5:bcast", "3", 5, "bcast", "spawn");
+    survives("2x2", "0", "1@6:update", "1", 6, "update", "spawn");
+}
+
+#[test]
+fn a_kill_after_the_commit_point_of_the_last_step_resumes_after_it() {
+    // The victim dies after the agreement: the survivors commit step 12.
+    survives("2x2", "0", "2@12:commit", "2", 13, "commit", "spawn");
+}
+
+#[test]
+fn a_hot_spare_takes_over_on_a_2x3_grid() {
+    survives("2x3", "1", "4@7:update", "4", 7, "update", "spare");
+}
+
+#[test]
+fn two_simultaneous_kills_in_different_process_rows_are_both_rebuilt() {
+    survives("2x2", "0", "1@4:update,2@4:update", "1, 2", 4, "update", "spawn");
+}
+
+#[test]
+fn a_second_kill_during_the_recovery_is_rebuilt_too() {
+    let mut args = vec!["--grid", "2x2", "--kill", "3@4:update,0@repair:*:shrink", "--check", "--verify"];
+    args.extend(SHAPE);
+    let (out, json) = ftla(&args);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(json.contains("\"ranks\": [0, 3]"), "{json}");
+    assert!(num(&json, "residual") < 16.0, "{json}");
+    assert!(out.stderr.contains("injecting SIGKILL into rank 0 at repair:1:shrink"), "{}", out.stderr);
+}
+
+#[test]
+fn two_kills_in_one_process_row_are_reported_as_unrecoverable_by_every_survivor() {
+    let mut args = vec!["--grid", "2x2", "--kill", "2@3:panel,3@3:panel"];
+    args.extend(SHAPE);
+    let (out, _) = ftla(&args);
+    assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().filter(|l| l.contains("unrecoverable failure")).collect();
+    assert!(lines.len() >= 2, "{}", out.stdout);
+    for l in lines {
+        assert!(l.contains("ranks 2 and 3 of process row 1 were both lost"), "{l}");
+    }
+}
+
+#[test]
+fn verify_reports_a_flipped_element_and_passes_without_one() {
+    let mut args = vec!["--grid", "2x2", "--verify", "--corrupt", "1@2"];
+    args.extend(SHAPE);
+    let (out, json) = ftla(&args);
+    assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("checksums MISMATCH"), "{}", out.stdout);
+    assert!(num(&json, "max_c_defect") > 0.1, "{json}");
+    let mut clean = vec!["--grid", "2x2", "--verify"];
+    clean.extend(SHAPE);
+    let (out, json) = ftla(&clean);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(num(&json, "max_c_defect") <= num(&json, "tolerance"), "{json}");
+}
+
+#[test]
+fn compare_reports_plain_and_failure_free_times_from_the_same_run() {
+    let mut args = vec!["--grid", "1x2", "--kill", "1@3:update", "--compare"];
+    args.extend(SHAPE);
+    let (out, json) = ftla(&args);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    for key in ["nonft_time_s", "ft_time_s", "ft_with_failure_time_s", "overhead_model"] {
+        assert!(num(&json, key) > 0.0, "{key}: {json}");
+    }
+    assert!(json.contains("\"ft\": true"), "{json}");
+}
+
+#[test]
+fn one_process_column_is_refused_before_launching() {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ftla"));
+    cmd.args(["qr", "--ft", "--grid", "2x1", "--n", "64"]);
+    let out = run_with_timeout(cmd, Duration::from_secs(30)).expect("run ftla");
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("--ft needs at least 2 process columns"), "{}", out.stderr);
+}
