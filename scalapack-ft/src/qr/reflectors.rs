@@ -222,8 +222,8 @@ pub fn factor_panel(grid: &Grid, a: &mut DistMatrix, j0: usize, jb: usize) -> Re
         return Ok(Panel { j0, jb, v, lrows, t });
     }
     let mut tau = vec![0.0; jb];
-    for c in 0..jb {
-        tau[c] = householder_column(grid, a, j0 + c, lc0 + c, lc0 + jb)?;
+    for (c, t) in tau.iter_mut().enumerate() {
+        *t = householder_column(grid, a, j0 + c, lc0 + c, lc0 + jb)?;
     }
     let (v, lrows) = explicit_v(a, j0, jb);
     let t = form_t(grid, &v, lrows, jb, &tau)?;

@@ -154,6 +154,10 @@ pub fn pdgeqrf_ft(region: &mut Region, a: &mut DistMatrix, tau: &mut Vec<f64>, o
 
 type StepError = (Error, &'static str, Instant);
 
+/// What phase 1 of a step hands to the commit: the panel's reflectors, the
+/// reduced W, the stored panel (for D_g) and the local columns to update.
+type StepScratch = (Panel, Vec<f64>, Vec<f64>, std::ops::Range<usize>);
+
 /// After a repair, collective over the grid (survivors and replacements):
 /// agree on the lost ranks and the committed step, share tau, rebuild the
 /// lost blocks, and agree on one record of the recovery. `mine` is `None`
@@ -279,7 +283,7 @@ fn run_steps(
         let mut since = Instant::now();
         grid.inject("qr", k as u64, phase);
         let backup = (mycol == owner).then(|| ext.panel_backup(lc0, jb));
-        let attempt = (|| -> Result<(Panel, Vec<f64>, Vec<f64>, std::ops::Range<usize>)> {
+        let attempt = (|| -> Result<StepScratch> {
             let mine = if mycol == owner { Some(factor_panel(grid, &mut ext.e, j0, jb)?) } else { None };
             phase = "bcast";
             since = Instant::now();
