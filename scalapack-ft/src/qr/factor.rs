@@ -61,7 +61,9 @@ pub fn pdgeqrf(grid: &Grid, a: &mut DistMatrix, tau: &mut Vec<f64>) -> Result<()
         let first = a.local_cols_before(j0 + jb);
         let all = first..a.local_cols();
         match panels.get(step + 1) {
-            Some(&(n0, nw)) if a.col_owner(n0) == mycol => {
+            // (With one process column every step would take this branch
+            // without overlapping anything: one update is cheaper there.)
+            Some(&(n0, nw)) if a.col_owner(n0) == mycol && grid.npcol() > 1 => {
                 // Look-ahead: update and factor the next panel first.
                 let next = a.local_cols_before(n0)..a.local_cols_before(n0 + nw);
                 panel.apply(grid, Trans::Yes, a, next.clone())?;
@@ -69,7 +71,12 @@ pub fn pdgeqrf(grid: &Grid, a: &mut DistMatrix, tau: &mut Vec<f64>) -> Result<()
                 panel.apply(grid, Trans::Yes, a, next.end..all.end)?;
                 panel.apply(grid, Trans::Yes, a, all.start..next.start)?;
             }
-            _ => panel.apply(grid, Trans::Yes, a, all)?,
+            next => {
+                panel.apply(grid, Trans::Yes, a, all)?;
+                if let Some(&(n0, nw)) = next.filter(|&&(n0, _)| a.col_owner(n0) == mycol) {
+                    ahead = Some(factor_panel(grid, a, n0, nw)?);
+                }
+            }
         }
     }
     Ok(())
