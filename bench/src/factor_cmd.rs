@@ -217,7 +217,8 @@ pub fn lu_flops(m: usize, n: usize) -> f64 {
 /// The matrix to factor: generated in place from (seed, i, j), or read
 /// from `--input` (collective). With `collective = false` (a replacement
 /// joining a factorization in progress, whose content is rebuilt anyway) the
-/// file's shape is read locally and the matrix is zero.
+/// matrix is only allocated, zero, with the right shape (read locally from
+/// the file's header for `--input`), so the survivors do not wait for it.
 pub(crate) fn make_matrix(
     grid: &blacs_ft::Grid,
     a: &FactorArgs,
@@ -234,6 +235,7 @@ pub(crate) fn make_matrix(
             let (m, n) = shape.map_err(|e| blacs_ft::Error::Unrecoverable { reason: e.to_string() })?;
             DistMatrix::zeros(grid, m, n, a.nb, a.nb)
         }
+        None if !collective => DistMatrix::zeros(grid, a.m, a.n, a.nb, a.nb),
         None => {
             let gen = Generator::new(a.kind, a.seed, a.m, a.n).map_err(|e| scalapack_ft::Error::Argument {
                 routine: "ftla".into(),

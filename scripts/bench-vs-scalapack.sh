@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Ours vs the distribution's ScaLAPACK, in one run: alternates `ftla qr|lu`
+# and `ftla baseline scalapack qr|lu` REPS times on the same grid, N and NB
+# (same OpenBLAS kernel: whatever OPENBLAS_CORETYPE this command sees),
+# checks residuals on every run, and prints the median Gflop/s of each side
+# and their ratio.
+#   OPENBLAS_CORETYPE=SkylakeX scripts/bench-vs-scalapack.sh qr 1x2 4096 64 5
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+op=${1:?qr|lu}; grid=${2:?PxQ}; n=${3:?N}; nb=${4:?NB}; reps=${5:-5}
+"$here/scripts/setup.sh" --scalapack
+cargo build --release --quiet --manifest-path "$here/Cargo.toml" -p ftla-bench
+ftla="$here/target/release/ftla"
+out=$(mktemp -d)
+for ((i = 1; i <= reps; i++)); do
+  "$ftla" "$op" --grid "$grid" --n "$n" --nb "$nb" --check --json "$out/ours-$i.json" --timeout 600 >/dev/null
+  "$ftla" baseline scalapack "$op" --grid "$grid" --n "$n" --nb "$nb" --json "$out/base-$i.json" --timeout 600 >/dev/null
+done
+python3 - "$out" "$reps" <<'PY'
+import json, statistics, sys
+d, reps = sys.argv[1], int(sys.argv[2])
+def load(side):
+    runs = [json.load(open(f"{d}/{side}-{i}.json")) for i in range(1, reps + 1)]
+    bad = [r for r in runs if not r.get("ok")]
+    if bad:
+        sys.exit(f"{side}: a run failed its checks: {bad[0]}")
+    return runs
+ours, base = load("ours"), load("base")
+g = lambda runs: statistics.median(r["gflops"] for r in runs)
+o, b = g(ours), g(base)
+r0 = ours[0]
+print(f"{r0['command']} grid {r0['grid'][0]}x{r0['grid'][1]} N {r0['n']} NB {r0['nb']} kernel {r0['blas_kernel']}/{base[0]['blas_kernel']}: "
+      f"ours median {o:.1f} Gflop/s {[round(r['gflops'],1) for r in ours]}, "
+      f"ScaLAPACK median {b:.1f} Gflop/s {[round(r['gflops'],1) for r in base]}, ratio {o/b:.2f}, "
+      f"residual max {max(r['residual'] for r in ours):.3f} / {max(r['residual'] for r in base):.3f}")
+PY
+rm -rf "$out"
