@@ -67,6 +67,9 @@ pub(super) fn rebuild_lost_blocks(
             b
         })
     };
+    // Columns left of this are factored (final R and V); a block column can
+    // be partly factored when min(M, N) is not a multiple of NB.
+    let done_cols = (committed * nb).min(layout.m().min(layout.n()));
     for g in 0..layout.groups() {
         let members = layout.group_members(g).map_err(layout_err)?;
         let pair = layout.pair_block_cols(g).map_err(layout_err)?;
@@ -74,43 +77,52 @@ pub(super) fn rebuild_lost_blocks(
         // The surviving holder of the group's copies (Q ≥ 2: they differ).
         let (keep, _) = if holders[0] != lost_col { (0, 1) } else { (1, 0) };
         if let Some(target) = members.clone().find(|&bc| bc % q as usize == lost_col) {
-            let finished = target < committed && target * nb < layout.m().min(layout.n());
-            let mut x = vec![0.0; lr * nb];
-            if !me_lost {
-                if mycol == holders[keep] {
-                    let src = if finished {
-                        ext.d[g].clone().unwrap_or_else(|| vec![0.0; lr * nb])
-                    } else {
-                        block(ext, pair[keep]).unwrap_or_else(|| vec![0.0; lr * nb])
-                    };
-                    axpy(&mut x, &src, 1.0);
+            let finished_cols = done_cols.saturating_sub(target * nb).min(nb);
+            // Finished columns come from D_g (Σ stored), the others from
+            // C_g (Σ Ã: stored, with zeros below the diagonal of finished
+            // columns). A partly finished block needs both.
+            let mut rebuilt = vec![0.0; lr * nb];
+            for from_d in [true, false] {
+                let wanted = if from_d { 0..finished_cols } else { finished_cols..nb };
+                if wanted.is_empty() {
+                    continue;
                 }
-                for bc in members.clone().filter(|&bc| bc != target && bc % q as usize == mycol) {
-                    let bc_finished = bc < committed && bc * nb < layout.m().min(layout.n());
-                    if finished && !bc_finished {
-                        continue; // D_g only sums finished columns
+                let mut x = vec![0.0; lr * nb];
+                if !me_lost {
+                    if mycol == holders[keep] {
+                        let src = if from_d {
+                            ext.d[g].clone().unwrap_or_else(|| vec![0.0; lr * nb])
+                        } else {
+                            block(ext, pair[keep]).unwrap_or_else(|| vec![0.0; lr * nb])
+                        };
+                        axpy(&mut x, &src, 1.0);
                     }
-                    if let Some(mut b) = block(ext, bc) {
-                        if !finished && bc_finished {
-                            // C_g sums R only: zero strictly below the diagonal.
+                    for bc in members.clone().filter(|&bc| bc != target && bc % q as usize == mycol) {
+                        if let Some(mut b) = block(ext, bc) {
                             for c in 0..nb {
                                 let gj = bc * nb + c;
+                                let col_done = gj < done_cols;
                                 for (li, &gi) in rows.iter().enumerate() {
-                                    if gi > gj {
+                                    if (from_d && !col_done) || (!from_d && col_done && gi > gj) {
                                         b[li + c * lr] = 0.0;
                                     }
                                 }
                             }
+                            axpy(&mut x, &b, -1.0);
                         }
-                        axpy(&mut x, &b, -1.0);
+                    }
+                }
+                grid.sum(Scope::Row, &mut x, Some(lost_col as i32))?;
+                if me_lost {
+                    for c in wanted {
+                        rebuilt[c * lr..(c + 1) * lr].copy_from_slice(&x[c * lr..(c + 1) * lr]);
                     }
                 }
             }
-            grid.sum(Scope::Row, &mut x, Some(lost_col as i32))?;
             if me_lost {
                 if let Some(cols) = ext.local_block(target) {
                     for (c, lj) in cols.enumerate() {
-                        ext.e.local_mut()[lj * ld..lj * ld + lr].copy_from_slice(&x[c * lr..(c + 1) * lr]);
+                        ext.e.local_mut()[lj * ld..lj * ld + lr].copy_from_slice(&rebuilt[c * lr..(c + 1) * lr]);
                     }
                 }
             }

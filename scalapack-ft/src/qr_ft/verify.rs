@@ -33,7 +33,8 @@ pub(super) fn verify_checksums(
     let (lr, ld, nb) = (ext.e.local_rows(), ext.e.lld(), ext.e.nb());
     let mycol = grid.mycol() as usize;
     let rows: Vec<usize> = (0..lr).map(|li| ext.e.global_row(li)).collect();
-    let kmax = layout.m().min(layout.n());
+    // Factored columns (R and V final); see the rebuild.
+    let done_cols = (committed * nb).min(layout.m().min(layout.n()));
     let mut scale = [0.0f64];
     let data_cols = ext.e.local_cols_before(layout.n());
     for x in ext.e.local()[..data_cols * ld].iter() {
@@ -46,9 +47,9 @@ pub(super) fn verify_checksums(
         let mut dsum = vec![0.0; lr * nb];
         for bc in layout.group_members(g).map_err(layout_err)? {
             let Some(cols) = ext.local_block(bc) else { continue };
-            let finished = bc < committed && bc * nb < kmax;
             for (c, lj) in cols.enumerate() {
                 let gj = bc * nb + c;
+                let finished = gj < done_cols;
                 for (li, &gi) in rows.iter().enumerate() {
                     let x = ext.e.local()[lj * ld + li];
                     csum[c * lr + li] += if finished && gi > gj { 0.0 } else { x };
