@@ -221,12 +221,65 @@ pub fn factor_panel(grid: &Grid, a: &mut DistMatrix, j0: usize, jb: usize) -> Re
         let (v, lrows) = explicit_v(a, j0, jb);
         return Ok(Panel { j0, jb, v, lrows, t });
     }
+    if grid.nprow() <= GATHERED_PANEL_MAX_P {
+        return gathered_panel(grid, a, j0, jb);
+    }
     let mut tau = vec![0.0; jb];
     for (c, t) in tau.iter_mut().enumerate() {
         *t = householder_column(grid, a, j0 + c, lc0 + c, lc0 + jb)?;
     }
     let (v, lrows) = explicit_v(a, j0, jb);
     let t = form_t(grid, &v, lrows, jb, &tau)?;
+    Ok(Panel { j0, jb, v, lrows, t })
+}
+
+/// Up to this many process rows, a panel is factored redundantly: its rows
+/// are gathered down the process column and every process runs LAPACK's
+/// recursive QR on the whole panel (one collective and level-3 work instead
+/// of two collectives and level-2 work per column). The result is the same
+/// Householder factorization; each process keeps its own rows.
+const GATHERED_PANEL_MAX_P: i32 = 8;
+
+fn gathered_panel(grid: &Grid, a: &mut DistMatrix, j0: usize, jb: usize) -> Result<Panel> {
+    let (lr0, lc0, ld) = (a.local_rows_before(j0), a.local_cols_before(j0), a.lld());
+    let lrows = a.local_rows() - lr0;
+    // Every process of the column sends the same count: its rows, padded.
+    let mut most = [lrows as i64];
+    grid.max(Scope::Column, &mut most)?;
+    let most = most[0] as usize;
+    let mut mine = vec![0.0; most * jb];
+    for c in 0..jb {
+        mine[c * most..c * most + lrows].copy_from_slice(&a.local()[(lc0 + c) * ld + lr0..(lc0 + c) * ld + lr0 + lrows]);
+    }
+    let all = grid.allgather(Scope::Column, &mine)?;
+    // Reassemble rows j0..m in global order.
+    let (nprow, mb, rsrc) = (grid.nprow() as usize, a.mb(), a.desc().rsrc());
+    let rows = a.m() - j0;
+    let mut panel = vec![0.0; rows * jb];
+    let mut my_pos = Vec::with_capacity(lrows);
+    for pr in 0..nprow {
+        let before = blacs_ft::index::numroc(j0, mb, pr, rsrc, nprow);
+        let count = blacs_ft::index::numroc(a.m(), mb, pr, rsrc, nprow) - before;
+        let src = &all[pr * most * jb..(pr + 1) * most * jb];
+        for r in 0..count {
+            let gi = blacs_ft::index::indxl2g(before + r, mb, pr, rsrc, nprow) - j0;
+            if pr == a.coords().0 {
+                my_pos.push(gi);
+            }
+            for c in 0..jb {
+                panel[gi + c * rows] = src[r + c * most];
+            }
+        }
+    }
+    let mut t = vec![0.0; jb * jb];
+    blas::dgeqrt3(rows, jb, &mut panel, rows, &mut t, jb);
+    // Keep my rows of R and V.
+    for (r, &gi) in my_pos.iter().enumerate() {
+        for c in 0..jb {
+            a.local_mut()[(lc0 + c) * ld + lr0 + r] = panel[gi + c * rows];
+        }
+    }
+    let (v, lrows) = explicit_v(a, j0, jb);
     Ok(Panel { j0, jb, v, lrows, t })
 }
 
