@@ -140,7 +140,8 @@ fn one_process_column_is_refused_before_launching() {
 fn a_wide_matrix_whose_last_panel_is_partial_is_rebuilt_after_it() {
     // 100×200 in 16-blocks: the last panel factors 4 of block column 6's
     // 16 columns; rank 2 holds part of that mixed block and dies after it.
-    let args = ["--grid", "2x2", "--m", "100", "--n", "200", "--nb", "16", "--kill", "2@6:commit", "--check", "--verify"];
+    let args =
+        ["--grid", "2x2", "--m", "100", "--n", "200", "--nb", "16", "--kill", "2@6:commit", "--check", "--verify"];
     let (out, json) = ftla(&args);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     assert!(json.contains("\"ranks\": [2]") && json.contains("\"step\": 7"), "{json}");

@@ -3,10 +3,10 @@
 //! `mpiexec` with P·Q ranks and a hard timeout.
 //!
 //! ```text
-//! lu-checks check  --grid PxQ [--seed S] [--timeout S] CASE...
+//! lu-checks check  --grid PxQ [--panel-width W] [--seed S] [--timeout S] CASE...
 //!     CASE = M,N,NB[,KIND]   KIND: uniform (default) | diagdom | cond
-//! lu-checks errors --grid PxQ [--timeout S]
-//! lu-checks bench  --grid PxQ --n N --nb NB [--reps R] [--seed S] [--no-check] [--timeout S]
+//! lu-checks errors --grid PxQ [--panel-width W] [--timeout S]
+//! lu-checks bench  --grid PxQ --n N --nb NB [--panel-width W] [--reps R] [--seed S] [--no-check] [--timeout S]
 //! ```
 //!
 //! `check` factors each case with `pdgetrf`, prints (grid rank 0)
@@ -19,12 +19,13 @@
 //! `AGREE case=.. same=true|false info=..` after comparing all ranks' errors.
 //! `bench` prints `BENCH grid=PxQ n=.. nb=.. time_s=.. gflops=.. residual=..`
 //! (time: the slowest rank, best of the repetitions; flops 2N³/3).
+//! `--panel-width` sets [`LuOptions::row_panel_width`] (1×Q grids only).
 
 use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
 use blacs_ft::{Grid, GridOptions, Injector, Joined, Runtime, Scope};
 use scalapack_ft::blas::{self, Trans};
 use scalapack_ft::generate::{Generator, MatrixKind};
-use scalapack_ft::lu::{lu_residual, pdgetrf, pdgetrs, solve_residual, Transpose};
+use scalapack_ft::lu::{lu_residual, pdgetrf, pdgetrf_with, pdgetrs, solve_residual, LuOptions, Transpose};
 use scalapack_ft::pblas::pdgemm;
 use scalapack_ft::{DistMatrix, Error};
 use std::time::Duration;
@@ -43,6 +44,7 @@ struct Args {
     nb: usize,
     reps: usize,
     check: bool,
+    opts: LuOptions,
 }
 
 fn parse() -> Result<Args, String> {
@@ -59,6 +61,7 @@ fn parse() -> Result<Args, String> {
         nb: 64,
         reps: 1,
         check: true,
+        opts: LuOptions::default(),
     };
     while let Some(k) = it.next() {
         let mut val = || it.next().ok_or(format!("{k} needs a value"));
@@ -75,6 +78,7 @@ fn parse() -> Result<Args, String> {
             "--nb" => a.nb = val()?.parse().map_err(|_| "bad --nb")?,
             "--reps" => a.reps = val()?.parse().map_err(|_| "bad --reps")?,
             "--no-check" => a.check = false,
+            "--panel-width" => a.opts.row_panel_width = val()?.parse().map_err(|_| "bad --panel-width")?,
             c if !c.starts_with("--") => a.cases.push(c.to_string()),
             other => return Err(format!("unknown option {other}")),
         }
@@ -124,7 +128,7 @@ fn main() {
     };
     let outcome = match a.mode.as_str() {
         "check" => check(&grid, &a),
-        "errors" => errors(&grid),
+        "errors" => errors(&grid, &a.opts),
         "bench" => bench(&grid, &a),
         other => Err(format!("unknown mode {other}")),
     };
@@ -181,7 +185,7 @@ fn check(grid: &Grid, a: &Args) -> Result<String, String> {
     }
     let mut failed = Vec::new();
     for case in &a.cases {
-        match check_case(grid, case, a.seed) {
+        match check_case(grid, case, a.seed, &a.opts) {
             Ok(true) => {}
             Ok(false) => failed.push(case.clone()),
             Err(e) => return Err(format!("case {case}: {e}")),
@@ -194,7 +198,7 @@ fn check(grid: &Grid, a: &Args) -> Result<String, String> {
     }
 }
 
-fn check_case(grid: &Grid, case: &str, seed: u64) -> Result<bool, String> {
+fn check_case(grid: &Grid, case: &str, seed: u64, opts: &LuOptions) -> Result<bool, String> {
     let parts: Vec<&str> = case.split(',').collect();
     if parts.len() < 3 {
         return Err("a case is M,N,NB[,KIND]".into());
@@ -207,7 +211,7 @@ fn check_case(grid: &Grid, case: &str, seed: u64) -> Result<bool, String> {
     let a0 = generate(grid, &gen, nb, false)?;
     let mut lu = a0.clone();
     let mut ipiv = Vec::new();
-    let factored = pdgetrf(grid, &mut lu, &mut ipiv);
+    let factored = pdgetrf_with(grid, &mut lu, &mut ipiv, opts);
     if let Err(e) = &factored {
         if grid.rank() == 0 {
             println!("CASE m={m} n={n} nb={nb} kind={kind_name} error={e} FAIL");
@@ -283,7 +287,7 @@ fn report(grid: &Grid, case: &str, result: Result<(), Error>, want_info: i32) ->
     Ok(same && info == want_info)
 }
 
-fn errors(grid: &Grid) -> Result<String, String> {
+fn errors(grid: &Grid, opts: &LuOptions) -> Result<String, String> {
     let mut bad = Vec::new();
     let mut expect = |case: &str, result: Result<(), Error>, info: i32| -> Result<(), String> {
         if !report(grid, case, result, info)? {
@@ -319,11 +323,12 @@ fn errors(grid: &Grid) -> Result<String, String> {
     // Singular: a zero column inside a block, at a block start, the last
     // one; a zero matrix (first pivot). The factorization is completed and
     // still satisfies P·A = L·U.
-    for (name, zero_col, nb) in [("singular-mid", 9usize, 4usize), ("singular-start", 12, 4), ("singular-last", 23, 5)] {
+    for (name, zero_col, nb) in [("singular-mid", 9usize, 4usize), ("singular-start", 12, 4), ("singular-last", 23, 5)]
+    {
         let az = DistMatrix::from_fn(grid, 24, 24, nb, nb, |i, j| if j == zero_col { 0.0 } else { gen.element(i, j) })
             .map_err(s)?;
         let mut f = az.clone();
-        let r = pdgetrf(grid, &mut f, &mut ipiv);
+        let r = pdgetrf_with(grid, &mut f, &mut ipiv, opts);
         let res = lu_residual(grid, &az, &f, &ipiv).map_err(s)?;
         if grid.rank() == 0 {
             println!("SINGULAR case={name} lu_residual={res:.3e}");
@@ -366,7 +371,7 @@ fn bench(grid: &Grid, a: &Args) -> Result<String, String> {
         lu = a0.clone();
         grid.barrier(Scope::All).map_err(s)?;
         let t0 = Runtime::wtime();
-        pdgetrf(grid, &mut lu, &mut ipiv).map_err(s)?;
+        pdgetrf_with(grid, &mut lu, &mut ipiv, &a.opts).map_err(s)?;
         let mut t = [Runtime::wtime() - t0];
         grid.max(Scope::All, &mut t).map_err(s)?;
         times.push(t[0]);
@@ -377,10 +382,11 @@ fn bench(grid: &Grid, a: &Args) -> Result<String, String> {
     if grid.rank() == 0 {
         let all: Vec<String> = times.iter().map(|t| format!("{t:.4}")).collect();
         println!(
-            "BENCH grid={}x{} n={n} nb={nb} time_s={best:.4} gflops={gflops:.2} residual={residual:.3e} \
+            "BENCH grid={}x{} n={n} nb={nb} panel_width={} time_s={best:.4} gflops={gflops:.2} residual={residual:.3e} \
              times=[{}] kernel={} coretype={} threads=1",
             a.p,
             a.q,
+            if a.p == 1 && a.q > 1 { (a.opts.row_panel_width / nb).max(1) * nb } else { nb },
             all.join(","),
             blas::kernel_name(),
             std::env::var("OPENBLAS_CORETYPE").unwrap_or_else(|_| "unset".into())

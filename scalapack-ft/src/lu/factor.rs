@@ -1,42 +1,40 @@
 //! `pdgetrf`: right-looking blocked LU with partial pivoting and a
 //! look-ahead of one panel.
 //!
-//! Step `k` (panel `k` = columns `j0..j0+jb`, already factored and known to
-//! every process):
-//! 1. apply the panel's interchanges to the columns outside the panel;
+//! Three drivers, by grid shape:
+//! * one process: LAPACK `DGETRF` on the local matrix;
+//! * one process row (1×Q): [`super::row`], with panels wider than `NB`;
+//! * otherwise the 2D driver here, panels of `NB` columns.
+//!
+//! 2D step `k` (panel `k` = columns `j0..j0+jb`, already factored and known
+//! to every process):
+//! 1. apply the panel's interchanges to the trailing columns;
 //! 2. U12 = L11⁻¹·A12 on the process row holding the diagonal block, then
 //!    broadcast down each process column;
 //! 3. A22 -= L21·U12 (local DGEMM).
 //!
 //! The process column that owns panel `k+1` does steps 1–3 for that
-//! panel's columns first, factors panel `k+1` and sends it along its
-//! process row (a ring, point to point), and only then updates the rest
-//! of its columns. The other process columns update their columns in
-//! chunks and pick the new panel up between chunks, so the panel
+//! panel's columns first, factors panel `k+1` (collectively over its
+//! process column, see [`super::panel`]), finishes steps 1–2 for its other
+//! columns and sends the panel along its process row (a ring, point to
+//! point) before its own big GEMM. The other process columns run their
+//! GEMM in chunks and pick the new panel up in between, so the panel
 //! factorization overlaps with their trailing update instead of idling
-//! them.
+//! them. The interchanges of later panels are applied to the columns of
+//! earlier panels (the stored L) once, at the end: nothing reads those
+//! columns in between, and one pass per column is far cheaper than one
+//! per step.
 
 use super::panel::{factor_panel, Panel};
+use super::ring::{self, Incoming, Poll};
 use super::swap::interchange;
-use super::{arg_error, check_grid, entry, pack, tags};
+use super::{arg_error, check_grid, entry, pack};
 use crate::blas::{self, Diag, Side, Trans, Uplo};
 use crate::error::{agree_on_arguments, Error, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::{Grid, Scope};
-use std::cell::RefCell;
 use std::ops::Range;
 use std::os::raw::c_int;
-thread_local! { pub static PROF: RefCell<[f64;8]> = const { RefCell::new([0.0;8]) }; }
-fn tic() -> std::time::Instant {
-    std::time::Instant::now()
-}
-fn toc(i: usize, t: std::time::Instant) {
-    PROF.with(|p| p.borrow_mut()[i] += t.elapsed().as_secs_f64());
-}
-
-/// Flops of one trailing-update chunk between two looks for the next
-/// panel (about a millisecond of DGEMM).
-const CHUNK_FLOPS: f64 = 4.0e7;
 
 /// Collective: LU factorization with partial pivoting, `P·A = L·U`, of the
 /// whole M×N distributed matrix `a` (ScaLAPACK `PDGETRF` with
@@ -67,6 +65,30 @@ const CHUNK_FLOPS: f64 = 4.0e7;
 /// `M_A = 1` without looking at the element; here a 1×N matrix whose
 /// `A(0,0)` is zero is reported as singular, as LAPACK does.
 pub fn pdgetrf(grid: &Grid, a: &mut DistMatrix, ipiv: &mut Vec<i64>) -> Result<()> {
+    pdgetrf_with(grid, a, ipiv, &LuOptions::default())
+}
+
+/// Tuning knobs of [`pdgetrf_with`]; they change the speed, never the
+/// contract (same layout, pivots of partial pivoting).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LuOptions {
+    /// (global) On grids with one process row: the target width of the
+    /// algorithmic panel, rounded down to a multiple of `NB` and at least
+    /// `NB`. The trailing DGEMM runs with this inner dimension instead of
+    /// `NB` (faster for small `NB`); the data stays in `NB` blocks. Other
+    /// grids use panels of `NB` columns. Default 128.
+    pub row_panel_width: usize,
+}
+
+impl Default for LuOptions {
+    fn default() -> Self {
+        LuOptions { row_panel_width: 128 }
+    }
+}
+
+/// [`pdgetrf`] with explicit [`LuOptions`] (`opts` (global): the same on
+/// every process).
+pub fn pdgetrf_with(grid: &Grid, a: &mut DistMatrix, ipiv: &mut Vec<i64>, opts: &LuOptions) -> Result<()> {
     agree_on_arguments(grid, check_args(grid, a))?;
     let mn = a.m().min(a.n());
     ipiv.clear();
@@ -74,13 +96,13 @@ pub fn pdgetrf(grid: &Grid, a: &mut DistMatrix, ipiv: &mut Vec<i64>) -> Result<(
     if mn == 0 {
         return Ok(());
     }
-    let t = tic();
-    let zero = if grid.size() == 1 { local_getrf(a, ipiv) } else { Driver::new(grid, a).run(ipiv)? };
-    toc(7, t);
-    if std::env::var_os("LU_PROF").is_some() {
-        PROF.with(|p| { let p = p.borrow(); eprintln!("PROF rank {} swap {:.3} trsm {:.3} gemm(incl poll) {:.3} factor {:.3} send {:.3} finish {:.3} poll {:.3} total {:.3}", grid.rank(), p[0],p[1],p[2],p[3],p[4],p[5],p[6],p[7]); });
-        PROF.with(|p| *p.borrow_mut() = [0.0; 8]);
-    }
+    let zero = if grid.size() == 1 {
+        local_getrf(a, ipiv)
+    } else if grid.nprow() == 1 {
+        super::row::factor(grid, a, ipiv, opts.row_panel_width)?
+    } else {
+        Driver::new(grid, a).run(ipiv)?
+    };
     match zero {
         Some(index) => Err(Error::Singular { routine: "pdgetrf".into(), index }),
         None => Ok(()),
@@ -121,7 +143,6 @@ struct Driver<'g, 'm> {
     nb: usize,
     mn: usize,
     nsteps: usize,
-    q: usize,
     myrow: usize,
     mycol: usize,
     /// U12 block row of the current step (reused).
@@ -133,8 +154,7 @@ impl<'g, 'm> Driver<'g, 'm> {
         let nb = a.nb();
         let mn = a.m().min(a.n());
         let (myrow, mycol) = a.coords();
-        let q = a.grid_shape().1;
-        Driver { grid, a, nb, mn, nsteps: mn.div_ceil(nb), q, myrow, mycol, ubuf: Vec::new() }
+        Driver { grid, a, nb, mn, nsteps: mn.div_ceil(nb), myrow, mycol, ubuf: Vec::new() }
     }
 
     /// First column and width of panel `k`.
@@ -157,6 +177,7 @@ impl<'g, 'm> Driver<'g, 'm> {
                 None => break,
             }
         }
+        self.swap_left_columns(ipiv)?;
         Ok(zero)
     }
 
@@ -166,7 +187,7 @@ impl<'g, 'm> Driver<'g, 'm> {
         let owner = self.a.col_owner(j0);
         if self.mycol == owner {
             let p = factor_panel(self.grid, self.a, j0, jb)?;
-            self.send_on(&p, owner)?;
+            ring::send_on(self.grid, &p, owner)?;
             Ok(p)
         } else {
             self.incoming(j0, jb, owner).finish(self.grid)
@@ -176,201 +197,100 @@ impl<'g, 'm> Driver<'g, 'm> {
     /// Step `k` with panel `cur`; returns panel `k+1` if there is one.
     fn step(&mut self, k: usize, cur: &Panel) -> Result<Option<Panel>> {
         let (j0, jb) = (cur.j0, cur.jb);
-        let lcp = self.a.local_cols_before(j0);
         let ltc = self.a.local_cols_before(j0 + jb);
         let lc = self.a.local_cols();
         let swaps = cur.swaps();
         if k + 1 >= self.nsteps {
-            interchange(self.grid, self.a, &swaps, &[0..lcp, ltc..lc])?;
-            self.update(cur, ltc..lc, None)?;
+            interchange(self.grid, self.a, &swaps, ltc..lc)?;
+            self.block_row(cur, ltc..lc)?;
+            self.gemm(cur, ltc..lc, None)?;
             return Ok(None);
         }
         let (j1, jb1) = self.block(k + 1);
         let owner = self.a.col_owner(j1);
         if owner == self.mycol {
-            // Look-ahead: the next panel's columns first, factor, send.
+            // Look-ahead: the next panel's columns first, factor it; send
+            // it once the rest of the block row is ready too, when the other
+            // process columns are about to start their GEMMs.
             let la = ltc..ltc + jb1;
-            let t = tic();
-            interchange(self.grid, self.a, &swaps, std::slice::from_ref(&la))?;
-            toc(0, t);
-            self.update(cur, la.clone(), None)?;
-            let t = tic();
+            interchange(self.grid, self.a, &swaps, la.clone())?;
+            self.block_row(cur, la.clone())?;
+            self.gemm(cur, la.clone(), None)?;
             let next = factor_panel(self.grid, self.a, j1, jb1)?;
-            toc(3, t);
-            let t = tic();
-            self.send_on(&next, owner)?;
-            toc(4, t);
-            let t = tic();
-            interchange(self.grid, self.a, &swaps, &[0..lcp, la.end..lc])?;
-            toc(0, t);
-            self.update(cur, la.end..lc, None)?;
+            interchange(self.grid, self.a, &swaps, la.end..lc)?;
+            self.block_row(cur, la.end..lc)?;
+            ring::send_on(self.grid, &next, owner)?;
+            self.gemm(cur, la.end..lc, None)?;
             Ok(Some(next))
         } else {
-            let t = tic();
-            interchange(self.grid, self.a, &swaps, &[0..lcp, ltc..lc])?;
-            toc(0, t);
             let mut inc = self.incoming(j1, jb1, owner);
-            self.update(cur, ltc..lc, Some(&mut inc))?;
-            let t = tic();
-            let r = inc.finish(self.grid).map(Some);
-            toc(5, t);
-            r
+            interchange(self.grid, self.a, &swaps, ltc..lc)?;
+            self.block_row(cur, ltc..lc)?;
+            inc.poll(self.grid)?;
+            self.gemm(cur, ltc..lc, Some(&mut inc))?;
+            inc.finish(self.grid).map(Some)
         }
     }
 
-    /// Where panel (`j0`, `jb`) owned by process column `owner` comes from
-    /// and goes to on this process (a ring along the process row, starting
-    /// at `owner`).
-    fn incoming(&self, j0: usize, jb: usize, owner: usize) -> Incoming {
-        let lw = self.a.local_rows() - self.a.local_rows_before(j0);
-        let from = (self.mycol + self.q - 1) % self.q;
-        let to = (self.mycol + 1) % self.q;
-        Incoming {
-            panel: Panel::new(j0, jb, lw),
-            from: (self.myrow as i32, from as i32),
-            forward: (to != owner).then_some((self.myrow as i32, to as i32)),
-            done: false,
-        }
-    }
-
-    /// Sends a panel this process column factored to the next process
-    /// column of the ring.
-    fn send_on(&self, p: &Panel, owner: usize) -> Result<()> {
-        let to = (self.mycol + 1) % self.q;
-        if to != owner {
-            self.grid.send(p.message(), self.myrow as i32, to as i32, tags::PANEL)?;
+    /// The interchanges of later panels, applied to the columns of each
+    /// earlier panel (L) at the end: one pass per column (cache-resident)
+    /// instead of one per step. Nothing reads those columns in between.
+    fn swap_left_columns(&mut self, ipiv: &[i64]) -> Result<()> {
+        for k in 0..self.nsteps.saturating_sub(1) {
+            let (j0, jb) = self.block(k);
+            if self.a.col_owner(j0) != self.mycol {
+                continue; // the same on the whole process column
+            }
+            let lcp = self.a.local_cols_before(j0);
+            let later: Vec<(usize, usize)> = (j0 + jb..self.mn).map(|i| (i, ipiv[i] as usize)).collect();
+            interchange(self.grid, self.a, &later, lcp..lcp + jb)?;
         }
         Ok(())
     }
 
-    /// Steps 2–3 for the local columns `cols` (the same range on every
+    /// Panel (`j0`, `jb`) of process column `owner`, to be received here.
+    fn incoming(&self, j0: usize, jb: usize, owner: usize) -> Incoming {
+        let lw = self.a.local_rows() - self.a.local_rows_before(j0);
+        Incoming::new(self.grid, j0, jb, lw, self.a.m(), owner)
+    }
+
+    /// Step 2 for the local columns `cols` (the same range on every
     /// process of this process column): TRSM for the block row of U on the
-    /// diagonal process row, broadcast it down the column, GEMM. With
-    /// `inc`, the GEMM runs in chunks and looks for the next panel in
-    /// between.
-    fn update(&mut self, cur: &Panel, cols: Range<usize>, mut inc: Option<&mut Incoming>) -> Result<()> {
-        if cols.is_empty() {
-            return Ok(());
-        }
-        let (j0, jb, lw) = (cur.j0, cur.jb, cur.lw);
+    /// diagonal process row, then broadcast down the column into `ubuf`.
+    fn block_row(&mut self, cur: &Panel, cols: Range<usize>) -> Result<()> {
+        let (j0, jb) = (cur.j0, cur.jb);
         let a = &mut *self.a;
         let pr = a.row_owner(j0);
-        let lr0 = a.local_rows_before(j0);
-        let lrb = a.local_rows_before(j0 + jb);
-        let (lr, lld) = (a.local_rows(), a.lld());
-        let ncols = cols.len();
+        let (lr0, lld) = (a.local_rows_before(j0), a.lld());
         let u = &mut self.ubuf;
-        let t = tic();
+        if cols.is_empty() {
+            u.clear();
+            return Ok(());
+        }
         if self.myrow == pr {
             let data = a.local_mut();
             let l11 = cur.l();
-            blas::dtrsm(
-                Side::Left,
-                Uplo::Lower,
-                Trans::No,
-                Diag::Unit,
-                jb,
-                ncols,
-                1.0,
-                l11,
-                lw,
-                &mut data[lr0 + cols.start * lld..],
-                lld,
-            );
-            pack(data, lld, lr0..lr0 + jb, cols.clone(), u);
+            let b = &mut data[lr0 + cols.start * lld..];
+            blas::dtrsm(Side::Left, Uplo::Lower, Trans::No, Diag::Unit, jb, cols.len(), 1.0, l11, cur.lw, b, lld);
+            pack(data, lld, lr0..lr0 + jb, cols, u);
         } else {
             u.clear();
-            u.resize(jb * ncols, 0.0);
+            u.resize(jb * cols.len(), 0.0);
         }
         if a.grid_shape().0 > 1 {
             self.grid.broadcast(Scope::Column, u, pr as i32)?;
         }
-        toc(1, t);
-        let t = tic();
-        let mrows = lr - lrb;
-        if mrows == 0 {
-            return Ok(());
-        }
+        Ok(())
+    }
+
+    /// Step 3 for the local columns `cols`, with the block row of U from
+    /// [`Driver::block_row`] (see [`ring::update`]).
+    fn gemm(&mut self, cur: &Panel, cols: Range<usize>, inc: Option<&mut dyn Poll>) -> Result<()> {
+        let a = &mut *self.a;
+        let lr0 = a.local_rows_before(cur.j0);
+        let lrb = a.local_rows_before(cur.j0 + cur.jb);
+        let (lr, lld) = (a.local_rows(), a.lld());
         let l21 = &cur.l()[lrb - lr0..];
-        let width = match inc {
-            Some(_) => ((CHUNK_FLOPS / (2.0 * (mrows * jb) as f64)) as usize).max(self.nb.max(32)).min(ncols),
-            None => ncols,
-        };
-        let data = a.local_mut();
-        let mut c = 0;
-        while c < ncols {
-            let w = width.min(ncols - c);
-            blas::dgemm(
-                Trans::No,
-                Trans::No,
-                mrows,
-                w,
-                jb,
-                -1.0,
-                l21,
-                lw,
-                &u[c * jb..],
-                jb,
-                1.0,
-                &mut data[lrb + (cols.start + c) * lld..],
-                lld,
-            );
-            c += w;
-            if let Some(inc) = inc.as_deref_mut() {
-                let t = tic();
-                inc.poll(self.grid)?;
-                toc(6, t);
-            }
-        }
-        toc(2, t);
-        Ok(())
-    }
-}
-
-/// A panel on its way to this process: received between update chunks
-/// (or at the end), then forwarded along the ring.
-struct Incoming {
-    panel: Panel,
-    from: (i32, i32),
-    forward: Option<(i32, i32)>,
-    done: bool,
-}
-
-impl Incoming {
-    /// Receives the panel if it has arrived.
-    fn poll(&mut self, grid: &Grid) -> Result<()> {
-        if self.done {
-            return Ok(());
-        }
-        let src = grid.rank_of(self.from.0, self.from.1);
-        if grid.comm(Scope::All).iprobe::<f64>(Some(src), tags::PANEL)?.is_some() {
-            self.receive(grid)?;
-        }
-        Ok(())
-    }
-
-    fn receive(&mut self, grid: &Grid) -> Result<()> {
-        let want = self.panel.message().len();
-        let got = grid.recv(self.panel.message_mut(), self.from.0, self.from.1, tags::PANEL)?;
-        if got != want {
-            return Err(Error::Grid(blacs_ft::Error::invalid(
-                "panel",
-                format!("LU panel message has {got} values, expected {want}"),
-            )));
-        }
-        self.panel.validate()?;
-        if let Some((r, c)) = self.forward {
-            grid.send(self.panel.message(), r, c, tags::PANEL)?;
-        }
-        self.done = true;
-        Ok(())
-    }
-
-    /// The panel (waits for it if it has not arrived yet).
-    fn finish(mut self, grid: &Grid) -> Result<Panel> {
-        if !self.done {
-            self.receive(grid)?;
-        }
-        Ok(self.panel)
+        ring::update(self.grid, a.local_mut(), lld, lrb, lr - lrb, cols, l21, cur.lw, &self.ubuf, cur.jb, inc)
     }
 }

@@ -60,7 +60,8 @@ impl Panel {
         &self.buf[2 + self.jb..]
     }
 
-    fn l_mut(&mut self) -> &mut [f64] {
+    /// The local panel rows, to fill in.
+    pub fn l_mut(&mut self) -> &mut [f64] {
         let off = 2 + self.jb;
         &mut self.buf[off..]
     }
@@ -81,17 +82,19 @@ impl Panel {
         (z > 0.0).then(|| z as usize - 1)
     }
 
-    fn set_header(&mut self, piv: &[usize], zero: Option<usize>) {
+    /// Records the pivots and the first zero pivot.
+    pub fn set_header(&mut self, piv: &[usize], zero: Option<usize>) {
         self.buf[1] = zero.map_or(0.0, |z| (z + 1) as f64);
         for (d, &p) in self.buf[2..2 + self.jb].iter_mut().zip(piv) {
             *d = p as f64;
         }
     }
 
-    /// Checks a received message against what this process expected.
-    pub fn validate(&self) -> Result<()> {
+    /// Checks a received message against what this process expected
+    /// (`m`: the matrix's global row count).
+    pub fn validate(&self, m: usize) -> Result<()> {
         let bad = self.buf[0] != self.jb as f64
-            || self.pivots().any(|p| p < self.j0)
+            || self.pivots().any(|p| p < self.j0 || p >= m)
             || self.buf[2..2 + self.jb].iter().any(|p| !p.is_finite() || p.fract() != 0.0);
         if bad {
             return Err(Error::Grid(blacs_ft::Error::invalid(
@@ -370,10 +373,11 @@ mod tests {
         assert_eq!(p.swaps(), vec![(8, 9), (9, 8), (10, 12)]);
         assert_eq!(p.zero(), Some(9));
         assert_eq!(p.l().len(), 15);
-        assert!(p.validate().is_ok());
+        assert!(p.validate(13).is_ok());
+        assert!(p.validate(12).is_err());
         p.set_header(&[9, 7, 12], None);
         assert_eq!(p.zero(), None);
-        assert!(p.validate().is_err());
+        assert!(p.validate(13).is_err());
     }
 
     #[test]

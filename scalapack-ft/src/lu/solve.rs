@@ -47,10 +47,10 @@ pub fn pdgetrs(grid: &Grid, trans: Transpose, a: &DistMatrix, ipiv: &[i64], b: &
         return Ok(());
     }
     let swaps: Vec<(usize, usize)> = ipiv.iter().enumerate().map(|(i, &p)| (i, p as usize)).collect();
-    let all_cols = [0..b.local_cols()];
+    let all_cols = 0..b.local_cols();
     match trans {
         Transpose::NoTrans => {
-            interchange(grid, b, &swaps, &all_cols)?;
+            interchange(grid, b, &swaps, all_cols.clone())?;
             forward_l(grid, a, b)?;
             backward_u(grid, a, b)?;
         }
@@ -58,7 +58,7 @@ pub fn pdgetrs(grid: &Grid, trans: Transpose, a: &DistMatrix, ipiv: &[i64], b: &
             forward_ut(grid, a, b)?;
             backward_lt(grid, a, b)?;
             let reversed: Vec<(usize, usize)> = swaps.into_iter().rev().collect();
-            interchange(grid, b, &reversed, &all_cols)?;
+            interchange(grid, b, &reversed, all_cols)?;
         }
     }
     Ok(())

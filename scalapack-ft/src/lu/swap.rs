@@ -53,7 +53,7 @@ pub fn pdlaswp(grid: &Grid, a: &mut DistMatrix, ipiv: &[i64], dir: Direction) ->
         swaps.reverse();
     }
     let lc = a.local_cols();
-    interchange(grid, a, &swaps, &[0..lc])
+    interchange(grid, a, &swaps, 0..lc)
 }
 
 /// The net effect of applying `swaps` in order, as `(position, source)`
@@ -78,13 +78,8 @@ pub(crate) fn compose(swaps: &[(usize, usize)]) -> Vec<(usize, usize)> {
 /// Collective over the process column (every process of this process
 /// column calls it with the same `swaps`): applies the global row
 /// interchanges `swaps`, in order, to the local columns `cols` of `a`.
-/// The column ranges may differ between process columns.
-pub(crate) fn interchange(
-    grid: &Grid,
-    a: &mut DistMatrix,
-    swaps: &[(usize, usize)],
-    cols: &[Range<usize>],
-) -> Result<()> {
+/// The column range may differ between process columns.
+pub(crate) fn interchange(grid: &Grid, a: &mut DistMatrix, swaps: &[(usize, usize)], cols: Range<usize>) -> Result<()> {
     let (nprow, _) = a.grid_shape();
     if nprow == 1 {
         swap_local(a, swaps, cols);
@@ -96,7 +91,7 @@ pub(crate) fn interchange(
     }
     let me = a.coords().0;
     let lld = a.lld();
-    let ncols: usize = cols.iter().map(|r| r.len()).sum();
+    let ncols = cols.len();
     // Rows this process sends to each process row (local indices, ordered
     // by destination position) and the positions it receives from each.
     let mut rows_to: Vec<Vec<usize>> = vec![Vec::new(); nprow];
@@ -112,7 +107,7 @@ pub(crate) fn interchange(
     }
     // Read everything first (cycles of moves stay correct), then write.
     let data = a.local_mut();
-    let mut outgoing: Vec<Vec<f64>> = rows_to.iter().map(|rows| gather_rows(data, lld, rows, cols)).collect();
+    let mut outgoing: Vec<Vec<f64>> = rows_to.iter().map(|rows| gather_rows(data, lld, rows, cols.clone())).collect();
     let mycol = grid.mycol();
     let mut incoming: Vec<Vec<f64>> = vec![Vec::new(); nprow];
     incoming[me] = std::mem::take(&mut outgoing[me]);
@@ -132,19 +127,19 @@ pub(crate) fn interchange(
         incoming[from] = recv;
     }
     for (rows, buf) in rows_from.iter().zip(&incoming) {
-        scatter_rows(buf, data, lld, rows, cols);
+        scatter_rows(buf, data, lld, rows, cols.clone());
     }
     Ok(())
 }
 
 /// Rows `rows` (local indices) of the columns `cols`, packed column by
 /// column (leading dimension `rows.len()`).
-fn gather_rows(data: &[f64], lld: usize, rows: &[usize], cols: &[Range<usize>]) -> Vec<f64> {
-    let mut out = Vec::with_capacity(rows.len() * cols.iter().map(|r| r.len()).sum::<usize>());
+fn gather_rows(data: &[f64], lld: usize, rows: &[usize], cols: Range<usize>) -> Vec<f64> {
+    let mut out = Vec::with_capacity(rows.len() * cols.len());
     if rows.is_empty() {
         return out;
     }
-    for c in cols.iter().flat_map(|r| r.clone()) {
+    for c in cols {
         let col = &data[c * lld..];
         out.extend(rows.iter().map(|&li| col[li]));
     }
@@ -152,11 +147,11 @@ fn gather_rows(data: &[f64], lld: usize, rows: &[usize], cols: &[Range<usize>]) 
 }
 
 /// Inverse of [`gather_rows`].
-fn scatter_rows(buf: &[f64], data: &mut [f64], lld: usize, rows: &[usize], cols: &[Range<usize>]) {
+fn scatter_rows(buf: &[f64], data: &mut [f64], lld: usize, rows: &[usize], cols: Range<usize>) {
     if rows.is_empty() {
         return;
     }
-    for (c, chunk) in cols.iter().flat_map(|r| r.clone()).zip(buf.chunks_exact(rows.len())) {
+    for (c, chunk) in cols.zip(buf.chunks_exact(rows.len())) {
         let col = &mut data[c * lld..];
         for (&li, &x) in rows.iter().zip(chunk) {
             col[li] = x;
@@ -167,14 +162,14 @@ fn scatter_rows(buf: &[f64], data: &mut [f64], lld: usize, rows: &[usize], cols:
 /// One process row: every row is local (local index = global index), so
 /// the interchanges are done in place, column by column (LAPACK `DLASWP`
 /// order; each column's pivot rows stay in cache).
-fn swap_local(a: &mut DistMatrix, swaps: &[(usize, usize)], cols: &[Range<usize>]) {
+fn swap_local(a: &mut DistMatrix, swaps: &[(usize, usize)], cols: Range<usize>) {
     let swaps: Vec<(usize, usize)> = swaps.iter().copied().filter(|&(r, p)| r != p).collect();
     if swaps.is_empty() {
         return;
     }
     let lld = a.lld();
     let data = a.local_mut();
-    for c in cols.iter().flat_map(|r| r.clone()) {
+    for c in cols {
         let col = &mut data[c * lld..(c + 1) * lld];
         for &(r, p) in &swaps {
             col.swap(r, p);
@@ -222,16 +217,16 @@ mod tests {
         let lld = 6;
         let data: Vec<f64> = (0..lld * 4).map(|x| x as f64).collect();
         let rows = [4, 1];
-        let cols = [0..1, 2..4];
-        let buf = gather_rows(&data, lld, &rows, &cols);
-        assert_eq!(buf, vec![4.0, 1.0, 16.0, 13.0, 22.0, 19.0]);
+        let buf = gather_rows(&data, lld, &rows, 2..4);
+        assert_eq!(buf, vec![16.0, 13.0, 22.0, 19.0]);
         let mut out = vec![0.0; lld * 4];
-        scatter_rows(&buf, &mut out, lld, &rows, &cols);
-        for c in [0, 2, 3] {
+        scatter_rows(&buf, &mut out, lld, &rows, 2..4);
+        for c in [2, 3] {
             for r in rows {
                 assert_eq!(out[r + c * lld], data[r + c * lld]);
             }
         }
         assert_eq!(out[1 + lld], 0.0);
+        assert_eq!(out.iter().filter(|&&x| x != 0.0).count(), 4);
     }
 }

@@ -249,7 +249,8 @@ fn gathered_panel(grid: &Grid, a: &mut DistMatrix, j0: usize, jb: usize) -> Resu
     let most = most[0] as usize;
     let mut mine = vec![0.0; most * jb];
     for c in 0..jb {
-        mine[c * most..c * most + lrows].copy_from_slice(&a.local()[(lc0 + c) * ld + lr0..(lc0 + c) * ld + lr0 + lrows]);
+        mine[c * most..c * most + lrows]
+            .copy_from_slice(&a.local()[(lc0 + c) * ld + lr0..(lc0 + c) * ld + lr0 + lrows]);
     }
     let all = grid.allgather(Scope::Column, &mine)?;
     // Reassemble rows j0..m in global order.
