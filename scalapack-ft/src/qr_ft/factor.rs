@@ -175,6 +175,7 @@ fn after_repair(
     let valid = mine.is_some();
     let grid = region.grid();
     let lost = lost_ranks(grid, valid)?;
+    let t_met = t.elapsed().as_secs_f64() * 1e3;
     // Survivors agree on the committed step (a replacement learnt it from
     // the log; it offers no opinion).
     let mut lo = [if valid { *committed as i64 } else { i64::MAX }];
@@ -192,7 +193,15 @@ fn after_repair(
     let mut holder = [if valid { grid.rank() as i64 } else { i64::MAX }];
     grid.min(Scope::All, &mut holder)?;
     grid.broadcast(Scope::All, tau, holder[0] as i32)?;
+    let t_rb = Instant::now();
     rebuild_lost_blocks(grid, ext, layout, *committed, &lost)?;
+    if std::env::var_os("FTLA_DEBUG").is_some() {
+        eprintln!(
+            "[ftla rank {}] after repair: met the replacements after {t_met:.1} ms, rebuild {:.1} ms",
+            grid.rank(),
+            t_rb.elapsed().as_secs_f64() * 1e3
+        );
+    }
     let rebuild_ms = t.elapsed().as_secs_f64() * 1e3;
     let (phase, detect_ms, repair_ms, mode) = mine.unwrap_or(("panel", 0.0, 0.0, None));
     let mode_code = match mode {

@@ -90,25 +90,29 @@ pub(super) fn rebuild_lost_blocks(
                 let mut x = vec![0.0; lr * nb];
                 if !me_lost {
                     if mycol == holders[keep] {
-                        let src = if from_d {
-                            ext.d[g].clone().unwrap_or_else(|| vec![0.0; lr * nb])
-                        } else {
-                            block(ext, pair[keep]).unwrap_or_else(|| vec![0.0; lr * nb])
-                        };
-                        axpy(&mut x, &src, 1.0);
+                        if from_d {
+                            if let Some(Some(d)) = ext.d.get(g) {
+                                axpy(&mut x, d, 1.0);
+                            }
+                        } else if let Some(cols) = ext.local_block(pair[keep]) {
+                            for (c, lj) in cols.enumerate() {
+                                axpy(&mut x[c * lr..(c + 1) * lr], &ext.e.local()[lj * ld..lj * ld + lr], 1.0);
+                            }
+                        }
                     }
                     for bc in members.clone().filter(|&bc| bc != target && bc % q as usize == mycol) {
-                        if let Some(mut b) = block(ext, bc) {
-                            for c in 0..nb {
-                                let gj = bc * nb + c;
-                                let col_done = gj < done_cols;
-                                for (li, &gi) in rows.iter().enumerate() {
-                                    if (from_d && !col_done) || (!from_d && col_done && gi > gj) {
-                                        b[li + c * lr] = 0.0;
-                                    }
-                                }
-                            }
-                            axpy(&mut x, &b, -1.0);
+                        let Some(cols) = ext.local_block(bc) else { continue };
+                        for (c, lj) in cols.enumerate() {
+                            let gj = bc * nb + c;
+                            let col_done = gj < done_cols;
+                            // Rows are in ascending global order: those below
+                            // the diagonal are a suffix.
+                            let end = match (from_d, col_done) {
+                                (true, false) => 0,                                  // D sums finished columns only
+                                (false, true) => rows.partition_point(|&gi| gi <= gj), // R only
+                                _ => lr,
+                            };
+                            axpy(&mut x[c * lr..c * lr + end], &ext.e.local()[lj * ld..lj * ld + end], -1.0);
                         }
                     }
                 }
@@ -129,14 +133,18 @@ pub(super) fn rebuild_lost_blocks(
         }
         // The lost process's copies of C_g and D_g come from the duplicate.
         if holders.contains(&lost_col) {
+            let group_has_finished = members.start * nb < done_cols;
             let from = holders[keep] as i32;
             let myrow = grid.myrow();
             let lost_copy = pair[1 - keep];
             if mycol as i32 == from {
                 let c = block(ext, pair[keep]).unwrap_or_else(|| vec![0.0; lr * nb]);
                 grid.send(&c, myrow, lost_col as i32, TAG_CHECKSUM_COPY)?;
-                let d = ext.d[g].clone().unwrap_or_else(|| vec![0.0; lr * nb]);
-                grid.send(&d, myrow, lost_col as i32, TAG_CHECKSUM_COPY)?;
+                if group_has_finished {
+                    if let Some(Some(d)) = ext.d.get(g) {
+                        grid.send(d, myrow, lost_col as i32, TAG_CHECKSUM_COPY)?;
+                    }
+                }
             } else if me_lost {
                 let mut c = vec![0.0; lr * nb];
                 grid.recv(&mut c, myrow, from, TAG_CHECKSUM_COPY)?;
@@ -145,8 +153,11 @@ pub(super) fn rebuild_lost_blocks(
                         ext.e.local_mut()[lj * ld..lj * ld + lr].copy_from_slice(&c[k * lr..(k + 1) * lr]);
                     }
                 }
+                // D_g is zero until a member of the group is finished.
                 let mut d = vec![0.0; lr * nb];
-                grid.recv(&mut d, myrow, from, TAG_CHECKSUM_COPY)?;
+                if group_has_finished {
+                    grid.recv(&mut d, myrow, from, TAG_CHECKSUM_COPY)?;
+                }
                 if let Some(slot) = ext.d.get_mut(g) {
                     *slot = Some(d);
                 }
