@@ -108,7 +108,7 @@ pub(super) fn rebuild_lost_blocks(
                             // Rows are in ascending global order: those below
                             // the diagonal are a suffix.
                             let end = match (from_d, col_done) {
-                                (true, false) => 0,                                  // D sums finished columns only
+                                (true, false) => 0,                                    // D sums finished columns only
                                 (false, true) => rows.partition_point(|&gi| gi <= gj), // R only
                                 _ => lr,
                             };
