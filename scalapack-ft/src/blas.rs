@@ -193,6 +193,45 @@ fn tri_chars(side: Side, uplo: Uplo, diag: Diag) -> (c_char, c_char, c_char) {
     )
 }
 
+/// The shared calling sequence of DTRMM and DTRSM.
+type TriangularKernel = unsafe extern "C" fn(
+    *const c_char,
+    *const c_char,
+    *const c_char,
+    *const c_char,
+    *const c_int,
+    *const c_int,
+    *const f64,
+    *const f64,
+    *const c_int,
+    *mut f64,
+    *const c_int,
+    Len,
+    Len,
+    Len,
+    Len,
+);
+
+fn triangular(
+    kernel: TriangularKernel,
+    (side, uplo, ta, diag): (Side, Uplo, Trans, Diag),
+    m: usize,
+    n: usize,
+    alpha: f64,
+    a: &[f64],
+    lda: usize,
+    b: &mut [f64],
+    ldb: usize,
+) {
+    if m == 0 || n == 0 {
+        return;
+    }
+    let (s, u, d) = tri_chars(side, uplo, diag);
+    let (m, n, lda, ldb) = (i(m), i(n), i(lda.max(1)), i(ldb.max(1)));
+    // SAFETY: shapes are consistent by the caller's contract.
+    unsafe { kernel(&s, &u, &ta.ch(), &d, &m, &n, &alpha, a.as_ptr(), &lda, b.as_mut_ptr(), &ldb, 1, 1, 1, 1) }
+}
+
 /// `B = alpha·op(A)·B` (left) or `B = alpha·B·op(A)` (right), A triangular.
 pub fn dtrmm(
     side: Side,
@@ -207,30 +246,7 @@ pub fn dtrmm(
     b: &mut [f64],
     ldb: usize,
 ) {
-    if m == 0 || n == 0 {
-        return;
-    }
-    let (s, u, d) = tri_chars(side, uplo, diag);
-    // SAFETY: shapes are consistent by the caller's contract.
-    unsafe {
-        dtrmm_(
-            &s,
-            &u,
-            &ta.ch(),
-            &d,
-            &i(m),
-            &i(n),
-            &alpha,
-            a.as_ptr(),
-            &i(lda.max(1)),
-            b.as_mut_ptr(),
-            &i(ldb.max(1)),
-            1,
-            1,
-            1,
-            1,
-        )
-    }
+    triangular(dtrmm_, (side, uplo, ta, diag), m, n, alpha, a, lda, b, ldb)
 }
 
 /// Solves `op(A)·X = alpha·B` (left) or `X·op(A) = alpha·B` (right) in place.
@@ -247,30 +263,7 @@ pub fn dtrsm(
     b: &mut [f64],
     ldb: usize,
 ) {
-    if m == 0 || n == 0 {
-        return;
-    }
-    let (s, u, d) = tri_chars(side, uplo, diag);
-    // SAFETY: shapes are consistent by the caller's contract.
-    unsafe {
-        dtrsm_(
-            &s,
-            &u,
-            &ta.ch(),
-            &d,
-            &i(m),
-            &i(n),
-            &alpha,
-            a.as_ptr(),
-            &i(lda.max(1)),
-            b.as_mut_ptr(),
-            &i(ldb.max(1)),
-            1,
-            1,
-            1,
-            1,
-        )
-    }
+    triangular(dtrsm_, (side, uplo, ta, diag), m, n, alpha, a, lda, b, ldb)
 }
 
 /// `y = alpha·op(A)·x + beta·y`, A m×n, unit strides.
