@@ -115,30 +115,29 @@ impl Panel {
     /// `C(j0.., cols) −= V·op(T)·W` (local, no communication); `w` is
     /// overwritten.
     pub fn apply_w(&self, trans: Trans, c: &mut DistMatrix, cols: Range<usize>, w: &mut [f64]) {
-        let nc = cols.len();
-        if nc == 0 {
+        self.scale_w(trans, w, cols.len());
+        self.update_cols(c, cols.start, cols, w);
+    }
+
+    /// `W = op(T)·W` for `nc` columns (the first half of [`Panel::apply_w`]).
+    pub fn scale_w(&self, trans: Trans, w: &mut [f64], nc: usize) {
+        if nc > 0 {
+            blas::dtrmm(Side::Left, Uplo::Upper, trans, Diag::NonUnit, self.jb, nc, 1.0, &self.t, self.jb, w, self.jb);
+        }
+    }
+
+    /// `C(j0.., part) −= V·W(:, part)` where W's first column belongs to
+    /// local column `w_col0` (the second half of [`Panel::apply_w`], for any
+    /// part of the columns W was computed for).
+    pub fn update_cols(&self, c: &mut DistMatrix, w_col0: usize, part: Range<usize>, w: &[f64]) {
+        let nc = part.len();
+        if nc == 0 || self.lrows == 0 {
             return;
         }
         let (lr0, ld) = (c.local_rows_before(self.j0), c.lld());
-        blas::dtrmm(Side::Left, Uplo::Upper, trans, Diag::NonUnit, self.jb, nc, 1.0, &self.t, self.jb, w, self.jb);
-        if self.lrows > 0 {
-            let cbase = lr0 + cols.start * ld;
-            blas::dgemm(
-                Trans::No,
-                Trans::No,
-                self.lrows,
-                nc,
-                self.jb,
-                -1.0,
-                &self.v,
-                self.lrows,
-                w,
-                self.jb,
-                1.0,
-                &mut c.local_mut()[cbase..],
-                ld,
-            );
-        }
+        let cbase = lr0 + part.start * ld;
+        let wpart = &w[(part.start - w_col0) * self.jb..];
+        blas::dgemm(Trans::No, Trans::No, self.lrows, nc, self.jb, -1.0, &self.v, self.lrows, wpart, self.jb, 1.0, &mut c.local_mut()[cbase..], ld);
     }
 }
 

@@ -278,6 +278,10 @@ fn run_steps(
 ) -> std::result::Result<(), StepError> {
     let nb = ext.e.nb();
     let kmax = tau.len();
+    // Look-ahead: the next panel's owner factors it during the local commit
+    // of the current step (on a backed-up copy, like any panel): its
+    // reflectors, or the error that stopped it, and the backup.
+    let mut ahead: Option<(Result<Panel>, Vec<f64>)> = None;
     while *committed < panels {
         let k = *committed;
         let (j0, jb) = (k * nb, nb.min(kmax - k * nb));
@@ -291,9 +295,16 @@ fn run_steps(
         let mut phase = "panel";
         let mut since = Instant::now();
         grid.inject("qr", k as u64, phase);
-        let backup = (mycol == owner).then(|| ext.panel_backup(lc0, jb));
+        let (early, backup) = match ahead.take() {
+            Some((panel, backup)) => (Some(panel), Some(backup)),
+            None => (None, (mycol == owner).then(|| ext.panel_backup(lc0, jb))),
+        };
         let attempt = (|| -> Result<StepScratch> {
-            let mine = if mycol == owner { Some(factor_panel(grid, &mut ext.e, j0, jb)?) } else { None };
+            let mine = match (mycol == owner, early) {
+                (false, _) => None,
+                (true, Some(done)) => Some(done?),
+                (true, None) => Some(factor_panel(grid, &mut ext.e, j0, jb)?),
+            };
             phase = "bcast";
             since = Instant::now();
             grid.inject("qr", k as u64, phase);
@@ -329,8 +340,25 @@ fn run_steps(
             }
         };
         grid.inject("qr", k as u64, "commit");
-        // Phase 3: local commit, no communication.
-        panel.apply_w(Trans::Yes, &mut ext.e, cols, &mut w);
+        // Phase 3: local commit, no communication — except that the owner of
+        // the next panel updates and factors it first (look-ahead), so that
+        // the other process columns do not wait for it at the next step.
+        panel.scale_w(Trans::Yes, &mut w, cols.len());
+        let next = (k + 1 < panels).then(|| ((k + 1) * nb, nb.min(kmax - (k + 1) * nb)));
+        match next {
+            Some((n0, nw)) if ext.e.col_owner(n0) == mycol => {
+                let ncols = ext.e.local_cols_before(n0)..ext.e.local_cols_before(n0 + nw);
+                panel.update_cols(&mut ext.e, cols.start, ncols.clone(), &w);
+                let nbackup = ext.panel_backup(ncols.start, nw);
+                let early = factor_panel(grid, &mut ext.e, n0, nw);
+                if early.is_err() {
+                    ext.restore_panel(ncols.start, &nbackup);
+                }
+                ahead = Some((early, nbackup));
+                panel.update_cols(&mut ext.e, cols.start, ncols.end..cols.end, &w);
+            }
+            _ => panel.update_cols(&mut ext.e, cols.start, cols.clone(), &w),
+        }
         ext.accumulate_finished(layout, k, &stored);
         tau[j0..j0 + jb].copy_from_slice(&panel.tau());
         *committed = k + 1;
