@@ -137,7 +137,21 @@ impl Panel {
         let (lr0, ld) = (c.local_rows_before(self.j0), c.lld());
         let cbase = lr0 + part.start * ld;
         let wpart = &w[(part.start - w_col0) * self.jb..];
-        blas::dgemm(Trans::No, Trans::No, self.lrows, nc, self.jb, -1.0, &self.v, self.lrows, wpart, self.jb, 1.0, &mut c.local_mut()[cbase..], ld);
+        blas::dgemm(
+            Trans::No,
+            Trans::No,
+            self.lrows,
+            nc,
+            self.jb,
+            -1.0,
+            &self.v,
+            self.lrows,
+            wpart,
+            self.jb,
+            1.0,
+            &mut c.local_mut()[cbase..],
+            ld,
+        );
     }
 }
 
