@@ -109,7 +109,7 @@ fn steps(grid: &mut Grid, a: &DemoArgs) -> blacs_ft::Result<String> {
                 );
             }
             if grid.rank() == 0 {
-                println!("  repaired ({}) : {}", rec.mode.as_str(), rec.breakdown());
+                println!("  repaired ({}) : {}", rec.mode.as_str(), crate::session::breakdown(&rec));
                 println!("  redoing step {step} on the repaired grid");
             }
         }

@@ -2,7 +2,7 @@
 
 use crate::cli::Opts;
 use crate::json::Json;
-use crate::session::{agree_on_repair, median, start, sync_progress, RepairRecord, Session};
+use crate::session::{agree_on_repair, breakdown, median, repair_json, start, sync_progress, Session};
 use blacs_ft::{verify_grid, Grid, Injector, Scope};
 use std::time::Instant;
 
@@ -66,9 +66,9 @@ pub fn run(a: RepairArgs) -> ! {
     s.finish(ok, &detail)
 }
 
-fn reps(grid: &mut Grid, a: &RepairArgs) -> blacs_ft::Result<Vec<RepairRecord>> {
+fn reps(grid: &mut Grid, a: &RepairArgs) -> blacs_ft::Result<Vec<blacs_ft::RepairReport>> {
     let mut rep = 0i64;
-    let mut history: Vec<RepairRecord> = Vec::new();
+    let mut history: Vec<blacs_ft::RepairReport> = Vec::new();
     // A replacement catches up with the survivors first.
     let mut pending: Option<Option<(blacs_ft::RepairReport, f64)>> = grid.replacement().map(|_| None);
     loop {
@@ -86,7 +86,7 @@ fn reps(grid: &mut Grid, a: &RepairArgs) -> blacs_ft::Result<Vec<RepairRecord>> 
                             a.reps,
                             rec.killed,
                             rec.mode.as_str(),
-                            rec.breakdown(),
+                            breakdown(&rec),
                             a.p,
                             a.q
                         );
@@ -131,7 +131,7 @@ fn reps(grid: &mut Grid, a: &RepairArgs) -> blacs_ft::Result<Vec<RepairRecord>> 
     }
 }
 
-fn report(s: &Session, a: &RepairArgs, h: &[RepairRecord]) -> (bool, String) {
+fn report(s: &Session, a: &RepairArgs, h: &[blacs_ft::RepairReport]) -> (bool, String) {
     let totals: Vec<f64> = h.iter().map(|r| r.total_ms).collect();
     let med = median(&totals);
     let ok = h.len() as i64 == a.reps;
@@ -154,7 +154,7 @@ fn report(s: &Session, a: &RepairArgs, h: &[RepairRecord]) -> (bool, String) {
                 ("reps", Json::Int(a.reps)),
                 ("mpi", Json::from(s.rt.mpi_version())),
                 ("median_total_ms", Json::ms(med)),
-                ("repairs", Json::Arr(h.iter().map(RepairRecord::to_json).collect())),
+                ("repairs", Json::Arr(h.iter().map(repair_json).collect())),
             ]);
             if let Err(e) = std::fs::write(path, j.pretty()) {
                 eprintln!("ftla repair: cannot write {path}: {e}");

@@ -43,100 +43,100 @@ impl Session {
     }
 }
 
-/// Per-repair record, the same on every rank once agreed.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RepairRecord {
-    pub mode: RepairMode,
-    pub killed: Vec<i32>,
-    pub detect_ms: f64,
-    pub revoke_ms: f64,
-    pub shrink_ms: f64,
-    pub spawn_ms: f64,
-    pub merge_ms: f64,
-    pub split_ms: f64,
-    /// Detection plus repair.
-    pub total_ms: f64,
+/// One repair as `ftla repair --json` writes it.
+pub fn repair_json(r: &RepairReport) -> crate::json::Json {
+    use crate::json::Json;
+    Json::obj([
+        ("mode", Json::from(r.mode.as_str())),
+        ("killed", Json::Arr(r.killed.iter().map(|&k| Json::Int(k as i64)).collect())),
+        ("detect_ms", Json::ms(r.detect_ms)),
+        ("revoke_ms", Json::ms(r.revoke_ms)),
+        ("shrink_ms", Json::ms(r.shrink_ms)),
+        ("spawn_ms", Json::ms(r.spawn_ms)),
+        ("merge_ms", Json::ms(r.merge_ms)),
+        ("split_ms", Json::ms(r.split_ms)),
+        ("total_ms", Json::ms(r.total_ms)),
+    ])
 }
 
-const FIELDS: usize = 7;
+/// `detect 25.1, revoke 0.0, ... = 1119.0 ms`.
+pub fn breakdown(r: &RepairReport) -> String {
+    let spawn = if r.mode == RepairMode::Spare { "hand-over" } else { "spawn" };
+    format!(
+        "detect {:.1}, revoke {:.1}, shrink {:.1}, {spawn} {:.1}, merge {:.1}, split {:.1} = {:.1} ms",
+        r.detect_ms, r.revoke_ms, r.shrink_ms, r.spawn_ms, r.merge_ms, r.split_ms, r.total_ms
+    )
+}
 
-impl RepairRecord {
-    fn times(&self) -> [f64; FIELDS] {
-        [self.detect_ms, self.revoke_ms, self.shrink_ms, self.spawn_ms, self.merge_ms, self.split_ms, self.total_ms]
+/// A report as a row of numbers for the grid's reductions and broadcasts:
+/// 7 times, mode, epoch, attempts, lost spares, then one flag per grid rank
+/// (killed or not). Every field combines by maximum.
+const HEAD: usize = 11;
+
+fn encode(r: &RepairReport, row: &mut [f64]) {
+    row[..HEAD].copy_from_slice(&[
+        r.detect_ms,
+        r.revoke_ms,
+        r.shrink_ms,
+        r.spawn_ms,
+        r.merge_ms,
+        r.split_ms,
+        r.total_ms,
+        match r.mode {
+            RepairMode::Spawn => 2.0,
+            RepairMode::Spare => 1.0,
+            RepairMode::NoLoss => 0.0,
+        },
+        r.epoch as f64,
+        r.attempts as f64,
+        r.lost_spares as f64,
+    ]);
+    for &k in &r.killed {
+        if let Some(f) = row.get_mut(HEAD + k as usize) {
+            *f = 1.0;
+        }
     }
+}
 
-    /// One JSON object with the names of `ftla repair --json`.
-    pub fn to_json(&self) -> crate::json::Json {
-        use crate::json::Json;
-        Json::obj([
-            ("mode", Json::from(self.mode.as_str())),
-            ("killed", Json::Arr(self.killed.iter().map(|&r| Json::Int(r as i64)).collect())),
-            ("detect_ms", Json::ms(self.detect_ms)),
-            ("revoke_ms", Json::ms(self.revoke_ms)),
-            ("shrink_ms", Json::ms(self.shrink_ms)),
-            ("spawn_ms", Json::ms(self.spawn_ms)),
-            ("merge_ms", Json::ms(self.merge_ms)),
-            ("split_ms", Json::ms(self.split_ms)),
-            ("total_ms", Json::ms(self.total_ms)),
-        ])
-    }
-
-    /// `detect 25.1 revoke 0.0 ... total 1119.0 ms`.
-    pub fn breakdown(&self) -> String {
-        let spawn = if self.mode == RepairMode::Spare { "hand-over" } else { "spawn" };
-        format!(
-            "detect {:.1}, revoke {:.1}, shrink {:.1}, {spawn} {:.1}, merge {:.1}, split {:.1} = {:.1} ms",
-            self.detect_ms, self.revoke_ms, self.shrink_ms, self.spawn_ms, self.merge_ms, self.split_ms, self.total_ms
-        )
+fn decode(row: &[f64]) -> RepairReport {
+    RepairReport {
+        detect_ms: row[0],
+        revoke_ms: row[1],
+        shrink_ms: row[2],
+        spawn_ms: row[3],
+        merge_ms: row[4],
+        split_ms: row[5],
+        total_ms: row[6],
+        mode: match row[7] as i32 {
+            2 => RepairMode::Spawn,
+            1 => RepairMode::Spare,
+            _ => RepairMode::NoLoss,
+        },
+        epoch: row[8] as u32,
+        attempts: row[9] as u32,
+        lost_spares: row[10] as usize,
+        killed: (HEAD..row.len()).filter(|&i| row[i] > 0.5).map(|i| (i - HEAD) as i32).collect(),
     }
 }
 
 /// Collective, run by survivors right after [`Grid::recover`] (with their
 /// report and the detection time they measured) and by a replacement as its
-/// first act (with `None`). Every rank returns the same record: the
+/// first act (with `None`). Every rank returns the same report: the
 /// element-wise maximum of the survivors' times (the critical path), their
-/// repair mode and the killed ranks.
-pub fn agree_on_repair(grid: &Grid, local: Option<(&RepairReport, f64)>) -> blacs_ft::Result<RepairRecord> {
-    let n = grid.size() as usize;
-    // times, mode code, killed flags
-    let mut v = vec![0.0f64; FIELDS + 1 + n];
+/// repair mode and the killed ranks; `total_ms` includes the detection.
+pub fn agree_on_repair(grid: &Grid, local: Option<(&RepairReport, f64)>) -> blacs_ft::Result<RepairReport> {
+    let mut v = vec![0.0f64; HEAD + grid.size() as usize];
     if let Some((r, detect)) = local {
-        let t = [detect, r.revoke_ms, r.shrink_ms, r.spawn_ms, r.merge_ms, r.split_ms, detect + r.total_ms];
-        v[..FIELDS].copy_from_slice(&t);
-        v[FIELDS] = match r.mode {
-            RepairMode::Spawn => 2.0,
-            RepairMode::Spare => 1.0,
-            RepairMode::NoLoss => 0.0,
-        };
-        for &k in &r.killed {
-            if let Some(f) = v.get_mut(FIELDS + 1 + k as usize) {
-                *f = 1.0;
-            }
-        }
+        let with_detect = RepairReport { detect_ms: detect, total_ms: detect + r.total_ms, ..r.clone() };
+        encode(&with_detect, &mut v);
     }
     grid.max(Scope::All, &mut v)?;
-    let mode = match v[FIELDS] as i32 {
-        2 => RepairMode::Spawn,
-        1 => RepairMode::Spare,
-        _ => RepairMode::NoLoss,
-    };
-    let killed = (0..n).filter(|&r| v[FIELDS + 1 + r] > 0.5).map(|r| r as i32).collect();
-    Ok(RepairRecord {
-        mode,
-        killed,
-        detect_ms: v[0],
-        revoke_ms: v[1],
-        shrink_ms: v[2],
-        spawn_ms: v[3],
-        merge_ms: v[4],
-        split_ms: v[5],
-        total_ms: v[6],
-    })
+    Ok(decode(&v))
 }
 
 /// Collective: everybody adopts the largest step counter and the longest
-/// history of records (a replacement starts with 0 and none).
-pub fn sync_progress(grid: &Grid, step: &mut i64, history: &mut Vec<RepairRecord>) -> blacs_ft::Result<()> {
+/// history of reports (a replacement starts with 0 and none).
+pub fn sync_progress(grid: &Grid, step: &mut i64, history: &mut Vec<RepairReport>) -> blacs_ft::Result<()> {
     let mut s = [*step, history.len() as i64];
     grid.max(Scope::All, &mut s)?;
     *step = s[0];
@@ -144,34 +144,15 @@ pub fn sync_progress(grid: &Grid, step: &mut i64, history: &mut Vec<RepairRecord
     // The lowest rank that has the full history sends it.
     let mut holder = [if history.len() == want { grid.rank() as i64 } else { i64::MAX }];
     grid.min(Scope::All, &mut holder)?;
-    let mut flat = vec![0.0f64; want * (FIELDS + 1 + grid.size() as usize)];
+    let w = HEAD + grid.size() as usize;
+    let mut flat = vec![0.0f64; want * w];
     if grid.rank() as i64 == holder[0] {
-        let w = FIELDS + 1 + grid.size() as usize;
-        for (i, r) in history.iter().enumerate() {
-            let row = &mut flat[i * w..(i + 1) * w];
-            row[..FIELDS].copy_from_slice(&r.times());
-            row[FIELDS] = if r.mode == RepairMode::Spawn { 2.0 } else { 1.0 };
-            for &k in &r.killed {
-                row[FIELDS + 1 + k as usize] = 1.0;
-            }
+        for (r, row) in history.iter().zip(flat.chunks_exact_mut(w)) {
+            encode(r, row);
         }
     }
     grid.broadcast(Scope::All, &mut flat, holder[0] as i32)?;
-    let w = FIELDS + 1 + grid.size() as usize;
-    *history = flat
-        .chunks_exact(w)
-        .map(|row| RepairRecord {
-            mode: if row[FIELDS] > 1.5 { RepairMode::Spawn } else { RepairMode::Spare },
-            killed: (0..grid.size()).filter(|&k| row[FIELDS + 1 + k as usize] > 0.5).collect(),
-            detect_ms: row[0],
-            revoke_ms: row[1],
-            shrink_ms: row[2],
-            spawn_ms: row[3],
-            merge_ms: row[4],
-            split_ms: row[5],
-            total_ms: row[6],
-        })
-        .collect();
+    *history = flat.chunks_exact(w).map(decode).collect();
     Ok(())
 }
 

@@ -49,26 +49,3 @@ pub struct RepairReport {
     /// Repair total (revoke to split) plus `detect_ms`.
     pub total_ms: f64,
 }
-
-impl RepairReport {
-    /// One JSON object with the field names of `ftla repair --json`.
-    pub fn to_json(&self) -> String {
-        let killed: Vec<String> = self.killed.iter().map(|r| r.to_string()).collect();
-        format!(
-            "{{\"mode\": \"{}\", \"killed\": [{}], \"epoch\": {}, \"attempts\": {}, \"detect_ms\": {:.3}, \
-             \"revoke_ms\": {:.3}, \"shrink_ms\": {:.3}, \"spawn_ms\": {:.3}, \"merge_ms\": {:.3}, \
-             \"split_ms\": {:.3}, \"total_ms\": {:.3}}}",
-            self.mode.as_str(),
-            killed.join(", "),
-            self.epoch,
-            self.attempts,
-            self.detect_ms,
-            self.revoke_ms,
-            self.shrink_ms,
-            self.spawn_ms,
-            self.merge_ms,
-            self.split_ms,
-            self.total_ms
-        )
-    }
-}
