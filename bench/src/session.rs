@@ -142,16 +142,17 @@ pub fn sync_progress(grid: &Grid, step: &mut i64, history: &mut Vec<RepairReport
     *step = s[0];
     let want = s[1] as usize;
     // The lowest rank that has the full history sends it.
-    let mut holder = [if history.len() == want { grid.rank() as i64 } else { i64::MAX }];
-    grid.min(Scope::All, &mut holder)?;
+    let Some(holder) = grid.lowest_rank_where(history.len() == want)? else {
+        return Ok(());
+    };
     let w = HEAD + grid.size() as usize;
     let mut flat = vec![0.0f64; want * w];
-    if grid.rank() as i64 == holder[0] {
+    if grid.rank() == holder {
         for (r, row) in history.iter().zip(flat.chunks_exact_mut(w)) {
             encode(r, row);
         }
     }
-    grid.broadcast(Scope::All, &mut flat, holder[0] as i32)?;
+    grid.broadcast(Scope::All, &mut flat, holder)?;
     *history = flat.chunks_exact(w).map(decode).collect();
     Ok(())
 }

@@ -392,6 +392,26 @@ impl Grid {
         self.fail(self.comm(scope).allgather(send))
     }
 
+    /// Collective: the lowest grid rank that passed `cond = true`, the same
+    /// on every rank (`None` if nobody did). The usual way to pick who
+    /// sends a replicated object after a repair (a survivor, not a
+    /// replacement) or whose error everybody reports.
+    pub fn lowest_rank_where(&self, cond: bool) -> Result<Option<i32>> {
+        let mut who = [if cond { self.rank as i64 } else { i64::MAX }];
+        self.min(Scope::All, &mut who)?;
+        Ok((who[0] != i64::MAX).then_some(who[0] as i32))
+    }
+
+    /// Collective: broadcasts a vector whose length only `root` knows;
+    /// every rank returns root's vector (`data` is ignored elsewhere).
+    pub fn broadcast_vec<T: Element>(&self, data: Vec<T>, root: i32) -> Result<Vec<T>> {
+        let mut len = [data.len() as i64];
+        self.broadcast(Scope::All, &mut len, root)?;
+        let mut buf = if self.rank == root { data } else { vec![T::default(); len[0].max(0) as usize] };
+        self.broadcast(Scope::All, &mut buf, root)?;
+        Ok(buf)
+    }
+
     /// Fault-tolerant agreement over the whole grid (`MPIX_Comm_agree`):
     /// `true` only if every live rank passed `true`; the same answer on every
     /// live rank. A process failure returns a process-failure error. Without

@@ -3,7 +3,7 @@
 //! step, and the small replicated arrays (tau, pivots, ...) each one needs to
 //! resume. Survivors hand it to replacements after a repair.
 
-use blacs_ft::{Grid, Scope};
+use blacs_ft::Grid;
 
 /// State of one library call in the log.
 #[derive(Clone, Debug, PartialEq)]
@@ -133,17 +133,10 @@ impl StatusLog {
     /// rank that holds one (`has_log = false` on a replacement), so a
     /// replacement learns what completed and where the current call stands.
     pub fn share(&mut self, grid: &Grid, has_log: bool) -> blacs_ft::Result<()> {
-        let mut holder = [if has_log { grid.rank() as i64 } else { i64::MAX }];
-        grid.min(Scope::All, &mut holder)?;
-        if holder[0] == i64::MAX {
+        let Some(root) = grid.lowest_rank_where(has_log)? else {
             return Ok(()); // nobody has one: everybody starts afresh
-        }
-        let root = holder[0] as i32;
-        let mine = self.encode();
-        let mut len = [mine.len() as i64];
-        grid.broadcast(Scope::All, &mut len, root)?;
-        let mut buf = if grid.rank() == root { mine } else { vec![0.0; len[0].max(0) as usize] };
-        grid.broadcast(Scope::All, &mut buf, root)?;
+        };
+        let buf = grid.broadcast_vec(self.encode(), root)?;
         match StatusLog::decode(&buf) {
             Some(log) => {
                 if !has_log {

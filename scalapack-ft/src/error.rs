@@ -76,17 +76,13 @@ pub fn agree_on_arguments(grid: &blacs_ft::Grid, local: Result<()>) -> Result<()
         Err(e) => Some((0, 0, format!("?\u{1f}?\u{1f}{e}"))),
         Ok(()) => None,
     };
-    let mut who = [if mine.is_some() { grid.rank() as i64 } else { i64::MAX }];
-    grid.min(Scope::All, &mut who)?;
-    if who[0] == i64::MAX {
+    let Some(root) = grid.lowest_rank_where(mine.is_some())? else {
         return Ok(());
-    }
-    let root = who[0] as i32;
+    };
     let (pos, ent, text) = mine.unwrap_or_default();
-    let mut head = [pos as i64, ent as i64, text.len() as i64];
+    let mut head = [pos as i64, ent as i64];
     grid.broadcast(Scope::All, &mut head, root)?;
-    let mut bytes = if grid.rank() == root { text.into_bytes() } else { vec![0u8; head[2].max(0) as usize] };
-    grid.broadcast(Scope::All, &mut bytes, root)?;
+    let bytes = grid.broadcast_vec(text.into_bytes(), root)?;
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let mut parts = text.splitn(3, '\u{1f}');
     let routine = parts.next().unwrap_or("?").to_string();

@@ -190,9 +190,9 @@ fn after_repair(
     }
     *committed = lo[0] as usize;
     // tau is replicated: the lowest valid rank's copy is everybody's.
-    let mut holder = [if valid { grid.rank() as i64 } else { i64::MAX }];
-    grid.min(Scope::All, &mut holder)?;
-    grid.broadcast(Scope::All, tau, holder[0] as i32)?;
+    if let Some(holder) = grid.lowest_rank_where(valid)? {
+        grid.broadcast(Scope::All, tau, holder)?;
+    }
     let t_rb = Instant::now();
     rebuild_lost_blocks(grid, ext, layout, *committed, &lost)?;
     if std::env::var_os("FTLA_DEBUG").is_some() {
