@@ -25,7 +25,7 @@
 //! columns in between, and one pass per column is far cheaper than one
 //! per step.
 
-use super::panel::{factor_panel, Panel};
+use super::panel::{factor_panel, Panel, StepLoop};
 use super::ring::{self, Incoming, Poll};
 use super::swap::interchange;
 use super::{arg_error, check_grid, entry, pack};
@@ -163,24 +163,6 @@ impl<'g, 'm> Driver<'g, 'm> {
         (j0, self.nb.min(self.mn - j0))
     }
 
-    /// Runs every step; returns the first zero pivot.
-    fn run(mut self, ipiv: &mut [i64]) -> Result<Option<usize>> {
-        let mut zero = None;
-        let mut cur = self.first_panel()?;
-        for k in 0..self.nsteps {
-            for (i, p) in cur.pivots().enumerate() {
-                ipiv[cur.j0 + i] = p as i64;
-            }
-            zero = zero.or(cur.zero());
-            match self.step(k, &cur)? {
-                Some(next) => cur = next,
-                None => break,
-            }
-        }
-        self.swap_left_columns(ipiv)?;
-        Ok(zero)
-    }
-
     /// Panel 0: factored by its process column, passed along the rows.
     fn first_panel(&mut self) -> Result<Panel> {
         let (j0, jb) = self.block(0);
@@ -292,5 +274,20 @@ impl<'g, 'm> Driver<'g, 'm> {
         let (lr, lld) = (a.local_rows(), a.lld());
         let l21 = &cur.l()[lrb - lr0..];
         ring::update(self.grid, a.local_mut(), lld, lrb, lr - lrb, cols, l21, cur.lw, &self.ubuf, cur.jb, inc)
+    }
+}
+
+impl StepLoop for Driver<'_, '_> {
+    fn steps(&self) -> usize {
+        self.nsteps
+    }
+    fn first(&mut self) -> Result<Panel> {
+        self.first_panel()
+    }
+    fn advance(&mut self, k: usize, cur: &Panel) -> Result<Option<Panel>> {
+        self.step(k, cur)
+    }
+    fn finish(&mut self, ipiv: &[i64]) -> Result<()> {
+        self.swap_left_columns(ipiv)
     }
 }

@@ -339,6 +339,38 @@ fn factor_distributed(
     Ok((piv, zero))
 }
 
+/// The step loop shared by the LU drivers: factor the first panel, then
+/// each step records the panel's pivots and produces the next panel, and
+/// the row swaps of later steps reach the left columns at the end.
+pub(super) trait StepLoop: Sized {
+    /// Number of panels.
+    fn steps(&self) -> usize;
+    /// Panel 0, factored and handed to every process that needs it.
+    fn first(&mut self) -> Result<Panel>;
+    /// Step `k` with panel `cur`; returns panel `k + 1` (if any).
+    fn advance(&mut self, k: usize, cur: &Panel) -> Result<Option<Panel>>;
+    /// Applies the later steps' swaps to the finished left columns.
+    fn finish(&mut self, ipiv: &[i64]) -> Result<()>;
+
+    /// Runs every step; returns the first zero pivot.
+    fn run(mut self, ipiv: &mut [i64]) -> Result<Option<usize>> {
+        let mut zero = None;
+        let mut cur = self.first()?;
+        for k in 0..self.steps() {
+            for (i, p) in cur.pivots().enumerate() {
+                ipiv[cur.j0 + i] = p as i64;
+            }
+            zero = zero.or(cur.zero());
+            match self.advance(k, &cur)? {
+                Some(next) => cur = next,
+                None => break,
+            }
+        }
+        self.finish(ipiv)?;
+        Ok(zero)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

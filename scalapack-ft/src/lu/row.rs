@@ -20,7 +20,7 @@
 //! Pivoting is partial pivoting whatever the panel width: the pivots and
 //! the stored L and U are those of [`super::pdgetrf`]'s contract.
 
-use super::panel::Panel;
+use super::panel::{Panel, StepLoop};
 use super::ring::{self, Incoming, Poll};
 use super::swap::interchange;
 use super::{pack, tags};
@@ -87,23 +87,6 @@ impl<'g, 'm> RowDriver<'g, 'm> {
     /// This process's local columns of global columns `j0..j0+w`.
     fn local_cols(&self, j0: usize, w: usize) -> Range<usize> {
         self.a.local_cols_before(j0)..self.a.local_cols_before(j0 + w)
-    }
-
-    fn run(mut self, ipiv: &mut [i64]) -> Result<Option<usize>> {
-        let mut zero = None;
-        let mut cur = self.first_panel()?;
-        for k in 0..self.nsteps {
-            for (i, p) in cur.pivots().enumerate() {
-                ipiv[cur.j0 + i] = p as i64;
-            }
-            zero = zero.or(cur.zero());
-            match self.step(k, &cur)? {
-                Some(next) => cur = next,
-                None => break,
-            }
-        }
-        self.swap_left_columns(ipiv)?;
-        Ok(zero)
     }
 
     /// Panel 0: gathered, factored and sent round by its leader.
@@ -327,6 +310,21 @@ impl Poll for Gather {
 
     fn done(&self) -> bool {
         self.done
+    }
+}
+
+impl StepLoop for RowDriver<'_, '_> {
+    fn steps(&self) -> usize {
+        self.nsteps
+    }
+    fn first(&mut self) -> Result<Panel> {
+        self.first_panel()
+    }
+    fn advance(&mut self, k: usize, cur: &Panel) -> Result<Option<Panel>> {
+        self.step(k, cur)
+    }
+    fn finish(&mut self, ipiv: &[i64]) -> Result<()> {
+        self.swap_left_columns(ipiv)
     }
 }
 
