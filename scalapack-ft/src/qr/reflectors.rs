@@ -5,6 +5,7 @@
 use crate::blas::{self, Diag, Side, Trans, Uplo};
 use crate::error::Result;
 use crate::matrix::DistMatrix;
+use blacs_ft::index::{indxl2g, numroc};
 use blacs_ft::{Grid, Scope};
 use std::ops::Range;
 
@@ -78,27 +79,34 @@ impl Panel {
 
     /// `W = Vᵀ·C(j0.., cols)` from this process's rows (no communication);
     /// `jb × cols.len()`, column-major.
+    ///
+    /// Computed as `(Cᵀ·V)ᵀ`, as LAPACK's DLARFB does: OpenBLAS runs the
+    /// tall `nc × jb × lrows` product markedly faster (≈ 20–30 % here) than
+    /// the short-and-wide `jb × nc × lrows` one, and the transpose of the
+    /// small result is cheap.
     pub fn local_w(&self, c: &DistMatrix, cols: Range<usize>) -> Vec<f64> {
-        let nc = cols.len();
+        let (nc, jb) = (cols.len(), self.jb);
         let (lr0, ld) = (c.local_rows_before(self.j0), c.lld());
-        let mut w = vec![0.0; self.jb * nc];
+        let mut w = vec![0.0; jb * nc];
         if nc > 0 && self.lrows > 0 {
             let cbase = lr0 + cols.start * ld;
+            let mut wt = vec![0.0; nc * jb];
             blas::dgemm(
                 Trans::Yes,
                 Trans::No,
-                self.jb,
                 nc,
+                jb,
                 self.lrows,
                 1.0,
-                &self.v,
-                self.lrows,
                 &c.local()[cbase..],
                 ld,
+                &self.v,
+                self.lrows,
                 0.0,
-                &mut w,
-                self.jb,
+                &mut wt,
+                nc,
             );
+            transpose_into(&wt, nc, jb, &mut w);
         }
         w
     }
@@ -155,6 +163,21 @@ impl Panel {
     }
 }
 
+/// `dst = srcᵀ` for a `rows × cols` column-major `src` (`dst` is
+/// `cols × rows`), in cache-sized tiles.
+fn transpose_into(src: &[f64], rows: usize, cols: usize, dst: &mut [f64]) {
+    const TILE: usize = 32;
+    for c0 in (0..cols).step_by(TILE) {
+        for r0 in (0..rows).step_by(TILE) {
+            for c in c0..(c0 + TILE).min(cols) {
+                for r in r0..(r0 + TILE).min(rows) {
+                    dst[c + r * cols] = src[r + c * rows];
+                }
+            }
+        }
+    }
+}
+
 /// Explicit V (unit diagonal, zeros above) of panel `j0..j0+jb` from the
 /// reflectors stored below the diagonal of `a` (owner column only).
 fn explicit_v(a: &DistMatrix, j0: usize, jb: usize) -> (Vec<f64>, usize) {
@@ -163,16 +186,20 @@ fn explicit_v(a: &DistMatrix, j0: usize, jb: usize) -> (Vec<f64>, usize) {
     let lc0 = a.local_cols_before(j0);
     let ld = a.lld();
     let mut v = vec![0.0; lrows * jb];
+    // Local rows at or past global row j0 + jb are plain copies; only the
+    // rows of the diagonal block (the first ones here, if any) need the unit
+    // diagonal and the zeros above it.
+    let head = a.local_rows_before(j0 + jb) - lr0;
     for c in 0..jb {
-        let gj = j0 + c;
-        for r in 0..lrows {
-            let gi = a.global_row(lr0 + r);
-            v[r + c * lrows] = if gi > gj {
-                a.local()[lr0 + r + (lc0 + c) * ld]
-            } else if gi == gj {
-                1.0
-            } else {
-                0.0
+        let src = &a.local()[lr0 + (lc0 + c) * ld..lr0 + (lc0 + c) * ld + lrows];
+        let dst = &mut v[c * lrows..(c + 1) * lrows];
+        dst[head..].copy_from_slice(&src[head..]);
+        for r in 0..head {
+            let (gi, gj) = (a.global_row(lr0 + r), j0 + c);
+            dst[r] = match gi.cmp(&gj) {
+                std::cmp::Ordering::Greater => src[r],
+                std::cmp::Ordering::Equal => 1.0,
+                std::cmp::Ordering::Less => 0.0,
             };
         }
     }
@@ -256,41 +283,49 @@ const GATHERED_PANEL_MAX_P: i32 = 8;
 fn gathered_panel(grid: &Grid, a: &mut DistMatrix, j0: usize, jb: usize) -> Result<Panel> {
     let (lr0, lc0, ld) = (a.local_rows_before(j0), a.local_cols_before(j0), a.lld());
     let lrows = a.local_rows() - lr0;
-    // Every process of the column sends the same count: its rows, padded.
-    let mut most = [lrows as i64];
-    grid.max(Scope::Column, &mut most)?;
-    let most = most[0] as usize;
+    let (nprow, mb, rsrc) = (grid.nprow() as usize, a.mb(), a.desc().rsrc());
+    let my_prow = a.coords().0;
+    // Rows j0..m held by each process row (every process can count them, so
+    // all send the same padded count without asking).
+    let held = |pr: usize| {
+        let before = numroc(j0, mb, pr, rsrc, nprow);
+        (before, numroc(a.m(), mb, pr, rsrc, nprow) - before)
+    };
+    let most = (0..nprow).map(|pr| held(pr).1).max().unwrap_or(0);
     let mut mine = vec![0.0; most * jb];
     for c in 0..jb {
-        mine[c * most..c * most + lrows]
-            .copy_from_slice(&a.local()[(lc0 + c) * ld + lr0..(lc0 + c) * ld + lr0 + lrows]);
+        let col = (lc0 + c) * ld + lr0;
+        mine[c * most..c * most + lrows].copy_from_slice(&a.local()[col..col + lrows]);
     }
     let all = grid.allgather(Scope::Column, &mine)?;
-    // Reassemble rows j0..m in global order.
-    let (nprow, mb, rsrc) = (grid.nprow() as usize, a.mb(), a.desc().rsrc());
+    // Reassemble rows j0..m in global order, one block-row run at a time:
+    // `runs` lists (process row, its local row, global row − j0, length).
     let rows = a.m() - j0;
-    let mut panel = vec![0.0; rows * jb];
-    let mut my_pos = Vec::with_capacity(lrows);
+    let mut runs = Vec::new();
     for pr in 0..nprow {
-        let before = blacs_ft::index::numroc(j0, mb, pr, rsrc, nprow);
-        let count = blacs_ft::index::numroc(a.m(), mb, pr, rsrc, nprow) - before;
-        let src = &all[pr * most * jb..(pr + 1) * most * jb];
-        for r in 0..count {
-            let gi = blacs_ft::index::indxl2g(before + r, mb, pr, rsrc, nprow) - j0;
-            if pr == a.coords().0 {
-                my_pos.push(gi);
-            }
-            for c in 0..jb {
-                panel[gi + c * rows] = src[r + c * most];
-            }
+        let (before, count) = held(pr);
+        let mut r = 0;
+        while r < count {
+            let gi = indxl2g(before + r, mb, pr, rsrc, nprow);
+            let len = (mb - gi % mb).min(count - r);
+            runs.push((pr, r, gi - j0, len));
+            r += len;
+        }
+    }
+    let mut panel = vec![0.0; rows * jb];
+    for c in 0..jb {
+        for &(pr, r, g, len) in &runs {
+            let src = pr * most * jb + c * most + r;
+            panel[c * rows + g..c * rows + g + len].copy_from_slice(&all[src..src + len]);
         }
     }
     let mut t = vec![0.0; jb * jb];
     blas::dgeqrt3(rows, jb, &mut panel, rows, &mut t, jb);
     // Keep my rows of R and V.
-    for (r, &gi) in my_pos.iter().enumerate() {
-        for c in 0..jb {
-            a.local_mut()[(lc0 + c) * ld + lr0 + r] = panel[gi + c * rows];
+    for c in 0..jb {
+        let col = (lc0 + c) * ld + lr0;
+        for &(_, r, g, len) in runs.iter().filter(|run| run.0 == my_prow) {
+            a.local_mut()[col + r..col + r + len].copy_from_slice(&panel[c * rows + g..c * rows + g + len]);
         }
     }
     let (v, lrows) = explicit_v(a, j0, jb);
