@@ -296,6 +296,20 @@ int ftla_bcast(h_t comm, void *buf, int64_t count, int kind, int root) {
   }
   return MPI_SUCCESS;
 }
+/* Nonblocking broadcast; the request travels as an intptr_t like the
+ * other handles. */
+int ftla_ibcast(h_t comm, void *buf, int count, int kind, int root, h_t *req) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  int rc = MPI_Ibcast(buf, count, dtype(kind), root, COMM(comm), &r);
+  *req = (h_t)r;
+  return rc;
+}
+int ftla_wait(h_t *req) {
+  MPI_Request r = (MPI_Request)*req;
+  int rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+  *req = (h_t)r;
+  return rc;
+}
 int ftla_allreduce(h_t comm, void *buf, int count, int kind, int op) {
   return MPI_Allreduce(MPI_IN_PLACE, buf, count, dtype(kind), mpiop(op), COMM(comm));
 }

@@ -56,6 +56,37 @@ fn count(n: usize) -> Result<c_int> {
     c_int::try_from(n).map_err(|_| Error::invalid("count", format!("{n} elements exceed MPI's int count")))
 }
 
+/// A broadcast started by [`Comm::ibcast`] and not yet waited for.
+#[derive(Debug)]
+#[must_use = "a started broadcast must be waited for"]
+pub struct PendingBcast<T: Element> {
+    req: Handle,
+    comm: Handle,
+    buf: Option<Vec<T>>,
+}
+
+impl<T: Element> PendingBcast<T> {
+    /// Completes the broadcast and returns the buffer (the root's data on
+    /// every rank).
+    pub fn wait(mut self) -> Result<Vec<T>> {
+        // SAFETY: req is the live request of this broadcast.
+        let rc = unsafe { ffi::ftla_wait(&mut self.req) };
+        check(rc, Some(self.comm))?;
+        Ok(self.buf.take().unwrap_or_default())
+    }
+}
+
+impl<T: Element> Drop for PendingBcast<T> {
+    /// A broadcast that was never completed (its owner returned early on an
+    /// error) may still write into its buffer, and MPI forbids freeing a
+    /// collective's request: the buffer is leaked rather than freed under it.
+    fn drop(&mut self) {
+        if let Some(buf) = self.buf.take() {
+            std::mem::forget(buf);
+        }
+    }
+}
+
 /// An MPI communicator owned by this process (freed on drop).
 #[derive(Debug)]
 pub struct Comm {
@@ -176,6 +207,18 @@ impl Comm {
     pub fn bcast<T: Element>(&self, buf: &mut [T], root: i32) -> Result<()> {
         // SAFETY: buf is valid for buf.len() elements of T.
         self.chk(unsafe { ffi::ftla_bcast(self.h, buf.as_mut_ptr().cast(), buf.len() as i64, T::KIND, root) })
+    }
+
+    /// `MPI_Ibcast` of `buf` from `root`: returns at once; the buffer comes
+    /// back from [`PendingBcast::wait`]. Every rank of the communicator must
+    /// start its non-blocking collectives in the same order.
+    pub fn ibcast<T: Element>(&self, mut buf: Vec<T>, root: i32) -> Result<PendingBcast<T>> {
+        let n = count(buf.len())?;
+        let mut req: Handle = 0;
+        // SAFETY: the Vec's heap buffer stays where it is (it is moved into
+        // the PendingBcast, never resized) until the request completes.
+        self.chk(unsafe { ffi::ftla_ibcast(self.h, buf.as_mut_ptr().cast(), n, T::KIND, root, &mut req) })?;
+        Ok(PendingBcast { req, comm: self.h, buf: Some(buf) })
     }
 
     /// In-place `MPI_Allreduce`.

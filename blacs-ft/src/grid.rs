@@ -2,7 +2,7 @@
 //! repair that hands back the same shape, ranks and coordinates after
 //! processes die.
 
-use crate::comm::{Comm, Element, ReduceOp};
+use crate::comm::{Comm, Element, PendingBcast, ReduceOp};
 use crate::error::{Error, Result};
 use crate::inject::Injector;
 use crate::report::{RepairMode, RepairReport};
@@ -312,6 +312,26 @@ impl Grid {
     pub fn broadcast<T: Element>(&self, scope: Scope, buf: &mut [T], root: i32) -> Result<()> {
         self.check_root(scope, root)?;
         self.fail(self.comm(scope).bcast(buf, root))
+    }
+
+    /// Non-blocking [`Grid::broadcast`]: starts it and returns; `wait` on the
+    /// result completes it. Lets a process send a panel as soon as it is
+    /// ready and go on computing while the others receive it.
+    ///
+    /// # Fault tolerance
+    /// A failure surfaces at [`Grid::wait_broadcast`] as a process-failure
+    /// error and revokes the grid, as for the blocking broadcast. A pending
+    /// broadcast dropped without waiting leaks its buffer (MPI may still
+    /// write into it).
+    pub fn ibroadcast<T: Element>(&self, scope: Scope, buf: Vec<T>, root: i32) -> Result<PendingBcast<T>> {
+        self.check_root(scope, root)?;
+        self.fail(self.comm(scope).ibcast(buf, root))
+    }
+
+    /// Completes a broadcast started by [`Grid::ibroadcast`]; a process
+    /// failure revokes the grid like any other operation's.
+    pub fn wait_broadcast<T: Element>(&self, pending: PendingBcast<T>) -> Result<Vec<T>> {
+        self.fail(pending.wait())
     }
 
     /// Element-wise sum along `scope` (BLACS dgsum2d). `root = None`: every

@@ -42,7 +42,7 @@ mod universe;
 mod verify;
 mod watchdog;
 
-pub use comm::{error_string, Comm, Element, ReduceOp};
+pub use comm::{error_string, Comm, Element, PendingBcast, ReduceOp};
 pub use error::{Error, Result};
 pub use grid::{check_shape, Grid, GridOptions, Joined, Replacement, Scope};
 pub use inject::{Injector, KillSpec};

@@ -31,7 +31,8 @@ pub(crate) fn check_square_blocks(routine: &str, a: &DistMatrix, position: u32) 
 ///
 /// Blocked right-looking algorithm with one panel of look-ahead: the process
 /// column that owns the next panel updates and factors it before the rest of
-/// its trailing matrix, so the other columns never wait for a panel.
+/// its trailing matrix and starts a non-blocking broadcast of it, so the
+/// other columns find the panel waiting when they finish their update.
 ///
 /// # Errors
 /// Argument errors (MB ≠ NB) are agreed: every rank returns the same one.
@@ -47,19 +48,37 @@ pub fn pdgeqrf(grid: &Grid, a: &mut DistMatrix, tau: &mut Vec<f64>) -> Result<()
     }
     let mycol = a.coords().1;
     let panels: Vec<(usize, usize)> = (0..k).step_by(nb).map(|j0| (j0, nb.min(k - j0))).collect();
-    // The first panel is factored before the loop; each step then factors
-    // the next one ahead of its own trailing update.
+    // The owner of a panel factors it one step ahead and starts sending it
+    // along the process row at once (non-blocking), so the other columns
+    // find it waiting when they finish their own update. `sent` is the
+    // owner's last broadcast still in flight (completed before the next).
     let mut ahead: Option<Panel> = None;
+    let mut sent = None;
     if a.col_owner(0) == mycol {
-        ahead = Some(factor_panel(grid, a, panels[0].0, panels[0].1)?);
+        let p = factor_panel(grid, a, panels[0].0, panels[0].1)?;
+        sent = p.start_send(grid, mycol)?;
+        ahead = Some(p);
     }
     for (step, &(j0, jb)) in panels.iter().enumerate() {
-        let owner = a.col_owner(j0);
-        let lrows = a.local_rows() - a.local_rows_before(j0);
-        let panel = Panel::broadcast(grid, ahead.take(), owner, j0, jb, lrows)?;
+        let panel = match ahead.take() {
+            Some(mine) => mine,
+            None => {
+                let lrows = a.local_rows() - a.local_rows_before(j0);
+                Panel::receive(grid, a.col_owner(j0), j0, jb, lrows)?
+            }
+        };
         tau[j0..j0 + jb].copy_from_slice(&panel.tau());
         let first = a.local_cols_before(j0 + jb);
         let all = first..a.local_cols();
+        let mut factor_next = |a: &mut DistMatrix, n0: usize, nw: usize| -> Result<()> {
+            let p = factor_panel(grid, a, n0, nw)?;
+            if let Some(previous) = sent.take() {
+                grid.wait_broadcast(previous)?;
+            }
+            sent = p.start_send(grid, mycol)?;
+            ahead = Some(p);
+            Ok(())
+        };
         match panels.get(step + 1) {
             // (With one process column every step would take this branch
             // without overlapping anything: one update is cheaper there.)
@@ -67,17 +86,20 @@ pub fn pdgeqrf(grid: &Grid, a: &mut DistMatrix, tau: &mut Vec<f64>) -> Result<()
                 // Look-ahead: update and factor the next panel first.
                 let next = a.local_cols_before(n0)..a.local_cols_before(n0 + nw);
                 panel.apply(grid, Trans::Yes, a, next.clone())?;
-                ahead = Some(factor_panel(grid, a, n0, nw)?);
+                factor_next(a, n0, nw)?;
                 panel.apply(grid, Trans::Yes, a, next.end..all.end)?;
                 panel.apply(grid, Trans::Yes, a, all.start..next.start)?;
             }
             next => {
                 panel.apply(grid, Trans::Yes, a, all)?;
                 if let Some(&(n0, nw)) = next.filter(|&&(n0, _)| a.col_owner(n0) == mycol) {
-                    ahead = Some(factor_panel(grid, a, n0, nw)?);
+                    factor_next(a, n0, nw)?;
                 }
             }
         }
+    }
+    if let Some(last) = sent {
+        grid.wait_broadcast(last)?;
     }
     Ok(())
 }

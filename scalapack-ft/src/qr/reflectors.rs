@@ -6,7 +6,7 @@ use crate::blas::{self, Diag, Side, Trans, Uplo};
 use crate::error::Result;
 use crate::matrix::DistMatrix;
 use blacs_ft::index::{indxl2g, numroc};
-use blacs_ft::{Grid, Scope};
+use blacs_ft::{Grid, PendingBcast, Scope};
 use std::ops::Range;
 
 /// The reflectors of panel `j0..j0+jb` as seen by one process: its local
@@ -62,6 +62,27 @@ impl Panel {
         if let Some(p) = mine {
             return Ok(p);
         }
+        let t = buf.split_off(lrows * jb);
+        Ok(Panel { j0, jb, v: buf, lrows, t })
+    }
+
+    /// The owner's side of a non-blocking row broadcast (look-ahead): starts
+    /// sending this panel from process column `root` (this process) and
+    /// returns at once; `None` with one process column. The receivers call
+    /// [`Panel::receive`]; every process of the row starts its panel
+    /// broadcasts in panel order.
+    pub fn start_send(&self, grid: &Grid, root: usize) -> Result<Option<PendingBcast<f64>>> {
+        if grid.npcol() == 1 {
+            return Ok(None);
+        }
+        Ok(Some(grid.ibroadcast(Scope::Row, self.pack(), root as i32)?))
+    }
+
+    /// The receivers' side of [`Panel::start_send`]: the panel `j0..j0+jb`
+    /// from process column `root`, with `lrows` local rows of V.
+    pub fn receive(grid: &Grid, root: usize, j0: usize, jb: usize, lrows: usize) -> Result<Panel> {
+        let pending = grid.ibroadcast(Scope::Row, vec![0.0; lrows * jb + jb * jb], root as i32)?;
+        let mut buf = grid.wait_broadcast(pending)?;
         let t = buf.split_off(lrows * jb);
         Ok(Panel { j0, jb, v: buf, lrows, t })
     }
