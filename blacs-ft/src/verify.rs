@@ -26,9 +26,9 @@ fn note(first: &mut Option<String>, what: String) {
 
 /// Collective over the grid. Each rank holds a probe block of `len` values
 /// derived from its grid rank; the check runs an all-gather of coordinates,
-/// sums along rows, columns and the whole grid, a broadcast from every root of
-/// every scope, an |max| with location, and a ring exchange, and compares each
-/// result with its closed form. A wrong coordinate or misrouted block is an
+/// sums along rows, columns and the whole grid, a blocking and a non-blocking
+/// broadcast from every root of every scope, an |max| with location, and a
+/// ring exchange, and compares each result with its closed form. A wrong coordinate or misrouted block is an
 /// error on every rank that sees it (and, through the sums, on all).
 pub fn verify_grid(grid: &Grid, len: usize) -> Result<GridCheck> {
     let (p, q, me) = (grid.nprow(), grid.npcol(), grid.rank());
@@ -79,6 +79,28 @@ pub fn verify_grid(grid: &Grid, len: usize) -> Result<GridCheck> {
             ops += 1;
             if b.iter().enumerate().any(|(i, &v)| v != probe_value(src, i)) {
                 note(&mut bad, format!("{scope:?} broadcast from root {root} reached rank {me} wrong"));
+            }
+        }
+    }
+    // Non-blocking broadcasts: every root of a scope starts at once, so
+    // several are in flight together; completing them in order must give
+    // each root's data.
+    for scope in [Scope::Row, Scope::Column, Scope::All] {
+        let roots: Vec<i32> = match scope {
+            Scope::Row => (0..q).map(|c| grid.rank_of(grid.myrow(), c)).collect(),
+            Scope::Column => (0..p).map(|r| grid.rank_of(r, grid.mycol())).collect(),
+            Scope::All => (0..p * q).collect(),
+        };
+        let mut pending = Vec::with_capacity(roots.len());
+        for (root, &src) in roots.iter().enumerate() {
+            let b = if src == me { block.clone() } else { vec![f64::NAN; len] };
+            pending.push(grid.ibroadcast(scope, b, root as i32)?);
+        }
+        for ((root, &src), started) in roots.iter().enumerate().zip(pending) {
+            let b = grid.wait_broadcast(started)?;
+            ops += 1;
+            if b.iter().enumerate().any(|(i, &v)| v != probe_value(src, i)) {
+                note(&mut bad, format!("{scope:?} non-blocking broadcast from root {root} reached rank {me} wrong"));
             }
         }
     }
