@@ -31,11 +31,12 @@ impl Panel {
         (0..self.jb).map(|c| self.t[c + c * self.jb]).collect()
     }
 
-    /// Serialises V and T into one buffer for a broadcast.
-    fn pack(&self) -> Vec<f64> {
-        let mut b = Vec::with_capacity(self.v.len() + self.t.len());
+    /// Serialises V, T and `extra` into one buffer for a broadcast.
+    fn pack(&self, extra: &[f64]) -> Vec<f64> {
+        let mut b = Vec::with_capacity(self.v.len() + self.t.len() + extra.len());
         b.extend_from_slice(&self.v);
         b.extend_from_slice(&self.t);
+        b.extend_from_slice(extra);
         b
     }
 
@@ -49,21 +50,37 @@ impl Panel {
         jb: usize,
         lrows: usize,
     ) -> Result<Panel> {
+        let mine = mine.map(|p| (p, Vec::new()));
+        Ok(Panel::broadcast_with(grid, mine, root, j0, jb, lrows, 0)?.0)
+    }
+
+    /// [`Panel::broadcast`] carrying `extra_len` more values from the owner
+    /// in the same message (`mine` is the owner's panel and those values).
+    pub fn broadcast_with(
+        grid: &Grid,
+        mine: Option<(Panel, Vec<f64>)>,
+        root: usize,
+        j0: usize,
+        jb: usize,
+        lrows: usize,
+        extra_len: usize,
+    ) -> Result<(Panel, Vec<f64>)> {
         if grid.npcol() == 1 {
             if let Some(p) = mine {
                 return Ok(p);
             }
         }
         let mut buf = match &mine {
-            Some(p) => p.pack(),
-            None => vec![0.0; lrows * jb + jb * jb],
+            Some((p, extra)) => p.pack(extra),
+            None => vec![0.0; lrows * jb + jb * jb + extra_len],
         };
         grid.broadcast(Scope::Row, &mut buf, root as i32)?;
         if let Some(p) = mine {
             return Ok(p);
         }
+        let extra = buf.split_off(lrows * jb + jb * jb);
         let t = buf.split_off(lrows * jb);
-        Ok(Panel { j0, jb, v: buf, lrows, t })
+        Ok((Panel { j0, jb, v: buf, lrows, t }, extra))
     }
 
     /// The owner's side of a non-blocking row broadcast (look-ahead): starts
@@ -75,7 +92,7 @@ impl Panel {
         if grid.npcol() == 1 {
             return Ok(None);
         }
-        Ok(Some(grid.ibroadcast(Scope::Row, self.pack(), root as i32)?))
+        Ok(Some(grid.ibroadcast(Scope::Row, self.pack(&[]), root as i32)?))
     }
 
     /// The receivers' side of [`Panel::start_send`]: the panel `j0..j0+jb`

@@ -3,6 +3,7 @@
 
 use crate::error::Result;
 use crate::matrix::DistMatrix;
+use crate::qr::reflectors::Panel;
 use blacs_ft::{Grid, Scope};
 use checksum::ReverseNeighborLayout;
 
@@ -58,18 +59,44 @@ impl Extended {
         self.e.local_mut()[lc0 * ld..lc0 * ld + backup.len()].copy_from_slice(backup);
     }
 
-    /// The factored panel's stored content (R and V, all local rows) sent
-    /// along the process row from the owner column (the D_g holders need it).
-    pub fn broadcast_stored_panel(&self, grid: &Grid, owner: usize, lc0: usize, jb: usize) -> Result<Vec<f64>> {
-        let (lr, ld) = (self.e.local_rows(), self.e.lld());
-        let mut buf = vec![0.0; lr * jb];
-        if self.e.coords().1 == owner {
-            for c in 0..jb {
-                buf[c * lr..(c + 1) * lr].copy_from_slice(&self.e.local()[(lc0 + c) * ld..(lc0 + c) * ld + lr]);
-            }
+    /// Local rows of the factored panel `j0..j0+jb` whose stored content
+    /// differs from its explicit V: the R rows above it and its diagonal
+    /// block (everything below equals V).
+    pub fn stored_panel_head_rows(&self, j0: usize, jb: usize) -> usize {
+        self.e.local_rows_before(j0 + jb)
+    }
+
+    /// The owner's part of the stored panel the D_g holders need: local rows
+    /// `0..stored_panel_head_rows` of columns `lc0..lc0+jb`, column-major.
+    /// It travels with V and T in the panel broadcast.
+    pub fn stored_panel_head(&self, lc0: usize, j0: usize, jb: usize) -> Vec<f64> {
+        let (head, ld) = (self.stored_panel_head_rows(j0, jb), self.e.lld());
+        let mut out = Vec::with_capacity(head * jb);
+        for c in 0..jb {
+            out.extend_from_slice(&self.e.local()[(lc0 + c) * ld..(lc0 + c) * ld + head]);
         }
-        grid.broadcast(Scope::Row, &mut buf, owner as i32)?;
-        Ok(buf)
+        out
+    }
+
+    /// The factored panel's stored content (R and V, all local rows,
+    /// column-major) from its head rows and the explicit V of `panel`.
+    pub fn stored_panel(&self, panel: &Panel, head: &[f64]) -> Vec<f64> {
+        let (lr, jb) = (self.e.local_rows(), panel.jb);
+        let hr = self.stored_panel_head_rows(panel.j0, jb);
+        // V's row 0 is local row lr − lrows; rows from hr on are copied.
+        let v0 = hr - (lr - panel.lrows);
+        let mut out = vec![0.0; lr * jb];
+        for c in 0..jb {
+            out[c * lr..c * lr + hr].copy_from_slice(&head[c * hr..(c + 1) * hr]);
+            out[c * lr + hr..(c + 1) * lr].copy_from_slice(&panel.v[c * panel.lrows + v0..(c + 1) * panel.lrows]);
+        }
+        out
+    }
+
+    /// Whether this process keeps D_g of panel `k`'s group (and so needs
+    /// the stored panel at its commit).
+    pub fn keeps_d_of(&self, layout: &ReverseNeighborLayout, k: usize) -> bool {
+        layout.group_of(k).ok().and_then(|g| self.d.get(g)).is_some_and(|d| d.is_some())
     }
 
     /// Commit of panel `k`: its stored content joins D_g of its group.
@@ -105,30 +132,63 @@ impl Extended {
 }
 
 /// Collective: C_g = Σ_{J∈g} A_J along each process row, written into both
-/// copies of each group's pair. One row reduction per group.
+/// copies of each group's pair. One row reduction per group, made in place
+/// in this process's copy of the pair when it holds one (no scratch to
+/// allocate, fill and copy back: the encoding touches each block once).
 pub(super) fn encode_checksums(grid: &Grid, ext: &mut Extended, layout: &ReverseNeighborLayout) -> Result<()> {
     let (lr, ld, nb) = (ext.e.local_rows(), ext.e.lld(), ext.e.nb());
+    let len = lr * nb;
+    let mut scratch = Vec::new();
     for g in 0..layout.groups() {
-        let mut sum = vec![0.0; lr * nb];
-        for bc in layout.group_members(g).map_err(layout_err)? {
-            if let Some(cols) = ext.local_block(bc) {
-                for (c, lj) in cols.enumerate() {
-                    for (s, x) in sum[c * lr..(c + 1) * lr].iter_mut().zip(&ext.e.local()[lj * ld..lj * ld + lr]) {
-                        *s += x;
-                    }
+        let starts = |blocks: &mut dyn Iterator<Item = usize>| -> Vec<usize> {
+            blocks.filter_map(|bc| ext.local_block(bc)).map(|cols| cols.start).collect()
+        };
+        let members = starts(&mut layout.group_members(g).map_err(layout_err)?);
+        let copies = starts(&mut layout.pair_block_cols(g).map_err(layout_err)?.into_iter());
+        match copies.first() {
+            // The pair's local columns lie after every data column.
+            Some(&l0) if ld == lr => {
+                let (data, rest) = ext.e.local_mut().split_at_mut(l0 * ld);
+                let sum = &mut rest[..len];
+                partial_sum(data, &members, ld, lr, nb, sum);
+                grid.sum(Scope::Row, sum, None)?;
+                for &l1 in &copies[1..] {
+                    ext.e.local_mut().copy_within(l0 * ld..l0 * ld + len, l1 * ld);
                 }
             }
-        }
-        grid.sum(Scope::Row, &mut sum, None)?;
-        for bc in layout.pair_block_cols(g).map_err(layout_err)? {
-            if let Some(cols) = ext.local_block(bc) {
-                for (c, lj) in cols.enumerate() {
-                    ext.e.local_mut()[lj * ld..lj * ld + lr].copy_from_slice(&sum[c * lr..(c + 1) * lr]);
+            _ => {
+                scratch.resize(len, 0.0);
+                partial_sum(ext.e.local(), &members, ld, lr, nb, &mut scratch);
+                grid.sum(Scope::Row, &mut scratch, None)?;
+                for &l1 in &copies {
+                    for c in 0..nb {
+                        ext.e.local_mut()[(l1 + c) * ld..(l1 + c) * ld + lr]
+                            .copy_from_slice(&scratch[c * lr..(c + 1) * lr]);
+                    }
                 }
             }
         }
     }
     Ok(())
+}
+
+/// `sum` (lr × nb, contiguous) = Σ of the local blocks starting at local
+/// columns `members` of `data` (leading dimension `ld`); zero when none.
+fn partial_sum(data: &[f64], members: &[usize], ld: usize, lr: usize, nb: usize, sum: &mut [f64]) {
+    for c in 0..nb {
+        let out = &mut sum[c * lr..(c + 1) * lr];
+        match members.split_first() {
+            None => out.fill(0.0),
+            Some((&first, rest)) => {
+                out.copy_from_slice(&data[(first + c) * ld..(first + c) * ld + lr]);
+                for &m in rest {
+                    for (s, x) in out.iter_mut().zip(&data[(m + c) * ld..(m + c) * ld + lr]) {
+                        *s += x;
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// A layout query that cannot fail for indices the layout itself produced.

@@ -308,8 +308,13 @@ fn run_steps(
             phase = "bcast";
             since = Instant::now();
             grid.inject("qr", k as u64, phase);
-            let panel = Panel::broadcast(grid, mine, owner, j0, jb, lrows)?;
-            let stored = ext.broadcast_stored_panel(grid, owner, lc0, jb)?;
+            // V and T, and the rows of the stored panel that V does not
+            // give (R above and in the diagonal block), in one message: the
+            // D_g holders rebuild the stored panel from both.
+            let head_len = ext.stored_panel_head_rows(j0, jb) * jb;
+            let mine = mine.map(|p| (p, ext.stored_panel_head(lc0, j0, jb)));
+            let (panel, head) = Panel::broadcast_with(grid, mine, owner, j0, jb, lrows, head_len)?;
+            let stored = if ext.keeps_d_of(layout, k) { ext.stored_panel(&panel, &head) } else { Vec::new() };
             phase = "update";
             since = Instant::now();
             grid.inject("qr", k as u64, phase);
