@@ -49,6 +49,8 @@ pub struct FactorArgs {
     /// Kill specifications (`--kill`), in the injector's syntax.
     pub kill: Option<String>,
     pub compare: bool,
+    /// Repetitions of the comparison pair (`--reps`, with `--compare`).
+    pub reps: usize,
     pub verify: bool,
     pub corrupt: Option<(i32, u64)>,
 }
@@ -90,10 +92,16 @@ impl FactorArgs {
         if ft && which == Factorization::Lu {
             return Err(UsageError("--ft is available for qr only".into()));
         }
-        for f in ["kill", "spares", "verify", "corrupt", "compare"] {
+        for f in ["kill", "spares", "verify", "corrupt", "compare", "reps"] {
             if !ft && (o.get(f).is_some() || o.flag(f)) {
                 return Err(UsageError(format!("--{f} needs --ft")));
             }
+        }
+        if o.get("reps").is_some() && !o.flag("compare") {
+            return Err(UsageError("--reps needs --compare".into()));
+        }
+        if o.num("reps", 1usize)? == 0 {
+            return Err(UsageError("--reps must be at least 1".into()));
         }
         if ft && q < 2 {
             return Err(UsageError(format!(
@@ -140,6 +148,7 @@ impl FactorArgs {
             spares: o.num("spares", 0i32)?,
             kill,
             compare: o.flag("compare"),
+            reps: o.num("reps", 1usize)?,
             verify: o.flag("verify"),
             corrupt,
             which,
@@ -192,6 +201,7 @@ impl FactorArgs {
             spares,
             kill: Some(format!("{victim}@qr:{step}:update")),
             compare: true,
+            reps: 1,
             verify: true,
             corrupt: None,
         })

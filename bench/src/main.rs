@@ -73,7 +73,7 @@ const REPAIR: CommandSpec = CommandSpec {
     ],
 };
 
-const FACTOR_OPTIONS: [OptSpec; 18] = [
+const FACTOR_OPTIONS: [OptSpec; 19] = [
     OptSpec { name: "ft", value: None, help: "fault-tolerant QR (pdgeqrf_ft): reverse-neighboring checksums, repair in place" },
     OptSpec {
         name: "kill",
@@ -85,6 +85,11 @@ const FACTOR_OPTIONS: [OptSpec; 18] = [
         name: "compare",
         value: None,
         help: "with --ft: also time the plain QR and a failure-free FT QR in the same run",
+    },
+    OptSpec {
+        name: "reps",
+        value: Some("R"),
+        help: "with --compare: time the plain / failure-free FT pair R times, alternating, and report medians (default 1)",
     },
     OptSpec { name: "verify", value: None, help: "with --ft: check the checksum relations at the end" },
     OptSpec {

@@ -117,7 +117,7 @@ fn verify_reports_a_flipped_element_and_passes_without_one() {
 
 #[test]
 fn compare_reports_plain_and_failure_free_times_from_the_same_run() {
-    let mut args = vec!["--grid", "1x2", "--kill", "1@3:update", "--compare"];
+    let mut args = vec!["--grid", "1x2", "--kill", "1@3:update", "--compare", "--reps", "2"];
     args.extend(SHAPE);
     let (out, json) = ftla(&args);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
@@ -125,6 +125,22 @@ fn compare_reports_plain_and_failure_free_times_from_the_same_run() {
         assert!(num(&json, key) > 0.0, "{key}: {json}");
     }
     assert!(json.contains("\"ft\": true"), "{json}");
+    // Two alternating pairs, their medians reported.
+    assert_eq!(num(&json, "reps"), 2.0, "{json}");
+    for key in ["nonft_times_s", "ft_times_s"] {
+        let list = json.split(&format!("\"{key}\": [")).nth(1).and_then(|r| r.split(']').next()).expect(key);
+        assert_eq!(list.split(',').count(), 2, "{key}: {json}");
+    }
+    assert!(out.stdout.contains("medians of 2"), "{}", out.stdout);
+}
+
+#[test]
+fn reps_without_compare_is_refused() {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ftla"));
+    cmd.args(["qr", "--ft", "--grid", "1x2", "--n", "64", "--reps", "3"]);
+    let out = run_with_timeout(cmd, Duration::from_secs(30)).expect("run ftla");
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("--reps needs --compare"), "{}", out.stderr);
 }
 
 #[test]

@@ -37,6 +37,31 @@ impl DistMatrix {
         Ok(DistMatrix { desc, nprow, npcol, myrow, mycol, data: vec![0.0; len] })
     }
 
+    /// Like [`DistMatrix::zeros`], but in `storage` (resized to the local
+    /// length): what `storage` held is kept, only a grown tail is zeroed.
+    /// For scratch matrices whose memory a caller reuses.
+    pub(crate) fn in_storage(
+        grid: &Grid,
+        m: usize,
+        n: usize,
+        mb: usize,
+        nb: usize,
+        mut storage: Vec<f64>,
+    ) -> Result<DistMatrix> {
+        let (nprow, npcol) = (grid.nprow() as usize, grid.npcol() as usize);
+        let (myrow, mycol) = (grid.myrow() as usize, grid.mycol() as usize);
+        let desc = Descriptor::with_min_lld(m, n, mb, nb, 0, 0, 0, nprow, npcol, myrow).map_err(|e| {
+            arg_error("DistMatrix::in_storage", e.index as u32, e.index as u32, e.arg, e.reason.clone())
+        })?;
+        storage.resize(desc.lld() * numroc(n, nb, mycol, 0, npcol), 0.0);
+        Ok(DistMatrix { desc, nprow, npcol, myrow, mycol, data: storage })
+    }
+
+    /// Gives the local array back (for reuse as storage).
+    pub(crate) fn into_local(self) -> Vec<f64> {
+        self.data
+    }
+
     /// An `m`×`n` matrix whose element (i, j) (0-based, global) is `f(i, j)`.
     pub fn from_fn(
         grid: &Grid,

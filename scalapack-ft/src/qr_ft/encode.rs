@@ -1,6 +1,7 @@
 //! The extended matrix [A | padding | checksum pairs] and the left-factor
 //! sums D_g of one process, and the initial encoding of the checksums.
 
+use super::workspace::FtWorkspace;
 use crate::error::Result;
 use crate::matrix::DistMatrix;
 use crate::qr::reflectors::Panel;
@@ -18,23 +19,49 @@ pub(super) struct Extended {
 }
 
 impl Extended {
-    /// Copies A's local blocks into a new extended matrix (same row and
-    /// column distribution for the data part, so local columns match).
-    pub fn new(grid: &Grid, a: &DistMatrix, layout: &ReverseNeighborLayout) -> Result<Extended> {
-        let mut e = DistMatrix::zeros(grid, a.m(), layout.n_extended(), a.nb(), a.nb())?;
+    /// Copies A's local blocks into an extended matrix built in the
+    /// workspace's storage (same row and column distribution for the data
+    /// part, so local columns match). The padding columns and the D_g are
+    /// zeroed; the checksum columns too unless `fresh` (the encoding then
+    /// overwrites them all).
+    pub fn new(
+        grid: &Grid,
+        a: &DistMatrix,
+        layout: &ReverseNeighborLayout,
+        work: &mut FtWorkspace,
+        fresh: bool,
+    ) -> Result<Extended> {
+        let nb = a.nb();
+        let storage = std::mem::take(&mut work.ext);
+        let mut e = DistMatrix::in_storage(grid, a.m(), layout.n_extended(), nb, nb, storage)?;
         let (lr, lc) = (a.local_rows(), a.local_cols());
         let (lda, lde) = (a.lld(), e.lld());
         for j in 0..lc {
             e.local_mut()[j * lde..j * lde + lr].copy_from_slice(&a.local()[j * lda..j * lda + lr]);
         }
+        let checksums_from = layout.n_extended() - 2 * layout.groups() * nb;
+        let zero_to = if fresh { e.local_cols_before(checksums_from) } else { e.local_cols() };
+        e.local_mut()[lc * lde..zero_to * lde].fill(0.0);
         let mycol = grid.mycol() as usize;
+        let mut pool = std::mem::take(&mut work.d);
         let d = (0..layout.groups())
             .map(|g| {
                 let holds = layout.pair_process_cols(g).map(|pc| pc.contains(&mycol)).unwrap_or(false);
-                holds.then(|| vec![0.0; lr * a.nb()])
+                holds.then(|| {
+                    let mut buf = pool.pop().unwrap_or_default();
+                    buf.clear();
+                    buf.resize(lr * nb, 0.0);
+                    buf
+                })
             })
             .collect();
         Ok(Extended { e, d, data_n: a.n() })
+    }
+
+    /// Hands the storage back to the workspace for the next call.
+    pub fn release_into(self, work: &mut FtWorkspace) {
+        work.ext = self.e.into_local();
+        work.d = self.d.into_iter().flatten().collect();
     }
 
     /// Local column range of extended block column `bc`, if this process holds it.

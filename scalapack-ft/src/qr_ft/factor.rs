@@ -5,6 +5,7 @@
 use super::encode::{encode_checksums, Extended};
 use super::rebuild::{lost_ranks, rebuild_lost_blocks};
 use super::verify::{verify_checksums, ChecksumCheck};
+use super::workspace::FtWorkspace;
 use crate::blas::Trans;
 use crate::error::{agree_on_arguments, Error, Result};
 use crate::matrix::DistMatrix;
@@ -76,6 +77,25 @@ const PHASES: [&str; 4] = ["panel", "bcast", "update", "commit"];
 /// Two losses in one process row are reported as [`blacs_ft::Error::Unrecoverable`]
 /// on every survivor.
 pub fn pdgeqrf_ft(region: &mut Region, a: &mut DistMatrix, tau: &mut Vec<f64>, opts: &FtOptions) -> Result<FtReport> {
+    pdgeqrf_ft_in(region, a, tau, opts, &mut FtWorkspace::new())
+}
+
+/// [`pdgeqrf_ft`] in caller-owned scratch:
+///
+/// * `work` (local workspace): the extended matrix and the D_g sums live
+///   there ([`FtWorkspace::for_matrix`] sizes it ahead; an empty one grows).
+///   Reusing it across calls avoids allocating and first-touching that
+///   memory on every call. Its content is overwritten.
+///
+/// # Fault tolerance
+/// As [`pdgeqrf_ft`]; a replacement process may pass any workspace.
+pub fn pdgeqrf_ft_in(
+    region: &mut Region,
+    a: &mut DistMatrix,
+    tau: &mut Vec<f64>,
+    opts: &FtOptions,
+    work: &mut FtWorkspace,
+) -> Result<FtReport> {
     let (state, joining) = region.enter_call("pdgeqrf_ft");
     if let CallState::Done { replicated } = state {
         // Completed before a later failure: the result is already in `a`.
@@ -102,7 +122,7 @@ pub fn pdgeqrf_ft(region: &mut Region, a: &mut DistMatrix, tau: &mut Vec<f64>, o
     let mut report = FtReport { overhead_model: layout.overhead_model(), ..FtReport::default() };
     let kmax = a.m().min(a.n());
     let panels = kmax.div_ceil(a.nb());
-    let mut ext = Extended::new(region.grid(), a, &layout)?;
+    let mut ext = Extended::new(region.grid(), a, &layout, work, matches!(state, CallState::Fresh))?;
     let mut committed = 0usize;
     tau.clear();
     tau.resize(kmax, 0.0);
@@ -148,6 +168,7 @@ pub fn pdgeqrf_ft(region: &mut Region, a: &mut DistMatrix, tau: &mut Vec<f64>, o
         }
     }
     ext.copy_data_into(a);
+    ext.release_into(work);
     region.complete(tau);
     Ok(report)
 }

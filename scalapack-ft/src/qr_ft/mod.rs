@@ -18,6 +18,8 @@ mod encode;
 mod factor;
 mod rebuild;
 mod verify;
+mod workspace;
 
-pub use factor::{pdgeqrf_ft, FtOptions, FtReport, RecoveryRecord};
+pub use factor::{pdgeqrf_ft, pdgeqrf_ft_in, FtOptions, FtReport, RecoveryRecord};
 pub use verify::ChecksumCheck;
+pub use workspace::FtWorkspace;
