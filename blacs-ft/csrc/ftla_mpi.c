@@ -27,6 +27,7 @@
 #pragma weak MPIX_Comm_revoke
 #pragma weak MPIX_Comm_shrink
 #pragma weak MPIX_Comm_agree
+#pragma weak MPIX_Comm_iagree
 #pragma weak MPIX_Comm_failure_ack
 #pragma weak MPIX_Comm_failure_get_acked
 #else
@@ -60,6 +61,7 @@ int ftla_err_proc_failed_pending(void) {
   return -1;
 #endif
 }
+int ftla_err_unsupported(void) { return MPI_ERR_UNSUPPORTED_OPERATION; }
 int ftla_err_revoked(void) {
 #if FTLA_ULFM_HEADER
   return MPIX_ERR_REVOKED;
@@ -227,6 +229,23 @@ int ftla_comm_agree(h_t comm, int *flag) {
 }
 /* Ranks (in `comm`) of the processes known to have failed; *n set to the
  * count, at most `cap` written. Acknowledges them first. */
+/* Non-blocking agreement; `flag` must stay valid until the request
+ * completes. Returns MPI_ERR_UNSUPPORTED_OPERATION where the library has
+ * no MPIX_Comm_iagree (the caller then uses the blocking one). */
+int ftla_comm_iagree(h_t comm, int *flag, h_t *req) {
+#if FTLA_ULFM_HEADER
+  if (!MPIX_Comm_iagree) return MPI_ERR_UNSUPPORTED_OPERATION;
+  MPI_Request r = MPI_REQUEST_NULL;
+  int rc = MPIX_Comm_iagree(COMM(comm), flag, &r);
+  *req = (h_t)r;
+  return rc;
+#else
+  (void)comm;
+  (void)flag;
+  (void)req;
+  return MPI_ERR_UNSUPPORTED_OPERATION;
+#endif
+}
 int ftla_comm_failed_ranks(h_t comm, int *ranks, int cap, int *n) {
   *n = 0;
 #if FTLA_ULFM_HEADER
@@ -301,6 +320,12 @@ int ftla_bcast(h_t comm, void *buf, int64_t count, int kind, int root) {
 int ftla_ibcast(h_t comm, void *buf, int count, int kind, int root, h_t *req) {
   MPI_Request r = MPI_REQUEST_NULL;
   int rc = MPI_Ibcast(buf, count, dtype(kind), root, COMM(comm), &r);
+  *req = (h_t)r;
+  return rc;
+}
+int ftla_test(h_t *req, int *done) {
+  MPI_Request r = (MPI_Request)*req;
+  int rc = MPI_Test(&r, done, MPI_STATUS_IGNORE);
   *req = (h_t)r;
   return rc;
 }

@@ -56,6 +56,28 @@ fn count(n: usize) -> Result<c_int> {
     c_int::try_from(n).map_err(|_| Error::invalid("count", format!("{n} elements exceed MPI's int count")))
 }
 
+/// Completes a request without holding a core while it waits: MPI_Test in
+/// a tight loop for the first ~100 µs (short waits cost nothing extra),
+/// then tests with short sleeps in between. A blocking MPI wait spins,
+/// which on an oversubscribed node takes the core from the rank everybody
+/// is waiting for. Returns MPI's code.
+fn wait_politely(req: &mut Handle) -> c_int {
+    let start = std::time::Instant::now();
+    let mut nap = std::time::Duration::from_micros(10);
+    loop {
+        let mut done: c_int = 0;
+        // SAFETY: req is a live request handle; done is an out-parameter.
+        let rc = unsafe { ffi::ftla_test(req, &mut done) };
+        if rc != 0 || done != 0 {
+            return rc;
+        }
+        if start.elapsed() > std::time::Duration::from_micros(100) {
+            std::thread::sleep(nap);
+            nap = (nap * 2).min(std::time::Duration::from_micros(200));
+        }
+    }
+}
+
 /// A broadcast started by [`Comm::ibcast`] and not yet waited for.
 #[derive(Debug)]
 #[must_use = "a started broadcast must be waited for"]
@@ -69,9 +91,7 @@ impl<T: Element> PendingBcast<T> {
     /// Completes the broadcast and returns the buffer (the root's data on
     /// every rank).
     pub fn wait(mut self) -> Result<Vec<T>> {
-        // SAFETY: req is the live request of this broadcast.
-        let rc = unsafe { ffi::ftla_wait(&mut self.req) };
-        check(rc, Some(self.comm))?;
+        check(wait_politely(&mut self.req), Some(self.comm))?;
         Ok(self.buf.take().unwrap_or_default())
     }
 }
@@ -306,6 +326,36 @@ impl Comm {
         // SAFETY: out-parameter.
         self.chk(unsafe { ffi::ftla_comm_agree(self.h, &mut f) })?;
         Ok(f)
+    }
+
+    /// `MPIX_Comm_agree` through its non-blocking form, waited for without
+    /// holding a core (see [`wait_politely`]); the blocking call where the
+    /// library lacks `MPIX_Comm_iagree`.
+    pub fn agree_politely(&self, flag: i32) -> Result<i32> {
+        let mut f = Box::new(flag);
+        let mut req: Handle = 0;
+        // SAFETY: `f` is boxed and outlives the request (waited for below).
+        let rc = unsafe { ffi::ftla_comm_iagree(self.h, &mut *f, &mut req) };
+        if rc != 0 {
+            let mut class = -1;
+            // SAFETY: out-parameter; constant getter.
+            let unsupported = unsafe {
+                ffi::ftla_error_class(rc, &mut class);
+                ffi::ftla_err_unsupported()
+            };
+            if class == unsupported {
+                return self.agree(flag);
+            }
+            self.chk(rc)?;
+        }
+        let rc = wait_politely(&mut req);
+        if rc != 0 {
+            // MPI may still write the flag after an error return: keep the
+            // box alive for good.
+            Box::leak(f);
+            return self.chk(rc).map(|()| 0);
+        }
+        Ok(*f)
     }
 
     /// Ranks of this communicator known (and acknowledged) to have failed.

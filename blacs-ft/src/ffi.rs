@@ -73,6 +73,9 @@ extern "C" {
     pub fn ftla_bcast(comm: Handle, buf: *mut u8, count: i64, kind: c_int, root: c_int) -> c_int;
     pub fn ftla_ibcast(comm: Handle, buf: *mut u8, count: c_int, kind: c_int, root: c_int, req: *mut Handle) -> c_int;
     pub fn ftla_wait(req: *mut Handle) -> c_int;
+    pub fn ftla_err_unsupported() -> c_int;
+    pub fn ftla_test(req: *mut Handle, done: *mut c_int) -> c_int;
+    pub fn ftla_comm_iagree(comm: Handle, flag: *mut c_int, req: *mut Handle) -> c_int;
     pub fn ftla_allreduce(comm: Handle, buf: *mut u8, count: c_int, kind: c_int, op: c_int) -> c_int;
     pub fn ftla_reduce(comm: Handle, buf: *mut u8, count: c_int, kind: c_int, op: c_int, root: c_int) -> c_int;
     pub fn ftla_allgather(comm: Handle, send: *const u8, count: c_int, kind: c_int, recv: *mut u8) -> c_int;

@@ -329,7 +329,9 @@ impl Grid {
     }
 
     /// Completes a broadcast started by [`Grid::ibroadcast`]; a process
-    /// failure revokes the grid like any other operation's.
+    /// failure revokes the grid like any other operation's. A long wait
+    /// sleeps between tests instead of spinning, leaving the core to the
+    /// rank being waited for on an oversubscribed node.
     pub fn wait_broadcast<T: Element>(&self, pending: PendingBcast<T>) -> Result<Vec<T>> {
         self.fail(pending.wait())
     }
@@ -437,9 +439,12 @@ impl Grid {
     /// live rank. A process failure returns a process-failure error. Without
     /// ULFM it is an all-reduce (not fault tolerant). This is the commit
     /// point of the step-commit protocol.
+    ///
+    /// The wait sleeps between tests once it runs long (non-blocking
+    /// agreement where the MPI has it), like [`Grid::wait_broadcast`].
     pub fn agree(&self, flag: bool) -> Result<bool> {
         if self.ulfm == UlfmStatus::Available {
-            let f = self.fail(self.all.agree(flag as i32))?;
+            let f = self.fail(self.all.agree_politely(flag as i32))?;
             return Ok(f & 1 == 1);
         }
         let mut v = [flag as i64];

@@ -36,6 +36,7 @@ mod grid;
 pub mod index;
 pub mod inject;
 pub mod launch;
+mod malloc_tuning;
 mod report;
 mod runtime;
 mod universe;

@@ -86,8 +86,11 @@ pub struct Runtime {
 }
 
 impl Runtime {
-    /// `MPI_Init_thread(FUNNELED)`, error handlers, ULFM detection.
+    /// `MPI_Init_thread(FUNNELED)`, error handlers, ULFM detection; also
+    /// keeps freed scratch buffers mapped (glibc settings; see
+    /// `FTLA_MALLOC_DEFAULTS`).
     pub fn init() -> Result<Runtime> {
+        crate::malloc_tuning::keep_scratch_resident();
         let mut flag = 0;
         // SAFETY: out-parameter.
         check(unsafe { ffi::ftla_initialized(&mut flag) }, None)?;

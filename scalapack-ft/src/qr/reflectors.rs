@@ -70,11 +70,14 @@ impl Panel {
                 return Ok(p);
             }
         }
-        let mut buf = match &mine {
+        let buf = match &mine {
             Some((p, extra)) => p.pack(extra),
             None => vec![0.0; lrows * jb + jb * jb + extra_len],
         };
-        grid.broadcast(Scope::Row, &mut buf, root as i32)?;
+        // Non-blocking and waited for at once: the wait sleeps instead of
+        // spinning once it runs long (see `Grid::wait_broadcast`).
+        let pending = grid.ibroadcast(Scope::Row, buf, root as i32)?;
+        let mut buf = grid.wait_broadcast(pending)?;
         if let Some(p) = mine {
             return Ok(p);
         }
