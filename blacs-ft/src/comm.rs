@@ -78,6 +78,42 @@ fn wait_politely(req: &mut Handle) -> c_int {
     }
 }
 
+/// An agreement started by [`Comm::start_agree`].
+#[derive(Debug)]
+#[must_use = "a started agreement must be waited for"]
+pub struct PendingAgree {
+    comm: Handle,
+    req: Option<Handle>,
+    flag: Option<Box<c_int>>,
+}
+
+impl PendingAgree {
+    /// Completes the agreement: the bitwise AND of every live rank's flag,
+    /// or a process-failure error (see `MPIX_Comm_agree`).
+    pub fn wait(mut self) -> Result<i32> {
+        if let Some(mut req) = self.req.take() {
+            let rc = wait_politely(&mut req);
+            if rc != 0 {
+                // Leave the flag to Drop, which keeps it alive for MPI.
+                self.req = Some(req);
+                return check(rc, Some(self.comm)).map(|()| 0);
+            }
+        }
+        Ok(self.flag.take().map_or(0, |f| *f))
+    }
+}
+
+impl Drop for PendingAgree {
+    /// MPI may still write the flag of an agreement that was not completed.
+    fn drop(&mut self) {
+        if self.req.is_some() {
+            if let Some(f) = self.flag.take() {
+                Box::leak(f);
+            }
+        }
+    }
+}
+
 /// A broadcast started by [`Comm::ibcast`] and not yet waited for.
 #[derive(Debug)]
 #[must_use = "a started broadcast must be waited for"]
@@ -328,13 +364,14 @@ impl Comm {
         Ok(f)
     }
 
-    /// `MPIX_Comm_agree` through its non-blocking form, waited for without
-    /// holding a core (see [`wait_politely`]); the blocking call where the
-    /// library lacks `MPIX_Comm_iagree`.
-    pub fn agree_politely(&self, flag: i32) -> Result<i32> {
+    /// Starts `MPIX_Comm_agree` in its non-blocking form
+    /// (`MPIX_Comm_iagree`); where the library lacks it, runs the blocking
+    /// one now. Complete it with [`PendingAgree::wait`].
+    pub fn start_agree(&self, flag: i32) -> Result<PendingAgree> {
         let mut f = Box::new(flag);
         let mut req: Handle = 0;
-        // SAFETY: `f` is boxed and outlives the request (waited for below).
+        // SAFETY: `f` is boxed and lives in the PendingAgree until the
+        // request completes (leaked if it never does).
         let rc = unsafe { ffi::ftla_comm_iagree(self.h, &mut *f, &mut req) };
         if rc != 0 {
             let mut class = -1;
@@ -344,18 +381,17 @@ impl Comm {
                 ffi::ftla_err_unsupported()
             };
             if class == unsupported {
-                return self.agree(flag);
+                return Ok(PendingAgree { comm: self.h, req: None, flag: Some(Box::new(self.agree(flag)?)) });
             }
             self.chk(rc)?;
         }
-        let rc = wait_politely(&mut req);
-        if rc != 0 {
-            // MPI may still write the flag after an error return: keep the
-            // box alive for good.
-            Box::leak(f);
-            return self.chk(rc).map(|()| 0);
-        }
-        Ok(*f)
+        Ok(PendingAgree { comm: self.h, req: Some(req), flag: Some(f) })
+    }
+
+    /// `MPIX_Comm_agree`, waited for without holding a core (see
+    /// [`wait_politely`]).
+    pub fn agree_politely(&self, flag: i32) -> Result<i32> {
+        self.start_agree(flag)?.wait()
     }
 
     /// Ranks of this communicator known (and acknowledged) to have failed.

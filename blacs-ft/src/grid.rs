@@ -2,7 +2,7 @@
 //! repair that hands back the same shape, ranks and coordinates after
 //! processes die.
 
-use crate::comm::{Comm, Element, PendingBcast, ReduceOp};
+use crate::comm::{Comm, Element, PendingAgree, PendingBcast, ReduceOp};
 use crate::error::{Error, Result};
 use crate::inject::Injector;
 use crate::report::{RepairMode, RepairReport};
@@ -17,6 +17,18 @@ const RELEASE: i64 = 1;
 /// How often a parked spare looks for news (it sleeps in between, so it does
 /// not burn a core).
 const SPARE_POLL: Duration = Duration::from_millis(2);
+
+/// An agreement started by [`Grid::start_agree`] (its answer where it ran
+/// to completion at once).
+#[derive(Debug)]
+#[must_use = "a started agreement must be finished"]
+pub struct GridAgreement(Agreement);
+
+#[derive(Debug)]
+enum Agreement {
+    Pending(PendingAgree),
+    Done(bool),
+}
 
 /// Which processes take part in a grid operation (BLACS `SCOPE`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -443,13 +455,29 @@ impl Grid {
     /// The wait sleeps between tests once it runs long (non-blocking
     /// agreement where the MPI has it), like [`Grid::wait_broadcast`].
     pub fn agree(&self, flag: bool) -> Result<bool> {
+        let started = self.start_agree(flag)?;
+        self.finish_agree(started)
+    }
+
+    /// Starts [`Grid::agree`] and returns at once, so that local work can
+    /// overlap the agreement; [`Grid::finish_agree`] completes it. Every
+    /// rank starts its agreements in the same order.
+    pub fn start_agree(&self, flag: bool) -> Result<GridAgreement> {
         if self.ulfm == UlfmStatus::Available {
-            let f = self.fail(self.all.agree_politely(flag as i32))?;
-            return Ok(f & 1 == 1);
+            return Ok(GridAgreement(Agreement::Pending(self.fail(self.all.start_agree(flag as i32))?)));
         }
         let mut v = [flag as i64];
         self.fail(self.all.allreduce(&mut v, ReduceOp::Min))?;
-        Ok(v[0] == 1)
+        Ok(GridAgreement(Agreement::Done(v[0] == 1)))
+    }
+
+    /// Completes an agreement started by [`Grid::start_agree`]; a process
+    /// failure revokes the grid like any other operation's.
+    pub fn finish_agree(&self, started: GridAgreement) -> Result<bool> {
+        match started.0 {
+            Agreement::Done(v) => Ok(v),
+            Agreement::Pending(p) => Ok(self.fail(p.wait())? & 1 == 1),
+        }
     }
 
     /// Barrier along `scope`.

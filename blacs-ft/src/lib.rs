@@ -43,9 +43,9 @@ mod universe;
 mod verify;
 mod watchdog;
 
-pub use comm::{error_string, Comm, Element, PendingBcast, ReduceOp};
+pub use comm::{error_string, Comm, Element, PendingAgree, PendingBcast, ReduceOp};
 pub use error::{Error, Result};
-pub use grid::{check_shape, Grid, GridOptions, Joined, Replacement, Scope};
+pub use grid::{check_shape, Grid, GridAgreement, GridOptions, Joined, Replacement, Scope};
 pub use inject::{Injector, KillSpec};
 pub use report::{RepairMode, RepairReport};
 pub use runtime::{LaunchCommand, Runtime, UlfmStatus};

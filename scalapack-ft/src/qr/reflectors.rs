@@ -92,10 +92,16 @@ impl Panel {
     /// [`Panel::receive`]; every process of the row starts its panel
     /// broadcasts in panel order.
     pub fn start_send(&self, grid: &Grid, root: usize) -> Result<Option<PendingBcast<f64>>> {
+        self.start_send_with(grid, root, &[])
+    }
+
+    /// [`Panel::start_send`] with `extra` values in the same message (the
+    /// receivers use [`Panel::broadcast_with`] with `extra.len()`).
+    pub fn start_send_with(&self, grid: &Grid, root: usize, extra: &[f64]) -> Result<Option<PendingBcast<f64>>> {
         if grid.npcol() == 1 {
             return Ok(None);
         }
-        Ok(Some(grid.ibroadcast(Scope::Row, self.pack(&[]), root as i32)?))
+        Ok(Some(grid.ibroadcast(Scope::Row, self.pack(extra), root as i32)?))
     }
 
     /// The receivers' side of [`Panel::start_send`]: the panel `j0..j0+jb`

@@ -11,7 +11,7 @@ use crate::error::{agree_on_arguments, Error, Result};
 use crate::matrix::DistMatrix;
 use crate::qr::factor::check_square_blocks;
 use crate::qr::reflectors::{factor_panel, Panel};
-use blacs_ft::Scope;
+use blacs_ft::{PendingBcast, Scope};
 use recovery::{CallState, Region};
 use std::time::Instant;
 
@@ -300,9 +300,10 @@ fn run_steps(
     let nb = ext.e.nb();
     let kmax = tau.len();
     // Look-ahead: the next panel's owner factors it during the local commit
-    // of the current step (on a backed-up copy, like any panel): its
-    // reflectors, or the error that stopped it, and the backup.
-    let mut ahead: Option<(Result<Panel>, Vec<f64>)> = None;
+    // of the current step (on a backed-up copy, like any panel) and starts
+    // sending it at once: its reflectors (or the error that stopped it),
+    // the backup, and the broadcast in flight.
+    let mut ahead: Option<(Result<Panel>, Vec<f64>, Option<PendingBcast<f64>>)> = None;
     while *committed < panels {
         let k = *committed;
         let (j0, jb) = (k * nb, nb.min(kmax - k * nb));
@@ -316,9 +317,9 @@ fn run_steps(
         let mut phase = "panel";
         let mut since = Instant::now();
         grid.inject("qr", k as u64, phase);
-        let (early, backup) = match ahead.take() {
-            Some((panel, backup)) => (Some(panel), Some(backup)),
-            None => (None, (mycol == owner).then(|| ext.panel_backup(lc0, jb))),
+        let (early, backup, sending) = match ahead.take() {
+            Some((panel, backup, sending)) => (Some(panel), Some(backup), sending),
+            None => (None, (mycol == owner).then(|| ext.panel_backup(lc0, jb)), None),
         };
         let attempt = (|| -> Result<StepScratch> {
             let mine = match (mycol == owner, early) {
@@ -334,18 +335,35 @@ fn run_steps(
             // D_g holders rebuild the stored panel from both.
             let head_len = ext.stored_panel_head_rows(j0, jb) * jb;
             let mine = mine.map(|p| (p, ext.stored_panel_head(lc0, j0, jb)));
-            let (panel, head) = Panel::broadcast_with(grid, mine, owner, j0, jb, lrows, head_len)?;
+            let (panel, head) = match (mine, sending) {
+                // Sent during the previous commit: only its completion is left.
+                (Some(done), Some(pending)) => {
+                    grid.wait_broadcast(pending)?;
+                    done
+                }
+                (mine, _) => Panel::broadcast_with(grid, mine, owner, j0, jb, lrows, head_len)?,
+            };
             let stored = if ext.keeps_d_of(layout, k) { ext.stored_panel(&panel, &head) } else { Vec::new() };
             phase = "update";
             since = Instant::now();
             grid.inject("qr", k as u64, phase);
             let cols = ext.e.local_cols_before(j0 + jb)..ext.e.local_cols_before(layout.active_end_col(k));
-            let mut w = panel.local_w(&ext.e, cols.clone());
-            panel.reduce_w(grid, &mut w)?;
-            // Phase 2: the commit point.
-            phase = "commit";
-            since = Instant::now();
-            if !grid.agree(true)? {
+            // Phase 2: the commit point. With one process row W needs no
+            // communication, so it is formed while the agreement runs.
+            let (w, agreed) = if grid.nprow() > 1 {
+                let mut w = panel.local_w(&ext.e, cols.clone());
+                panel.reduce_w(grid, &mut w)?;
+                phase = "commit";
+                since = Instant::now();
+                (w, grid.agree(true)?)
+            } else {
+                phase = "commit";
+                since = Instant::now();
+                let started = grid.start_agree(true)?;
+                let w = panel.local_w(&ext.e, cols.clone());
+                (w, grid.finish_agree(started)?)
+            };
+            if !agreed {
                 return Err(blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into());
             }
             Ok((panel, w, stored, cols))
@@ -376,11 +394,21 @@ fn run_steps(
                 let ncols = ext.e.local_cols_before(n0)..ext.e.local_cols_before(n0 + nw);
                 panel.update_cols(&mut ext.e, cols.start, ncols.clone(), &w);
                 let nbackup = ext.panel_backup(ncols.start, nw);
-                let early = factor_panel(grid, &mut ext.e, n0, nw);
+                let mut early = factor_panel(grid, &mut ext.e, n0, nw);
+                // Start sending it now (with the stored rows V does not
+                // give), so that the other columns find it waiting.
+                let mut sending = None;
+                if let Ok(p) = &early {
+                    let head = ext.stored_panel_head(ncols.start, n0, nw);
+                    match p.start_send_with(grid, mycol, &head) {
+                        Ok(s) => sending = s,
+                        Err(e) => early = Err(e),
+                    }
+                }
                 if early.is_err() {
                     ext.restore_panel(ncols.start, &nbackup);
                 }
-                ahead = Some((early, nbackup));
+                ahead = Some((early, nbackup, sending));
                 panel.update_cols(&mut ext.e, cols.start, ncols.end..cols.end, &w);
             }
             _ => panel.update_cols(&mut ext.e, cols.start, cols.clone(), &w),
