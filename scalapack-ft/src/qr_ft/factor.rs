@@ -175,6 +175,11 @@ pub fn pdgeqrf_ft_in(
 
 type StepError = (Error, &'static str, Instant);
 
+/// The next panel as its owner carries it into the next step: the factored
+/// reflectors (or the error that stopped them), the panel's backup, and its
+/// broadcast in flight.
+type LookAhead = (Result<Panel>, Vec<f64>, Option<PendingBcast<f64>>);
+
 /// What phase 1 of a step hands to the commit: the panel's reflectors, the
 /// reduced W, the stored panel (for D_g) and the local columns to update.
 type StepScratch = (Panel, Vec<f64>, Vec<f64>, std::ops::Range<usize>);
@@ -303,7 +308,7 @@ fn run_steps(
     // of the current step (on a backed-up copy, like any panel) and starts
     // sending it at once: its reflectors (or the error that stopped it),
     // the backup, and the broadcast in flight.
-    let mut ahead: Option<(Result<Panel>, Vec<f64>, Option<PendingBcast<f64>>)> = None;
+    let mut ahead: Option<LookAhead> = None;
     while *committed < panels {
         let k = *committed;
         let (j0, jb) = (k * nb, nb.min(kmax - k * nb));
