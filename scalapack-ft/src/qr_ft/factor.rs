@@ -326,9 +326,6 @@ fn run_steps(
             Some((panel, backup, sending)) => (Some(panel), Some(backup), sending),
             None => (None, (mycol == owner).then(|| ext.panel_backup(lc0, jb)), None),
         };
-        // The owner's early broadcast, completed after the agreement (by
-        // then every receiver has its data).
-        let mut in_flight = None;
         let attempt = (|| -> Result<StepScratch> {
             let mine = match (mycol == owner, early) {
                 (false, _) => None,
@@ -344,10 +341,9 @@ fn run_steps(
             let head_len = ext.stored_panel_head_rows(j0, jb) * jb;
             let mine = mine.map(|p| (p, ext.stored_panel_head(lc0, j0, jb)));
             let (panel, head) = match (mine, sending) {
-                // Sent during the previous commit: only its completion is
-                // left, and it need not hold this process up.
+                // Sent during the previous commit: only its completion is left.
                 (Some(done), Some(pending)) => {
-                    in_flight = Some(pending);
+                    grid.wait_broadcast(pending)?;
                     done
                 }
                 (mine, _) => Panel::broadcast_with(grid, mine, owner, j0, jb, lrows, head_len)?,
@@ -374,9 +370,6 @@ fn run_steps(
             };
             if !agreed {
                 return Err(blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into());
-            }
-            if let Some(sent) = in_flight.take() {
-                grid.wait_broadcast(sent)?;
             }
             Ok((panel, w, stored, cols))
         })();
