@@ -35,7 +35,8 @@ fn num(text: &str, key: &str) -> f64 {
 }
 
 /// Kills, then checks: exit 0, residuals < 16, checksums consistent, and
-/// one recovery of the expected ranks at the expected step and phase.
+/// one recovery of the expected ranks at the expected step, seen in the
+/// expected phase or a later one.
 fn survives(grid: &str, spares: &str, kill: &str, ranks: &str, step: u64, phase: &str, mode: &str) {
     let mut args = vec!["--grid", grid, "--spares", spares, "--kill", kill, "--check", "--verify"];
     args.extend(SHAPE);
@@ -45,7 +46,16 @@ fn survives(grid: &str, spares: &str, kill: &str, ranks: &str, step: u64, phase:
     assert!(json.contains("\"checksum_check\"") && json.contains("\"ok\": true"), "{json}");
     assert!(json.contains(&format!("\"ranks\": [{ranks}]")), "kill {kill}: {json}");
     assert!(json.contains(&format!("\"step\": {step}")), "kill {kill}: {json}");
-    assert!(json.contains(&format!("\"phase\": \"{phase}\"")), "kill {kill}: {json}");
+    // The survivors report the phase in which they saw the failure: the
+    // victim's own or a later one of the same step (a panel its owner has
+    // already sent reaches the others before the owner dies).
+    const ORDER: [&str; 4] = ["panel", "bcast", "update", "commit"];
+    let seen = json.split("\"phase\": \"").nth(1).and_then(|r| r.split('"').next()).unwrap_or("");
+    let rank_of = |p: &str| ORDER.iter().position(|&o| o == p);
+    assert!(
+        rank_of(seen).is_some() && rank_of(seen) >= rank_of(phase),
+        "kill {kill}: phase {seen:?}, expected {phase} or later: {json}"
+    );
     assert!(json.contains(&format!("\"mode\": \"{mode}\"")), "kill {kill}: {json}");
 }
 
