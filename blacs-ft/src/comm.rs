@@ -388,12 +388,6 @@ impl Comm {
         Ok(PendingAgree { comm: self.h, req: Some(req), flag: Some(f) })
     }
 
-    /// `MPIX_Comm_agree`, waited for without holding a core (see
-    /// [`wait_politely`]).
-    pub fn agree_politely(&self, flag: i32) -> Result<i32> {
-        self.start_agree(flag)?.wait()
-    }
-
     /// Ranks of this communicator known (and acknowledged) to have failed.
     pub fn failed_ranks(&self) -> Vec<i32> {
         failed_ranks_of(self.h)

@@ -228,6 +228,12 @@ impl ReverseNeighborLayout {
         Ok([e0 % self.q, e1 % self.q])
     }
 
+    /// Whether process column `pc` holds a copy of group `g`'s checksum pair
+    /// (and so of `D_g`); `false` for a group that does not exist.
+    pub fn holds_pair(&self, g: usize, pc: usize) -> bool {
+        self.pair_process_cols(g).is_ok_and(|cols| cols.contains(&pc))
+    }
+
     /// Number of groups whose block columns are all finished when the first
     /// `finished_block_cols` block columns are finished; equivalently the lowest
     /// unfinished group (`G` when every group is finished).
@@ -345,6 +351,7 @@ mod tests {
         assert_eq!(l.group_members(4), Err(LayoutError::GroupOutOfRange { group: 4, groups: 4 }));
         assert!(l.pair_block_cols(4).is_err());
         assert!(l.pair_process_cols(4).is_err());
+        assert!(l.holds_pair(1, 2) && l.holds_pair(1, 0) && !l.holds_pair(1, 1) && !l.holds_pair(4, 0));
         assert!(l.pair_global_cols(4).is_err());
         assert!(l.is_group_finished(4, 0).is_err());
         assert!(l.global_rows_of(2).is_err());

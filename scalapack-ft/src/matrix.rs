@@ -28,13 +28,7 @@ impl DistMatrix {
     /// Not collective: bad sizes are a local error (every rank computes the
     /// same one from the same global arguments).
     pub fn zeros(grid: &Grid, m: usize, n: usize, mb: usize, nb: usize) -> Result<DistMatrix> {
-        let (nprow, npcol) = (grid.nprow() as usize, grid.npcol() as usize);
-        let (myrow, mycol) = (grid.myrow() as usize, grid.mycol() as usize);
-        let desc = Descriptor::with_min_lld(m, n, mb, nb, 0, 0, 0, nprow, npcol, myrow)
-            .map_err(|e| arg_error("DistMatrix::zeros", e.index as u32, e.index as u32, e.arg, e.reason.clone()))?;
-        let cols = numroc(n, nb, mycol, 0, npcol);
-        let len = desc.lld() * cols;
-        Ok(DistMatrix { desc, nprow, npcol, myrow, mycol, data: vec![0.0; len] })
+        DistMatrix::shaped(grid, m, n, mb, nb, "DistMatrix::zeros", |len| vec![0.0; len])
     }
 
     /// Like [`DistMatrix::zeros`], but in `storage` (resized to the local
@@ -48,13 +42,30 @@ impl DistMatrix {
         nb: usize,
         mut storage: Vec<f64>,
     ) -> Result<DistMatrix> {
+        DistMatrix::shaped(grid, m, n, mb, nb, "DistMatrix::in_storage", |len| {
+            storage.resize(len, 0.0);
+            storage
+        })
+    }
+
+    /// The layout [`DistMatrix::zeros`] describes, with the local array of
+    /// the length it needs made by `local`; bad sizes are reported as
+    /// `routine`'s argument errors.
+    fn shaped(
+        grid: &Grid,
+        m: usize,
+        n: usize,
+        mb: usize,
+        nb: usize,
+        routine: &str,
+        local: impl FnOnce(usize) -> Vec<f64>,
+    ) -> Result<DistMatrix> {
         let (nprow, npcol) = (grid.nprow() as usize, grid.npcol() as usize);
         let (myrow, mycol) = (grid.myrow() as usize, grid.mycol() as usize);
-        let desc = Descriptor::with_min_lld(m, n, mb, nb, 0, 0, 0, nprow, npcol, myrow).map_err(|e| {
-            arg_error("DistMatrix::in_storage", e.index as u32, e.index as u32, e.arg, e.reason.clone())
-        })?;
-        storage.resize(desc.lld() * numroc(n, nb, mycol, 0, npcol), 0.0);
-        Ok(DistMatrix { desc, nprow, npcol, myrow, mycol, data: storage })
+        let desc = Descriptor::with_min_lld(m, n, mb, nb, 0, 0, 0, nprow, npcol, myrow)
+            .map_err(|e| arg_error(routine, e.index as u32, e.index as u32, e.arg, e.reason.clone()))?;
+        let data = local(desc.lld() * numroc(n, nb, mycol, 0, npcol));
+        Ok(DistMatrix { desc, nprow, npcol, myrow, mycol, data })
     }
 
     /// Gives the local array back (for reuse as storage).

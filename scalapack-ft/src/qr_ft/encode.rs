@@ -46,8 +46,7 @@ impl Extended {
         let mut pool = std::mem::take(&mut work.d);
         let d = (0..layout.groups())
             .map(|g| {
-                let holds = layout.pair_process_cols(g).map(|pc| pc.contains(&mycol)).unwrap_or(false);
-                holds.then(|| {
+                layout.holds_pair(g, mycol).then(|| {
                     let mut buf = pool.pop().unwrap_or_default();
                     buf.clear();
                     buf.resize(lr * nb, 0.0);

@@ -46,9 +46,7 @@ pub(super) fn sizes(grid: &Grid, a: &DistMatrix, layout: &ReverseNeighborLayout)
     let (npcol, mycol) = (grid.npcol() as usize, grid.mycol() as usize);
     let ext_cols = blacs_ft::index::numroc(layout.n_extended(), a.nb(), mycol, 0, npcol);
     let lld = a.local_rows().max(1);
-    let held = (0..layout.groups())
-        .filter(|&g| layout.pair_process_cols(g).map(|pc| pc.contains(&mycol)).unwrap_or(false))
-        .count();
+    let held = (0..layout.groups()).filter(|&g| layout.holds_pair(g, mycol)).count();
     (lld * ext_cols, a.local_rows() * a.nb(), held)
 }
 
