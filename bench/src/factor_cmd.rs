@@ -4,7 +4,7 @@
 
 use crate::cli::{Opts, UsageError};
 use crate::json::Json;
-use crate::session::{start, Session};
+use crate::session::{start, start_preparing, Session};
 use blacs_ft::{Injector, Scope};
 use scalapack_ft::blas;
 use scalapack_ft::dist_io::{read_matrix, write_matrix, write_vector, VectorData};
@@ -266,10 +266,13 @@ pub fn run(a: FactorArgs) -> ! {
         Some(k) => Injector::parse(k).unwrap_or_default(),
         None => Injector::none(),
     };
-    let s = start(a.p, a.q, injector);
     if a.ft {
-        crate::ft_cmd::run(s, &a);
+        // A hot spare allocates and touches a replacement's matrix and
+        // workspace while it is parked, not while the survivors wait.
+        let (s, prepared) = start_preparing(a.p, a.q, injector, || crate::ft_cmd::SparePrep::new(&a));
+        crate::ft_cmd::run(s, &a, prepared);
     }
+    let s = start(a.p, a.q, injector);
     let outcome = factor(&s, &a);
     let (ok, detail) = match outcome {
         Ok((ok, text)) => (ok, text),

@@ -11,8 +11,35 @@ use scalapack_ft::qr::{self, check};
 use scalapack_ft::qr_ft::{pdgeqrf_ft_in, FtOptions, FtReport, FtWorkspace};
 use std::time::Instant;
 
-/// Runs inside MPI; never returns.
-pub fn run(s: Session, a: &FactorArgs) -> ! {
+/// What a hot spare prepares while parked: a matrix's local storage and a
+/// workspace large enough for any grid position, their pages touched.
+pub struct SparePrep {
+    matrix: Vec<f64>,
+    work: FtWorkspace,
+}
+
+impl SparePrep {
+    /// Sized for the generated matrix of `a` (an `--input` matrix's shape is
+    /// known only once the file is read: nothing is prepared for it).
+    pub fn new(a: &FactorArgs) -> SparePrep {
+        if a.input.is_some() {
+            return SparePrep { matrix: Vec::new(), work: FtWorkspace::new() };
+        }
+        let (p, q) = (a.p.max(1) as usize, a.q.max(1) as usize);
+        let len = scalapack_ft::DistMatrix::local_len_bound(a.m, a.n, a.nb, a.nb, p, q);
+        let mut matrix = vec![0.0; len];
+        // A zeroed allocation is mapped lazily: write every page now.
+        for i in (0..len).step_by(512) {
+            matrix[i] = 0.0;
+            std::hint::black_box(&mut matrix[i]);
+        }
+        SparePrep { matrix, work: FtWorkspace::for_spare(a.m, a.n, a.nb, p, q) }
+    }
+}
+
+/// Runs inside MPI; never returns. `prepared`: what this process prepared
+/// while parked as a hot spare, if it was one.
+pub fn run(s: Session, a: &FactorArgs, mut prepared: Option<SparePrep>) -> ! {
     let Session { rt, grid } = s;
     let me = grid.rank();
     let mut region = match Region::new(grid) {
@@ -22,7 +49,7 @@ pub fn run(s: Session, a: &FactorArgs) -> ! {
             rt.finish(1)
         }
     };
-    let outcome = ft(&mut region, a);
+    let outcome = ft(&mut region, a, &mut prepared);
     let (ok, detail) = match outcome {
         Ok(x) => x,
         Err(e) => {
@@ -47,12 +74,23 @@ fn timed_ft(
     region: &mut Region,
     a: &FactorArgs,
     opts: &FtOptions,
+    prepared: &mut Option<SparePrep>,
 ) -> Result<(f64, FtReport, Vec<f64>, scalapack_ft::DistMatrix), scalapack_ft::Error> {
     let joining = region.is_joining();
-    let mut mat = make_matrix(region.grid(), a, !joining)?;
-    // The scratch is allocated and touched before the clock starts, as the
-    // matrix is (ScaLAPACK callers hand their WORK array in the same way).
-    let mut work = FtWorkspace::for_matrix(region.grid(), &mat);
+    // A promoted spare joins in storage it touched while parked.
+    let (mut mat, mut work) = match prepared.take().filter(|p| joining && !p.matrix.is_empty()) {
+        Some(SparePrep { matrix, work }) => {
+            (scalapack_ft::DistMatrix::in_storage(region.grid(), a.m, a.n, a.nb, a.nb, matrix)?, work)
+        }
+        None => {
+            let mat = make_matrix(region.grid(), a, !joining)?;
+            // The scratch is allocated and touched before the clock starts,
+            // as the matrix is (ScaLAPACK callers hand their WORK array in
+            // the same way).
+            let work = FtWorkspace::for_matrix(region.grid(), &mat);
+            (mat, work)
+        }
+    };
     if !joining {
         region.grid().barrier(Scope::All)?;
     }
@@ -64,7 +102,11 @@ fn timed_ft(
     Ok((secs[0], report, tau, mat))
 }
 
-fn ft(region: &mut Region, a: &FactorArgs) -> Result<(bool, String), scalapack_ft::Error> {
+fn ft(
+    region: &mut Region,
+    a: &FactorArgs,
+    prepared: &mut Option<SparePrep>,
+) -> Result<(bool, String), scalapack_ft::Error> {
     let opts = FtOptions { verify: a.verify, corrupt: a.corrupt };
     let root_prints = |region: &Region| region.grid().rank() == 0;
     if root_prints(region) && !region.is_joining() {
@@ -81,7 +123,7 @@ fn ft(region: &mut Region, a: &FactorArgs) -> Result<(bool, String), scalapack_f
         );
     }
     // 1. The fault-tolerant run (the kills happen here).
-    let (ft_secs, report, tau, fact) = timed_ft(region, a, &opts)?;
+    let (ft_secs, report, tau, fact) = timed_ft(region, a, &opts, prepared)?;
     let grid = region.grid();
     let (m, n) = (fact.m(), fact.n());
     let flops = qr::qr_flops(m, n);
@@ -131,7 +173,7 @@ fn ft(region: &mut Region, a: &FactorArgs) -> Result<(bool, String), scalapack_f
                 free_s.push(ft_secs);
                 continue;
             }
-            let (secs, again, _, _) = timed_ft(region, a, &FtOptions::default())?;
+            let (secs, again, _, _) = timed_ft(region, a, &FtOptions::default(), &mut None)?;
             if !again.recoveries.is_empty() {
                 return Err(blacs_ft::Error::Unrecoverable {
                     reason: "the failure-free comparison run saw a failure".into(),

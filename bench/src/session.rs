@@ -13,6 +13,13 @@ pub struct Session {
 /// Joins a `p`×`q` grid; spares park inside and end the process when
 /// released. Start-up errors end the process with a message.
 pub fn start(p: i32, q: i32, injector: Injector) -> Session {
+    start_preparing(p, q, injector, || ()).0
+}
+
+/// [`start`], where a process that will park as a hot spare first runs
+/// `prepare` (allocating what it will need if it replaces a lost rank) and
+/// gets its result back when it becomes active.
+pub fn start_preparing<T>(p: i32, q: i32, injector: Injector, prepare: impl FnOnce() -> T) -> (Session, Option<T>) {
     let mut rt = match Runtime::init() {
         Ok(rt) => rt,
         Err(e) => {
@@ -20,9 +27,15 @@ pub fn start(p: i32, q: i32, injector: Injector) -> Session {
             std::process::exit(1);
         }
     };
-    let joined = rt.world_dup().and_then(|comm| Grid::join(&mut rt, comm, p, q, GridOptions { injector }));
+    let mut prepared = None;
+    let joined = rt.world_dup().and_then(|comm| {
+        if Grid::parks_as_spare(&rt, &comm, p, q) {
+            prepared = Some(prepare());
+        }
+        Grid::join(&mut rt, comm, p, q, GridOptions { injector })
+    });
     match joined {
-        Ok(Joined::Active(grid)) => Session { rt, grid },
+        Ok(Joined::Active(grid)) => (Session { rt, grid }, prepared),
         Ok(Joined::Released) => rt.finish(0),
         Err(e) => {
             eprintln!("ftla: cannot build the {p}x{q} grid: {e}");

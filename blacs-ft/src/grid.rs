@@ -140,6 +140,16 @@ impl Grid {
         Grid::enter(rt.ulfm(), rt.launch().clone(), universe, opts.injector, None)
     }
 
+    /// Whether [`Grid::join`] with these arguments will park this process as
+    /// a hot spare (it is not a spawned replacement and its rank in `comm`
+    /// is past the grid's `p*q`). Local. A spare can use the time before it
+    /// joins to prepare what a replacement needs at once — allocating and
+    /// touching its matrix and workspace — so that the survivors do not
+    /// wait for that during a recovery.
+    pub fn parks_as_spare(rt: &Runtime, comm: &Comm, p: i32, q: i32) -> bool {
+        !rt.is_spawned_replacement() && p.checked_mul(q).is_some_and(|n| comm.rank() >= n)
+    }
+
     /// A spawned replacement: merge with the survivors, receive the role
     /// table, then build the grid like everyone else.
     fn join_spawned(rt: &Runtime, parent: Comm, p: i32, q: i32, opts: GridOptions) -> Result<Joined> {

@@ -31,10 +31,11 @@ impl DistMatrix {
         DistMatrix::shaped(grid, m, n, mb, nb, "DistMatrix::zeros", |len| vec![0.0; len])
     }
 
-    /// Like [`DistMatrix::zeros`], but in `storage` (resized to the local
-    /// length): what `storage` held is kept, only a grown tail is zeroed.
-    /// For scratch matrices whose memory a caller reuses.
-    pub(crate) fn in_storage(
+    /// Like [`DistMatrix::zeros`], but in `storage` (local; resized to the
+    /// local length): what `storage` held is kept, only a grown tail is
+    /// zeroed. For matrices whose memory a caller reuses or prepared ahead
+    /// (a hot spare, see [`DistMatrix::local_len_bound`]).
+    pub fn in_storage(
         grid: &Grid,
         m: usize,
         n: usize,
@@ -66,6 +67,16 @@ impl DistMatrix {
             .map_err(|e| arg_error(routine, e.index as u32, e.index as u32, e.arg, e.reason.clone()))?;
         let data = local(desc.lld() * numroc(n, nb, mycol, 0, npcol));
         Ok(DistMatrix { desc, nprow, npcol, myrow, mycol, data })
+    }
+
+    /// The largest local array length any process of a `nprow`×`npcol`
+    /// grid needs for an `m`×`n` matrix in `mb`×`nb` blocks (all global;
+    /// process row and column 0 hold the most).
+    pub fn local_len_bound(m: usize, n: usize, mb: usize, nb: usize, nprow: usize, npcol: usize) -> usize {
+        if mb == 0 || nb == 0 || nprow == 0 || npcol == 0 {
+            return 0;
+        }
+        numroc(m, mb, 0, 0, nprow).max(1) * numroc(n, nb, 0, 0, npcol)
     }
 
     /// Gives the local array back (for reuse as storage).

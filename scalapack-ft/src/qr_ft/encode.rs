@@ -8,6 +8,20 @@ use crate::qr::reflectors::Panel;
 use blacs_ft::{Grid, Scope};
 use checksum::ReverseNeighborLayout;
 
+/// How a call starts on this process: the extended matrix is filled
+/// accordingly.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Start {
+    /// A new call: A is copied in, the checksums are encoded afterwards.
+    Fresh,
+    /// A survivor re-entering an interrupted call: A holds its blocks at the
+    /// last committed step.
+    Resume,
+    /// A replacement: every block it holds is rebuilt by the survivors, so
+    /// A's content (meaningless) is not copied.
+    Join,
+}
+
 /// This process's share of the ABFT state.
 pub(super) struct Extended {
     /// M × N_ext: data, zero padding, checksum pairs (block-cyclic like A).
@@ -22,25 +36,27 @@ impl Extended {
     /// Copies A's local blocks into an extended matrix built in the
     /// workspace's storage (same row and column distribution for the data
     /// part, so local columns match). The padding columns and the D_g are
-    /// zeroed; the checksum columns too unless `fresh` (the encoding then
-    /// overwrites them all).
+    /// zeroed; the checksum columns too unless the call is fresh (the
+    /// encoding then overwrites them all).
     pub fn new(
         grid: &Grid,
         a: &DistMatrix,
         layout: &ReverseNeighborLayout,
         work: &mut FtWorkspace,
-        fresh: bool,
+        start: Start,
     ) -> Result<Extended> {
         let nb = a.nb();
         let storage = std::mem::take(&mut work.ext);
         let mut e = DistMatrix::in_storage(grid, a.m(), layout.n_extended(), nb, nb, storage)?;
         let (lr, lc) = (a.local_rows(), a.local_cols());
         let (lda, lde) = (a.lld(), e.lld());
-        for j in 0..lc {
-            e.local_mut()[j * lde..j * lde + lr].copy_from_slice(&a.local()[j * lda..j * lda + lr]);
+        if start != Start::Join {
+            for j in 0..lc {
+                e.local_mut()[j * lde..j * lde + lr].copy_from_slice(&a.local()[j * lda..j * lda + lr]);
+            }
         }
         let checksums_from = layout.n_extended() - 2 * layout.groups() * nb;
-        let zero_to = if fresh { e.local_cols_before(checksums_from) } else { e.local_cols() };
+        let zero_to = if start == Start::Fresh { e.local_cols_before(checksums_from) } else { e.local_cols() };
         e.local_mut()[lc * lde..zero_to * lde].fill(0.0);
         let mycol = grid.mycol() as usize;
         let mut pool = std::mem::take(&mut work.d);

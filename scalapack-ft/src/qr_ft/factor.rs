@@ -2,7 +2,7 @@
 //! agree, commit) with one place where failures turn into a repair and a
 //! rebuild.
 
-use super::encode::{encode_checksums, Extended};
+use super::encode::{encode_checksums, Extended, Start};
 use super::rebuild::{lost_ranks, rebuild_lost_blocks};
 use super::verify::{verify_checksums, ChecksumCheck};
 use super::workspace::FtWorkspace;
@@ -122,7 +122,12 @@ pub fn pdgeqrf_ft_in(
     let mut report = FtReport { overhead_model: layout.overhead_model(), ..FtReport::default() };
     let kmax = a.m().min(a.n());
     let panels = kmax.div_ceil(a.nb());
-    let mut ext = Extended::new(region.grid(), a, &layout, work, matches!(state, CallState::Fresh))?;
+    let start = match (&state, joining) {
+        (CallState::Fresh, _) => Start::Fresh,
+        (_, true) => Start::Join,
+        _ => Start::Resume,
+    };
+    let mut ext = Extended::new(region.grid(), a, &layout, work, start)?;
     let mut committed = 0usize;
     tau.clear();
     tau.resize(kmax, 0.0);

@@ -38,6 +38,25 @@ impl FtWorkspace {
         let (ext_len, d_len, held) = sizes(grid, a, &layout);
         FtWorkspace { ext: touched(ext_len), d: (0..held).map(|_| touched(d_len)).collect() }
     }
+
+    /// A workspace large enough for any position of a `p`×`q` grid
+    /// factoring an `m`×`n` matrix in `nb`×`nb` blocks (all global), its
+    /// memory touched now: what a hot spare prepares while it is parked
+    /// (see `blacs_ft::Grid::parks_as_spare`), since it learns its grid
+    /// position only when it replaces a lost process — and the survivors
+    /// would otherwise wait for these page faults during the recovery.
+    /// Empty for shapes that cannot carry checksums.
+    pub fn for_spare(m: usize, n: usize, nb: usize, p: usize, q: usize) -> FtWorkspace {
+        let Ok(layout) = ReverseNeighborLayout::new(m, n, nb, p, q) else {
+            return FtWorkspace::default();
+        };
+        // Process row 0 and column 0 hold the most rows and columns.
+        let lld = blacs_ft::index::numroc(m, nb, 0, 0, p).max(1);
+        let ext_cols = blacs_ft::index::numroc(layout.n_extended(), nb, 0, 0, q);
+        let held = (0..q).map(|c| (0..layout.groups()).filter(|&g| layout.holds_pair(g, c)).count()).max();
+        let d_len = blacs_ft::index::numroc(m, nb, 0, 0, p) * nb;
+        FtWorkspace { ext: touched(lld * ext_cols), d: (0..held.unwrap_or(0)).map(|_| touched(d_len)).collect() }
+    }
 }
 
 /// Local lengths of the extended matrix and of one D_g, and how many D_g
