@@ -260,3 +260,23 @@ impl DistMatrix {
         DistMatrix::from_fn(grid, m, n, mb, nb, |i, j| buf[i + j * m])
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_len_bound_is_the_largest_local_array() {
+        for (m, n, mb, nb) in [(4096, 4096, 64, 64), (260, 200, 16, 16), (5, 300, 2, 7), (0, 10, 4, 4)] {
+            for (p, q) in [(1, 1), (1, 2), (2, 1), (2, 3), (4, 4)] {
+                let largest = (0..p)
+                    .flat_map(|r| (0..q).map(move |c| (r, c)))
+                    .map(|(r, c)| numroc(m, mb, r, 0, p).max(1) * numroc(n, nb, c, 0, q))
+                    .max()
+                    .unwrap();
+                assert_eq!(DistMatrix::local_len_bound(m, n, mb, nb, p, q), largest, "{m}x{n} {mb}x{nb} on {p}x{q}");
+            }
+        }
+        assert_eq!(DistMatrix::local_len_bound(10, 10, 0, 2, 1, 1), 0);
+    }
+}

@@ -50,23 +50,39 @@ impl FtWorkspace {
         let Ok(layout) = ReverseNeighborLayout::new(m, n, nb, p, q) else {
             return FtWorkspace::default();
         };
-        // Process row 0 and column 0 hold the most rows and columns.
-        let lld = blacs_ft::index::numroc(m, nb, 0, 0, p).max(1);
-        let ext_cols = blacs_ft::index::numroc(layout.n_extended(), nb, 0, 0, q);
-        let held = (0..q).map(|c| (0..layout.groups()).filter(|&g| layout.holds_pair(g, c)).count()).max();
-        let d_len = blacs_ft::index::numroc(m, nb, 0, 0, p) * nb;
-        FtWorkspace { ext: touched(lld * ext_cols), d: (0..held.unwrap_or(0)).map(|_| touched(d_len)).collect() }
+        let (ext_len, d_len, held) = largest_sizes(&layout, nb, p, q);
+        FtWorkspace { ext: touched(ext_len), d: (0..held).map(|_| touched(d_len)).collect() }
     }
+}
+
+/// The largest [`sizes_at`] over every position of a `p`×`q` grid.
+fn largest_sizes(layout: &ReverseNeighborLayout, nb: usize, p: usize, q: usize) -> (usize, usize, usize) {
+    // Process row 0 holds the most rows and process column 0 the most
+    // columns; the number of pairs held varies with the column.
+    let rows = blacs_ft::index::numroc(layout.m(), nb, 0, 0, p);
+    let (ext_len, d_len, _) = sizes_at(layout, nb, rows, q, 0);
+    let held = (0..q).map(|c| sizes_at(layout, nb, rows, q, c).2).max().unwrap_or(0);
+    (ext_len, d_len, held)
 }
 
 /// Local lengths of the extended matrix and of one D_g, and how many D_g
 /// this process keeps.
 pub(super) fn sizes(grid: &Grid, a: &DistMatrix, layout: &ReverseNeighborLayout) -> (usize, usize, usize) {
-    let (npcol, mycol) = (grid.npcol() as usize, grid.mycol() as usize);
-    let ext_cols = blacs_ft::index::numroc(layout.n_extended(), a.nb(), mycol, 0, npcol);
-    let lld = a.local_rows().max(1);
+    sizes_at(layout, a.nb(), a.local_rows(), grid.npcol() as usize, grid.mycol() as usize)
+}
+
+/// [`sizes`] for a process of column `mycol` (of `npcol`) holding
+/// `local_rows` rows.
+fn sizes_at(
+    layout: &ReverseNeighborLayout,
+    nb: usize,
+    local_rows: usize,
+    npcol: usize,
+    mycol: usize,
+) -> (usize, usize, usize) {
+    let ext_cols = blacs_ft::index::numroc(layout.n_extended(), nb, mycol, 0, npcol);
     let held = (0..layout.groups()).filter(|&g| layout.holds_pair(g, mycol)).count();
-    (lld * ext_cols, a.local_rows() * a.nb(), held)
+    (local_rows.max(1) * ext_cols, local_rows * nb, held)
 }
 
 /// A zeroed vector whose pages are all touched (a plain zeroed allocation
@@ -79,4 +95,30 @@ fn touched(len: usize) -> Vec<f64> {
         unsafe { std::ptr::write_volatile(v.as_mut_ptr().add(i), 0.0) };
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spare_workspace_fits_every_grid_position() {
+        for (m, n, nb) in [(4096, 4096, 64), (260, 200, 16), (100, 300, 7), (33, 33, 32)] {
+            for (p, q) in [(1, 2), (2, 2), (2, 3), (3, 4), (1, 5)] {
+                let layout = ReverseNeighborLayout::new(m, n, nb, p, q).unwrap();
+                let (ext, d, held) = largest_sizes(&layout, nb, p, q);
+                let mut reached = (0, 0, 0);
+                for myrow in 0..p {
+                    let rows = blacs_ft::index::numroc(m, nb, myrow, 0, p);
+                    for mycol in 0..q {
+                        let (e, dl, h) = sizes_at(&layout, nb, rows, q, mycol);
+                        assert!(e <= ext && dl <= d && h <= held, "{m}x{n}/{nb} on {p}x{q} at ({myrow},{mycol})");
+                        reached = (reached.0.max(e), reached.1.max(dl), reached.2.max(h));
+                    }
+                }
+                // And no larger than the largest position needs.
+                assert_eq!(reached, (ext, d, held), "{m}x{n}/{nb} on {p}x{q}");
+            }
+        }
+    }
 }
