@@ -70,6 +70,10 @@ pub(super) fn rebuild_lost_blocks(
     // Columns left of this are factored (final R and V); a block column can
     // be partly factored when min(M, N) is not a multiple of NB.
     let done_cols = (committed * nb).min(layout.m().min(layout.n()));
+    // A block's local columns are contiguous when the leading dimension is
+    // the row count: the replacement then receives straight into them.
+    let contiguous = ld == lr;
+    let mut x = vec![0.0; lr * nb];
     for g in 0..layout.groups() {
         let members = layout.group_members(g).map_err(layout_err)?;
         let pair = layout.pair_block_cols(g).map_err(layout_err)?;
@@ -81,13 +85,23 @@ pub(super) fn rebuild_lost_blocks(
             // Finished columns come from D_g (Σ stored), the others from
             // C_g (Σ Ã: stored, with zeros below the diagonal of finished
             // columns). A partly finished block needs both.
-            let mut rebuilt = vec![0.0; lr * nb];
-            for from_d in [true, false] {
+            let passes: Vec<bool> = [true, false]
+                .into_iter()
+                .filter(|&from_d| if from_d { finished_cols > 0 } else { finished_cols < nb })
+                .collect();
+            let target_cols = if me_lost { ext.local_block(target) } else { None };
+            for &from_d in &passes {
                 let wanted = if from_d { 0..finished_cols } else { finished_cols..nb };
-                if wanted.is_empty() {
+                // The usual case, one pass into a contiguous block: the
+                // replacement's (zeroed) block is its share of the sum and
+                // receives the result in place.
+                if let (Some(cols), true, 1) = (&target_cols, contiguous, passes.len()) {
+                    let block = &mut ext.e.local_mut()[cols.start * ld..cols.end * ld];
+                    block.fill(0.0);
+                    grid.sum(Scope::Row, block, Some(lost_col as i32))?;
                     continue;
                 }
-                let mut x = vec![0.0; lr * nb];
+                x.fill(0.0);
                 if !me_lost {
                     if mycol == holders[keep] {
                         if from_d {
@@ -117,16 +131,10 @@ pub(super) fn rebuild_lost_blocks(
                     }
                 }
                 grid.sum(Scope::Row, &mut x, Some(lost_col as i32))?;
-                if me_lost {
+                if let Some(cols) = &target_cols {
                     for c in wanted {
-                        rebuilt[c * lr..(c + 1) * lr].copy_from_slice(&x[c * lr..(c + 1) * lr]);
-                    }
-                }
-            }
-            if me_lost {
-                if let Some(cols) = ext.local_block(target) {
-                    for (c, lj) in cols.enumerate() {
-                        ext.e.local_mut()[lj * ld..lj * ld + lr].copy_from_slice(&rebuilt[c * lr..(c + 1) * lr]);
+                        let lj = cols.start + c;
+                        ext.e.local_mut()[lj * ld..lj * ld + lr].copy_from_slice(&x[c * lr..(c + 1) * lr]);
                     }
                 }
             }
@@ -138,28 +146,47 @@ pub(super) fn rebuild_lost_blocks(
             let myrow = grid.myrow();
             let lost_copy = pair[1 - keep];
             if mycol as i32 == from {
-                let c = block(ext, pair[keep]).unwrap_or_else(|| vec![0.0; lr * nb]);
-                grid.send(&c, myrow, lost_col as i32, TAG_CHECKSUM_COPY)?;
+                match ext.local_block(pair[keep]) {
+                    Some(cols) if contiguous => grid.send(
+                        &ext.e.local()[cols.start * ld..cols.end * ld],
+                        myrow,
+                        lost_col as i32,
+                        TAG_CHECKSUM_COPY,
+                    )?,
+                    _ => {
+                        let c = block(ext, pair[keep]).unwrap_or_else(|| vec![0.0; lr * nb]);
+                        grid.send(&c, myrow, lost_col as i32, TAG_CHECKSUM_COPY)?;
+                    }
+                }
                 if group_has_finished {
                     if let Some(Some(d)) = ext.d.get(g) {
                         grid.send(d, myrow, lost_col as i32, TAG_CHECKSUM_COPY)?;
                     }
                 }
             } else if me_lost {
-                let mut c = vec![0.0; lr * nb];
-                grid.recv(&mut c, myrow, from, TAG_CHECKSUM_COPY)?;
-                if let Some(cols) = ext.local_block(lost_copy) {
-                    for (k, lj) in cols.enumerate() {
-                        ext.e.local_mut()[lj * ld..lj * ld + lr].copy_from_slice(&c[k * lr..(k + 1) * lr]);
+                match ext.local_block(lost_copy) {
+                    Some(cols) if contiguous => {
+                        let dst = &mut ext.e.local_mut()[cols.start * ld..cols.end * ld];
+                        grid.recv(dst, myrow, from, TAG_CHECKSUM_COPY)?;
+                    }
+                    cols => {
+                        x.fill(0.0);
+                        grid.recv(&mut x, myrow, from, TAG_CHECKSUM_COPY)?;
+                        if let Some(cols) = cols {
+                            for (k, lj) in cols.enumerate() {
+                                ext.e.local_mut()[lj * ld..lj * ld + lr].copy_from_slice(&x[k * lr..(k + 1) * lr]);
+                            }
+                        }
                     }
                 }
                 // D_g is zero until a member of the group is finished.
-                let mut d = vec![0.0; lr * nb];
-                if group_has_finished {
-                    grid.recv(&mut d, myrow, from, TAG_CHECKSUM_COPY)?;
-                }
                 if let Some(slot) = ext.d.get_mut(g) {
-                    *slot = Some(d);
+                    let d = slot.get_or_insert_with(Vec::new);
+                    d.clear();
+                    d.resize(lr * nb, 0.0);
+                    if group_has_finished {
+                        grid.recv(d, myrow, from, TAG_CHECKSUM_COPY)?;
+                    }
                 }
             }
         }
