@@ -129,6 +129,14 @@ impl FactorArgs {
                     if spec.rank >= p * q {
                         return Err(UsageError(format!("--kill: rank {} is not in the {p}x{q} grid", spec.rank)));
                     }
+                    // Grid rank 0 keeps the samples of every repetition.
+                    if spec.rank == 0 && o.num("reps", 1usize)? > 1 {
+                        return Err(UsageError(
+                            "--kill with --reps: grid rank 0 collects the repetitions' times and must survive; kill \
+                             another rank"
+                                .into(),
+                        ));
+                    }
                 }
                 Some(joined)
             }

@@ -4,7 +4,7 @@
 use crate::factor_cmd::{make_matrix, FactorArgs};
 use crate::json::Json;
 use crate::session::{median, Session};
-use blacs_ft::Scope;
+use blacs_ft::{Injector, Scope};
 use recovery::Region;
 use scalapack_ft::blas;
 use scalapack_ft::qr::{self, check};
@@ -68,6 +68,42 @@ struct Compare {
     with: Option<f64>,
     plain_s: Vec<f64>,
     free_s: Vec<f64>,
+    with_s: Vec<f64>,
+}
+
+/// After an FT run that may have had kills: disarms them (the failure-free
+/// runs must not see them) and, with kills configured, returns the
+/// repetition the survivors are in — a replacement that just joined
+/// (`joined`) offers none and learns it. Collective.
+fn after_failure_run(
+    region: &mut Region,
+    a: &FactorArgs,
+    joined: bool,
+    rep: usize,
+) -> Result<usize, scalapack_ft::Error> {
+    if a.kill.is_none() {
+        return Ok(rep);
+    }
+    region.grid_mut().set_injector(Injector::none());
+    let mut r = [if joined { -1 } else { rep as i64 }];
+    region.grid().max(Scope::All, &mut r)?;
+    Ok(r[0].max(0) as usize)
+}
+
+/// One line per recovery (grid rank 0), tagged with the repetition after
+/// the first.
+fn print_recoveries(region: &Region, report: &FtReport, rep: Option<usize>) {
+    if region.grid().rank() != 0 {
+        return;
+    }
+    let tag = rep.map(|r| format!("repetition {}: ", r + 1)).unwrap_or_default();
+    for r in &report.recoveries {
+        println!(
+            "  {tag}recovered ranks {:?} at step {} ({} phase) by {}: detect {:.1} + repair {:.1} + rebuild {:.1} = {:.1} \
+             ms",
+            r.ranks, r.step, r.phase, r.mode, r.detect_ms, r.repair_ms, r.rebuild_ms, r.total_ms
+        );
+    }
 }
 
 fn timed_ft(
@@ -77,6 +113,11 @@ fn timed_ft(
     prepared: &mut Option<SparePrep>,
 ) -> Result<(f64, FtReport, Vec<f64>, scalapack_ft::DistMatrix), scalapack_ft::Error> {
     let joining = region.is_joining();
+    if joining {
+        // This program does not repeat the FT runs that completed before a
+        // replacement joined: it joins the interrupted one directly.
+        region.skip_completed_calls();
+    }
     // A promoted spare joins in storage it touched while parked.
     let (mut mat, mut work) = match prepared.take().filter(|p| joining && !p.matrix.is_empty()) {
         Some(SparePrep { matrix, work }) => {
@@ -123,26 +164,23 @@ fn ft(
         );
     }
     // 1. The fault-tolerant run (the kills happen here).
+    let joined = region.is_joining();
     let (ft_secs, report, tau, fact) = timed_ft(region, a, &opts, prepared)?;
+    // A replacement that joined a later repetition's failure run (`--reps`
+    // with `--kill`) learns which one, and goes on from there.
+    let start_rep = after_failure_run(region, a, joined, 0)?;
     let grid = region.grid();
     let (m, n) = (fact.m(), fact.n());
     let flops = qr::qr_flops(m, n);
-    for r in &report.recoveries {
-        if grid.rank() == 0 {
-            println!(
-                "  recovered ranks {:?} at step {} ({} phase) by {}: detect {:.1} + repair {:.1} + rebuild {:.1} = {:.1} ms",
-                r.ranks, r.step, r.phase, r.mode, r.detect_ms, r.repair_ms, r.rebuild_ms, r.total_ms
-            );
-        }
-    }
+    print_recoveries(region, &report, None);
     // 2. Checks against the original matrix (regenerated or re-read).
     let (mut residual, mut orthogonality) = (None, None);
-    if a.check {
+    if a.check && start_rep == 0 {
         let original = make_matrix(grid, a, true)?;
         residual = Some(check::qr_residual(grid, &original, &fact, &tau)?);
         orthogonality = Some(check::orthogonality(grid, &fact, &tau)?);
     }
-    if let Some(out) = &a.output {
+    if let Some(out) = a.output.as_ref().filter(|_| start_rep == 0) {
         scalapack_ft::dist_io::write_matrix(grid, &fact, out)?;
         scalapack_ft::dist_io::write_vector(
             grid,
@@ -156,9 +194,27 @@ fn ft(
     if a.compare {
         // Pairs of (plain QR, failure-free FT QR), alternating so that both
         // see the same machine; medians when repeated. With one repetition
-        // and no failure the main run is the failure-free FT sample.
-        let (mut plain_s, mut free_s) = (Vec::new(), Vec::new());
-        for rep in 0..a.reps {
+        // and no failure the main run is the failure-free FT sample. With
+        // kills, every repetition starts with an FT run that has them (the
+        // first one is the main run), so the failure's cost is a median too.
+        let (mut plain_s, mut free_s, mut with_s) = (Vec::new(), Vec::new(), Vec::new());
+        if !report.recoveries.is_empty() && start_rep == 0 {
+            with_s.push(ft_secs);
+        }
+        for rep in start_rep..a.reps {
+            if rep > 0 && a.kill.is_some() && !(joined && rep == start_rep) {
+                let epoch = region.grid().epoch();
+                let kills = Injector::parse(a.kill.as_deref().unwrap_or_default()).unwrap_or_default();
+                region.grid_mut().set_injector(kills.shifted(epoch));
+                // The main run's options: a replacement joining here runs
+                // its code path for the main run (its verification included).
+                let (secs, with, _, _) = timed_ft(region, a, &opts, &mut None)?;
+                after_failure_run(region, a, false, rep)?;
+                print_recoveries(region, &with, Some(rep));
+                if !with.recoveries.is_empty() {
+                    with_s.push(secs);
+                }
+            }
             let grid = region.grid();
             let mut plain = make_matrix(grid, a, true)?;
             grid.barrier(Scope::All)?;
@@ -182,8 +238,8 @@ fn ft(
             }
             free_s.push(secs);
         }
-        let with = (!report.recoveries.is_empty()).then_some(ft_secs);
-        compare = Some(Compare { nonft: median(&plain_s), free: median(&free_s), with, plain_s, free_s });
+        let with = (!with_s.is_empty()).then(|| median(&with_s));
+        compare = Some(Compare { nonft: median(&plain_s), free: median(&free_s), with, plain_s, free_s, with_s });
     }
     let grid = region.grid();
     let mut rate = [blas::measure_dgemm_gflops(1024)];
@@ -219,18 +275,19 @@ fn ft(
         }
     }
     match &compare {
-        Some(Compare { nonft, free, with, plain_s, .. }) => {
+        Some(Compare { nonft, free, with, plain_s, with_s, .. }) => {
             let (nonft, free, with) = (*nonft, *free, *with);
             let of = if plain_s.len() > 1 { format!("; medians of {}", plain_s.len()) } else { String::new() };
             let mut l = format!(
-                "overhead: plain QR {nonft:.3} s, FT failure-free {free:.3} s (+{:.1} %; model +{:.1} %, ratio {:.2}{of})",
+                "overhead: plain QR {nonft:.3} s, FT failure-free {free:.3} s ({:+.1} %; model +{:.1} %, ratio {:.2}{of})",
                 100.0 * (free / nonft - 1.0),
                 100.0 * report.overhead_model,
                 (free / nonft - 1.0) / report.overhead_model
             );
             if let Some(w) = with {
+                let of = if with_s.len() > 1 { format!("; median of {}", with_s.len()) } else { String::new() };
                 l.push_str(&format!(
-                    ", FT with the failure {w:.3} s (+{:.1} % over failure-free)",
+                    ", FT with the failure {w:.3} s ({:+.1} % over failure-free{of})",
                     100.0 * (w / free - 1.0)
                 ));
             }
@@ -302,6 +359,7 @@ fn ft(
                 ];
                 if let Some(w) = cmp.with {
                     c.push(("ft_with_failure_time_s", Json::Num(w)));
+                    c.push(("ft_with_failure_times_s", list(&cmp.with_s)));
                 }
                 fields.push(("compare", Json::obj(c)));
             }

@@ -89,7 +89,8 @@ const FACTOR_OPTIONS: [OptSpec; 19] = [
     OptSpec {
         name: "reps",
         value: Some("R"),
-        help: "with --compare: time the plain / failure-free FT pair R times, alternating, and report medians (default 1)",
+        help: "with --compare: time the plain / failure-free FT pair R times, alternating, and report medians; with \
+               --kill every repetition also repeats the FT run with the kills (needs R spares, or spawns) (default 1)",
     },
     OptSpec { name: "verify", value: None, help: "with --ft: check the checksum relations at the end" },
     OptSpec {

@@ -135,13 +135,26 @@ fn compare_reports_plain_and_failure_free_times_from_the_same_run() {
         assert!(num(&json, key) > 0.0, "{key}: {json}");
     }
     assert!(json.contains("\"ft\": true"), "{json}");
-    // Two alternating pairs, their medians reported.
+    // Two alternating pairs, their medians reported; with a kill, each
+    // repetition also repeats the run with the failure (a second spawned
+    // replacement joins the second one and goes on with the survivors).
     assert_eq!(num(&json, "reps"), 2.0, "{json}");
-    for key in ["nonft_times_s", "ft_times_s"] {
+    for key in ["nonft_times_s", "ft_times_s", "ft_with_failure_times_s"] {
         let list = json.split(&format!("\"{key}\": [")).nth(1).and_then(|r| r.split(']').next()).expect(key);
         assert_eq!(list.split(',').count(), 2, "{key}: {json}");
     }
     assert!(out.stdout.contains("medians of 2"), "{}", out.stdout);
+    assert!(out.stdout.contains("median of 2"), "{}", out.stdout);
+    assert!(out.stdout.contains("repetition 2: recovered ranks [1] at step 3"), "{}", out.stdout);
+}
+
+#[test]
+fn killing_rank_0_in_repetitions_is_refused() {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ftla"));
+    cmd.args(["qr", "--ft", "--grid", "1x2", "--n", "64", "--kill", "0@1:panel", "--compare", "--reps", "2"]);
+    let out = run_with_timeout(cmd, Duration::from_secs(30)).expect("run ftla");
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("rank 0 collects the repetitions"), "{}", out.stderr);
 }
 
 #[test]

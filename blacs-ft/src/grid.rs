@@ -293,6 +293,13 @@ impl Grid {
     pub fn injector(&self) -> &Injector {
         &self.injector
     }
+    /// Replaces the kills configured for this process (local: every process
+    /// that should see the same kills sets them). With
+    /// [`Injector::shifted`] a test or benchmark repeats a failure scenario
+    /// after earlier repairs.
+    pub fn set_injector(&mut self, injector: Injector) {
+        self.injector = injector;
+    }
     /// Checks the kill points: SIGKILLs this process if one matches.
     pub fn inject(&self, op: &str, step: u64, phase: &str) {
         self.injector.point(self.rank, self.universe.epoch, op, step, phase);

@@ -114,6 +114,14 @@ impl Injector {
         self.specs.is_empty()
     }
 
+    /// The same kills, each in the repair epoch `by` later than it names:
+    /// a scenario written for a fresh grid (epoch 0), armed on a grid that
+    /// has already been repaired `by` times.
+    pub fn shifted(&self, by: u32) -> Injector {
+        let specs = self.specs.iter().map(|k| KillSpec { epoch: k.epoch.saturating_add(by), ..k.clone() }).collect();
+        Injector { specs }
+    }
+
     /// SIGKILLs this process if a kill matches the point.
     pub fn point(&self, rank: i32, epoch: u32, op: &str, step: u64, phase: &str) {
         if self.specs.iter().any(|k| k.matches(rank, epoch, op, step, phase)) {
@@ -178,5 +186,14 @@ mod tests {
         let k = &inj.specs()[1];
         assert!(k.matches(3, 1, "lu", 17, "panel"));
         assert!(!k.matches(3, 0, "lu", 17, "panel"));
+    }
+
+    #[test]
+    fn shifted_kills_fire_that_many_epochs_later() {
+        let inj = Injector::parse("1@qr:2:update, 3@*:panel/1").unwrap().shifted(4);
+        assert!(inj.specs()[0].matches(1, 4, "qr", 2, "update"));
+        assert!(!inj.specs()[0].matches(1, 0, "qr", 2, "update"));
+        assert!(inj.specs()[1].matches(3, 5, "lu", 17, "panel"));
+        assert!(!inj.specs()[1].matches(3, 4, "lu", 17, "panel"));
     }
 }

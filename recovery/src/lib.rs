@@ -85,6 +85,15 @@ impl Region {
         self.max_repairs = n;
     }
 
+    /// For a replacement whose program does not repeat the library calls
+    /// that completed before it joined (it knows where the survivors are
+    /// and goes straight to the interrupted call): the next call resumes the
+    /// interrupted one instead of being taken for the first call of the
+    /// log. Local; call it before that call.
+    pub fn skip_completed_calls(&mut self) {
+        self.log.skip_completed();
+    }
+
     /// Called by a fault-tolerant library call when it starts. Returns what
     /// the log says about it, and whether this process is a replacement that
     /// must join the survivors' rebuild of this call (instead of starting).

@@ -47,6 +47,12 @@ impl StatusLog {
         self.cursor = 0;
     }
 
+    /// Moves past the completed calls at the front of the log, so that the
+    /// next [`StatusLog::enter`] is the interrupted call (or a new one).
+    pub fn skip_completed(&mut self) {
+        self.cursor = self.calls.iter().position(|c| !c.done).unwrap_or(self.calls.len());
+    }
+
     /// The records, oldest first.
     pub fn calls(&self) -> &[CallRecord] {
         &self.calls
@@ -192,5 +198,19 @@ mod tests {
         let back = StatusLog::decode(&log.encode()).unwrap();
         assert_eq!(back, log);
         assert!(StatusLog::decode(&[3.0]).is_none());
+    }
+
+    #[test]
+    fn skipping_completed_calls_lands_on_the_interrupted_one() {
+        let mut log = StatusLog::new();
+        for name in ["a", "b"] {
+            log.enter(name);
+            log.complete(&[1.0]);
+        }
+        log.enter("c");
+        log.commit(3, &[2.0]);
+        log.rewind();
+        log.skip_completed();
+        assert_eq!(log.enter("c"), CallState::Resume { committed: 3, replicated: vec![2.0] });
     }
 }
