@@ -120,34 +120,24 @@ impl Extended {
         out
     }
 
-    /// The factored panel's stored content (R and V, all local rows,
-    /// column-major) from its head rows and the explicit V of `panel`.
-    pub fn stored_panel(&self, panel: &Panel, head: &[f64]) -> Vec<f64> {
+    /// Commit of panel `k`: its stored content joins D_g of its group. The
+    /// stored panel (local rows × jb) is `head` — the rows V does not give,
+    /// as [`Extended::stored_panel_head`] lays them out — above V's rows;
+    /// it is added in place, never formed.
+    pub fn accumulate_finished(&mut self, layout: &ReverseNeighborLayout, k: usize, panel: &Panel, head: &[f64]) {
         let (lr, jb) = (self.e.local_rows(), panel.jb);
         let hr = self.stored_panel_head_rows(panel.j0, jb);
-        // V's row 0 is local row lr − lrows; rows from hr on are copied.
+        let Ok(g) = layout.group_of(k) else { return };
+        let Some(Some(d)) = self.d.get_mut(g) else { return };
+        // V's row 0 is local row lr − lrows; rows from hr on come from V.
         let v0 = hr - (lr - panel.lrows);
-        let mut out = vec![0.0; lr * jb];
         for c in 0..jb {
-            out[c * lr..c * lr + hr].copy_from_slice(&head[c * hr..(c + 1) * hr]);
-            out[c * lr + hr..(c + 1) * lr].copy_from_slice(&panel.v[c * panel.lrows + v0..(c + 1) * panel.lrows]);
-        }
-        out
-    }
-
-    /// Whether this process keeps D_g of panel `k`'s group (and so needs
-    /// the stored panel at its commit).
-    pub fn keeps_d_of(&self, layout: &ReverseNeighborLayout, k: usize) -> bool {
-        layout.group_of(k).ok().and_then(|g| self.d.get(g)).is_some_and(|d| d.is_some())
-    }
-
-    /// Commit of panel `k`: its stored content joins D_g of its group.
-    pub fn accumulate_finished(&mut self, layout: &ReverseNeighborLayout, k: usize, stored: &[f64]) {
-        if let Ok(g) = layout.group_of(k) {
-            if let Some(Some(d)) = self.d.get_mut(g) {
-                for (x, s) in d.iter_mut().zip(stored) {
-                    *x += s;
-                }
+            let col = &mut d[c * lr..(c + 1) * lr];
+            for (x, s) in col[..hr].iter_mut().zip(&head[c * hr..(c + 1) * hr]) {
+                *x += s;
+            }
+            for (x, s) in col[hr..].iter_mut().zip(&panel.v[c * panel.lrows + v0..(c + 1) * panel.lrows]) {
+                *x += s;
             }
         }
     }

@@ -186,7 +186,8 @@ type StepError = (Error, &'static str, Instant);
 type LookAhead = (Result<Panel>, Vec<f64>, Option<PendingBcast<f64>>);
 
 /// What phase 1 of a step hands to the commit: the panel's reflectors, the
-/// reduced W, the stored panel (for D_g) and the local columns to update.
+/// reduced W, the stored panel's head rows (for D_g) and the local columns
+/// to update.
 type StepScratch = (Panel, Vec<f64>, Vec<f64>, std::ops::Range<usize>);
 
 /// After a repair, collective over the grid (survivors and replacements):
@@ -353,7 +354,6 @@ fn run_steps(
                 }
                 (mine, _) => Panel::broadcast_with(grid, mine, owner, j0, jb, lrows, head_len)?,
             };
-            let stored = if ext.keeps_d_of(layout, k) { ext.stored_panel(&panel, &head) } else { Vec::new() };
             phase = "update";
             since = Instant::now();
             grid.inject("qr", k as u64, phase);
@@ -376,9 +376,9 @@ fn run_steps(
             if !agreed {
                 return Err(blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into());
             }
-            Ok((panel, w, stored, cols))
+            Ok((panel, w, head, cols))
         })();
-        let (panel, mut w, stored, cols) = match attempt {
+        let (panel, mut w, head, cols) = match attempt {
             Ok(x) => x,
             Err(e) => {
                 if let Some(b) = backup {
@@ -423,7 +423,7 @@ fn run_steps(
             }
             _ => panel.update_cols(&mut ext.e, cols.start, cols.clone(), &w),
         }
-        ext.accumulate_finished(layout, k, &stored);
+        ext.accumulate_finished(layout, k, &panel, &head);
         tau[j0..j0 + jb].copy_from_slice(&panel.tau());
         *committed = k + 1;
         if opts.corrupt == Some((grid.rank(), k as u64)) {
