@@ -60,7 +60,38 @@ pub fn mpiexec_command(r: &Relaunch) -> Command {
 /// Re-executes this program under `mpiexec` and exits with the job's
 /// outcome: 0 if grid rank 0 wrote `ok` to the status file, 1 if it wrote a
 /// failure or nothing, [`EXIT_TIMEOUT`] on timeout.
+///
+/// A launcher that fails before starting any rank (PMIx's sporadic
+/// "listener thread failed to start") is retried, at most
+/// [`LAUNCH_ATTEMPTS`] times in all, with a notice; the timeout covers all
+/// attempts.
 pub fn relaunch(r: &Relaunch) -> ! {
+    let started = Instant::now();
+    for attempt in 1..=LAUNCH_ATTEMPTS {
+        let (code, outcome, launcher_failed) = launch_once(r, started);
+        if outcome.starts_with("ok") {
+            std::process::exit(0);
+        }
+        if outcome.is_empty() && launcher_failed && attempt < LAUNCH_ATTEMPTS {
+            eprintln!("ftla: the MPI launcher failed before starting any rank; launching again");
+            std::thread::sleep(Duration::from_millis(200));
+            continue;
+        }
+        if outcome.is_empty() {
+            eprintln!("ftla: the job ended without reporting an outcome (mpiexec exit code {code})");
+        }
+        std::process::exit(1);
+    }
+    std::process::exit(1)
+}
+
+/// Launches of one job when the launcher itself fails to start.
+pub const LAUNCH_ATTEMPTS: u32 = 3;
+
+/// One `mpiexec` run: its exit code, the status rank 0 wrote (empty if
+/// none), and whether the launcher reported failing before starting any
+/// rank. Exits with [`EXIT_TIMEOUT`] once `since` is older than the timeout.
+fn launch_once(r: &Relaunch, since: Instant) -> (i32, String, bool) {
     let status = std::env::temp_dir().join(format!("ftla-status-{}-{}", std::process::id(), now_nanos()));
     let _ = std::fs::remove_file(&status);
     let mut cmd = mpiexec_command(r);
@@ -83,7 +114,6 @@ pub fn relaunch(r: &Relaunch) -> ! {
     };
     let pgid = child.id() as i32;
     let filter = child.stderr.take().map(|e| std::thread::spawn(move || filter_launcher_noise(e)));
-    let started = Instant::now();
     let code = loop {
         match child.try_wait() {
             Ok(Some(st)) => break st.code().unwrap_or(1),
@@ -91,7 +121,7 @@ pub fn relaunch(r: &Relaunch) -> ! {
             Err(_) => break 1,
         }
         if let Some(t) = r.timeout {
-            if started.elapsed() > t {
+            if since.elapsed() > t {
                 eprintln!("ftla: job exceeded its {} s timeout; killing it", t.as_secs());
                 // SAFETY: signalling the job's process group.
                 unsafe { libc::kill(-pgid, libc::SIGKILL) };
@@ -105,29 +135,29 @@ pub fn relaunch(r: &Relaunch) -> ! {
     // Stragglers (a rank stuck in finalize) must not outlive the job.
     // SAFETY: signalling the job's process group.
     unsafe { libc::kill(-pgid, libc::SIGKILL) };
-    if let Some(f) = filter {
-        let _ = f.join();
-    }
+    let launcher_failed = filter.map(|f| f.join().unwrap_or(false)).unwrap_or(false);
     let outcome = std::fs::read_to_string(&status).unwrap_or_default();
     let _ = std::fs::remove_file(&status);
     let _ = std::io::stdout().flush();
-    if outcome.starts_with("ok") {
-        std::process::exit(0);
-    }
-    if outcome.is_empty() {
-        eprintln!("ftla: the job ended without reporting an outcome (mpiexec exit code {code})");
-    }
-    std::process::exit(1);
+    (code, outcome, launcher_failed)
+}
+
+/// Whether a launcher message block says it failed before starting ranks.
+fn is_launcher_start_failure(block: &str) -> bool {
+    block.contains("PMIx server's listener thread failed to start")
 }
 
 /// Copies the job's stderr to ours, minus the launcher's complaints that
 /// are expected in a fault-tolerant run: after a repair ranks exit without
 /// `MPI_Finalize` on purpose (see [`crate::Runtime::finish`]), and the
 /// launcher reports that as "exiting improperly".
-fn filter_launcher_noise(from: impl std::io::Read) {
+///
+/// Returns whether the launcher said it failed before starting any rank.
+fn filter_launcher_noise(from: impl std::io::Read) -> bool {
     use std::io::BufRead;
     let mut out = std::io::stderr();
     let mut block: Option<Vec<String>> = None;
+    let mut launcher_failed = false;
     for line in std::io::BufReader::new(from).lines().map_while(|l| l.ok()) {
         let dashes = line.starts_with("-----") && line.trim_end().chars().all(|c| c == '-');
         match (&mut block, dashes) {
@@ -141,6 +171,7 @@ fn filter_launcher_noise(from: impl std::io::Read) {
             (Some(b), true) => {
                 b.push(line);
                 let text = b.join("\n");
+                launcher_failed |= is_launcher_start_failure(&text);
                 // Also the notice that an injected SIGKILL killed a rank: the
                 // rank announced it itself before dying.
                 let expected = text.contains("exiting\nimproperly")
@@ -154,8 +185,11 @@ fn filter_launcher_noise(from: impl std::io::Read) {
         }
     }
     if let Some(b) = block {
-        let _ = writeln!(out, "{}", b.join("\n"));
+        let text = b.join("\n");
+        launcher_failed |= is_launcher_start_failure(&text);
+        let _ = writeln!(out, "{text}");
     }
+    launcher_failed
 }
 
 fn now_nanos() -> u128 {
@@ -230,4 +264,27 @@ pub fn run_with_timeout(mut cmd: Command, timeout: Duration) -> std::io::Result<
     let stdout = t_out.join().unwrap_or_default();
     let stderr = t_err.join().unwrap_or_default();
     Ok(Captured { code: status.and_then(|s| s.code()), timed_out, stdout, stderr })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DASHES: &str = "--------------------------------------------------------------------------";
+
+    #[test]
+    fn a_launcher_that_did_not_start_is_recognised() {
+        let failed =
+            format!("{DASHES}\nThe PMIx server's listener thread failed to start. We cannot\ncontinue.\n{DASHES}\n");
+        assert!(filter_launcher_noise(failed.as_bytes()));
+        let killed = format!(
+            "rank 1 says hello\n{DASHES}\nprterun noticed that process rank 1 with PID 7 on node vm \
+                              exited on\nsignal 9 (Killed).\n{DASHES}\n"
+        );
+        assert!(!filter_launcher_noise(killed.as_bytes()));
+        // An unterminated block is judged too.
+        assert!(filter_launcher_noise(
+            format!("{DASHES}\nThe PMIx server's listener thread failed to start.").as_bytes()
+        ));
+    }
 }
