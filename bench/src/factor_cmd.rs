@@ -129,6 +129,15 @@ impl FactorArgs {
                     if spec.rank >= p * q {
                         return Err(UsageError(format!("--kill: rank {} is not in the {p}x{q} grid", spec.rank)));
                     }
+                    // A replacement joining a repetition arms only the kills
+                    // of the scenario's first epoch.
+                    if spec.epoch > 0 && o.num("reps", 1usize)? > 1 {
+                        return Err(UsageError(
+                            "--kill with --reps: kills in later repair epochs (/EPOCH) are not repeated; drop \
+                             --reps or the /EPOCH kills"
+                                .into(),
+                        ));
+                    }
                     // Grid rank 0 keeps the samples of every repetition.
                     if spec.rank == 0 && o.num("reps", 1usize)? > 1 {
                         return Err(UsageError(

@@ -49,6 +49,8 @@ pub fn run(s: Session, a: &FactorArgs, mut prepared: Option<SparePrep>) -> ! {
             rt.finish(1)
         }
     };
+    // Every repetition may repair as often as one run may.
+    region.set_max_repairs(16 * a.reps.max(1));
     let outcome = ft(&mut region, a, &mut prepared);
     let (ok, detail) = match outcome {
         Ok(x) => x,

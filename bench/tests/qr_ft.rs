@@ -149,12 +149,17 @@ fn compare_reports_plain_and_failure_free_times_from_the_same_run() {
 }
 
 #[test]
-fn killing_rank_0_in_repetitions_is_refused() {
+fn repetitions_refuse_kills_they_cannot_repeat() {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ftla"));
     cmd.args(["qr", "--ft", "--grid", "1x2", "--n", "64", "--kill", "0@1:panel", "--compare", "--reps", "2"]);
     let out = run_with_timeout(cmd, Duration::from_secs(30)).expect("run ftla");
     assert_eq!(out.code, Some(2), "{}", out.stderr);
     assert!(out.stderr.contains("rank 0 collects the repetitions"), "{}", out.stderr);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ftla"));
+    cmd.args(["qr", "--ft", "--grid", "1x2", "--n", "64", "--kill", "1@1:panel/1", "--compare", "--reps", "2"]);
+    let out = run_with_timeout(cmd, Duration::from_secs(30)).expect("run ftla");
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("later repair epochs"), "{}", out.stderr);
 }
 
 #[test]

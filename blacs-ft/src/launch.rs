@@ -72,7 +72,8 @@ pub fn relaunch(r: &Relaunch) -> ! {
         if outcome.starts_with("ok") {
             std::process::exit(0);
         }
-        if outcome.is_empty() && launcher_failed && attempt < LAUNCH_ATTEMPTS {
+        let time_left = r.timeout.is_none_or(|t| started.elapsed() < t);
+        if outcome.is_empty() && launcher_failed && attempt < LAUNCH_ATTEMPTS && time_left {
             eprintln!("ftla: the MPI launcher failed before starting any rank; launching again");
             std::thread::sleep(Duration::from_millis(200));
             continue;
