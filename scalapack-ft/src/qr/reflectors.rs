@@ -32,11 +32,10 @@ impl Panel {
     }
 
     /// Serialises V, T and `extra` into one buffer for a broadcast.
-    fn pack(&self, extra: &[f64]) -> Vec<f64> {
-        let mut b = Vec::with_capacity(self.v.len() + self.t.len() + extra.len());
+    fn pack(&self) -> Vec<f64> {
+        let mut b = Vec::with_capacity(self.v.len() + self.t.len());
         b.extend_from_slice(&self.v);
         b.extend_from_slice(&self.t);
-        b.extend_from_slice(extra);
         b
     }
 
@@ -50,29 +49,14 @@ impl Panel {
         jb: usize,
         lrows: usize,
     ) -> Result<Panel> {
-        let mine = mine.map(|p| (p, Vec::new()));
-        Ok(Panel::broadcast_with(grid, mine, root, j0, jb, lrows, 0)?.0)
-    }
-
-    /// [`Panel::broadcast`] carrying `extra_len` more values from the owner
-    /// in the same message (`mine` is the owner's panel and those values).
-    pub fn broadcast_with(
-        grid: &Grid,
-        mine: Option<(Panel, Vec<f64>)>,
-        root: usize,
-        j0: usize,
-        jb: usize,
-        lrows: usize,
-        extra_len: usize,
-    ) -> Result<(Panel, Vec<f64>)> {
         if grid.npcol() == 1 {
             if let Some(p) = mine {
                 return Ok(p);
             }
         }
         let buf = match &mine {
-            Some((p, extra)) => p.pack(extra),
-            None => vec![0.0; lrows * jb + jb * jb + extra_len],
+            Some(p) => p.pack(),
+            None => vec![0.0; lrows * jb + jb * jb],
         };
         // Non-blocking and waited for at once: the wait sleeps instead of
         // spinning once it runs long (see `Grid::wait_broadcast`).
@@ -81,27 +65,20 @@ impl Panel {
         if let Some(p) = mine {
             return Ok(p);
         }
-        let extra = buf.split_off(lrows * jb + jb * jb);
         let t = buf.split_off(lrows * jb);
-        Ok((Panel { j0, jb, v: buf, lrows, t }, extra))
+        Ok(Panel { j0, jb, v: buf, lrows, t })
     }
 
     /// The owner's side of a non-blocking row broadcast (look-ahead): starts
     /// sending this panel from process column `root` (this process) and
     /// returns at once; `None` with one process column. The receivers call
-    /// [`Panel::receive`]; every process of the row starts its panel
-    /// broadcasts in panel order.
+    /// [`Panel::receive`] (or [`Panel::broadcast`]); every process of the
+    /// row starts its panel broadcasts in panel order.
     pub fn start_send(&self, grid: &Grid, root: usize) -> Result<Option<PendingBcast<f64>>> {
-        self.start_send_with(grid, root, &[])
-    }
-
-    /// [`Panel::start_send`] with `extra` values in the same message (the
-    /// receivers use [`Panel::broadcast_with`] with `extra.len()`).
-    pub fn start_send_with(&self, grid: &Grid, root: usize, extra: &[f64]) -> Result<Option<PendingBcast<f64>>> {
         if grid.npcol() == 1 {
             return Ok(None);
         }
-        Ok(Some(grid.ibroadcast(Scope::Row, self.pack(extra), root as i32)?))
+        Ok(Some(grid.ibroadcast(Scope::Row, self.pack(), root as i32)?))
     }
 
     /// The receivers' side of [`Panel::start_send`]: the panel `j0..j0+jb`

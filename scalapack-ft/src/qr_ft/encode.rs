@@ -101,42 +101,22 @@ impl Extended {
         self.e.local_mut()[lc0 * ld..lc0 * ld + backup.len()].copy_from_slice(backup);
     }
 
-    /// Local rows of the factored panel `j0..j0+jb` whose stored content
-    /// differs from its explicit V: the R rows above it and its diagonal
-    /// block (everything below equals V).
-    pub fn stored_panel_head_rows(&self, j0: usize, jb: usize) -> usize {
-        self.e.local_rows_before(j0 + jb)
-    }
-
-    /// The owner's part of the stored panel the D_g holders need: local rows
-    /// `0..stored_panel_head_rows` of columns `lc0..lc0+jb`, column-major.
-    /// It travels with V and T in the panel broadcast.
-    pub fn stored_panel_head(&self, lc0: usize, j0: usize, jb: usize) -> Vec<f64> {
-        let (head, ld) = (self.stored_panel_head_rows(j0, jb), self.e.lld());
-        let mut out = Vec::with_capacity(head * jb);
-        for c in 0..jb {
-            out.extend_from_slice(&self.e.local()[(lc0 + c) * ld..(lc0 + c) * ld + head]);
-        }
-        out
-    }
-
-    /// Commit of panel `k`: its stored content joins D_g of its group. The
-    /// stored panel (local rows × jb) is `head` — the rows V does not give,
-    /// as [`Extended::stored_panel_head`] lays them out — above V's rows;
-    /// it is added in place, never formed.
-    pub fn accumulate_finished(&mut self, layout: &ReverseNeighborLayout, k: usize, panel: &Panel, head: &[f64]) {
-        let (lr, jb) = (self.e.local_rows(), panel.jb);
-        let hr = self.stored_panel_head_rows(panel.j0, jb);
+    /// Commit of panel `k`: its left factor joins D_g of its group — the
+    /// entries strictly below the diagonal, read from the explicit V (R,
+    /// on and above the diagonal, stays protected by C_g, which holds the
+    /// transformed columns with zeros below the diagonal).
+    pub fn accumulate_finished(&mut self, layout: &ReverseNeighborLayout, k: usize, panel: &Panel) {
+        let lr = self.e.local_rows();
         let Ok(g) = layout.group_of(k) else { return };
+        // V's row 0 is local row lr − lrows; local rows are in ascending
+        // global order, so each column's strictly-lower rows are a suffix.
+        let v_first = lr - panel.lrows;
+        let rows: Vec<usize> = (v_first..lr).map(|li| self.e.global_row(li)).collect();
         let Some(Some(d)) = self.d.get_mut(g) else { return };
-        // V's row 0 is local row lr − lrows; rows from hr on come from V.
-        let v0 = hr - (lr - panel.lrows);
-        for c in 0..jb {
-            let col = &mut d[c * lr..(c + 1) * lr];
-            for (x, s) in col[..hr].iter_mut().zip(&head[c * hr..(c + 1) * hr]) {
-                *x += s;
-            }
-            for (x, s) in col[hr..].iter_mut().zip(&panel.v[c * panel.lrows + v0..(c + 1) * panel.lrows]) {
+        for c in 0..panel.jb {
+            let below = rows.partition_point(|&gi| gi <= panel.j0 + c);
+            let v = &panel.v[c * panel.lrows + below..(c + 1) * panel.lrows];
+            for (x, s) in d[c * lr + v_first + below..(c + 1) * lr].iter_mut().zip(v) {
                 *x += s;
             }
         }

@@ -186,9 +186,8 @@ type StepError = (Error, &'static str, Instant);
 type LookAhead = (Result<Panel>, Vec<f64>, Option<PendingBcast<f64>>);
 
 /// What phase 1 of a step hands to the commit: the panel's reflectors, the
-/// reduced W, the stored panel's head rows (for D_g) and the local columns
-/// to update.
-type StepScratch = (Panel, Vec<f64>, Vec<f64>, std::ops::Range<usize>);
+/// reduced W and the local columns to update.
+type StepScratch = (Panel, Vec<f64>, std::ops::Range<usize>);
 
 /// After a repair, collective over the grid (survivors and replacements):
 /// agree on the lost ranks and the committed step, share tau, rebuild the
@@ -341,18 +340,14 @@ fn run_steps(
             phase = "bcast";
             since = Instant::now();
             grid.inject("qr", k as u64, phase);
-            // V and T, and the rows of the stored panel that V does not
-            // give (R above and in the diagonal block), in one message: the
-            // D_g holders rebuild the stored panel from both.
-            let head_len = ext.stored_panel_head_rows(j0, jb) * jb;
-            let mine = mine.map(|p| (p, ext.stored_panel_head(lc0, j0, jb)));
-            let (panel, head) = match (mine, sending) {
+            // V and T: the D_g holders take the left factor from V.
+            let panel = match (mine, sending) {
                 // Sent during the previous commit: only its completion is left.
                 (Some(done), Some(pending)) => {
                     grid.wait_broadcast(pending)?;
                     done
                 }
-                (mine, _) => Panel::broadcast_with(grid, mine, owner, j0, jb, lrows, head_len)?,
+                (mine, _) => Panel::broadcast(grid, mine, owner, j0, jb, lrows)?,
             };
             phase = "update";
             since = Instant::now();
@@ -376,9 +371,9 @@ fn run_steps(
             if !agreed {
                 return Err(blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into());
             }
-            Ok((panel, w, head, cols))
+            Ok((panel, w, cols))
         })();
-        let (panel, mut w, head, cols) = match attempt {
+        let (panel, mut w, cols) = match attempt {
             Ok(x) => x,
             Err(e) => {
                 if let Some(b) = backup {
@@ -405,12 +400,11 @@ fn run_steps(
                 panel.update_cols(&mut ext.e, cols.start, ncols.clone(), &w);
                 let nbackup = ext.panel_backup(ncols.start, nw);
                 let mut early = factor_panel(grid, &mut ext.e, n0, nw);
-                // Start sending it now (with the stored rows V does not
-                // give), so that the other columns find it waiting.
+                // Start sending it now, so that the other columns find it
+                // waiting.
                 let mut sending = None;
                 if let Ok(p) = &early {
-                    let head = ext.stored_panel_head(ncols.start, n0, nw);
-                    match p.start_send_with(grid, mycol, &head) {
+                    match p.start_send(grid, mycol) {
                         Ok(s) => sending = s,
                         Err(e) => early = Err(e),
                     }
@@ -423,7 +417,7 @@ fn run_steps(
             }
             _ => panel.update_cols(&mut ext.e, cols.start, cols.clone(), &w),
         }
-        ext.accumulate_finished(layout, k, &panel, &head);
+        ext.accumulate_finished(layout, k, &panel);
         tau[j0..j0 + jb].copy_from_slice(&panel.tau());
         *committed = k + 1;
         if opts.corrupt == Some((grid.rank(), k as u64)) {

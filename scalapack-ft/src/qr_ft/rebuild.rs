@@ -40,8 +40,9 @@ fn axpy(dst: &mut [f64], src: &[f64], sign: f64) {
 }
 
 /// Collective over each process row that lost a process: rebuilds that
-/// process's data block columns (unfinished ones from C_g, finished ones
-/// from D_g), then copies its checksum and D_g copies from the duplicates.
+/// process's data block columns (everything from C_g except the left factor
+/// of finished columns, which comes from D_g), then copies its checksum and
+/// D_g copies from the duplicates.
 pub(super) fn rebuild_lost_blocks(
     grid: &Grid,
     ext: &mut Extended,
@@ -81,59 +82,57 @@ pub(super) fn rebuild_lost_blocks(
         // The surviving holder of the group's copies (Q ≥ 2: they differ).
         let (keep, _) = if holders[0] != lost_col { (0, 1) } else { (1, 0) };
         if let Some(target) = members.clone().find(|&bc| bc % q as usize == lost_col) {
-            let finished_cols = done_cols.saturating_sub(target * nb).min(nb);
-            // Finished columns come from D_g (Σ stored), the others from
-            // C_g (Σ Ã: stored, with zeros below the diagonal of finished
-            // columns). A partly finished block needs both.
-            let passes: Vec<bool> = [true, false]
-                .into_iter()
-                .filter(|&from_d| if from_d { finished_cols > 0 } else { finished_cols < nb })
-                .collect();
-            let target_cols = if me_lost { ext.local_block(target) } else { None };
-            for &from_d in &passes {
-                let wanted = if from_d { 0..finished_cols } else { finished_cols..nb };
-                // The usual case, one pass into a contiguous block: the
-                // replacement's (zeroed) block is its share of the sum and
-                // receives the result in place.
-                if let (Some(cols), true, 1) = (&target_cols, contiguous, passes.len()) {
-                    let block = &mut ext.e.local_mut()[cols.start * ld..cols.end * ld];
-                    block.fill(0.0);
-                    grid.sum(Scope::Row, block, Some(lost_col as i32))?;
-                    continue;
-                }
+            // Local rows are in ascending global order, so the rows below
+            // the diagonal of a finished column are a suffix: from `diag_end`
+            // of column gj on (all rows when it is not finished).
+            let diag_end = |gj: usize| if gj < done_cols { rows.partition_point(|&gi| gi <= gj) } else { lr };
+            // One sum per group: for each column of the lost block, the rows
+            // down to its diagonal come from C_g (Σ Ã: R on and above the
+            // diagonal of finished columns, zeros below), the rows below it
+            // — the left factor of a finished column — from D_g. The
+            // replacement's share is zero; the survivors' is
+            //   holder's C_g or D_g rows − the other members' matching rows.
+            if !me_lost {
                 x.fill(0.0);
-                if !me_lost {
-                    if mycol == holders[keep] {
-                        if from_d {
-                            if let Some(Some(d)) = ext.d.get(g) {
-                                axpy(&mut x, d, 1.0);
-                            }
-                        } else if let Some(cols) = ext.local_block(pair[keep]) {
-                            for (c, lj) in cols.enumerate() {
-                                axpy(&mut x[c * lr..(c + 1) * lr], &ext.e.local()[lj * ld..lj * ld + lr], 1.0);
-                            }
+                if mycol == holders[keep] {
+                    if let Some(cols) = ext.local_block(pair[keep]) {
+                        for (c, lj) in cols.enumerate() {
+                            let split = diag_end(target * nb + c);
+                            axpy(&mut x[c * lr..c * lr + split], &ext.e.local()[lj * ld..lj * ld + split], 1.0);
                         }
                     }
-                    for bc in members.clone().filter(|&bc| bc != target && bc % q as usize == mycol) {
-                        let Some(cols) = ext.local_block(bc) else { continue };
-                        for (c, lj) in cols.enumerate() {
-                            let gj = bc * nb + c;
-                            let col_done = gj < done_cols;
-                            // Rows are in ascending global order: those below
-                            // the diagonal are a suffix.
-                            let end = match (from_d, col_done) {
-                                (true, false) => 0,                                    // D sums finished columns only
-                                (false, true) => rows.partition_point(|&gi| gi <= gj), // R only
-                                _ => lr,
-                            };
-                            axpy(&mut x[c * lr..c * lr + end], &ext.e.local()[lj * ld..lj * ld + end], -1.0);
+                    if let Some(Some(d)) = ext.d.get(g) {
+                        for c in 0..nb {
+                            let split = diag_end(target * nb + c);
+                            axpy(&mut x[c * lr + split..(c + 1) * lr], &d[c * lr + split..(c + 1) * lr], 1.0);
                         }
+                    }
+                }
+                for bc in members.clone().filter(|&bc| bc != target && bc % q as usize == mycol) {
+                    let Some(cols) = ext.local_block(bc) else { continue };
+                    for (c, lj) in cols.enumerate() {
+                        let (split, own) = (diag_end(target * nb + c), diag_end(bc * nb + c));
+                        let a = &ext.e.local()[lj * ld..lj * ld + lr];
+                        // Above the split: this member's part of C_g (its rows
+                        // down to its own diagonal); below: its part of D_g.
+                        let above = split.min(own);
+                        axpy(&mut x[c * lr..c * lr + above], &a[..above], -1.0);
+                        let below = split.max(own);
+                        axpy(&mut x[c * lr + below..(c + 1) * lr], &a[below..], -1.0);
                     }
                 }
                 grid.sum(Scope::Row, &mut x, Some(lost_col as i32))?;
-                if let Some(cols) = &target_cols {
-                    for c in wanted {
-                        let lj = cols.start + c;
+            } else if let Some(cols) = ext.local_block(target).filter(|_| contiguous) {
+                // Held contiguously: the (zeroed) block is the replacement's
+                // share and receives the sum in place.
+                let block = &mut ext.e.local_mut()[cols.start * ld..cols.end * ld];
+                block.fill(0.0);
+                grid.sum(Scope::Row, block, Some(lost_col as i32))?;
+            } else {
+                x.fill(0.0);
+                grid.sum(Scope::Row, &mut x, Some(lost_col as i32))?;
+                if let Some(cols) = ext.local_block(target) {
+                    for (c, lj) in cols.enumerate() {
                         ext.e.local_mut()[lj * ld..lj * ld + lr].copy_from_slice(&x[c * lr..(c + 1) * lr]);
                     }
                 }

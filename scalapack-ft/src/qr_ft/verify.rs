@@ -12,7 +12,7 @@ use checksum::ReverseNeighborLayout;
 pub struct ChecksumCheck {
     /// Largest |C_g − Σ Ã_J| over all groups, copies and rows.
     pub max_c_defect: f64,
-    /// Largest |D_g − Σ finished stored A_J|.
+    /// Largest |D_g − Σ left factors (strictly below the diagonal) of the finished A_J|.
     pub max_d_defect: f64,
     /// Defects up to this are rounding: 16 · eps · max(M, N) · max|A|.
     pub tolerance: f64,
@@ -52,9 +52,10 @@ pub(super) fn verify_checksums(
                 let finished = gj < done_cols;
                 for (li, &gi) in rows.iter().enumerate() {
                     let x = ext.e.local()[lj * ld + li];
-                    csum[c * lr + li] += if finished && gi > gj { 0.0 } else { x };
-                    if finished {
+                    if finished && gi > gj {
                         dsum[c * lr + li] += x;
+                    } else {
+                        csum[c * lr + li] += x;
                     }
                 }
             }
