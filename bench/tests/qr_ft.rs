@@ -148,36 +148,31 @@ fn compare_reports_plain_and_failure_free_times_from_the_same_run() {
     assert!(out.stdout.contains("repetition 2: recovered ranks [1] at step 3"), "{}", out.stdout);
 }
 
+/// `ftla qr --ft ARGS` is refused with a usage error (exit 2) naming `why`,
+/// before anything is launched.
+fn refused(args: &[&str], why: &str) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ftla"));
+    cmd.args(["qr", "--ft"]).args(args);
+    let out = run_with_timeout(cmd, Duration::from_secs(30)).expect("run ftla");
+    assert_eq!(out.code, Some(2), "{args:?}: {}", out.stderr);
+    assert!(out.stderr.contains(why), "{args:?}: {}", out.stderr);
+}
+
 #[test]
 fn repetitions_refuse_kills_they_cannot_repeat() {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ftla"));
-    cmd.args(["qr", "--ft", "--grid", "1x2", "--n", "64", "--kill", "0@1:panel", "--compare", "--reps", "2"]);
-    let out = run_with_timeout(cmd, Duration::from_secs(30)).expect("run ftla");
-    assert_eq!(out.code, Some(2), "{}", out.stderr);
-    assert!(out.stderr.contains("rank 0 collects the repetitions"), "{}", out.stderr);
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ftla"));
-    cmd.args(["qr", "--ft", "--grid", "1x2", "--n", "64", "--kill", "1@1:panel/1", "--compare", "--reps", "2"]);
-    let out = run_with_timeout(cmd, Duration::from_secs(30)).expect("run ftla");
-    assert_eq!(out.code, Some(2), "{}", out.stderr);
-    assert!(out.stderr.contains("later repair epochs"), "{}", out.stderr);
+    let reps = ["--grid", "1x2", "--n", "64", "--compare", "--reps", "2", "--kill"];
+    refused(&[&reps[..], &["0@1:panel"]].concat(), "rank 0 collects the repetitions");
+    refused(&[&reps[..], &["1@1:panel/1"]].concat(), "later repair epochs");
 }
 
 #[test]
 fn reps_without_compare_is_refused() {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ftla"));
-    cmd.args(["qr", "--ft", "--grid", "1x2", "--n", "64", "--reps", "3"]);
-    let out = run_with_timeout(cmd, Duration::from_secs(30)).expect("run ftla");
-    assert_eq!(out.code, Some(2), "{}", out.stderr);
-    assert!(out.stderr.contains("--reps needs --compare"), "{}", out.stderr);
+    refused(&["--grid", "1x2", "--n", "64", "--reps", "3"], "--reps needs --compare");
 }
 
 #[test]
 fn one_process_column_is_refused_before_launching() {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ftla"));
-    cmd.args(["qr", "--ft", "--grid", "2x1", "--n", "64"]);
-    let out = run_with_timeout(cmd, Duration::from_secs(30)).expect("run ftla");
-    assert_eq!(out.code, Some(2), "{}", out.stderr);
-    assert!(out.stderr.contains("--ft needs at least 2 process columns"), "{}", out.stderr);
+    refused(&["--grid", "2x1", "--n", "64"], "--ft needs at least 2 process columns");
 }
 
 #[test]
