@@ -26,14 +26,10 @@ impl SparePrep {
             return SparePrep { matrix: Vec::new(), work: FtWorkspace::new() };
         }
         let (p, q) = (a.p.max(1) as usize, a.q.max(1) as usize);
-        let len = scalapack_ft::DistMatrix::local_len_bound(a.m, a.n, a.nb, a.nb, p, q);
-        let mut matrix = vec![0.0; len];
-        // A zeroed allocation is mapped lazily: write every page now.
-        for i in (0..len).step_by(512) {
-            matrix[i] = 0.0;
-            std::hint::black_box(&mut matrix[i]);
+        SparePrep {
+            matrix: scalapack_ft::DistMatrix::spare_storage(a.m, a.n, a.nb, a.nb, p, q),
+            work: FtWorkspace::for_spare(a.m, a.n, a.nb, p, q),
         }
-        SparePrep { matrix, work: FtWorkspace::for_spare(a.m, a.n, a.nb, p, q) }
     }
 }
 
@@ -203,10 +199,10 @@ fn ft(
         if !report.recoveries.is_empty() && start_rep == 0 {
             with_s.push(ft_secs);
         }
+        let kills = Injector::parse(a.kill.as_deref().unwrap_or_default()).unwrap_or_default();
         for rep in start_rep..a.reps {
             if rep > 0 && a.kill.is_some() && !(joined && rep == start_rep) {
                 let epoch = region.grid().epoch();
-                let kills = Injector::parse(a.kill.as_deref().unwrap_or_default()).unwrap_or_default();
                 region.grid_mut().set_injector(kills.shifted(epoch));
                 // The main run's options: a replacement joining here runs
                 // its code path for the main run (its verification included).

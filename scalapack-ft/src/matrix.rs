@@ -79,6 +79,13 @@ impl DistMatrix {
         numroc(m, mb, 0, 0, nprow).max(1) * numroc(n, nb, 0, 0, npcol)
     }
 
+    /// Storage for [`DistMatrix::in_storage`] large enough for any process
+    /// of a `nprow`×`npcol` grid (see [`DistMatrix::local_len_bound`]), its
+    /// pages touched now: what a hot spare prepares while it is parked.
+    pub fn spare_storage(m: usize, n: usize, mb: usize, nb: usize, nprow: usize, npcol: usize) -> Vec<f64> {
+        touched(DistMatrix::local_len_bound(m, n, mb, nb, nprow, npcol))
+    }
+
     /// Gives the local array back (for reuse as storage).
     pub(crate) fn into_local(self) -> Vec<f64> {
         self.data
@@ -259,6 +266,18 @@ impl DistMatrix {
         grid.broadcast(Scope::All, &mut buf, root)?;
         DistMatrix::from_fn(grid, m, n, mb, nb, |i, j| buf[i + j * m])
     }
+}
+
+/// A zeroed vector whose pages are all touched (a plain zeroed allocation
+/// is mapped lazily and faults on first use).
+pub(crate) fn touched(len: usize) -> Vec<f64> {
+    let mut v = vec![0.0; len];
+    for i in (0..len).step_by(512) {
+        // SAFETY: i < len; a volatile store cannot be elided, so the page is
+        // really written.
+        unsafe { std::ptr::write_volatile(v.as_mut_ptr().add(i), 0.0) };
+    }
+    v
 }
 
 #[cfg(test)]

@@ -108,13 +108,12 @@ impl Extended {
     pub fn accumulate_finished(&mut self, layout: &ReverseNeighborLayout, k: usize, panel: &Panel) {
         let lr = self.e.local_rows();
         let Ok(g) = layout.group_of(k) else { return };
-        // V's row 0 is local row lr − lrows; local rows are in ascending
-        // global order, so each column's strictly-lower rows are a suffix.
+        // V's row 0 is local row lr − lrows; column c's strictly-lower rows
+        // are the local rows from the first past global row j0 + c on.
         let v_first = lr - panel.lrows;
-        let rows: Vec<usize> = (v_first..lr).map(|li| self.e.global_row(li)).collect();
+        let starts: Vec<usize> = (0..panel.jb).map(|c| self.e.local_rows_before(panel.j0 + c + 1) - v_first).collect();
         let Some(Some(d)) = self.d.get_mut(g) else { return };
-        for c in 0..panel.jb {
-            let below = rows.partition_point(|&gi| gi <= panel.j0 + c);
+        for (c, &below) in starts.iter().enumerate() {
             let v = &panel.v[c * panel.lrows + below..(c + 1) * panel.lrows];
             for (x, s) in d[c * lr + v_first + below..(c + 1) * lr].iter_mut().zip(v) {
                 *x += s;

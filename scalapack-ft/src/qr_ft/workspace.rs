@@ -1,6 +1,6 @@
 //! Caller-owned scratch of `pdgeqrf_ft` (ScaLAPACK's WORK array, typed).
 
-use crate::matrix::DistMatrix;
+use crate::matrix::{touched, DistMatrix};
 use blacs_ft::Grid;
 use checksum::ReverseNeighborLayout;
 
@@ -83,18 +83,6 @@ fn sizes_at(
     let ext_cols = blacs_ft::index::numroc(layout.n_extended(), nb, mycol, 0, npcol);
     let held = (0..layout.groups()).filter(|&g| layout.holds_pair(g, mycol)).count();
     (local_rows.max(1) * ext_cols, local_rows * nb, held)
-}
-
-/// A zeroed vector whose pages are all touched (a plain zeroed allocation
-/// is mapped lazily and faults on first use).
-fn touched(len: usize) -> Vec<f64> {
-    let mut v = vec![0.0; len];
-    for i in (0..len).step_by(512) {
-        // SAFETY: i < len; a volatile store cannot be elided, so the page is
-        // really written.
-        unsafe { std::ptr::write_volatile(v.as_mut_ptr().add(i), 0.0) };
-    }
-    v
 }
 
 #[cfg(test)]
