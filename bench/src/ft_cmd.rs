@@ -26,10 +26,8 @@ impl SparePrep {
             return SparePrep { matrix: Vec::new(), work: FtWorkspace::new() };
         }
         let (p, q) = (a.p.max(1) as usize, a.q.max(1) as usize);
-        SparePrep {
-            matrix: scalapack_ft::DistMatrix::spare_storage(a.m, a.n, a.nb, a.nb, p, q),
-            work: FtWorkspace::for_spare(a.m, a.n, a.nb, p, q),
-        }
+        let (matrix, work) = FtWorkspace::for_spare(a.m, a.n, a.nb, p, q);
+        SparePrep { matrix, work }
     }
 }
 
@@ -122,11 +120,11 @@ fn timed_ft(
             (scalapack_ft::DistMatrix::in_storage(region.grid(), a.m, a.n, a.nb, a.nb, matrix)?, work)
         }
         None => {
-            let mat = make_matrix(region.grid(), a, !joining)?;
-            // The scratch is allocated and touched before the clock starts,
-            // as the matrix is (ScaLAPACK callers hand their WORK array in
-            // the same way).
-            let work = FtWorkspace::for_matrix(region.grid(), &mat);
+            let mut mat = make_matrix(region.grid(), a, !joining)?;
+            // The room for the checksum columns and the scratch are
+            // allocated and touched before the clock starts, as the matrix
+            // is (ScaLAPACK callers hand their WORK array in the same way).
+            let work = FtWorkspace::in_place(region.grid(), &mut mat);
             (mat, work)
         }
     };

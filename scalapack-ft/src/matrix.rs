@@ -15,7 +15,10 @@ pub struct DistMatrix {
     npcol: usize,
     myrow: usize,
     mycol: usize,
+    /// The local array in its first `len` elements; storage past them is
+    /// room a caller reserved (see [`DistMatrix::in_storage`]).
     data: Vec<f64>,
+    len: usize,
 }
 
 fn arg_error(routine: &str, position: u32, entry: u32, name: &str, reason: String) -> Error {
@@ -31,10 +34,12 @@ impl DistMatrix {
         DistMatrix::shaped(grid, m, n, mb, nb, "DistMatrix::zeros", |len| vec![0.0; len])
     }
 
-    /// Like [`DistMatrix::zeros`], but in `storage` (local; resized to the
-    /// local length): what `storage` held is kept, only a grown tail is
-    /// zeroed. For matrices whose memory a caller reuses or prepared ahead
-    /// (a hot spare, see [`DistMatrix::local_len_bound`]).
+    /// Like [`DistMatrix::zeros`], but in `storage` (local; grown to the
+    /// local length if shorter): what `storage` held is kept, only a grown
+    /// tail is zeroed, and storage past the local array stays as room (for
+    /// `pdgeqrf_ft`'s checksum columns, which then need no copy of A). For
+    /// matrices whose memory a caller reuses or prepared ahead (a hot spare,
+    /// see [`DistMatrix::local_len_bound`]).
     pub fn in_storage(
         grid: &Grid,
         m: usize,
@@ -43,8 +48,24 @@ impl DistMatrix {
         nb: usize,
         mut storage: Vec<f64>,
     ) -> Result<DistMatrix> {
+        DistMatrix::in_storage_from(grid, m, n, mb, nb, &mut storage)
+    }
+
+    /// [`DistMatrix::in_storage`] that takes the storage out of `slot` only
+    /// when it succeeds (on an error `slot` keeps it).
+    pub(crate) fn in_storage_from(
+        grid: &Grid,
+        m: usize,
+        n: usize,
+        mb: usize,
+        nb: usize,
+        slot: &mut Vec<f64>,
+    ) -> Result<DistMatrix> {
         DistMatrix::shaped(grid, m, n, mb, nb, "DistMatrix::in_storage", |len| {
-            storage.resize(len, 0.0);
+            let mut storage = std::mem::take(slot);
+            if storage.len() < len {
+                storage.resize(len, 0.0);
+            }
             storage
         })
     }
@@ -65,8 +86,9 @@ impl DistMatrix {
         let (myrow, mycol) = (grid.myrow() as usize, grid.mycol() as usize);
         let desc = Descriptor::with_min_lld(m, n, mb, nb, 0, 0, 0, nprow, npcol, myrow)
             .map_err(|e| arg_error(routine, e.index as u32, e.index as u32, e.arg, e.reason.clone()))?;
-        let data = local(desc.lld() * numroc(n, nb, mycol, 0, npcol));
-        Ok(DistMatrix { desc, nprow, npcol, myrow, mycol, data })
+        let len = desc.lld() * numroc(n, nb, mycol, 0, npcol);
+        let data = local(len);
+        Ok(DistMatrix { desc, nprow, npcol, myrow, mycol, data, len })
     }
 
     /// The largest local array length any process of a `nprow`×`npcol`
@@ -86,9 +108,23 @@ impl DistMatrix {
         touched(DistMatrix::local_len_bound(m, n, mb, nb, nprow, npcol))
     }
 
-    /// Gives the local array back (for reuse as storage).
+    /// Gives the storage back (for reuse): the local array and any room
+    /// after it.
     pub(crate) fn into_local(self) -> Vec<f64> {
         self.data
+    }
+
+    /// The storage, room included (see [`DistMatrix::in_storage`]).
+    pub(crate) fn storage_mut(&mut self) -> &mut Vec<f64> {
+        &mut self.data
+    }
+
+    /// Grows the storage to at least `len` elements, the local array kept
+    /// and the room past it zeroed (its pages touched now).
+    pub(crate) fn reserve_room(&mut self, len: usize) {
+        if self.data.len() < len {
+            self.data.resize(len, 0.0);
+        }
     }
 
     /// An `m`×`n` matrix whose element (i, j) (0-based, global) is `f(i, j)`.
@@ -125,7 +161,7 @@ impl DistMatrix {
                 format!("local array has {} elements, the descriptor needs {need}", data.len()),
             ));
         }
-        Ok(DistMatrix { desc, nprow, npcol, myrow, mycol, data })
+        Ok(DistMatrix { desc, nprow, npcol, myrow, mycol, data, len: need })
     }
 
     /// The descriptor.
@@ -162,11 +198,11 @@ impl DistMatrix {
     }
     /// The local array (column-major, leading dimension [`DistMatrix::lld`]).
     pub fn local(&self) -> &[f64] {
-        &self.data
+        &self.data[..self.len]
     }
     /// The local array, mutable.
     pub fn local_mut(&mut self) -> &mut [f64] {
-        &mut self.data
+        &mut self.data[..self.len]
     }
     /// Global row of local row `li`.
     pub fn global_row(&self, li: usize) -> usize {

@@ -5,12 +5,15 @@
 //! qr-checks --grid PxQ [--timeout S] CASE...      CASE = MxNxNB[:kind]   (kind: uniform|cond1e6|dd)
 //! qr-checks --grid PxQ gels MxNxNB
 //! qr-checks --grid PxQ bad-blocks
+//! qr-checks --grid PxQ ft-storage MxNxNB
 //! ```
 
 use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
 use blacs_ft::{Grid, GridOptions, Injector, Joined, Runtime};
 use scalapack_ft::generate::{Generator, MatrixKind};
+use recovery::Region;
 use scalapack_ft::qr::{check, pdgels, pdgeqrf};
+use scalapack_ft::qr_ft::{pdgeqrf_ft, pdgeqrf_ft_in, FtOptions, FtWorkspace};
 use scalapack_ft::DistMatrix;
 use std::time::Duration;
 
@@ -48,6 +51,7 @@ fn main() {
         let line = match c.as_str() {
             "gels" => gels(&grid, words.next().map(String::as_str).unwrap_or("40x10x4")),
             "bad-blocks" => bad_blocks(&grid),
+            "ft-storage" => ft_storage(&mut rt, p, q, words.next().map(String::as_str).unwrap_or("70x50x8")),
             spec => factor_case(&grid, spec),
         };
         match line {
@@ -120,6 +124,54 @@ fn gels(grid: &Grid, spec: &str) -> Result<String, String> {
         }
     }
     Ok(format!("GELS {spec} max_error={err:.3e} {}", if err < 1e-8 || grid.rank() != 0 { "ok" } else { "FAIL" }))
+}
+
+/// pdgeqrf_ft in its storages: a separate extended matrix (A copied in
+/// and out), A's own storage grown by `FtWorkspace::in_place`, and that
+/// storage again on a second call with the room left from the first. The
+/// factors must be bit-identical and pass the residual checks, A's local
+/// array must keep its length, and the room must stay for the next call.
+fn ft_storage(rt: &mut Runtime, p: i32, q: i32, spec: &str) -> Result<String, String> {
+    let comm = rt.world_dup().map_err(|e| e.to_string())?;
+    let grid = match Grid::join(rt, comm, p, q, GridOptions { injector: Injector::none() }) {
+        Ok(Joined::Active(g)) => g,
+        _ => return Err("no grid".into()),
+    };
+    let mut region = Region::new(grid).map_err(|e| e.to_string())?;
+    let (m, n, nb, kind) = parse_case(spec);
+    let gen = Generator::new(kind, 5, m, n).map_err(|e| e.to_string())?;
+    let a = DistMatrix::from_fn(region.grid(), m, n, nb, nb, |i, j| gen.element(i, j)).map_err(|e| e.to_string())?;
+    let opts = FtOptions { verify: true, corrupt: None };
+    let mut copied = a.clone();
+    let mut tau_copied = Vec::new();
+    let report = pdgeqrf_ft(&mut region, &mut copied, &mut tau_copied, &opts).map_err(|e| e.to_string())?;
+    let mut checks_ok = report.check.is_some_and(|c| c.ok);
+    let mut in_place = a.clone();
+    let mut work = FtWorkspace::in_place(region.grid(), &mut in_place);
+    let mut identical = true;
+    for call in 0..2 {
+        if call == 1 {
+            in_place.local_mut().copy_from_slice(a.local());
+        }
+        let mut tau = Vec::new();
+        let report = pdgeqrf_ft_in(&mut region, &mut in_place, &mut tau, &opts, &mut work).map_err(|e| e.to_string())?;
+        checks_ok &= report.check.is_some_and(|c| c.ok);
+        identical &= in_place.local() == copied.local() && tau == tau_copied;
+    }
+    let grid = region.grid();
+    let kept_length = in_place.local().len() == a.local().len();
+    let res = check::qr_residual(grid, &a, &in_place, &tau_copied).map_err(|e| e.to_string())?;
+    let orth = check::orthogonality(grid, &in_place, &tau_copied).map_err(|e| e.to_string())?;
+    // Every rank's verdict, so that rank 0's line speaks for all.
+    let mut bad = [if identical && kept_length && checks_ok { 0i64 } else { 1 }];
+    grid.max(blacs_ft::Scope::All, &mut bad).map_err(|e| e.to_string())?;
+    let good = bad[0] == 0 && res < 16.0 && orth < 16.0;
+    region.into_grid().close();
+    Ok(format!(
+        "FT-STORAGE {spec} identical={identical} kept_length={kept_length} checksums_ok={checks_ok} residual={res:.3} \
+         orthogonality={orth:.3} {}",
+        if good { "ok" } else { "FAIL" }
+    ))
 }
 
 /// MB ≠ NB is refused with the same typed error everywhere.

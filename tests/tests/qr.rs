@@ -71,3 +71,14 @@ fn unequal_block_sizes_are_the_same_typed_error_on_every_rank() {
         assert!(l.contains("info=-205") && l.contains("MB_A") && l.contains("must equal NB_A"), "{l}");
     }
 }
+
+#[test]
+fn pdgeqrf_ft_in_place_and_in_a_separate_workspace_give_the_same_factors() {
+    // 2x2: one process row's rows differ from the other's; 1x3: odd Q.
+    for grid in ["2x2", "1x3"] {
+        let out = qr_checks(grid, &["ft-storage", "70x50x8"]);
+        assert_eq!(out.code, Some(0), "{grid}: {}\n{}", out.stdout, out.stderr);
+        let line = out.stdout.lines().find(|l| l.starts_with("FT-STORAGE")).unwrap_or_default();
+        assert!(line.ends_with(" ok") && line.contains("identical=true"), "{grid}: {}", out.stdout);
+    }
+}

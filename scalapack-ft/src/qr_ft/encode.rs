@@ -30,31 +30,40 @@ pub(super) struct Extended {
     pub d: Vec<Option<Vec<f64>>>,
     /// Global number of data columns (before padding).
     data_n: usize,
+    /// Whether `e` lives in A's own storage (A's local array is its prefix).
+    in_place: bool,
 }
 
 impl Extended {
-    /// Copies A's local blocks into an extended matrix built in the
-    /// workspace's storage (same row and column distribution for the data
-    /// part, so local columns match). The padding columns and the D_g are
-    /// zeroed; the checksum columns too unless the call is fresh (the
+    /// The extended matrix over A's local blocks (same row and column
+    /// distribution for the data part, so local columns match): in A's own
+    /// storage when it has room for the extra columns (nothing is copied;
+    /// A is unusable until [`Extended::release`]), else in the workspace's
+    /// storage with A's blocks copied in. The padding columns and the D_g
+    /// are zeroed; the checksum columns too unless the call is fresh (the
     /// encoding then overwrites them all).
     pub fn new(
         grid: &Grid,
-        a: &DistMatrix,
+        a: &mut DistMatrix,
         layout: &ReverseNeighborLayout,
         work: &mut FtWorkspace,
         start: Start,
     ) -> Result<Extended> {
         let nb = a.nb();
-        let storage = std::mem::take(&mut work.ext);
-        let mut e = DistMatrix::in_storage(grid, a.m(), layout.n_extended(), nb, nb, storage)?;
-        let (lr, lc) = (a.local_rows(), a.local_cols());
-        let (lda, lde) = (a.lld(), e.lld());
-        if start != Start::Join {
-            for j in 0..lc {
-                e.local_mut()[j * lde..j * lde + lr].copy_from_slice(&a.local()[j * lda..j * lda + lr]);
+        let (lr, lc, lda) = (a.local_rows(), a.local_cols(), a.lld());
+        let lde = lr.max(1);
+        let in_place = lda == lde && a.storage_mut().len() >= extended_len(grid, a, layout);
+        let mut e = if in_place {
+            DistMatrix::in_storage_from(grid, a.m(), layout.n_extended(), nb, nb, a.storage_mut())?
+        } else {
+            let mut e = DistMatrix::in_storage_from(grid, a.m(), layout.n_extended(), nb, nb, &mut work.ext)?;
+            if start != Start::Join {
+                for j in 0..lc {
+                    e.local_mut()[j * lde..j * lde + lr].copy_from_slice(&a.local()[j * lda..j * lda + lr]);
+                }
             }
-        }
+            e
+        };
         let checksums_from = layout.n_extended() - 2 * layout.groups() * nb;
         let zero_to = if start == Start::Fresh { e.local_cols_before(checksums_from) } else { e.local_cols() };
         e.local_mut()[lc * lde..zero_to * lde].fill(0.0);
@@ -70,13 +79,32 @@ impl Extended {
                 })
             })
             .collect();
-        Ok(Extended { e, d, data_n: a.n() })
+        Ok(Extended { e, d, data_n: a.n(), in_place })
     }
 
-    /// Hands the storage back to the workspace for the next call.
-    pub fn release_into(self, work: &mut FtWorkspace) {
-        work.ext = self.e.into_local();
+    /// Ends the call on this process: A gets its storage back (in place) or
+    /// its factored blocks copied back (`copy_back`; else its content is
+    /// left undefined), and the workspace gets its storage back for the
+    /// next call.
+    pub fn release(self, a: &mut DistMatrix, work: &mut FtWorkspace, copy_back: bool) {
         work.d = self.d.into_iter().flatten().collect();
+        if self.in_place {
+            *a.storage_mut() = self.e.into_local();
+            return;
+        }
+        if copy_back {
+            let (lr, lc) = (a.local_rows(), a.local_cols());
+            let (lda, lde) = (a.lld(), self.e.lld());
+            for j in 0..lc {
+                a.local_mut()[j * lda..j * lda + lr].copy_from_slice(&self.e.local()[j * lde..j * lde + lr]);
+            }
+        }
+        work.ext = self.e.into_local();
+    }
+
+    /// Global number of data columns (A's N).
+    pub fn data_n(&self) -> usize {
+        self.data_n
     }
 
     /// Local column range of extended block column `bc`, if this process holds it.
@@ -131,15 +159,13 @@ impl Extended {
             self.e.local_mut()[(lr - 1) + (data_end - 1) * ld] += 1.0;
         }
     }
+}
 
-    /// Copies the data part back into `a` (same local layout).
-    pub fn copy_data_into(&self, a: &mut DistMatrix) {
-        let (lr, lc) = (a.local_rows(), a.local_cols());
-        let (lda, lde) = (a.lld(), self.e.lld());
-        for j in 0..lc {
-            a.local_mut()[j * lda..j * lda + lr].copy_from_slice(&self.e.local()[j * lde..j * lde + lr]);
-        }
-    }
+/// Local length of the extended matrix's local array on this process
+/// (minimal leading dimension): the storage in-place factoring needs.
+pub(super) fn extended_len(grid: &Grid, a: &DistMatrix, layout: &ReverseNeighborLayout) -> usize {
+    let cols = blacs_ft::index::numroc(layout.n_extended(), a.nb(), grid.mycol() as usize, 0, grid.npcol() as usize);
+    a.local_rows().max(1) * cols
 }
 
 /// Collective: C_g = Σ_{J∈g} A_J along each process row, written into both

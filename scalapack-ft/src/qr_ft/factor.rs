@@ -82,10 +82,16 @@ pub fn pdgeqrf_ft(region: &mut Region, a: &mut DistMatrix, tau: &mut Vec<f64>, o
 
 /// [`pdgeqrf_ft`] in caller-owned scratch:
 ///
-/// * `work` (local workspace): the extended matrix and the D_g sums live
-///   there ([`FtWorkspace::for_matrix`] sizes it ahead; an empty one grows).
-///   Reusing it across calls avoids allocating and first-touching that
-///   memory on every call. Its content is overwritten.
+/// * `a` (local input/output): as in [`pdgeqrf_ft`]. When its storage has
+///   room for the padding and checksum columns after its local array
+///   ([`FtWorkspace::in_place`] makes it), the factorization runs in that
+///   storage and A is copied neither in nor out.
+/// * `work` (local workspace): the D_g sums, and the extended matrix when
+///   `a` has no room ([`FtWorkspace::for_matrix`] sizes it ahead; an empty
+///   one grows). Reusing it across calls avoids allocating and
+///   first-touching that memory on every call. Its content is overwritten.
+///
+/// On an error other than an argument error, A's content is undefined.
 ///
 /// # Fault tolerance
 /// As [`pdgeqrf_ft`]; a replacement process may pass any workspace.
@@ -120,23 +126,45 @@ pub fn pdgeqrf_ft_in(
     }
     let layout = layout.map_err(|e| blacs_ft::Error::Unrecoverable { reason: e.to_string() })?;
     let mut report = FtReport { overhead_model: layout.overhead_model(), ..FtReport::default() };
-    let kmax = a.m().min(a.n());
-    let panels = kmax.div_ceil(a.nb());
     let start = match (&state, joining) {
         (CallState::Fresh, _) => Start::Fresh,
         (_, true) => Start::Join,
         _ => Start::Resume,
     };
     let mut ext = Extended::new(region.grid(), a, &layout, work, start)?;
+    // One exit from here on: A gets its storage (or its blocks) back
+    // whatever the outcome.
+    let result = factor_extended(region, &mut ext, &layout, &state, joining, tau, opts);
+    ext.release(a, work, result.is_ok());
+    (report.recoveries, report.check) = result?;
+    region.complete(tau);
+    Ok(report)
+}
+
+/// The body of [`pdgeqrf_ft_in`] once the extended matrix exists: the
+/// encoding, then the step loop with its repairs. Returns the recoveries
+/// and the checksum check.
+fn factor_extended(
+    region: &mut Region,
+    ext: &mut Extended,
+    layout: &checksum::ReverseNeighborLayout,
+    state: &CallState,
+    joining: bool,
+    tau: &mut Vec<f64>,
+    opts: &FtOptions,
+) -> Result<(Vec<RecoveryRecord>, Option<ChecksumCheck>)> {
+    let mut recoveries = Vec::new();
+    let kmax = ext.e.m().min(ext.data_n());
+    let panels = kmax.div_ceil(ext.e.nb());
     let mut committed = 0usize;
     tau.clear();
     tau.resize(kmax, 0.0);
-    if let CallState::Resume { committed: c, replicated } = &state {
+    if let CallState::Resume { committed: c, replicated } = state {
         committed = *c as usize;
         tau[..replicated.len().min(kmax)].copy_from_slice(&replicated[..replicated.len().min(kmax)]);
     }
     if matches!(state, CallState::Fresh) {
-        encode_checksums(region.grid(), &mut ext, &layout)?;
+        encode_checksums(region.grid(), ext, layout)?;
     }
     // A joining replacement starts in the recovery of the survivors: its
     // blocks are invalid until they are rebuilt.
@@ -150,32 +178,25 @@ pub fn pdgeqrf_ft_in(
                 need_repair = true;
                 let repair_ms = t.elapsed().as_secs_f64() * 1e3;
                 let mine = valid.then_some((phase, detect_ms, repair_ms, mode));
-                match after_repair(region, &mut ext, &layout, &mut committed, tau, mine) {
+                match after_repair(region, ext, layout, &mut committed, tau, mine) {
                     Ok(r) => break r,
                     Err(e) if e.is_process_failure() => continue,
                     Err(e) => return Err(e),
                 }
             };
             valid = true;
-            report.recoveries.push(record);
+            recoveries.push(record);
         }
-        match run_steps(region, &mut ext, &layout, &mut committed, panels, tau, opts)
-            .and_then(|()| finish(region, &ext, &layout, committed, opts))
+        match run_steps(region, ext, layout, &mut committed, panels, tau, opts)
+            .and_then(|()| finish(region, ext, layout, committed, opts))
         {
-            Ok(check) => {
-                report.check = check;
-                break;
-            }
+            Ok(check) => return Ok((recoveries, check)),
             Err((e, phase, since)) if e.is_process_failure() => {
                 failure = Some((phase, since.elapsed().as_secs_f64() * 1e3, true));
             }
             Err((e, _, _)) => return Err(e),
         }
     }
-    ext.copy_data_into(a);
-    ext.release_into(work);
-    region.complete(tau);
-    Ok(report)
 }
 
 type StepError = (Error, &'static str, Instant);

@@ -5,7 +5,8 @@ use blacs_ft::Grid;
 use checksum::ReverseNeighborLayout;
 
 /// The storage `pdgeqrf_ft` works in: the local part of the extended matrix
-/// [A | padding | checksum pairs] and the left-factor sums D_g this process
+/// [A | padding | checksum pairs] (unless A's own storage has room for it,
+/// see [`FtWorkspace::in_place`]) and the left-factor sums D_g this process
 /// keeps. [`super::pdgeqrf_ft`] allocates one per call;
 /// [`super::pdgeqrf_ft_in`] takes one from the caller, so that repeated
 /// factorizations (or a timed one) do not pay for allocating and first
@@ -39,19 +40,42 @@ impl FtWorkspace {
         FtWorkspace { ext: touched(ext_len), d: (0..held).map(|_| touched(d_len)).collect() }
     }
 
-    /// A workspace large enough for any position of a `p`×`q` grid
-    /// factoring an `m`×`n` matrix in `nb`×`nb` blocks (all global), its
-    /// memory touched now: what a hot spare prepares while it is parked
-    /// (see `blacs_ft::Grid::parks_as_spare`), since it learns its grid
-    /// position only when it replaces a lost process — and the survivors
-    /// would otherwise wait for these page faults during the recovery.
-    /// Empty for shapes that cannot carry checksums.
-    pub fn for_spare(m: usize, n: usize, nb: usize, p: usize, q: usize) -> FtWorkspace {
-        let Ok(layout) = ReverseNeighborLayout::new(m, n, nb, p, q) else {
+    /// A workspace for factoring `a` (local) on `grid` (global) in place:
+    /// `a`'s storage grows to hold the padding and checksum columns after
+    /// its local array (its content kept, the new pages touched now), so
+    /// that the call copies A neither in nor out; the workspace then holds
+    /// only the D_g sums. Like the extended matrices of the FT-ScaLAPACK
+    /// codes, which their callers allocate. A matrix with a leading
+    /// dimension larger than its local rows cannot grow that way: it gets
+    /// [`FtWorkspace::for_matrix`]'s workspace instead.
+    pub fn in_place(grid: &Grid, a: &mut DistMatrix) -> FtWorkspace {
+        let Ok(layout) = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize)
+        else {
             return FtWorkspace::default();
         };
+        if a.lld() != a.local_rows().max(1) {
+            return FtWorkspace::for_matrix(grid, a);
+        }
+        let (ext_len, d_len, held) = sizes(grid, a, &layout);
+        a.reserve_room(ext_len);
+        FtWorkspace { ext: Vec::new(), d: (0..held).map(|_| touched(d_len)).collect() }
+    }
+
+    /// What a hot spare prepares while it is parked (see
+    /// `blacs_ft::Grid::parks_as_spare`), large enough for any position of
+    /// a `p`×`q` grid factoring an `m`×`n` matrix in `nb`×`nb` blocks (all
+    /// global), its memory touched now: storage for the matrix (for
+    /// `DistMatrix::in_storage`) with room for the checksum columns, and a
+    /// workspace for the D_g sums. A spare learns its grid position only
+    /// when it replaces a lost process — and the survivors would otherwise
+    /// wait for these page faults during the recovery. Empty for shapes
+    /// that cannot carry checksums.
+    pub fn for_spare(m: usize, n: usize, nb: usize, p: usize, q: usize) -> (Vec<f64>, FtWorkspace) {
+        let Ok(layout) = ReverseNeighborLayout::new(m, n, nb, p, q) else {
+            return (Vec::new(), FtWorkspace::default());
+        };
         let (ext_len, d_len, held) = largest_sizes(&layout, nb, p, q);
-        FtWorkspace { ext: touched(ext_len), d: (0..held).map(|_| touched(d_len)).collect() }
+        (touched(ext_len), FtWorkspace { ext: Vec::new(), d: (0..held).map(|_| touched(d_len)).collect() })
     }
 }
 
