@@ -65,6 +65,25 @@ struct Compare {
     plain_s: Vec<f64>,
     free_s: Vec<f64>,
     with_s: Vec<f64>,
+    /// Per repetition: failure-free FT time / plain time of the same
+    /// repetition, and FT-with-failure time / failure-free FT time of the
+    /// same repetition (where it had a failure). Their medians are immune
+    /// to the slow drifts of a shared machine, which move a repetition's
+    /// runs together but can put the medians of the separate lists in
+    /// different phases.
+    free_over_plain: Vec<f64>,
+    with_over_free: Vec<f64>,
+}
+
+impl Compare {
+    /// Medians of the per-repetition ratios, as fractions: the failure-free
+    /// FT overhead over the plain QR, and the failure's cost over the
+    /// failure-free FT run (when a repetition had a failure).
+    fn paired(&self) -> (f64, Option<f64>) {
+        let over = median(&self.free_over_plain) - 1.0;
+        let per_failure = (!self.with_over_free.is_empty()).then(|| median(&self.with_over_free) - 1.0);
+        (over, per_failure)
+    }
 }
 
 /// After an FT run that may have had kills: disarms them (the failure-free
@@ -194,8 +213,12 @@ fn ft(
         // kills, every repetition starts with an FT run that has them (the
         // first one is the main run), so the failure's cost is a median too.
         let (mut plain_s, mut free_s, mut with_s) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut free_over_plain, mut with_over_free) = (Vec::new(), Vec::new());
+        // This repetition's FT run with the failure, if it had one.
+        let mut with_now = None;
         if !report.recoveries.is_empty() && start_rep == 0 {
             with_s.push(ft_secs);
+            with_now = Some(ft_secs);
         }
         let kills = Injector::parse(a.kill.as_deref().unwrap_or_default()).unwrap_or_default();
         for rep in start_rep..a.reps {
@@ -209,6 +232,7 @@ fn ft(
                 print_recoveries(region, &with, Some(rep));
                 if !with.recoveries.is_empty() {
                     with_s.push(secs);
+                    with_now = Some(secs);
                 }
             }
             let grid = region.grid();
@@ -221,21 +245,35 @@ fn ft(
             grid.max(Scope::All, &mut nonft)?;
             drop(plain);
             plain_s.push(nonft[0]);
-            if rep == 0 && a.reps == 1 && report.recoveries.is_empty() {
-                free_s.push(ft_secs);
-                continue;
-            }
-            let (secs, again, _, _) = timed_ft(region, a, &FtOptions::default(), &mut None)?;
-            if !again.recoveries.is_empty() {
-                return Err(blacs_ft::Error::Unrecoverable {
-                    reason: "the failure-free comparison run saw a failure".into(),
+            let secs = if rep == 0 && a.reps == 1 && report.recoveries.is_empty() {
+                ft_secs
+            } else {
+                let (secs, again, _, _) = timed_ft(region, a, &FtOptions::default(), &mut None)?;
+                if !again.recoveries.is_empty() {
+                    return Err(blacs_ft::Error::Unrecoverable {
+                        reason: "the failure-free comparison run saw a failure".into(),
+                    }
+                    .into());
                 }
-                .into());
-            }
+                secs
+            };
             free_s.push(secs);
+            free_over_plain.push(secs / nonft[0]);
+            if let Some(w) = with_now.take() {
+                with_over_free.push(w / secs);
+            }
         }
         let with = (!with_s.is_empty()).then(|| median(&with_s));
-        compare = Some(Compare { nonft: median(&plain_s), free: median(&free_s), with, plain_s, free_s, with_s });
+        compare = Some(Compare {
+            nonft: median(&plain_s),
+            free: median(&free_s),
+            with,
+            plain_s,
+            free_s,
+            with_s,
+            free_over_plain,
+            with_over_free,
+        });
     }
     let grid = region.grid();
     let mut rate = [blas::measure_dgemm_gflops(1024)];
@@ -271,14 +309,16 @@ fn ft(
         }
     }
     match &compare {
-        Some(Compare { nonft, free, with, plain_s, with_s, .. }) => {
+        Some(cmp @ Compare { nonft, free, with, plain_s, with_s, .. }) => {
             let (nonft, free, with) = (*nonft, *free, *with);
-            let of = if plain_s.len() > 1 { format!("; medians of {}", plain_s.len()) } else { String::new() };
+            let model = report.overhead_model;
+            let paired = plain_s.len() > 1;
+            let of = if paired { format!("; medians of {}", plain_s.len()) } else { String::new() };
             let mut l = format!(
                 "overhead: plain QR {nonft:.3} s, FT failure-free {free:.3} s ({:+.1} %; model +{:.1} %, ratio {:.2}{of})",
                 100.0 * (free / nonft - 1.0),
-                100.0 * report.overhead_model,
-                (free / nonft - 1.0) / report.overhead_model
+                100.0 * model,
+                (free / nonft - 1.0) / model
             );
             if let Some(w) = with {
                 let of = if with_s.len() > 1 { format!("; median of {}", with_s.len()) } else { String::new() };
@@ -288,6 +328,18 @@ fn ft(
                 ));
             }
             lines.push(l);
+            if paired {
+                let (over, per_failure) = cmp.paired();
+                let mut l = format!(
+                    "paired (median of the per-repetition ratios): FT failure-free {:+.1} %, ratio {:.2}",
+                    100.0 * over,
+                    over / model
+                );
+                if let Some(f) = per_failure {
+                    l.push_str(&format!("; the failure {:+.1} %", 100.0 * f));
+                }
+                lines.push(l);
+            }
         }
         None => lines.push(format!(
             "overhead model of the checksums: +{:.1} % trailing-update work",
@@ -353,9 +405,14 @@ fn ft(
                     ("nonft_times_s", list(&cmp.plain_s)),
                     ("ft_times_s", list(&cmp.free_s)),
                 ];
+                let (over, per_failure) = cmp.paired();
+                c.push(("paired_overhead", Json::Num(over)));
                 if let Some(w) = cmp.with {
                     c.push(("ft_with_failure_time_s", Json::Num(w)));
                     c.push(("ft_with_failure_times_s", list(&cmp.with_s)));
+                }
+                if let Some(f) = per_failure {
+                    c.push(("paired_failure_overhead", Json::Num(f)));
                 }
                 fields.push(("compare", Json::obj(c)));
             }

@@ -139,10 +139,19 @@ fn compare_reports_plain_and_failure_free_times_from_the_same_run() {
     // repetition also repeats the run with the failure (a second spawned
     // replacement joins the second one and goes on with the survivors).
     assert_eq!(num(&json, "reps"), 2.0, "{json}");
-    for key in ["nonft_times_s", "ft_times_s", "ft_with_failure_times_s"] {
+    let list = |key: &str| -> Vec<f64> {
         let list = json.split(&format!("\"{key}\": [")).nth(1).and_then(|r| r.split(']').next()).expect(key);
-        assert_eq!(list.split(',').count(), 2, "{key}: {json}");
-    }
+        list.split(',').map(|x| x.trim().parse().expect(key)).collect()
+    };
+    let (plain, free, with) = (list("nonft_times_s"), list("ft_times_s"), list("ft_with_failure_times_s"));
+    assert!(plain.len() == 2 && free.len() == 2 && with.len() == 2, "{json}");
+    // The paired figures are the medians (of two: means) of the ratios
+    // within each repetition.
+    let paired = ((free[0] / plain[0] + free[1] / plain[1]) / 2.0) - 1.0;
+    assert!((num(&json, "paired_overhead") - paired).abs() < 1e-9, "{paired}: {json}");
+    let paired = ((with[0] / free[0] + with[1] / free[1]) / 2.0) - 1.0;
+    assert!((num(&json, "paired_failure_overhead") - paired).abs() < 1e-9, "{paired}: {json}");
+    assert!(out.stdout.contains("paired (median of the per-repetition ratios)"), "{}", out.stdout);
     assert!(out.stdout.contains("medians of 2"), "{}", out.stdout);
     assert!(out.stdout.contains("median of 2"), "{}", out.stdout);
     assert!(out.stdout.contains("repetition 2: recovered ranks [1] at step 3"), "{}", out.stdout);

@@ -10,8 +10,8 @@
 
 use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
 use blacs_ft::{Grid, GridOptions, Injector, Joined, Runtime};
-use scalapack_ft::generate::{Generator, MatrixKind};
 use recovery::Region;
+use scalapack_ft::generate::{Generator, MatrixKind};
 use scalapack_ft::qr::{check, pdgels, pdgeqrf};
 use scalapack_ft::qr_ft::{pdgeqrf_ft, pdgeqrf_ft_in, FtOptions, FtWorkspace};
 use scalapack_ft::DistMatrix;
@@ -154,7 +154,8 @@ fn ft_storage(rt: &mut Runtime, p: i32, q: i32, spec: &str) -> Result<String, St
             in_place.local_mut().copy_from_slice(a.local());
         }
         let mut tau = Vec::new();
-        let report = pdgeqrf_ft_in(&mut region, &mut in_place, &mut tau, &opts, &mut work).map_err(|e| e.to_string())?;
+        let report =
+            pdgeqrf_ft_in(&mut region, &mut in_place, &mut tau, &opts, &mut work).map_err(|e| e.to_string())?;
         checks_ok &= report.check.is_some_and(|c| c.ok);
         identical &= in_place.local() == copied.local() && tau == tau_copied;
     }
