@@ -118,11 +118,16 @@ impl Region {
 
     /// Repairs the grid after a process failure and hands the log to the
     /// replacements. Collective with the replacements' [`Region::new`].
+    ///
+    /// The limit of [`Region::set_max_repairs`] counts the region's repairs,
+    /// those before a replacement joined included (it learns their number
+    /// with the log), so every process refuses the same repair.
     pub fn repair(&mut self) -> Result<RepairReport, Error> {
-        if self.repairs.len() >= self.max_repairs {
+        if self.log.repairs() >= self.max_repairs as u64 {
             return Err(Error::Unrecoverable { reason: format!("more than {} repairs", self.max_repairs) });
         }
         let report = self.grid.recover()?;
+        self.log.count_repair();
         self.log.share(&self.grid, true)?;
         self.repairs.push(report.clone());
         Ok(report)

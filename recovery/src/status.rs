@@ -34,6 +34,10 @@ pub enum CallState {
 pub struct StatusLog {
     calls: Vec<CallRecord>,
     cursor: usize,
+    /// Repairs the region went through, counted by every process alike: a
+    /// replacement receives the survivors' count with the log, so that all
+    /// agree on when a repair limit is reached.
+    repairs: u64,
 }
 
 impl StatusLog {
@@ -51,6 +55,17 @@ impl StatusLog {
     /// next [`StatusLog::enter`] is the interrupted call (or a new one).
     pub fn skip_completed(&mut self) {
         self.cursor = self.calls.iter().position(|c| !c.done).unwrap_or(self.calls.len());
+    }
+
+    /// Repairs recorded so far (see [`StatusLog::count_repair`]).
+    pub fn repairs(&self) -> u64 {
+        self.repairs
+    }
+
+    /// Records one more repair (before the log is shared with the
+    /// replacements of that repair).
+    pub fn count_repair(&mut self) {
+        self.repairs += 1;
     }
 
     /// The records, oldest first.
@@ -102,10 +117,11 @@ impl StatusLog {
         self.cursor.checked_sub(1).and_then(|i| self.calls.get_mut(i))
     }
 
-    /// Flattens the log for a broadcast: `[ncalls, cursor, per call: name
-    /// length, name bytes (as f64), committed, done, data length, data]`.
+    /// Flattens the log for a broadcast: `[ncalls, cursor, repairs, per
+    /// call: name length, name bytes (as f64), committed, done, data length,
+    /// data]`.
     fn encode(&self) -> Vec<f64> {
-        let mut v = vec![self.calls.len() as f64, self.cursor as f64];
+        let mut v = vec![self.calls.len() as f64, self.cursor as f64, self.repairs as f64];
         for r in &self.calls {
             v.push(r.name.len() as f64);
             v.extend(r.name.bytes().map(|b| b as f64));
@@ -122,6 +138,7 @@ impl StatusLog {
         let mut next = || it.next();
         let n = next()? as usize;
         let cursor = next()? as usize;
+        let repairs = next()? as u64;
         let mut calls = Vec::with_capacity(n);
         for _ in 0..n {
             let len = next()? as usize;
@@ -132,7 +149,7 @@ impl StatusLog {
             let replicated = (0..dl).map(|_| next()).collect::<Option<Vec<f64>>>()?;
             calls.push(CallRecord { name, committed, done, replicated });
         }
-        Some(StatusLog { calls, cursor })
+        Some(StatusLog { calls, cursor, repairs })
     }
 
     /// Collective after a repair: every rank adopts the log of the lowest
@@ -195,8 +212,12 @@ mod tests {
         log.commit(7, &[0.1, -3.5, 1e300]);
         log.enter("x");
         log.complete(&[]);
+        log.count_repair();
+        log.count_repair();
         let back = StatusLog::decode(&log.encode()).unwrap();
         assert_eq!(back, log);
+        // A replacement counts the repairs from where the survivors are.
+        assert_eq!(back.repairs(), 2);
         assert!(StatusLog::decode(&[3.0]).is_none());
     }
 

@@ -164,7 +164,11 @@ fn factor_extended(
         tau[..replicated.len().min(kmax)].copy_from_slice(&replicated[..replicated.len().min(kmax)]);
     }
     if matches!(state, CallState::Fresh) {
+        let t = Instant::now();
         encode_checksums(region.grid(), ext, layout)?;
+        if std::env::var_os("FTLA_DEBUG").is_some() {
+            eprintln!("[ftla rank {}] encode {:.1} ms", region.grid().rank(), t.elapsed().as_secs_f64() * 1e3);
+        }
     }
     // A joining replacement starts in the recovery of the survivors: its
     // blocks are invalid until they are rebuilt.
