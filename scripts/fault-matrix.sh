@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The full fault matrix of pdgeqrf_ft: on 2x2 and 2x3 grids, every rank
 # killed at an early, a middle and the last step, in each phase (panel,
-# bcast, update, commit), through a spawn and through a hot spare; each run
-# must finish with ScaLAPACK's residual checks passing and consistent
-# checksums. Every launch has a hard timeout. Prints one line per run and
-# "N passed, N failed" at the end; exit code 1 if any run failed.
-#   scripts/fault-matrix.sh            # both grids (240 runs)
+# bcast, update, commit), and before the checksums exist (encode: the call
+# restarts), through a spawn and through a hot spare; each run must finish
+# with ScaLAPACK's residual checks passing and consistent checksums. Every
+# launch has a hard timeout. Prints one line per run and "N passed, N
+# failed" at the end; exit code 1 if any run failed.
+#   scripts/fault-matrix.sh            # both grids (260 runs)
 #   scripts/fault-matrix.sh 2x2        # one grid
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -23,20 +24,25 @@ for grid in ${grids[*]}; do
   p=${grid%x*}; q=${grid#*x}; n=$((p * q))
   for spares in 0 1; do
     for ((rank = 0; rank < n; rank++)); do
+      # STEP:PHASE, and what the JSON must show: the rebuilt rank, or a restart.
+      points=()
       for step in "${steps[@]}"; do
-        for phase in "${phases[@]}"; do
-          json="$tmp/run.json"; rm -f "$json"
-          "$ftla" qr --ft --grid "$grid" --spares "$spares" "${shape[@]}" --kill "$rank@$step:$phase" \
-            --check --verify --json "$json" --timeout 120 >"$tmp/out" 2>&1
-          rc=$?
-          if [ $rc -eq 0 ] && grep -q '"ok": true' "$json" 2>/dev/null && grep -q "\"ranks\": \[$rank\]" "$json"; then
-            pass=$((pass + 1)); verdict=ok
-          else
-            fail=$((fail + 1)); verdict="FAILED (exit $rc)"
-            tail -5 "$tmp/out" | sed 's/^/    /'
-          fi
-          printf '%s spares=%s kill %s@%s:%s: %s\n' "$grid" "$spares" "$rank" "$step" "$phase" "$verdict"
-        done
+        for phase in "${phases[@]}"; do points+=("$step:$phase"); done
+      done
+      points+=("0:encode")
+      for point in "${points[@]}"; do
+        json="$tmp/run.json"; rm -f "$json"
+        "$ftla" qr --ft --grid "$grid" --spares "$spares" "${shape[@]}" --kill "$rank@$point" \
+          --check --verify --json "$json" --timeout 120 >"$tmp/out" 2>&1
+        rc=$?
+        if [ "$point" = 0:encode ]; then expect='"restarts": 1'; else expect="\"ranks\": \[$rank\]"; fi
+        if [ $rc -eq 0 ] && grep -q '"ok": true' "$json" 2>/dev/null && grep -q "$expect" "$json"; then
+          pass=$((pass + 1)); verdict=ok
+        else
+          fail=$((fail + 1)); verdict="FAILED (exit $rc)"
+          tail -5 "$tmp/out" | sed 's/^/    /'
+        fi
+        printf '%s spares=%s kill %s@%s: %s\n' "$grid" "$spares" "$rank" "$point" "$verdict"
       done
     done
   done

@@ -138,6 +138,15 @@ impl FactorArgs {
                                 .into(),
                         ));
                     }
+                    // A restarted call (a kill before the checksums exist)
+                    // runs from the top on its replacement.
+                    if spec.phase.as_deref() == Some("encode") && o.num("reps", 1usize)? > 1 {
+                        return Err(UsageError(
+                            "--kill with --reps: a kill in the encode phase restarts the call, which is not repeated; \
+                             drop --reps or kill in a later phase"
+                                .into(),
+                        ));
+                    }
                     // Grid rank 0 keeps the samples of every repetition.
                     if spec.rank == 0 && o.num("reps", 1usize)? > 1 {
                         return Err(UsageError(

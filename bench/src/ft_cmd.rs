@@ -121,12 +121,15 @@ fn print_recoveries(region: &Region, report: &FtReport, rep: Option<usize>) {
     }
 }
 
+/// One timed FT factorization: seconds (the slowest rank's), the call's
+/// report, tau, the factored matrix, and how often the call was restarted
+/// because a process was lost before its checksums existed.
 fn timed_ft(
     region: &mut Region,
     a: &FactorArgs,
     opts: &FtOptions,
     prepared: &mut Option<SparePrep>,
-) -> Result<(f64, FtReport, Vec<f64>, scalapack_ft::DistMatrix), scalapack_ft::Error> {
+) -> Result<(f64, FtReport, Vec<f64>, scalapack_ft::DistMatrix, usize), scalapack_ft::Error> {
     let joining = region.is_joining();
     if joining {
         // This program does not repeat the FT runs that completed before a
@@ -152,10 +155,39 @@ fn timed_ft(
     }
     let t = Instant::now();
     let mut tau = Vec::new();
-    let report = pdgeqrf_ft_in(region, &mut mat, &mut tau, opts, &mut work)?;
-    let mut secs = [if joining { 0.0 } else { t.elapsed().as_secs_f64() }];
-    region.grid().max(Scope::All, &mut secs)?;
-    Ok((secs[0], report, tau, mat))
+    let mut restarts = 0;
+    let report = loop {
+        match pdgeqrf_ft_in(region, &mut mat, &mut tau, opts, &mut work) {
+            // Lost before the checksums protected its blocks: the call was
+            // forgotten everywhere. Repair, then start again from the
+            // input, as a replacement (which runs this program from the
+            // top) does; the clock keeps running.
+            Err(e) if e.is_process_failure() && restarts < 16 => {
+                let r = region.repair()?;
+                restarts += 1;
+                // The lowest surviving rank speaks (no collective here: the
+                // replacement is not in this loop).
+                let speaker = (0..).find(|k| !r.killed.contains(k)).unwrap_or(0);
+                if region.grid().rank() == speaker {
+                    println!(
+                        "  restarting the factorization: rank(s) {:?} lost before the checksums were encoded \
+                         (repaired by {} in {:.1} ms)",
+                        r.killed,
+                        r.mode.as_str(),
+                        r.total_ms
+                    );
+                }
+                mat = make_matrix(region.grid(), a, true)?;
+                work = FtWorkspace::in_place(region.grid(), &mut mat);
+                region.grid().barrier(Scope::All)?;
+            }
+            other => break other?,
+        }
+    };
+    // The survivors' figures: a replacement's clock and count started late.
+    let mut v = [if joining { 0.0 } else { t.elapsed().as_secs_f64() }, restarts as f64];
+    region.grid().max(Scope::All, &mut v)?;
+    Ok((v[0], report, tau, mat, v[1] as usize))
 }
 
 fn ft(
@@ -180,7 +212,7 @@ fn ft(
     }
     // 1. The fault-tolerant run (the kills happen here).
     let joined = region.is_joining();
-    let (ft_secs, report, tau, fact) = timed_ft(region, a, &opts, prepared)?;
+    let (ft_secs, report, tau, fact, restarts) = timed_ft(region, a, &opts, prepared)?;
     // A replacement that joined a later repetition's failure run (`--reps`
     // with `--kill`) learns which one, and goes on from there.
     let start_rep = after_failure_run(region, a, joined, 0)?;
@@ -227,7 +259,7 @@ fn ft(
                 region.grid_mut().set_injector(kills.shifted(epoch));
                 // The main run's options: a replacement joining here runs
                 // its code path for the main run (its verification included).
-                let (secs, with, _, _) = timed_ft(region, a, &opts, &mut None)?;
+                let (secs, with, _, _, _) = timed_ft(region, a, &opts, &mut None)?;
                 after_failure_run(region, a, false, rep)?;
                 print_recoveries(region, &with, Some(rep));
                 if !with.recoveries.is_empty() {
@@ -248,7 +280,7 @@ fn ft(
             let secs = if rep == 0 && a.reps == 1 && report.recoveries.is_empty() {
                 ft_secs
             } else {
-                let (secs, again, _, _) = timed_ft(region, a, &FtOptions::default(), &mut None)?;
+                let (secs, again, _, _, _) = timed_ft(region, a, &FtOptions::default(), &mut None)?;
                 if !again.recoveries.is_empty() {
                     return Err(blacs_ft::Error::Unrecoverable {
                         reason: "the failure-free comparison run saw a failure".into(),
@@ -382,6 +414,7 @@ fn ft(
                 ("dgemm_gflops", Json::Num(dgemm)),
                 ("blas_kernel", Json::from(blas::kernel_name())),
                 ("recoveries", Json::Arr(recoveries)),
+                ("restarts", Json::Int(restarts as i64)),
                 ("overhead_model", Json::Num(report.overhead_model)),
             ];
             if let Some(c) = &report.check {

@@ -76,6 +76,27 @@ fn a_kill_after_the_commit_point_of_the_last_step_resumes_after_it() {
     survives("2x2", "0", "2@12:commit", "2", 13, "commit", "spawn");
 }
 
+/// A kill before the checksums exist cannot be rebuilt: every survivor
+/// forgets the call, the grid is repaired, and the factorization starts
+/// again from its input (the replacement runs the program from the top).
+fn restarts(grid: &str, spares: &str, kill: &str) {
+    let mut args = vec!["--grid", grid, "--spares", spares, "--kill", kill, "--check", "--verify"];
+    args.extend(SHAPE);
+    let (out, json) = ftla(&args);
+    assert_eq!(out.code, Some(0), "kill {kill}:\n{}\n{}", out.stdout, out.stderr);
+    assert!(num(&json, "residual") < 16.0 && num(&json, "orthogonality") < 16.0, "{json}");
+    assert!(json.contains("\"ok\": true"), "{json}");
+    assert_eq!(num(&json, "restarts"), 1.0, "kill {kill}: {json}");
+    assert!(json.contains("\"recoveries\": []"), "kill {kill}: {json}");
+    assert!(out.stdout.contains("restarting the factorization"), "{}", out.stdout);
+}
+
+#[test]
+fn a_kill_before_the_checksums_exist_restarts_the_call() {
+    restarts("2x2", "0", "1@0:encode");
+    restarts("2x3", "1", "0@0:encode");
+}
+
 #[test]
 fn a_hot_spare_takes_over_on_a_2x3_grid() {
     survives("2x3", "1", "4@7:update", "4", 7, "update", "spare");

@@ -74,7 +74,8 @@ impl Region {
         &self.log
     }
 
-    /// Repairs so far, oldest first.
+    /// The repairs this process went through, oldest first (a replacement's
+    /// list starts at its own; [`StatusLog::repairs`] counts the region's).
     pub fn repairs(&self) -> &[RepairReport] {
         &self.repairs
     }
@@ -104,6 +105,14 @@ impl Region {
             self.joining = false;
         }
         (state, joining)
+    }
+
+    /// Forgets the current call: it failed before its first commit point
+    /// (before it protected anything), on every process alike, and returns
+    /// a process-failure error; [`Region::run`] then repairs and runs the
+    /// body again, the call starting afresh everywhere.
+    pub fn abandon_call(&mut self) {
+        self.log.abandon_current();
     }
 
     /// Records a commit of the current call (step count and its replicated data).

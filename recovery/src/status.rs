@@ -113,6 +113,16 @@ impl StatusLog {
         }
     }
 
+    /// Forgets the current call, as if it had never been entered: it failed
+    /// before it could protect its data, so a re-run of the region's body
+    /// starts it afresh (on survivors and replacements alike).
+    pub fn abandon_current(&mut self) {
+        if let Some(i) = self.cursor.checked_sub(1).filter(|&i| i < self.calls.len()) {
+            self.calls.truncate(i);
+            self.cursor = i;
+        }
+    }
+
     fn current_mut(&mut self) -> Option<&mut CallRecord> {
         self.cursor.checked_sub(1).and_then(|i| self.calls.get_mut(i))
     }
@@ -203,6 +213,23 @@ mod tests {
         log.enter("a");
         assert_eq!(log.enter("c"), CallState::Fresh);
         assert_eq!(log.calls().len(), 2);
+    }
+
+    #[test]
+    fn an_abandoned_call_starts_afresh_on_the_rerun() {
+        let mut log = StatusLog::new();
+        log.enter("pdgeqrf_ft");
+        log.complete(&[1.0]);
+        log.enter("pdgeqrf_ft");
+        log.abandon_current();
+        assert_eq!(log.calls().len(), 1);
+        log.rewind();
+        assert_eq!(log.enter("pdgeqrf_ft"), CallState::Done { replicated: vec![1.0] });
+        assert_eq!(log.enter("pdgeqrf_ft"), CallState::Fresh);
+        // Nothing to abandon before the first call.
+        let mut empty = StatusLog::new();
+        empty.abandon_current();
+        assert_eq!(empty, StatusLog::new());
     }
 
     #[test]

@@ -8,7 +8,7 @@ use blacs_ft::index::{indxg2p, indxl2g, numroc};
 use blacs_ft::{Grid, Scope};
 
 /// A distributed dense matrix: a descriptor plus this process's local array.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct DistMatrix {
     desc: Descriptor,
     nprow: usize,
@@ -19,6 +19,13 @@ pub struct DistMatrix {
     /// room a caller reserved (see [`DistMatrix::in_storage`]).
     data: Vec<f64>,
     len: usize,
+}
+
+impl Clone for DistMatrix {
+    /// A copy of the matrix: its local array, without the room past it.
+    fn clone(&self) -> DistMatrix {
+        DistMatrix { data: self.local().to_vec(), ..*self }
+    }
 }
 
 fn arg_error(routine: &str, position: u32, entry: u32, name: &str, reason: String) -> Error {
@@ -103,7 +110,9 @@ impl DistMatrix {
 
     /// Storage for [`DistMatrix::in_storage`] large enough for any process
     /// of a `nprow`×`npcol` grid (see [`DistMatrix::local_len_bound`]), its
-    /// pages touched now: what a hot spare prepares while it is parked.
+    /// pages touched now: what a hot spare prepares while it is parked for
+    /// a plain matrix (for `pdgeqrf_ft`, `qr_ft::FtWorkspace::for_spare`
+    /// adds the room for the checksum columns).
     pub fn spare_storage(m: usize, n: usize, mb: usize, nb: usize, nprow: usize, npcol: usize) -> Vec<f64> {
         touched(DistMatrix::local_len_bound(m, n, mb, nb, nprow, npcol))
     }
@@ -147,7 +156,9 @@ impl DistMatrix {
         Ok(a)
     }
 
-    /// Wraps an existing local array laid out as `desc` says.
+    /// Wraps an existing local array laid out as `desc` says. Elements of
+    /// `data` past the local array are kept as room (see
+    /// [`DistMatrix::in_storage`]); [`DistMatrix::local`] is the array.
     pub fn from_local(grid: &Grid, desc: Descriptor, data: Vec<f64>) -> Result<DistMatrix> {
         let (nprow, npcol) = (grid.nprow() as usize, grid.npcol() as usize);
         let (myrow, mycol) = (grid.myrow() as usize, grid.mycol() as usize);

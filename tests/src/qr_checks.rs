@@ -6,11 +6,13 @@
 //! qr-checks --grid PxQ gels MxNxNB
 //! qr-checks --grid PxQ bad-blocks
 //! qr-checks --grid PxQ ft-storage MxNxNB
+//! qr-checks --grid PxQ ft-bad-source
 //! ```
 
 use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
 use blacs_ft::{Grid, GridOptions, Injector, Joined, Runtime};
 use recovery::Region;
+use scalapack_ft::descriptor::Descriptor;
 use scalapack_ft::generate::{Generator, MatrixKind};
 use scalapack_ft::qr::{check, pdgels, pdgeqrf};
 use scalapack_ft::qr_ft::{pdgeqrf_ft, pdgeqrf_ft_in, FtOptions, FtWorkspace};
@@ -51,6 +53,7 @@ fn main() {
         let line = match c.as_str() {
             "gels" => gels(&grid, words.next().map(String::as_str).unwrap_or("40x10x4")),
             "bad-blocks" => bad_blocks(&grid),
+            "ft-bad-source" => ft_bad_source(&mut rt, p, q),
             "ft-storage" => ft_storage(&mut rt, p, q, words.next().map(String::as_str).unwrap_or("70x50x8")),
             spec => factor_case(&grid, spec),
         };
@@ -127,8 +130,10 @@ fn gels(grid: &Grid, spec: &str) -> Result<String, String> {
 }
 
 /// pdgeqrf_ft in its storages: a separate extended matrix (A copied in
-/// and out), A's own storage grown by `FtWorkspace::in_place`, and that
-/// storage again on a second call with the room left from the first. The
+/// and out), A's own storage grown by `FtWorkspace::in_place`, that
+/// storage again on a second call with the room left from the first, and a
+/// copy of A with a leading dimension past its local rows (which cannot
+/// grow: `in_place` gives it a separate extended matrix). The
 /// factors must be bit-identical and pass the residual checks, A's local
 /// array must keep its length, and the room must stay for the next call.
 fn ft_storage(rt: &mut Runtime, p: i32, q: i32, spec: &str) -> Result<String, String> {
@@ -159,6 +164,29 @@ fn ft_storage(rt: &mut Runtime, p: i32, q: i32, spec: &str) -> Result<String, St
         checks_ok &= report.check.is_some_and(|c| c.ok);
         identical &= in_place.local() == copied.local() && tau == tau_copied;
     }
+    // A leading dimension past the local rows: A cannot hold the extended
+    // matrix's columns, so the call works in a separate one.
+    let padded_lld = a.lld() + 3;
+    let desc =
+        Descriptor::new(m, n, nb, nb, 0, 0, padded_lld, 0, p as usize, q as usize, region.grid().myrow() as usize)
+            .map_err(|e| e.reason.clone())?;
+    let mut padded = DistMatrix::from_local(region.grid(), desc, vec![f64::NAN; padded_lld * a.local_cols().max(1)])
+        .map_err(|e| e.to_string())?;
+    for j in 0..a.local_cols() {
+        for i in 0..a.local_rows() {
+            padded.local_mut()[i + j * padded_lld] = a.local()[i + j * a.lld()];
+        }
+    }
+    let mut work = FtWorkspace::in_place(region.grid(), &mut padded);
+    let mut tau = Vec::new();
+    let report = pdgeqrf_ft_in(&mut region, &mut padded, &mut tau, &opts, &mut work).map_err(|e| e.to_string())?;
+    checks_ok &= report.check.is_some_and(|c| c.ok);
+    identical &= tau == tau_copied;
+    for j in 0..a.local_cols() {
+        for i in 0..a.local_rows() {
+            identical &= padded.local()[i + j * padded_lld] == copied.local()[i + j * a.lld()];
+        }
+    }
     let grid = region.grid();
     let kept_length = in_place.local().len() == a.local().len();
     let res = check::qr_residual(grid, &a, &in_place, &tau_copied).map_err(|e| e.to_string())?;
@@ -173,6 +201,34 @@ fn ft_storage(rt: &mut Runtime, p: i32, q: i32, spec: &str) -> Result<String, St
          orthogonality={orth:.3} {}",
         if good { "ok" } else { "FAIL" }
     ))
+}
+
+/// A matrix whose first block is not on process (0, 0) is refused by
+/// pdgeqrf_ft with the same typed error everywhere.
+fn ft_bad_source(rt: &mut Runtime, p: i32, q: i32) -> Result<String, String> {
+    let comm = rt.world_dup().map_err(|e| e.to_string())?;
+    let grid = match Grid::join(rt, comm, p, q, GridOptions { injector: Injector::none() }) {
+        Ok(Joined::Active(g)) => g,
+        _ => return Err("no grid".into()),
+    };
+    let mut region = Region::new(grid).map_err(|e| e.to_string())?;
+    let (m, n, nb) = (40, 30, 4);
+    let myrow = region.grid().myrow() as usize;
+    let desc =
+        Descriptor::with_min_lld(m, n, nb, nb, 0, 1, 0, p as usize, q as usize, myrow).map_err(|e| e.reason.clone())?;
+    let len = desc.lld() * desc.local_cols(region.grid().mycol() as usize, q as usize);
+    let mut a = DistMatrix::from_local(region.grid(), desc, vec![1.0; len]).map_err(|e| e.to_string())?;
+    let mut tau = Vec::new();
+    let outcome = pdgeqrf_ft(&mut region, &mut a, &mut tau, &FtOptions::default());
+    let rank = region.grid().rank();
+    region.into_grid().close();
+    match outcome {
+        Ok(_) => Err("pdgeqrf_ft accepted CSRC_A = 1".into()),
+        Err(e) => {
+            println!("BAD-FT rank={rank} info={} error: {e}", e.info());
+            Ok(format!("BAD-SOURCE info={}", e.info()))
+        }
+    }
 }
 
 /// MB ≠ NB is refused with the same typed error everywhere.

@@ -74,11 +74,23 @@ fn unequal_block_sizes_are_the_same_typed_error_on_every_rank() {
 
 #[test]
 fn pdgeqrf_ft_in_place_and_in_a_separate_workspace_give_the_same_factors() {
-    // 2x2: one process row's rows differ from the other's; 1x3: odd Q.
-    for grid in ["2x2", "1x3"] {
-        let out = qr_checks(grid, &["ft-storage", "70x50x8"]);
+    // 2x2: one process row's rows differ from the other's; 1x3: odd Q;
+    // 6x20x8 on 2x2: process row 1 holds no rows.
+    for (grid, case) in [("2x2", "70x50x8"), ("1x3", "70x50x8"), ("2x2", "6x20x8")] {
+        let out = qr_checks(grid, &["ft-storage", case]);
         assert_eq!(out.code, Some(0), "{grid}: {}\n{}", out.stdout, out.stderr);
         let line = out.stdout.lines().find(|l| l.starts_with("FT-STORAGE")).unwrap_or_default();
         assert!(line.ends_with(" ok") && line.contains("identical=true"), "{grid}: {}", out.stdout);
+    }
+}
+
+#[test]
+fn pdgeqrf_ft_refuses_a_matrix_not_starting_on_process_0_0_on_every_rank() {
+    let out = qr_checks("2x2", &["ft-bad-source"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("BAD-FT rank=")).collect();
+    assert_eq!(lines.len(), 4, "{}", out.stdout);
+    for l in &lines {
+        assert!(l.contains("info=-208") && l.contains("CSRC_A") && l.contains("must be 0"), "{l}");
     }
 }

@@ -12,11 +12,9 @@ use checksum::ReverseNeighborLayout;
 /// accordingly.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum Start {
-    /// A new call: A is copied in, the checksums are encoded afterwards.
+    /// A new call: A is taken over (or copied in), the checksums are
+    /// encoded afterwards.
     Fresh,
-    /// A survivor re-entering an interrupted call: A holds its blocks at the
-    /// last committed step.
-    Resume,
     /// A replacement: every block it holds is rebuilt by the survivors, so
     /// A's content (meaningless) is not copied.
     Join,

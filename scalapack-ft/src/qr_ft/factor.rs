@@ -76,6 +76,14 @@ const PHASES: [&str; 4] = ["panel", "bcast", "update", "commit"];
 /// same shape (its content is rebuilt) and joins through the region's log.
 /// Two losses in one process row are reported as [`blacs_ft::Error::Unrecoverable`]
 /// on every survivor.
+///
+/// A process lost before the checksums are encoded (the call's first
+/// commit point) took blocks nothing protects yet: every survivor then
+/// forgets the call in the region's log and returns a process-failure
+/// error, with `a` still holding its input. Repair the grid
+/// ([`Region::run`] does) and call again with the input — a replacement,
+/// which runs the region's body from the top, re-reads or regenerates its
+/// part.
 pub fn pdgeqrf_ft(region: &mut Region, a: &mut DistMatrix, tau: &mut Vec<f64>, opts: &FtOptions) -> Result<FtReport> {
     pdgeqrf_ft_in(region, a, tau, opts, &mut FtWorkspace::new())
 }
@@ -111,7 +119,7 @@ pub fn pdgeqrf_ft_in(
     let grid = region.grid();
     let q = grid.npcol() as usize;
     let layout = checksum::ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, q);
-    let check = check_square_blocks("pdgeqrf_ft", a, 2).and_then(|()| {
+    let check = check_square_blocks("pdgeqrf_ft", a, 2).and_then(|()| first_block_at_origin(a)).and_then(|()| {
         layout.as_ref().map(|_| ()).map_err(|e| Error::Argument {
             routine: "pdgeqrf_ft".into(),
             position: 2,
@@ -120,36 +128,64 @@ pub fn pdgeqrf_ft_in(
             reason: format!("cannot carry reverse-neighboring checksums: {e}"),
         })
     });
-    // A joining replacement skips this agreement (the survivors are past it).
-    if !joining {
-        agree_on_arguments(grid, check)?;
+    if matches!(state, CallState::Resume { .. }) && !joining {
+        // Only a replacement meets an interrupted call: survivors finish
+        // theirs inside it, and a call that failed before its first commit
+        // point was forgotten (see `factor_extended`).
+        return Err(blacs_ft::Error::Unrecoverable {
+            reason: "pdgeqrf_ft: this call was interrupted on this process; only a replacement joining the \
+                     survivors' recovery can resume it"
+                .into(),
+        }
+        .into());
     }
+    // A joining replacement skips this agreement (the survivors are past
+    // it). A failure during it is settled with the encoding's (below).
+    let args = if joining { Ok(()) } else { agree_on_arguments(grid, check) };
+    let start_failed = match args {
+        Ok(()) => false,
+        Err(e) if e.is_process_failure() => true,
+        Err(e) => return Err(e),
+    };
     let layout = layout.map_err(|e| blacs_ft::Error::Unrecoverable { reason: e.to_string() })?;
     let mut report = FtReport { overhead_model: layout.overhead_model(), ..FtReport::default() };
-    let start = match (&state, joining) {
-        (CallState::Fresh, _) => Start::Fresh,
-        (_, true) => Start::Join,
-        _ => Start::Resume,
-    };
+    let start = if joining { Start::Join } else { Start::Fresh };
     let mut ext = Extended::new(region.grid(), a, &layout, work, start)?;
     // One exit from here on: A gets its storage (or its blocks) back
     // whatever the outcome.
-    let result = factor_extended(region, &mut ext, &layout, &state, joining, tau, opts);
+    let result = factor_extended(region, &mut ext, &layout, &state, start_failed, tau, opts);
     ext.release(a, work, result.is_ok());
     (report.recoveries, report.check) = result?;
     region.complete(tau);
     Ok(report)
 }
 
+/// The checksum-extended matrix starts on process (0, 0): so must A.
+fn first_block_at_origin(a: &DistMatrix) -> Result<()> {
+    for (entry, name, src) in [(7, "RSRC_A", a.desc().rsrc()), (8, "CSRC_A", a.desc().csrc())] {
+        if src != 0 {
+            return Err(Error::Argument {
+                routine: "pdgeqrf_ft".into(),
+                position: 2,
+                entry,
+                name: name.into(),
+                reason: format!("must be 0 (the first block on process (0, 0)), got {src}"),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The body of [`pdgeqrf_ft_in`] once the extended matrix exists: the
-/// encoding, then the step loop with its repairs. Returns the recoveries
-/// and the checksum check.
+/// encoding (of a fresh call; `start_failed` if its argument agreement saw
+/// a process failure), then the step loop with its repairs. Returns the
+/// recoveries and the checksum check.
 fn factor_extended(
     region: &mut Region,
     ext: &mut Extended,
     layout: &checksum::ReverseNeighborLayout,
     state: &CallState,
-    joining: bool,
+    start_failed: bool,
     tau: &mut Vec<f64>,
     opts: &FtOptions,
 ) -> Result<(Vec<RecoveryRecord>, Option<ChecksumCheck>)> {
@@ -163,11 +199,32 @@ fn factor_extended(
         committed = *c as usize;
         tau[..replicated.len().min(kmax)].copy_from_slice(&replicated[..replicated.len().min(kmax)]);
     }
-    if matches!(state, CallState::Fresh) {
+    let joining = !matches!(state, CallState::Fresh);
+    if !joining {
+        let grid = region.grid();
         let t = Instant::now();
-        encode_checksums(region.grid(), ext, layout)?;
+        grid.inject("qr", 0, "encode");
+        let encoded = if start_failed {
+            Err(blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into())
+        } else {
+            encode_checksums(grid, ext, layout)
+        };
         if std::env::var_os("FTLA_DEBUG").is_some() {
-            eprintln!("[ftla rank {}] encode {:.1} ms", region.grid().rank(), t.elapsed().as_secs_f64() * 1e3);
+            eprintln!("[ftla rank {}] encode {:.1} ms", grid.rank(), t.elapsed().as_secs_f64() * 1e3);
+        }
+        // The first commit point: the checksums protect every block once
+        // every process has encoded its share. A process lost before then
+        // took unprotected blocks with it, which nothing can rebuild. Every
+        // survivor learns it here (whichever collective failed on it),
+        // forgets the call and reports a process failure, so that the
+        // region repairs the grid and runs its body again — the call then
+        // starts afresh everywhere, replacements included.
+        if !matches!(grid.agree(encoded.is_ok()), Ok(true)) {
+            region.abandon_call();
+            return Err(match encoded {
+                Err(e) if !e.is_process_failure() => e,
+                _ => blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into(),
+            });
         }
     }
     // A joining replacement starts in the recovery of the survivors: its
@@ -178,7 +235,16 @@ fn factor_extended(
         if let Some((phase, detect_ms, mut need_repair)) = failure.take() {
             let record = loop {
                 let t = Instant::now();
-                let mode = if need_repair { Some(region.repair()?.mode) } else { None };
+                let mode = if need_repair {
+                    match region.repair() {
+                        Ok(r) => Some(r.mode),
+                        // Lost while the log was handed over: repair again.
+                        Err(e) if e.is_process_failure() => continue,
+                        Err(e) => return Err(e.into()),
+                    }
+                } else {
+                    None
+                };
                 need_repair = true;
                 let repair_ms = t.elapsed().as_secs_f64() * 1e3;
                 let mine = valid.then_some((phase, detect_ms, repair_ms, mode));
