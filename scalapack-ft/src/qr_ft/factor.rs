@@ -99,7 +99,9 @@ pub fn pdgeqrf_ft(region: &mut Region, a: &mut DistMatrix, tau: &mut Vec<f64>, o
 ///   one grows). Reusing it across calls avoids allocating and
 ///   first-touching that memory on every call. Its content is overwritten.
 ///
-/// On an error other than an argument error, A's content is undefined.
+/// A is unchanged after an argument error and after a failure before the
+/// checksums exist (see [`pdgeqrf_ft`]); after any other error its content
+/// is undefined.
 ///
 /// # Fault tolerance
 /// As [`pdgeqrf_ft`]; a replacement process may pass any workspace.
@@ -145,7 +147,12 @@ pub fn pdgeqrf_ft_in(
     let start_failed = match args {
         Ok(()) => false,
         Err(e) if e.is_process_failure() => true,
-        Err(e) => return Err(e),
+        Err(e) => {
+            // Agreed bad arguments: the call did nothing, and a re-run of
+            // the region's body meets it afresh.
+            region.abandon_call();
+            return Err(e);
+        }
     };
     let layout = layout.map_err(|e| blacs_ft::Error::Unrecoverable { reason: e.to_string() })?;
     let mut report = FtReport { overhead_model: layout.overhead_model(), ..FtReport::default() };
