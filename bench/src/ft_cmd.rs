@@ -162,7 +162,8 @@ fn timed_ft(
             // forgotten everywhere. Repair, then start again from the
             // input, as a replacement (which runs this program from the
             // top) does; the clock keeps running.
-            Err(e) if e.is_process_failure() && restarts < 16 => {
+            // (The region's repair limit bounds the restarts.)
+            Err(e) if e.is_process_failure() => {
                 let r = region.repair()?;
                 restarts += 1;
                 // The lowest surviving rank speaks (no collective here: the

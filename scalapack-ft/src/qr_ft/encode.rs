@@ -1,7 +1,7 @@
 //! The extended matrix [A | padding | checksum pairs] and the left-factor
 //! sums D_g of one process, and the initial encoding of the checksums.
 
-use super::workspace::FtWorkspace;
+use super::workspace::{sizes, FtWorkspace};
 use crate::error::Result;
 use crate::matrix::DistMatrix;
 use crate::qr::reflectors::Panel;
@@ -50,7 +50,7 @@ impl Extended {
         let nb = a.nb();
         let (lr, lc, lda) = (a.local_rows(), a.local_cols(), a.lld());
         let lde = lr.max(1);
-        let in_place = lda == lde && a.storage_mut().len() >= extended_len(grid, a, layout);
+        let in_place = lda == lde && a.storage_mut().len() >= sizes(grid, a, layout).0;
         let mut e = if in_place {
             DistMatrix::in_storage_from(grid, a.m(), layout.n_extended(), nb, nb, a.storage_mut())?
         } else {
@@ -157,13 +157,6 @@ impl Extended {
             self.e.local_mut()[(lr - 1) + (data_end - 1) * ld] += 1.0;
         }
     }
-}
-
-/// Local length of the extended matrix's local array on this process
-/// (minimal leading dimension): the storage in-place factoring needs.
-pub(super) fn extended_len(grid: &Grid, a: &DistMatrix, layout: &ReverseNeighborLayout) -> usize {
-    let cols = blacs_ft::index::numroc(layout.n_extended(), a.nb(), grid.mycol() as usize, 0, grid.npcol() as usize);
-    a.local_rows().max(1) * cols
 }
 
 /// Collective: C_g = Σ_{J∈g} A_J along each process row, written into both

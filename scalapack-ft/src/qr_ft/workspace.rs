@@ -89,8 +89,9 @@ fn largest_sizes(layout: &ReverseNeighborLayout, nb: usize, p: usize, q: usize) 
     (ext_len, d_len, held)
 }
 
-/// Local lengths of the extended matrix and of one D_g, and how many D_g
-/// this process keeps.
+/// Local lengths of the extended matrix (minimal leading dimension: the
+/// storage an in-place call needs) and of one D_g, and how many D_g this
+/// process keeps.
 pub(super) fn sizes(grid: &Grid, a: &DistMatrix, layout: &ReverseNeighborLayout) -> (usize, usize, usize) {
     sizes_at(layout, a.nb(), a.local_rows(), grid.npcol() as usize, grid.mycol() as usize)
 }
