@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The full fault matrix of pdgeqrf_ft: on 2x2 and 2x3 grids, every rank
 # killed at an early, a middle and the last step, in each phase (panel,
-# bcast, update, commit), and before the checksums exist (encode: the call
-# restarts), through a spawn and through a hot spare; each run must finish
+# bcast, update, commit), and before the checksums exist (args, encode: the
+# call restarts), through a spawn and through a hot spare; each run must finish
 # with ScaLAPACK's residual checks passing and consistent checksums. Every
 # launch has a hard timeout. Prints one line per run and "N passed, N
 # failed" at the end; exit code 1 if any run failed.
-#   scripts/fault-matrix.sh            # both grids (260 runs)
+#   scripts/fault-matrix.sh            # both grids (280 runs)
 #   scripts/fault-matrix.sh 2x2        # one grid
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -29,13 +29,16 @@ for grid in ${grids[*]}; do
       for step in "${steps[@]}"; do
         for phase in "${phases[@]}"; do points+=("$step:$phase"); done
       done
-      points+=("0:encode")
+      points+=("0:args" "0:encode")
       for point in "${points[@]}"; do
         json="$tmp/run.json"; rm -f "$json"
         "$ftla" qr --ft --grid "$grid" --spares "$spares" "${shape[@]}" --kill "$rank@$point" \
           --check --verify --json "$json" --timeout 120 >"$tmp/out" 2>&1
         rc=$?
-        if [ "$point" = 0:encode ]; then expect='"restarts": 1'; else expect="\"ranks\": \[$rank\]"; fi
+        case "$point" in
+          0:args | 0:encode) expect='"restarts": 1' ;;
+          *) expect="\"ranks\": \[$rank\]" ;;
+        esac
         if [ $rc -eq 0 ] && grep -q '"ok": true' "$json" 2>/dev/null && grep -q "$expect" "$json"; then
           pass=$((pass + 1)); verdict=ok
         else

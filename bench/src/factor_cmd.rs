@@ -138,12 +138,19 @@ impl FactorArgs {
                                 .into(),
                         ));
                     }
+                    if matches!(spec.phase.as_deref(), Some("args" | "encode")) && spec.step != Some(0) {
+                        return Err(UsageError(format!(
+                            "--kill: the {} phase comes once, before step 0: write R@0:{}",
+                            spec.phase.as_deref().unwrap_or_default(),
+                            spec.phase.as_deref().unwrap_or_default()
+                        )));
+                    }
                     // A restarted call (a kill before the checksums exist)
                     // runs from the top on its replacement.
-                    if spec.phase.as_deref() == Some("encode") && o.num("reps", 1usize)? > 1 {
+                    if matches!(spec.phase.as_deref(), Some("args" | "encode")) && o.num("reps", 1usize)? > 1 {
                         return Err(UsageError(
-                            "--kill with --reps: a kill in the encode phase restarts the call, which is not repeated; \
-                             drop --reps or kill in a later phase"
+                            "--kill with --reps: a kill in the args or encode phase restarts the call, which is not \
+                             repeated; drop --reps or kill in a later phase"
                                 .into(),
                         ));
                     }

@@ -198,7 +198,9 @@ fn ft(
 ) -> Result<(bool, String), scalapack_ft::Error> {
     let opts = FtOptions { verify: a.verify, corrupt: a.corrupt };
     let root_prints = |region: &Region| region.grid().rank() == 0;
-    if root_prints(region) && !region.is_joining() {
+    // (A replacement that starts a restarted factorization from the top
+    // does not print it again.)
+    if root_prints(region) && !region.is_joining() && region.grid().replacement().is_none() {
         println!(
             "ftla qr --ft: {}x{} matrix, NB {}, {}x{} grid + {} spare(s), OpenBLAS kernel {}{}",
             a.m,
@@ -249,7 +251,9 @@ fn ft(
         let (mut free_over_plain, mut with_over_free) = (Vec::new(), Vec::new());
         // This repetition's FT run with the failure, if it had one.
         let mut with_now = None;
-        if !report.recoveries.is_empty() && start_rep == 0 {
+        // A restart (a kill before the checksums existed) is a failure too.
+        let main_had_failure = !report.recoveries.is_empty() || restarts > 0;
+        if main_had_failure && start_rep == 0 {
             with_s.push(ft_secs);
             with_now = Some(ft_secs);
         }
@@ -278,7 +282,7 @@ fn ft(
             grid.max(Scope::All, &mut nonft)?;
             drop(plain);
             plain_s.push(nonft[0]);
-            let secs = if rep == 0 && a.reps == 1 && report.recoveries.is_empty() {
+            let secs = if rep == 0 && a.reps == 1 && !main_had_failure {
                 ft_secs
             } else {
                 let (secs, again, _, _, _) = timed_ft(region, a, &FtOptions::default(), &mut None)?;

@@ -95,6 +95,16 @@ fn restarts(grid: &str, spares: &str, kill: &str) {
 fn a_kill_before_the_checksums_exist_restarts_the_call() {
     restarts("2x2", "0", "1@0:encode");
     restarts("2x3", "1", "0@0:encode");
+    // Killed before the arguments are agreed on.
+    restarts("2x2", "0", "2@0:args");
+    // With --compare the restarted run is the run with the failure, not a
+    // failure-free sample.
+    let mut args = vec!["--grid", "1x2", "--kill", "1@0:encode", "--compare"];
+    args.extend(SHAPE);
+    let (out, json) = ftla(&args);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(num(&json, "ft_with_failure_time_s") > 0.0, "{json}");
+    assert!(num(&json, "ft_time_s") < num(&json, "ft_with_failure_time_s"), "{json}");
 }
 
 #[test]
@@ -193,6 +203,8 @@ fn repetitions_refuse_kills_they_cannot_repeat() {
     let reps = ["--grid", "1x2", "--n", "64", "--compare", "--reps", "2", "--kill"];
     refused(&[&reps[..], &["0@1:panel"]].concat(), "rank 0 collects the repetitions");
     refused(&[&reps[..], &["1@1:panel/1"]].concat(), "later repair epochs");
+    refused(&[&reps[..], &["1@0:encode"]].concat(), "restarts the call");
+    refused(&["--grid", "1x2", "--n", "64", "--kill", "1@3:encode"], "before step 0");
 }
 
 #[test]

@@ -43,7 +43,14 @@ impl Region {
         let joining = grid.replacement().is_some_and(|r| r.epoch == grid.epoch());
         let mut region = Region { grid, log: StatusLog::new(), repairs: Vec::new(), joining, max_repairs: 16 };
         if joining {
-            region.log.share(&region.grid, false)?;
+            // A survivor lost during the hand-over: repair with the others
+            // (they repair again, see `Region::repair`), then receive.
+            while let Err(e) = region.log.share(&region.grid, false) {
+                if !e.is_process_failure() {
+                    return Err(e);
+                }
+                region.repairs.push(region.grid.recover()?);
+            }
             if region.log.calls().iter().all(|c| c.done) {
                 // Nothing in progress: the body simply runs from the top.
                 region.joining = false;
@@ -108,9 +115,9 @@ impl Region {
     }
 
     /// Forgets the current call: it failed before its first commit point
-    /// (before it protected anything), on every process alike, and returns
-    /// a process-failure error; [`Region::run`] then repairs and runs the
-    /// body again, the call starting afresh everywhere.
+    /// (before it protected anything), on every process alike. The call
+    /// then returns a process-failure error; [`Region::run`] repairs and
+    /// runs the body again, the call starting afresh everywhere.
     pub fn abandon_call(&mut self) {
         self.log.abandon_current();
     }
@@ -131,15 +138,24 @@ impl Region {
     /// The limit of [`Region::set_max_repairs`] counts the region's repairs,
     /// those before a replacement joined included (it learns their number
     /// with the log), so every process refuses the same repair.
+    ///
+    /// A process lost while the log is handed over is repaired at once, the
+    /// replacements of both losses receiving the log; the last repair's
+    /// report is returned.
     pub fn repair(&mut self) -> Result<RepairReport, Error> {
-        if self.log.repairs() >= self.max_repairs as u64 {
-            return Err(Error::Unrecoverable { reason: format!("more than {} repairs", self.max_repairs) });
+        loop {
+            if self.log.repairs() >= self.max_repairs as u64 {
+                return Err(Error::Unrecoverable { reason: format!("more than {} repairs", self.max_repairs) });
+            }
+            let report = self.grid.recover()?;
+            self.log.count_repair();
+            self.repairs.push(report.clone());
+            match self.log.share(&self.grid, true) {
+                Ok(()) => return Ok(report),
+                Err(e) if e.is_process_failure() => continue,
+                Err(e) => return Err(e),
+            }
         }
-        let report = self.grid.recover()?;
-        self.log.count_repair();
-        self.log.share(&self.grid, true)?;
-        self.repairs.push(report.clone());
-        Ok(report)
     }
 
     /// Runs `body` until it succeeds: on a process failure that escaped the

@@ -141,26 +141,40 @@ pub fn pdgeqrf_ft_in(
         }
         .into());
     }
-    // A joining replacement skips this agreement (the survivors are past
-    // it). A failure during it is settled with the encoding's (below).
-    let args = if joining { Ok(()) } else { agree_on_arguments(grid, check) };
-    let start_failed = match args {
-        Ok(()) => false,
-        Err(e) if e.is_process_failure() => true,
-        Err(e) => {
-            // Agreed bad arguments: the call did nothing, and a re-run of
-            // the region's body meets it afresh.
+    // The arguments' verdict comes from an agreement, which every rank
+    // leaves with the same answer even if a process fails meanwhile: all go
+    // on to the encoding, or all return. A joining replacement skips it
+    // (the survivors are past it).
+    if !joining {
+        grid.inject("qr", 0, "args");
+    }
+    let verdict = if joining { Ok(true) } else { grid.agree(check.is_ok()) };
+    match verdict {
+        Ok(true) => {}
+        Ok(false) => {
+            // Bad arguments somewhere: the same typed error everywhere. The
+            // call did nothing; a re-run of the region's body meets it
+            // afresh. (Had the offending rank died since, a process
+            // failure is reported instead.)
+            let err = agree_on_arguments(grid, check)
+                .err()
+                .unwrap_or_else(|| blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into());
             region.abandon_call();
-            return Err(e);
+            return Err(err);
         }
-    };
+        Err(e) => {
+            // A process lost before anything was touched (see below).
+            region.abandon_call();
+            return Err(e.into());
+        }
+    }
     let layout = layout.map_err(|e| blacs_ft::Error::Unrecoverable { reason: e.to_string() })?;
     let mut report = FtReport { overhead_model: layout.overhead_model(), ..FtReport::default() };
     let start = if joining { Start::Join } else { Start::Fresh };
     let mut ext = Extended::new(region.grid(), a, &layout, work, start)?;
     // One exit from here on: A gets its storage (or its blocks) back
     // whatever the outcome.
-    let result = factor_extended(region, &mut ext, &layout, &state, start_failed, tau, opts);
+    let result = factor_extended(region, &mut ext, &layout, &state, tau, opts);
     ext.release(a, work, result.is_ok());
     (report.recoveries, report.check) = result?;
     region.complete(tau);
@@ -184,15 +198,13 @@ fn first_block_at_origin(a: &DistMatrix) -> Result<()> {
 }
 
 /// The body of [`pdgeqrf_ft_in`] once the extended matrix exists: the
-/// encoding (of a fresh call; `start_failed` if its argument agreement saw
-/// a process failure), then the step loop with its repairs. Returns the
-/// recoveries and the checksum check.
+/// encoding (of a fresh call), then the step loop with its repairs.
+/// Returns the recoveries and the checksum check.
 fn factor_extended(
     region: &mut Region,
     ext: &mut Extended,
     layout: &checksum::ReverseNeighborLayout,
     state: &CallState,
-    start_failed: bool,
     tau: &mut Vec<f64>,
     opts: &FtOptions,
 ) -> Result<(Vec<RecoveryRecord>, Option<ChecksumCheck>)> {
@@ -211,11 +223,7 @@ fn factor_extended(
         let grid = region.grid();
         let t = Instant::now();
         grid.inject("qr", 0, "encode");
-        let encoded = if start_failed {
-            Err(blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into())
-        } else {
-            encode_checksums(grid, ext, layout)
-        };
+        let encoded = encode_checksums(grid, ext, layout);
         if std::env::var_os("FTLA_DEBUG").is_some() {
             eprintln!("[ftla rank {}] encode {:.1} ms", grid.rank(), t.elapsed().as_secs_f64() * 1e3);
         }
@@ -242,16 +250,7 @@ fn factor_extended(
         if let Some((phase, detect_ms, mut need_repair)) = failure.take() {
             let record = loop {
                 let t = Instant::now();
-                let mode = if need_repair {
-                    match region.repair() {
-                        Ok(r) => Some(r.mode),
-                        // Lost while the log was handed over: repair again.
-                        Err(e) if e.is_process_failure() => continue,
-                        Err(e) => return Err(e.into()),
-                    }
-                } else {
-                    None
-                };
+                let mode = if need_repair { Some(region.repair()?.mode) } else { None };
                 need_repair = true;
                 let repair_ms = t.elapsed().as_secs_f64() * 1e3;
                 let mine = valid.then_some((phase, detect_ms, repair_ms, mode));
