@@ -129,6 +129,20 @@ fn a_second_kill_during_the_recovery_is_rebuilt_too() {
 }
 
 #[test]
+fn a_survivor_lost_while_the_log_is_handed_over_is_rebuilt_too() {
+    // Rank 0 dies after the first repair, while it sends the status log to
+    // rank 3's replacement: the region repairs again, that replacement
+    // taking part, and both are rebuilt.
+    let mut args = vec!["--grid", "2x2", "--kill", "3@4:update,0@region:1:share/1", "--check", "--verify"];
+    args.extend(SHAPE);
+    let (out, json) = ftla(&args);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(json.contains("\"ranks\": [0, 3]"), "{json}");
+    assert!(num(&json, "residual") < 16.0, "{json}");
+    assert!(out.stderr.contains("injecting SIGKILL into rank 0 at region:1:share"), "{}", out.stderr);
+}
+
+#[test]
 fn two_kills_in_one_process_row_are_reported_as_unrecoverable_by_every_survivor() {
     let mut args = vec!["--grid", "2x2", "--kill", "2@3:panel,3@3:panel"];
     args.extend(SHAPE);

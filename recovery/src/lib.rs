@@ -150,6 +150,7 @@ impl Region {
             let report = self.grid.recover()?;
             self.log.count_repair();
             self.repairs.push(report.clone());
+            self.grid.inject("region", self.log.repairs(), "share");
             match self.log.share(&self.grid, true) {
                 Ok(()) => return Ok(report),
                 Err(e) if e.is_process_failure() => continue,
