@@ -117,15 +117,23 @@ fn two_simultaneous_kills_in_different_process_rows_are_both_rebuilt() {
     survives("2x2", "0", "1@4:update,2@4:update", "1, 2", 4, "update", "spawn");
 }
 
-#[test]
-fn a_second_kill_during_the_recovery_is_rebuilt_too() {
-    let mut args = vec!["--grid", "2x2", "--kill", "3@4:update,0@repair:*:shrink", "--check", "--verify"];
+/// Rank 3 dies at step 4, then rank 0 at `second` (a point of the repair
+/// itself): both are rebuilt, and the second kill really happened at
+/// `seen` (as the injector reports it).
+fn both_rebuilt_after_a_second_kill(second: &str, seen: &str) {
+    let kills = format!("3@4:update,{second}");
+    let mut args = vec!["--grid", "2x2", "--kill", &kills, "--check", "--verify"];
     args.extend(SHAPE);
     let (out, json) = ftla(&args);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     assert!(json.contains("\"ranks\": [0, 3]"), "{json}");
     assert!(num(&json, "residual") < 16.0, "{json}");
-    assert!(out.stderr.contains("injecting SIGKILL into rank 0 at repair:1:shrink"), "{}", out.stderr);
+    assert!(out.stderr.contains(&format!("injecting SIGKILL into rank 0 at {seen}")), "{}", out.stderr);
+}
+
+#[test]
+fn a_second_kill_during_the_recovery_is_rebuilt_too() {
+    both_rebuilt_after_a_second_kill("0@repair:*:shrink", "repair:1:shrink");
 }
 
 #[test]
@@ -133,13 +141,7 @@ fn a_survivor_lost_while_the_log_is_handed_over_is_rebuilt_too() {
     // Rank 0 dies after the first repair, while it sends the status log to
     // rank 3's replacement: the region repairs again, that replacement
     // taking part, and both are rebuilt.
-    let mut args = vec!["--grid", "2x2", "--kill", "3@4:update,0@region:1:share/1", "--check", "--verify"];
-    args.extend(SHAPE);
-    let (out, json) = ftla(&args);
-    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
-    assert!(json.contains("\"ranks\": [0, 3]"), "{json}");
-    assert!(num(&json, "residual") < 16.0, "{json}");
-    assert!(out.stderr.contains("injecting SIGKILL into rank 0 at region:1:share"), "{}", out.stderr);
+    both_rebuilt_after_a_second_kill("0@region:1:share/1", "region:1:share");
 }
 
 #[test]

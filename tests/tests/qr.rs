@@ -61,15 +61,21 @@ fn least_squares_recovers_the_solution_of_a_consistent_system() {
     }
 }
 
-#[test]
-fn unequal_block_sizes_are_the_same_typed_error_on_every_rank() {
-    let out = qr_checks("2x2", &["bad-blocks"]);
+/// `case` makes every rank of a 2x2 grid print one `prefix` line with its
+/// error, and each must hold all of `needles`.
+fn same_error_on_every_rank(case: &str, prefix: &str, needles: &[&str]) {
+    let out = qr_checks("2x2", &[case]);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
-    let lines: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("BAD rank=")).collect();
+    let lines: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with(prefix)).collect();
     assert_eq!(lines.len(), 4, "{}", out.stdout);
     for l in &lines {
-        assert!(l.contains("info=-205") && l.contains("MB_A") && l.contains("must equal NB_A"), "{l}");
+        assert!(needles.iter().all(|n| l.contains(n)), "{l}");
     }
+}
+
+#[test]
+fn unequal_block_sizes_are_the_same_typed_error_on_every_rank() {
+    same_error_on_every_rank("bad-blocks", "BAD rank=", &["info=-205", "MB_A", "must equal NB_A"]);
 }
 
 #[test]
@@ -86,11 +92,5 @@ fn pdgeqrf_ft_in_place_and_in_a_separate_workspace_give_the_same_factors() {
 
 #[test]
 fn pdgeqrf_ft_refuses_a_matrix_not_starting_on_process_0_0_on_every_rank() {
-    let out = qr_checks("2x2", &["ft-bad-source"]);
-    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
-    let lines: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("BAD-FT rank=")).collect();
-    assert_eq!(lines.len(), 4, "{}", out.stdout);
-    for l in &lines {
-        assert!(l.contains("info=-208") && l.contains("CSRC_A") && l.contains("must be 0"), "{l}");
-    }
+    same_error_on_every_rank("ft-bad-source", "BAD-FT rank=", &["info=-208", "CSRC_A", "must be 0"]);
 }
