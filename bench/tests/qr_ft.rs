@@ -108,6 +108,17 @@ fn a_kill_before_the_checksums_exist_restarts_the_call() {
 }
 
 #[test]
+fn a_process_holding_no_rows_is_rebuilt_too() {
+    // 6 rows in 8-blocks: process row 1 of the 2x2 grid holds none; its
+    // blocks (and checksum copies) are empty but still take part.
+    let args = ["--grid", "2x2", "--m", "6", "--n", "40", "--nb", "8", "--kill", "2@0:update", "--check", "--verify"];
+    let (out, json) = ftla(&args);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(json.contains("\"ranks\": [2]") && json.contains("\"ok\": true"), "{json}");
+    assert!(num(&json, "residual") < 16.0, "{json}");
+}
+
+#[test]
 fn a_hot_spare_takes_over_on_a_2x3_grid() {
     survives("2x3", "1", "4@7:update", "4", 7, "update", "spare");
 }

@@ -115,6 +115,27 @@ impl Extended {
         })
     }
 
+    /// The local storage of extended block column `bc` (its local rows ×
+    /// nb, column-major), if this process holds it. Contiguous: the extended
+    /// matrix has the minimal leading dimension (the local row count, or 1
+    /// with no rows — the block is then empty).
+    pub fn block(&self, bc: usize) -> Option<&[f64]> {
+        let range = self.block_range(bc)?;
+        Some(&self.e.local()[range])
+    }
+
+    /// [`Extended::block`], mutable.
+    pub fn block_mut(&mut self, bc: usize) -> Option<&mut [f64]> {
+        let range = self.block_range(bc)?;
+        Some(&mut self.e.local_mut()[range])
+    }
+
+    fn block_range(&self, bc: usize) -> Option<std::ops::Range<usize>> {
+        let cols = self.local_block(bc)?;
+        let at = cols.start * self.e.lld();
+        Some(at..at + self.e.local_rows() * cols.len())
+    }
+
     /// Copy of local columns `lc0..lc0+jb` (all local rows).
     pub fn panel_backup(&self, lc0: usize, jb: usize) -> Vec<f64> {
         let ld = self.e.lld();
@@ -173,7 +194,9 @@ pub(super) fn encode_checksums(grid: &Grid, ext: &mut Extended, layout: &Reverse
         };
         let members = starts(&mut layout.group_members(g).map_err(layout_err)?);
         let copies = starts(&mut layout.pair_block_cols(g).map_err(layout_err)?.into_iter());
-        if one_member_per_column_of_two(layout, g)? && ld == lr {
+        // Blocks are contiguous (minimal leading dimension; see
+        // `Extended::block`), so sums are formed in place.
+        if one_member_per_column_of_two(layout, g)? {
             // Each column holds one member and one copy: the other column's
             // member comes straight into the copy and this one's is added
             // (no partial sum, no reduction buffer). Addition commutes, so
@@ -191,7 +214,7 @@ pub(super) fn encode_checksums(grid: &Grid, ext: &mut Extended, layout: &Reverse
         }
         match copies.first() {
             // The pair's local columns lie after every data column.
-            Some(&l0) if ld == lr => {
+            Some(&l0) => {
                 let (data, rest) = ext.e.local_mut().split_at_mut(l0 * ld);
                 let sum = &mut rest[..len];
                 partial_sum(data, &members, ld, lr, nb, sum);
@@ -200,16 +223,11 @@ pub(super) fn encode_checksums(grid: &Grid, ext: &mut Extended, layout: &Reverse
                     ext.e.local_mut().copy_within(l0 * ld..l0 * ld + len, l1 * ld);
                 }
             }
-            _ => {
+            // No copy here: this process only contributes its members.
+            None => {
                 scratch.resize(len, 0.0);
                 partial_sum(ext.e.local(), &members, ld, lr, nb, &mut scratch);
                 grid.sum(Scope::Row, &mut scratch, None)?;
-                for &l1 in &copies {
-                    for c in 0..nb {
-                        ext.e.local_mut()[(l1 + c) * ld..(l1 + c) * ld + lr]
-                            .copy_from_slice(&scratch[c * lr..(c + 1) * lr]);
-                    }
-                }
             }
         }
     }

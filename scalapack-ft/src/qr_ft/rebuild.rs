@@ -59,21 +59,11 @@ pub(super) fn rebuild_lost_blocks(
     let me_lost = mycol == lost_col;
     let (lr, ld, nb) = (ext.e.local_rows(), ext.e.lld(), ext.e.nb());
     let rows: Vec<usize> = (0..lr).map(|li| ext.e.global_row(li)).collect();
-    let block = |ext: &Extended, bc: usize| -> Option<Vec<f64>> {
-        ext.local_block(bc).map(|cols| {
-            let mut b = vec![0.0; lr * nb];
-            for (c, lj) in cols.enumerate() {
-                b[c * lr..(c + 1) * lr].copy_from_slice(&ext.e.local()[lj * ld..lj * ld + lr]);
-            }
-            b
-        })
-    };
     // Columns left of this are factored (final R and V); a block column can
     // be partly factored when min(M, N) is not a multiple of NB.
     let done_cols = (committed * nb).min(layout.m().min(layout.n()));
-    // A block's local columns are contiguous when the leading dimension is
-    // the row count: the replacement then receives straight into them.
-    let contiguous = ld == lr;
+    // Blocks are contiguous (see `Extended::block`): the replacement
+    // receives straight into them.
     let mut x = vec![0.0; lr * nb];
     for g in 0..layout.groups() {
         let members = layout.group_members(g).map_err(layout_err)?;
@@ -122,20 +112,13 @@ pub(super) fn rebuild_lost_blocks(
                     }
                 }
                 grid.sum(Scope::Row, &mut x, Some(lost_col as i32))?;
-            } else if let Some(cols) = ext.local_block(target).filter(|_| contiguous) {
-                // Held contiguously: the (zeroed) block is the replacement's
-                // share and receives the sum in place.
-                let block = &mut ext.e.local_mut()[cols.start * ld..cols.end * ld];
+            } else {
+                // The (zeroed) block is the replacement's share and receives
+                // the sum in place (the replacement holds `target`: it is
+                // in the lost process column).
+                let block = ext.block_mut(target).unwrap_or(&mut x);
                 block.fill(0.0);
                 grid.sum(Scope::Row, block, Some(lost_col as i32))?;
-            } else {
-                x.fill(0.0);
-                grid.sum(Scope::Row, &mut x, Some(lost_col as i32))?;
-                if let Some(cols) = ext.local_block(target) {
-                    for (c, lj) in cols.enumerate() {
-                        ext.e.local_mut()[lj * ld..lj * ld + lr].copy_from_slice(&x[c * lr..(c + 1) * lr]);
-                    }
-                }
             }
         }
         // The lost process's copies of C_g and D_g come from the duplicate.
@@ -145,39 +128,18 @@ pub(super) fn rebuild_lost_blocks(
             let myrow = grid.myrow();
             let lost_copy = pair[1 - keep];
             if mycol as i32 == from {
-                match ext.local_block(pair[keep]) {
-                    Some(cols) if contiguous => grid.send(
-                        &ext.e.local()[cols.start * ld..cols.end * ld],
-                        myrow,
-                        lost_col as i32,
-                        TAG_CHECKSUM_COPY,
-                    )?,
-                    _ => {
-                        let c = block(ext, pair[keep]).unwrap_or_else(|| vec![0.0; lr * nb]);
-                        grid.send(&c, myrow, lost_col as i32, TAG_CHECKSUM_COPY)?;
-                    }
-                }
+                // The surviving holder holds its copy (`keep` says so).
+                x.fill(0.0);
+                let copy = ext.block(pair[keep]).unwrap_or(&x);
+                grid.send(copy, myrow, lost_col as i32, TAG_CHECKSUM_COPY)?;
                 if group_has_finished {
                     if let Some(Some(d)) = ext.d.get(g) {
                         grid.send(d, myrow, lost_col as i32, TAG_CHECKSUM_COPY)?;
                     }
                 }
             } else if me_lost {
-                match ext.local_block(lost_copy) {
-                    Some(cols) if contiguous => {
-                        let dst = &mut ext.e.local_mut()[cols.start * ld..cols.end * ld];
-                        grid.recv(dst, myrow, from, TAG_CHECKSUM_COPY)?;
-                    }
-                    cols => {
-                        x.fill(0.0);
-                        grid.recv(&mut x, myrow, from, TAG_CHECKSUM_COPY)?;
-                        if let Some(cols) = cols {
-                            for (k, lj) in cols.enumerate() {
-                                ext.e.local_mut()[lj * ld..lj * ld + lr].copy_from_slice(&x[k * lr..(k + 1) * lr]);
-                            }
-                        }
-                    }
-                }
+                let dst = ext.block_mut(lost_copy).unwrap_or(&mut x);
+                grid.recv(dst, myrow, from, TAG_CHECKSUM_COPY)?;
                 // D_g is zero until a member of the group is finished.
                 if let Some(slot) = ext.d.get_mut(g) {
                     let d = slot.get_or_insert_with(Vec::new);
