@@ -124,21 +124,23 @@ impl FactorArgs {
                     })
                     .collect();
                 let joined = specs.join(",");
-                blacs_ft::Injector::parse(&joined).map_err(|e| UsageError(e.to_string()))?;
-                for spec in blacs_ft::Injector::parse(&joined).map_err(|e| UsageError(e.to_string()))?.specs() {
+                let kills = blacs_ft::Injector::parse(&joined).map_err(|e| UsageError(e.to_string()))?;
+                let repeated = o.num("reps", 1usize)? > 1;
+                for spec in kills.specs() {
+                    let before_checksums = matches!(spec.phase.as_deref(), Some("args" | "encode"));
                     if spec.rank >= p * q {
                         return Err(UsageError(format!("--kill: rank {} is not in the {p}x{q} grid", spec.rank)));
                     }
                     // A replacement joining a repetition arms only the kills
                     // of the scenario's first epoch.
-                    if spec.epoch > 0 && o.num("reps", 1usize)? > 1 {
+                    if spec.epoch > 0 && repeated {
                         return Err(UsageError(
                             "--kill with --reps: kills in later repair epochs (/EPOCH) are not repeated; drop \
                              --reps or the /EPOCH kills"
                                 .into(),
                         ));
                     }
-                    if matches!(spec.phase.as_deref(), Some("args" | "encode")) && spec.step != Some(0) {
+                    if before_checksums && spec.step != Some(0) {
                         return Err(UsageError(format!(
                             "--kill: the {} phase comes once, before step 0: write R@0:{}",
                             spec.phase.as_deref().unwrap_or_default(),
@@ -147,7 +149,7 @@ impl FactorArgs {
                     }
                     // A restarted call (a kill before the checksums exist)
                     // runs from the top on its replacement.
-                    if matches!(spec.phase.as_deref(), Some("args" | "encode")) && o.num("reps", 1usize)? > 1 {
+                    if before_checksums && repeated {
                         return Err(UsageError(
                             "--kill with --reps: a kill in the args or encode phase restarts the call, which is not \
                              repeated; drop --reps or kill in a later phase"
@@ -155,7 +157,7 @@ impl FactorArgs {
                         ));
                     }
                     // Grid rank 0 keeps the samples of every repetition.
-                    if spec.rank == 0 && o.num("reps", 1usize)? > 1 {
+                    if spec.rank == 0 && repeated {
                         return Err(UsageError(
                             "--kill with --reps: grid rank 0 collects the repetitions' times and must survive; kill \
                              another rank"
