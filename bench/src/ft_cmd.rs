@@ -57,32 +57,46 @@ pub fn run(s: Session, a: &FactorArgs, mut prepared: Option<SparePrep>) -> ! {
     s.finish(ok, &detail)
 }
 
-/// The same-run comparison (`--compare`): medians and samples, seconds.
+/// The same-run comparison (`--compare`): one sample per repetition,
+/// seconds; every figure reported is derived from them.
 struct Compare {
-    nonft: f64,
+    samples: Vec<Sample>,
+}
+
+/// One repetition: the plain QR, the failure-free FT QR, and the FT QR with
+/// the failure (when the repetition had one).
+struct Sample {
+    plain: f64,
     free: f64,
     with: Option<f64>,
-    plain_s: Vec<f64>,
-    free_s: Vec<f64>,
-    with_s: Vec<f64>,
-    /// Per repetition: failure-free FT time / plain time of the same
-    /// repetition, and FT-with-failure time / failure-free FT time of the
-    /// same repetition (where it had a failure). Their medians are immune
-    /// to the slow drifts of a shared machine, which move a repetition's
-    /// runs together but can put the medians of the separate lists in
-    /// different phases.
-    free_over_plain: Vec<f64>,
-    with_over_free: Vec<f64>,
 }
 
 impl Compare {
+    fn plain_s(&self) -> Vec<f64> {
+        self.samples.iter().map(|s| s.plain).collect()
+    }
+    fn free_s(&self) -> Vec<f64> {
+        self.samples.iter().map(|s| s.free).collect()
+    }
+    fn with_s(&self) -> Vec<f64> {
+        self.samples.iter().filter_map(|s| s.with).collect()
+    }
+    /// Medians of the plain and failure-free FT times, and of the times
+    /// with the failure (if any repetition had one).
+    fn medians(&self) -> (f64, f64, Option<f64>) {
+        let with = self.with_s();
+        (median(&self.plain_s()), median(&self.free_s()), (!with.is_empty()).then(|| median(&with)))
+    }
     /// Medians of the per-repetition ratios, as fractions: the failure-free
     /// FT overhead over the plain QR, and the failure's cost over the
-    /// failure-free FT run (when a repetition had a failure).
+    /// failure-free FT run (when a repetition had a failure). They are
+    /// immune to the slow drifts of a shared machine, which move a
+    /// repetition's runs together but can put the medians of the separate
+    /// lists in different phases.
     fn paired(&self) -> (f64, Option<f64>) {
-        let over = median(&self.free_over_plain) - 1.0;
-        let per_failure = (!self.with_over_free.is_empty()).then(|| median(&self.with_over_free) - 1.0);
-        (over, per_failure)
+        let over: Vec<f64> = self.samples.iter().map(|s| s.free / s.plain).collect();
+        let failure: Vec<f64> = self.samples.iter().filter_map(|s| s.with.map(|w| w / s.free)).collect();
+        (median(&over) - 1.0, (!failure.is_empty()).then(|| median(&failure) - 1.0))
     }
 }
 
@@ -247,16 +261,11 @@ fn ft(
         // and no failure the main run is the failure-free FT sample. With
         // kills, every repetition starts with an FT run that has them (the
         // first one is the main run), so the failure's cost is a median too.
-        let (mut plain_s, mut free_s, mut with_s) = (Vec::new(), Vec::new(), Vec::new());
-        let (mut free_over_plain, mut with_over_free) = (Vec::new(), Vec::new());
-        // This repetition's FT run with the failure, if it had one.
-        let mut with_now = None;
+        let mut samples = Vec::new();
         // A restart (a kill before the checksums existed) is a failure too.
         let main_had_failure = !report.recoveries.is_empty() || restarts > 0;
-        if main_had_failure && start_rep == 0 {
-            with_s.push(ft_secs);
-            with_now = Some(ft_secs);
-        }
+        // This repetition's FT run with the failure, if it had one.
+        let mut with_now = (main_had_failure && start_rep == 0).then_some(ft_secs);
         let kills = Injector::parse(a.kill.as_deref().unwrap_or_default()).unwrap_or_default();
         for rep in start_rep..a.reps {
             if rep > 0 && a.kill.is_some() && !(joined && rep == start_rep) {
@@ -268,7 +277,6 @@ fn ft(
                 after_failure_run(region, a, false, rep)?;
                 print_recoveries(region, &with, Some(rep));
                 if !with.recoveries.is_empty() {
-                    with_s.push(secs);
                     with_now = Some(secs);
                 }
             }
@@ -281,7 +289,6 @@ fn ft(
             let mut nonft = [t.elapsed().as_secs_f64()];
             grid.max(Scope::All, &mut nonft)?;
             drop(plain);
-            plain_s.push(nonft[0]);
             let secs = if rep == 0 && a.reps == 1 && !main_had_failure {
                 ft_secs
             } else {
@@ -294,23 +301,9 @@ fn ft(
                 }
                 secs
             };
-            free_s.push(secs);
-            free_over_plain.push(secs / nonft[0]);
-            if let Some(w) = with_now.take() {
-                with_over_free.push(w / secs);
-            }
+            samples.push(Sample { plain: nonft[0], free: secs, with: with_now.take() });
         }
-        let with = (!with_s.is_empty()).then(|| median(&with_s));
-        compare = Some(Compare {
-            nonft: median(&plain_s),
-            free: median(&free_s),
-            with,
-            plain_s,
-            free_s,
-            with_s,
-            free_over_plain,
-            with_over_free,
-        });
+        compare = Some(Compare { samples });
     }
     let grid = region.grid();
     let mut rate = [blas::measure_dgemm_gflops(1024)];
@@ -346,11 +339,11 @@ fn ft(
         }
     }
     match &compare {
-        Some(cmp @ Compare { nonft, free, with, plain_s, with_s, .. }) => {
-            let (nonft, free, with) = (*nonft, *free, *with);
+        Some(cmp) => {
+            let (nonft, free, with) = cmp.medians();
             let model = report.overhead_model;
-            let paired = plain_s.len() > 1;
-            let of = if paired { format!("; medians of {}", plain_s.len()) } else { String::new() };
+            let paired = cmp.samples.len() > 1;
+            let of = if paired { format!("; medians of {}", cmp.samples.len()) } else { String::new() };
             let mut l = format!(
                 "overhead: plain QR {nonft:.3} s, FT failure-free {free:.3} s ({:+.1} %; model +{:.1} %, ratio {:.2}{of})",
                 100.0 * (free / nonft - 1.0),
@@ -358,7 +351,8 @@ fn ft(
                 (free / nonft - 1.0) / model
             );
             if let Some(w) = with {
-                let of = if with_s.len() > 1 { format!("; median of {}", with_s.len()) } else { String::new() };
+                let n = cmp.with_s().len();
+                let of = if n > 1 { format!("; median of {n}") } else { String::new() };
                 l.push_str(&format!(
                     ", FT with the failure {w:.3} s ({:+.1} % over failure-free{of})",
                     100.0 * (w / free - 1.0)
@@ -436,18 +430,19 @@ fn ft(
             }
             if let Some(cmp) = &compare {
                 let list = |xs: &[f64]| Json::Arr(xs.iter().map(|&x| Json::Num(x)).collect());
+                let (nonft, free, with) = cmp.medians();
                 let mut c = vec![
-                    ("nonft_time_s", Json::Num(cmp.nonft)),
-                    ("ft_time_s", Json::Num(cmp.free)),
-                    ("reps", Json::Int(cmp.plain_s.len() as i64)),
-                    ("nonft_times_s", list(&cmp.plain_s)),
-                    ("ft_times_s", list(&cmp.free_s)),
+                    ("nonft_time_s", Json::Num(nonft)),
+                    ("ft_time_s", Json::Num(free)),
+                    ("reps", Json::Int(cmp.samples.len() as i64)),
+                    ("nonft_times_s", list(&cmp.plain_s())),
+                    ("ft_times_s", list(&cmp.free_s())),
                 ];
                 let (over, per_failure) = cmp.paired();
                 c.push(("paired_overhead", Json::Num(over)));
-                if let Some(w) = cmp.with {
+                if let Some(w) = with {
                     c.push(("ft_with_failure_time_s", Json::Num(w)));
-                    c.push(("ft_with_failure_times_s", list(&cmp.with_s)));
+                    c.push(("ft_with_failure_times_s", list(&cmp.with_s())));
                 }
                 if let Some(f) = per_failure {
                     c.push(("paired_failure_overhead", Json::Num(f)));
