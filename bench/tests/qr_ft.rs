@@ -152,7 +152,7 @@ fn a_survivor_lost_while_the_log_is_handed_over_is_rebuilt_too() {
     // Rank 0 dies after the first repair, while it sends the status log to
     // rank 3's replacement: the region repairs again, that replacement
     // taking part, and both are rebuilt.
-    both_rebuilt_after_a_second_kill("0@region:1:share/1", "region:1:share");
+    both_rebuilt_after_a_second_kill("0@region:1:share", "region:1:share");
 }
 
 #[test]

@@ -197,6 +197,19 @@ fn failed_ranks_of(h: Handle) -> Vec<i32> {
 }
 
 impl Comm {
+    /// A placeholder for a communicator that was moved elsewhere:
+    /// `MPI_COMM_NULL`, never freed.
+    pub(crate) fn null() -> Comm {
+        // SAFETY: constant getter.
+        Comm { h: unsafe { ffi::ftla_comm_null() }, owned: false }
+    }
+
+    /// True for [`Comm::null`].
+    pub(crate) fn is_null(&self) -> bool {
+        // SAFETY: constant getter.
+        self.h == unsafe { ffi::ftla_comm_null() }
+    }
+
     /// Wraps a handle, setting `MPI_ERRORS_RETURN` on it.
     pub(crate) fn adopt(h: Handle, owned: bool) -> Result<Comm> {
         let c = Comm { h, owned };

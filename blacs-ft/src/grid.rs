@@ -8,6 +8,7 @@ use crate::inject::Injector;
 use crate::report::{RepairMode, RepairReport};
 use crate::runtime::{note_failure, trace, LaunchCommand, Runtime, UlfmStatus};
 use crate::universe::{Universe, EXIT_ABANDONED, SPARE};
+use crate::watchdog::Deadline;
 use std::time::Duration;
 
 /// Tag of control messages to parked spares.
@@ -95,6 +96,9 @@ pub struct Grid {
     replacement: Option<Replacement>,
     repairs: Vec<RepairReport>,
     pending_error: Option<String>,
+    /// A replacement that has not yet been taken in by a resilient region
+    /// (see [`Grid::take_newcomer`]).
+    newcomer: bool,
 }
 
 /// Checks a grid shape against the number of processes (`(global)` args).
@@ -153,6 +157,16 @@ impl Grid {
     /// A spawned replacement: merge with the survivors, receive the role
     /// table, then build the grid like everyone else.
     fn join_spawned(rt: &Runtime, parent: Comm, p: i32, q: i32, opts: GridOptions) -> Result<Joined> {
+        // Open MPI 5 does not tell a spawned process that a process of its
+        // parents' job died: a parent lost during the hand-over can leave
+        // it blocked in the merge or a split for ever (the survivors revoke
+        // what they can reach, but a merge they abandoned is out of their
+        // reach). Bound the whole way in.
+        let _bound = Deadline::arm_with_code(
+            "a replacement joining the repaired grid",
+            crate::watchdog::repair_timeout(),
+            EXIT_ABANDONED,
+        );
         let abandon = |why: &str| -> ! {
             eprintln!("ftla: replacement process abandoned during repair ({why}); exiting");
             // SAFETY: ending a process that never became part of the job.
@@ -195,8 +209,10 @@ impl Grid {
         mut replacement: Option<Replacement>,
     ) -> Result<Joined> {
         let mut repairs = Vec::new();
+        let mut builds = 0;
         loop {
-            let built = build_comms(&universe).and_then(|b| match b {
+            builds += 1;
+            let built = build_comms(&universe, &injector, builds).and_then(|b| match b {
                 // A newcomer takes part in the error agreement that closes
                 // every repair (it has no error of its own to report).
                 Some((all, row, col)) if universe.epoch > 0 => {
@@ -226,6 +242,7 @@ impl Grid {
                         replacement,
                         repairs,
                         pending_error: None,
+                        newcomer: replacement.is_some(),
                     };
                     return Ok(Joined::Active(Box::new(grid)));
                 }
@@ -277,6 +294,15 @@ impl Grid {
     pub fn replacement(&self) -> Option<Replacement> {
         self.replacement
     }
+    /// True once, on a replacement (spawned or promoted spare) that has
+    /// not asked before: the survivors of the repair that brought it in
+    /// hand it their state, and it must take part in that hand-over — even
+    /// when further repairs (a process lost while it was joining) happened
+    /// before the grid was handed out. Local.
+    pub fn take_newcomer(&mut self) -> bool {
+        std::mem::take(&mut self.newcomer)
+    }
+
     /// Repairs this process took part in, oldest first.
     pub fn repairs(&self) -> &[RepairReport] {
         &self.repairs
@@ -569,9 +595,11 @@ impl Grid {
         self.ulfm.require()?;
         self.revoke_all();
         let mut report = self.universe.repair(&self.launch, &self.injector)?;
+        let mut builds = 0;
         loop {
+            builds += 1;
             let t = std::time::Instant::now();
-            let settled = match build_comms(&self.universe) {
+            let settled = match build_comms(&self.universe, &self.injector, builds) {
                 Ok(Some((all, row, col))) => {
                     if all.rank() != self.rank {
                         return Err(Error::Unrecoverable {
@@ -600,7 +628,10 @@ impl Grid {
                 }
                 Err(e) if e.is_process_failure() => {
                     // Another failure while settling: repair again and
-                    // report both repairs as one.
+                    // report both repairs as one. Revoke the new grid
+                    // communicators first: a process that settled may be
+                    // blocked on them already.
+                    self.revoke_all();
                     let more = self.universe.repair(&self.launch, &self.injector)?;
                     report = merge_reports(report, more);
                 }
@@ -675,22 +706,41 @@ fn broadcast_string(comm: &Comm, s: &str, root: i32) -> Result<String> {
 
 /// Splits the universe into the grid communicator (key = grid rank) and, for
 /// grid ranks, the row and column communicators. `Ok(None)` for a spare.
-/// Success is agreed over the universe.
-fn build_comms(u: &Universe) -> Result<Option<(Comm, Comm, Comm)>> {
+/// Success is agreed over the universe. After a repair, the kill point
+/// `repair:BUILD:split` (BUILD counts the tries since the repair, from 1)
+/// fires between the splits and that agreement.
+fn build_comms(u: &Universe, injector: &Injector, build: u64) -> Result<Option<(Comm, Comm, Comm)>> {
     let role = u.my_role();
+    // Communicator creation is not fault tolerant in every MPI: a process
+    // that did not learn of a failure (a spawned replacement is not told of
+    // its parents' job's failures by Open MPI 5) can block in it forever.
+    // A process that fails revokes what the others may be blocked on before
+    // it agrees, which sets them free.
+    let mut partial: Option<Comm> = None;
     let built = (|| -> Result<Option<(Comm, Comm, Comm)>> {
         let all = u.comm.split(role.map(|_| 0), role.unwrap_or(0))?;
         match (all, role) {
             (Some(all), Some(r)) => {
                 let (myrow, mycol) = (r / u.q, r % u.q);
+                let all = partial.insert(all);
                 let row = all.split(Some(myrow), mycol)?.ok_or_else(|| Error::invalid("row", "split failed"))?;
                 let col = all.split(Some(mycol), myrow)?.ok_or_else(|| Error::invalid("col", "split failed"))?;
-                Ok(Some((all, row, col)))
+                Ok(Some((partial.take().expect("set above"), row, col)))
             }
             _ => Ok(None),
         }
     })();
+    if u.epoch > 0 {
+        // As the repair's own points, in the epoch the repair started from.
+        injector.point(role.unwrap_or(-1), u.epoch - 1, "repair", build, "split");
+    }
     let ok = built.is_ok();
+    if !ok {
+        let _ = u.comm.revoke();
+        if let Some(all) = &partial {
+            let _ = all.revoke();
+        }
+    }
     if matches!(u.comm.agree(ok as i32), Ok(1)) {
         return built;
     }

@@ -129,6 +129,11 @@ impl Universe {
         Ok(report)
     }
 
+    /// One try of the repair. Every MPI call that is not fault tolerant
+    /// (all but revoke, shrink and agree) is followed by an agreement on
+    /// its outcome, which every live process reaches whatever happened to
+    /// it: so all of them leave an attempt the same way, and a retry's
+    /// shrink never meets another process's agreement.
     fn attempt(
         &mut self,
         launch: &LaunchCommand,
@@ -151,14 +156,19 @@ impl Universe {
         let t = Instant::now();
         let shrunk = self.comm.shrink()?;
         report.shrink_ms += ms(t);
+        let old_rank = self.comm.rank() as i64;
+        let old_roles = std::mem::take(&mut self.roles);
+        // From here on a retry starts from the shrunk communicator.
+        self.comm = shrunk;
         // Who is left: every survivor's old universe rank, in shrunk order.
-        // The membership of `shrunk` is agreed by the shrink itself.
-        let olds = shrunk.allgather(&[self.comm.rank() as i64])?;
-        agreed(&shrunk, true)?;
+        // The membership is agreed by the shrink itself.
+        let olds = self.comm.allgather(&[old_rank]);
+        agreed(&self.comm, olds.is_ok())?;
+        let olds = olds?;
         let mut new_roles: Vec<i64> =
-            olds.iter().map(|&o| self.roles.get(o as usize).copied().unwrap_or(SPARE)).collect();
+            olds.iter().map(|&o| old_roles.get(o as usize).copied().unwrap_or(SPARE)).collect();
         report.lost_spares +=
-            self.roles.iter().filter(|&&r| r == SPARE).count() - new_roles.iter().filter(|&&r| r == SPARE).count();
+            old_roles.iter().filter(|&&r| r == SPARE).count() - new_roles.iter().filter(|&&r| r == SPARE).count();
         // Grid ranks nobody alive plays (computed from the whole shape, so a
         // retry still knows about the ranks lost in an earlier attempt).
         let mut held = vec![false; (self.p * self.q) as usize];
@@ -169,8 +179,7 @@ impl Universe {
         }
         let dead_grid: Vec<i64> = (0..held.len()).filter(|&g| !held[g]).map(|g| g as i64).collect();
         report.killed.extend(dead_grid.iter().map(|&r| r as i32));
-        trace!("shrunk to {} processes; grid ranks to replace: {dead_grid:?}", shrunk.size());
-        self.comm = shrunk;
+        trace!("shrunk to {} processes; grid ranks to replace: {dead_grid:?}", self.comm.size());
         self.roles = new_roles.clone();
         injector.point(me_grid, start_epoch, "repair", report.attempts as u64, "shrink");
 
@@ -188,71 +197,20 @@ impl Universe {
             report.mode = if to_spawn.is_empty() { RepairMode::Spare } else { RepairMode::Spawn };
         }
 
-        let t = Instant::now();
         let merged = if to_spawn.is_empty() {
             None
         } else {
-            // Open MPI's spawn can hang if a parent is already dead: make
-            // sure everyone is alive right before it, and bound it.
-            agreed(&self.comm, true)?;
-            trace!("spawning {} replacement(s)", to_spawn.len());
-            let guard = Deadline::arm("MPI_Comm_spawn of a replacement", repair_timeout());
-            let spawned = self.comm.spawn(&launch.exe, &launch.args, to_spawn.len() as i32, 0);
-            drop(guard);
-            let ok = spawned.as_ref().map(|c| c.remote_size() == to_spawn.len() as i32).unwrap_or(false);
-            match agreed(&self.comm, ok) {
-                Ok(()) => {}
-                Err(e) => {
-                    if let Ok(inter) = &spawned {
-                        let _ = inter.revoke();
-                    }
-                    // A failed spawn with every survivor alive cannot be
-                    // cured by retrying: say so instead of looping.
-                    let detail = match &spawned {
-                        Err(err) => err.to_string(),
-                        Ok(_) => e.to_string(),
-                    };
-                    if self.comm.failed_ranks().is_empty()
-                        && !matches!(spawned, Err(Error::ProcFailed { .. } | Error::Revoked))
-                    {
-                        return Err(Error::Unrecoverable {
-                            reason: format!(
-                                "{} grid rank(s) lost ({:?}), no hot spare left, and spawning a replacement failed: {detail}",
-                                to_spawn.len(),
-                                to_spawn
-                            ),
-                        });
-                    }
-                    return Err(Error::ProcFailed { ranks: Vec::new() });
-                }
-            }
-            report.spawn_ms += ms(t);
-            injector.point(me_grid, start_epoch, "repair", report.attempts as u64, "spawn");
-            let inter = spawned?;
-            let t = Instant::now();
-            let guard = Deadline::arm("MPI_Intercomm_merge with a replacement", repair_timeout());
-            let merged = inter.merge(false);
-            drop(guard);
-            let ok = merged.is_ok();
-            let a = agreed(&self.comm, ok);
-            let b = agreed(&inter, ok);
-            if a.is_err() || b.is_err() {
-                let _ = inter.revoke();
-                if let Ok(m) = &merged {
-                    let _ = m.revoke();
-                }
-                return Err(Error::ProcFailed { ranks: Vec::new() });
-            }
-            report.merge_ms += ms(t);
-            Some(merged?)
+            Some(self.spawn_and_merge(launch, injector, me_grid, start_epoch, &to_spawn, report)?)
         };
 
         // Hand the new state to everyone (newcomers receive it here).
         let t = Instant::now();
         let mut next = Universe {
+            // Without newcomers the shrunk communicator itself goes on: no
+            // new communicator (MPI_Comm_dup is not fault tolerant).
             comm: match merged {
                 Some(m) => m,
-                None => self.comm.dup()?,
+                None => std::mem::replace(&mut self.comm, Comm::null()),
             },
             roles: {
                 new_roles.extend_from_slice(&to_spawn);
@@ -264,9 +222,14 @@ impl Universe {
         };
         trace!("handing over state: epoch {} roles {:?}", next.epoch, next.roles);
         let sent = next.send_state();
-        agreed(&next.comm, sent.is_ok()).inspect_err(|_| {
+        if let Err(e) = agreed(&next.comm, sent.is_ok()) {
             let _ = next.comm.revoke();
-        })?;
+            if self.comm.is_null() {
+                // The retry starts from the communicator the attempt was on.
+                std::mem::swap(&mut self.comm, &mut next.comm);
+            }
+            return Err(e);
+        }
         if report.mode == RepairMode::Spare {
             report.spawn_ms += ms(t);
         } else {
@@ -276,5 +239,76 @@ impl Universe {
         std::mem::swap(self, &mut next);
         trace!("repair attempt {} done", report.attempts);
         Ok(())
+    }
+
+    /// Spawns the replacements of `to_spawn` (root: the lowest survivor)
+    /// and merges them into one communicator with the survivors.
+    fn spawn_and_merge(
+        &mut self,
+        launch: &LaunchCommand,
+        injector: &Injector,
+        me_grid: i32,
+        start_epoch: u32,
+        to_spawn: &[i64],
+        report: &mut RepairReport,
+    ) -> Result<Comm> {
+        let t = Instant::now();
+        // Open MPI's spawn can hang if a parent is already dead: make sure
+        // everyone is alive right before it, and bound it.
+        agreed(&self.comm, true)?;
+        trace!("spawning {} replacement(s)", to_spawn.len());
+        let guard = Deadline::arm("MPI_Comm_spawn of a replacement", repair_timeout());
+        let spawned = self.comm.spawn(&launch.exe, &launch.args, to_spawn.len() as i32, 0);
+        drop(guard);
+        injector.point(me_grid, start_epoch, "repair", report.attempts as u64, "spawn");
+        let ok = spawned.as_ref().map(|c| c.remote_size() == to_spawn.len() as i32).unwrap_or(false);
+        // Every parent must be alive when the merge starts: Open MPI's
+        // MPI_Intercomm_merge returns an error when a member is known to
+        // have failed, but blocks for ever in its context-id allocation
+        // when one dies unnoticed. This agreement, right before it, makes
+        // every failure so far known.
+        if let Err(e) = agreed(&self.comm, ok) {
+            if let Ok(inter) = &spawned {
+                let _ = inter.revoke();
+            }
+            // A spawn that failed while every parent is alive cannot be
+            // cured by retrying. Whether that is so is agreed too: a
+            // process that saw a failure, or whose spawn failed for one,
+            // votes for a retry.
+            let refused = !matches!(spawned, Err(Error::ProcFailed { .. } | Error::Revoked))
+                && self.comm.failed_ranks().is_empty();
+            if agreed(&self.comm, refused).is_ok() {
+                let detail = match &spawned {
+                    Err(err) => err.to_string(),
+                    Ok(_) => e.to_string(),
+                };
+                return Err(Error::Unrecoverable {
+                    reason: format!(
+                        "{} grid rank(s) lost ({:?}), no hot spare left, and spawning a replacement failed: {detail}",
+                        to_spawn.len(),
+                        to_spawn
+                    ),
+                });
+            }
+            return Err(Error::ProcFailed { ranks: Vec::new() });
+        }
+        report.spawn_ms += ms(t);
+        let inter = spawned?;
+        let t = Instant::now();
+        let guard = Deadline::arm("MPI_Intercomm_merge with a replacement", repair_timeout());
+        let merged = inter.merge(false);
+        drop(guard);
+        let ok = merged.is_ok();
+        let a = agreed(&self.comm, ok);
+        let b = agreed(&inter, ok);
+        if a.is_err() || b.is_err() {
+            let _ = inter.revoke();
+            if let Ok(m) = &merged {
+                let _ = m.revoke();
+            }
+            return Err(Error::ProcFailed { ranks: Vec::new() });
+        }
+        report.merge_ms += ms(t);
+        merged
     }
 }

@@ -1,25 +1,36 @@
 //! Bounds on MPI calls that cannot be interrupted.
 //!
 //! Some ULFM-era MPI calls can block forever when a process dies at the
-//! wrong moment (Open MPI's `MPI_Comm_spawn` if a parent dies during it). A
-//! repair phase runs under a [`Deadline`]; past it the process reports an
-//! unrecoverable stall and exits with [`EXIT_STALLED`] instead of hanging.
+//! wrong moment: Open MPI's `MPI_Comm_spawn` if a parent dies during it,
+//! its `MPI_Intercomm_merge` and `MPI_Comm_split` when a member dies
+//! unnoticed, and anything a spawned replacement does with a process of
+//! its parents' job that died (Open MPI 5 does not tell spawned processes
+//! of those failures). A repair phase runs under a [`Deadline`]; past it
+//! the process reports an unrecoverable stall and exits with its code
+//! ([`EXIT_STALLED`] by default) instead of hanging. Deadlines nest: the
+//! earliest armed one fires.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 /// Exit code of a process whose repair stalled past its deadline.
 pub const EXIT_STALLED: i32 = 76;
 
-static DEADLINE_MS: AtomicU64 = AtomicU64::new(0);
-static WHAT: Mutex<String> = Mutex::new(String::new());
-static THREAD: OnceLock<()> = OnceLock::new();
-
-fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+struct Armed {
+    id: u64,
+    due: Instant,
+    what: String,
+    code: i32,
 }
+
+struct Table {
+    next_id: u64,
+    armed: Vec<Armed>,
+}
+
+static TABLE: Mutex<Table> = Mutex::new(Table { next_id: 0, armed: Vec::new() });
+static THREAD: OnceLock<()> = OnceLock::new();
 
 /// The limit on one repair phase: `FTLA_REPAIR_TIMEOUT` seconds (default 60).
 pub fn repair_timeout() -> Duration {
@@ -28,21 +39,34 @@ pub fn repair_timeout() -> Duration {
 }
 
 /// An armed deadline; disarmed on drop.
-pub struct Deadline(());
+#[must_use = "a deadline is disarmed when dropped"]
+pub struct Deadline(u64);
 
 impl Deadline {
-    /// Arms a deadline of `limit` for `what`.
+    /// Arms a deadline of `limit` for `what`; past it the process exits
+    /// with [`EXIT_STALLED`].
     pub fn arm(what: &str, limit: Duration) -> Deadline {
-        if let Ok(mut w) = WHAT.lock() {
-            *w = what.to_string();
-        }
-        DEADLINE_MS.store(now_ms() + limit.as_millis() as u64, Ordering::Release);
+        Deadline::arm_with_code(what, limit, EXIT_STALLED)
+    }
+
+    /// [`Deadline::arm`] with the exit code to use.
+    pub fn arm_with_code(what: &str, limit: Duration, code: i32) -> Deadline {
+        let id = {
+            let mut t = TABLE.lock().unwrap_or_else(|e| e.into_inner());
+            t.next_id += 1;
+            let id = t.next_id;
+            t.armed.push(Armed { id, due: Instant::now() + limit, what: what.to_string(), code });
+            id
+        };
         THREAD.get_or_init(|| {
             std::thread::spawn(|| loop {
                 std::thread::sleep(Duration::from_millis(100));
-                let d = DEADLINE_MS.load(Ordering::Acquire);
-                if d != 0 && now_ms() > d {
-                    let what = WHAT.lock().map(|w| w.clone()).unwrap_or_default();
+                let fired = {
+                    let t = TABLE.lock().unwrap_or_else(|e| e.into_inner());
+                    let now = Instant::now();
+                    t.armed.iter().filter(|a| a.due <= now).min_by_key(|a| a.due).map(|a| (a.what.clone(), a.code))
+                };
+                if let Some((what, code)) = fired {
                     let _ = writeln!(
                         std::io::stderr(),
                         "ftla: unrecoverable failure: {what} did not complete in time \
@@ -50,16 +74,34 @@ impl Deadline {
                     );
                     let _ = std::io::stdout().flush();
                     // SAFETY: terminating the process.
-                    unsafe { libc::_exit(EXIT_STALLED) };
+                    unsafe { libc::_exit(code) };
                 }
             });
         });
-        Deadline(())
+        Deadline(id)
     }
 }
 
 impl Drop for Deadline {
     fn drop(&mut self) {
-        DEADLINE_MS.store(0, Ordering::Release);
+        let mut t = TABLE.lock().unwrap_or_else(|e| e.into_inner());
+        t.armed.retain(|a| a.id != self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dropping_a_deadline_disarms_only_that_one() {
+        let outer = Deadline::arm("outer", Duration::from_secs(3600));
+        let inner = Deadline::arm("inner", Duration::from_secs(3600));
+        let count = |what: &str| TABLE.lock().unwrap().armed.iter().filter(|a| a.what == what).count();
+        assert_eq!((count("outer"), count("inner")), (1, 1));
+        drop(inner);
+        assert_eq!((count("outer"), count("inner")), (1, 0));
+        drop(outer);
+        assert_eq!(count("outer"), 0);
     }
 }

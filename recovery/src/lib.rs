@@ -37,10 +37,12 @@ pub struct Region {
 }
 
 impl Region {
-    /// Wraps the grid. On a replacement (joined in the current epoch) this
+    /// Wraps the grid. On a replacement that no region has taken in yet this
     /// is collective with the survivors' repair: it receives their log.
-    pub fn new(grid: Box<Grid>) -> Result<Region, Error> {
-        let joining = grid.replacement().is_some_and(|r| r.epoch == grid.epoch());
+    pub fn new(mut grid: Box<Grid>) -> Result<Region, Error> {
+        // A replacement from any epoch of the survivors' last repair (one
+        // that joined while a further process was lost is one too).
+        let joining = grid.take_newcomer();
         let mut region = Region { grid, log: StatusLog::new(), repairs: Vec::new(), joining, max_repairs: 16 };
         if joining {
             // A survivor lost during the hand-over: repair with the others
@@ -147,10 +149,13 @@ impl Region {
             if self.log.repairs() >= self.max_repairs as u64 {
                 return Err(Error::Unrecoverable { reason: format!("more than {} repairs", self.max_repairs) });
             }
+            let from_epoch = self.grid.epoch();
             let report = self.grid.recover()?;
             self.log.count_repair();
             self.repairs.push(report.clone());
-            self.grid.inject("region", self.log.repairs(), "share");
+            // Like the repair's own kill points, this one is named by the
+            // epoch the repair started from.
+            self.grid.injector().point(self.grid.rank(), from_epoch, "region", self.log.repairs(), "share");
             match self.log.share(&self.grid, true) {
                 Ok(()) => return Ok(report),
                 Err(e) if e.is_process_failure() => continue,
