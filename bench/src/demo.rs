@@ -72,6 +72,7 @@ pub fn run(a: DemoArgs) -> ! {
         }
     }
     let outcome = steps(&mut s.grid, &a);
+    let unrecoverable = outcome.as_ref().is_err_and(|e| e.is_unrecoverable());
     let (ok, detail) = match outcome {
         Ok(d) => (true, d),
         Err(e) => {
@@ -82,7 +83,7 @@ pub fn run(a: DemoArgs) -> ! {
     if s.grid.rank() == 0 {
         println!("demo result: {} — {detail}", if ok { "ok" } else { "FAILED" });
     }
-    s.finish(ok, &detail)
+    s.finish(crate::session::outcome(ok, unrecoverable), &detail)
 }
 
 fn steps(grid: &mut Grid, a: &DemoArgs) -> blacs_ft::Result<String> {

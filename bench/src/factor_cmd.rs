@@ -246,6 +246,58 @@ impl FactorArgs {
     pub fn nprocs(&self) -> u32 {
         (self.p * self.q + self.spares.max(0)) as u32
     }
+
+    /// The matrix shape: the generated one, or the one in `--input`'s
+    /// header (`None` if it cannot be read here).
+    pub(crate) fn shape(&self) -> Option<(usize, usize)> {
+        match &self.input {
+            None => Some((self.m, self.n)),
+            Some(path) if path.extension().is_some_and(|e| e == "mtx") => None,
+            Some(path) => scalapack_ft::io::read_npy_header(path).ok().map(|h| (h.rows, h.cols)),
+        }
+    }
+
+    /// The most memory one process of the job holds at once, in bytes:
+    /// the matrix (with its checksum columns and sums for `--ft`, which a
+    /// parked spare prepares as well) and, with `--check`, a copy of the
+    /// input. `None` when the shape is not known before the launch.
+    pub fn bytes_per_process(&self) -> Option<u64> {
+        let (m, n) = self.shape()?;
+        let (p, q) = (self.p.max(1) as usize, self.q.max(1) as usize);
+        let matrix = 8 * DistMatrix::local_len_bound(m, n, self.nb, self.nb, p, q) as u64;
+        let factored = match self.ft {
+            true => scalapack_ft::qr_ft::FtWorkspace::bytes_per_process(m, n, self.nb, p, q).unwrap_or(matrix),
+            false => matrix,
+        };
+        Some(factored + if self.check { matrix } else { 0 })
+    }
+}
+
+/// Before the launch: refuses a job whose processes on this machine would
+/// need more memory than it has left, in one line (`--n`, or `N` of an
+/// input file, named). Jobs spread over other hosts are left to the
+/// library's own check.
+pub fn check_memory(a: &FactorArgs) -> Result<(), UsageError> {
+    if blacs_ft::launch::runs_on_other_hosts() {
+        return Ok(());
+    }
+    let (Some(need), Some(avail)) = (a.bytes_per_process(), scalapack_ft::memory::available_bytes()) else {
+        return Ok(());
+    };
+    let procs = a.nprocs() as u64;
+    if need.saturating_mul(procs) <= avail {
+        return Ok(());
+    }
+    let gib = scalapack_ft::memory::gib;
+    let (m, n) = a.shape().unwrap_or((a.m, a.n));
+    let size = if m == n { format!("N = {n}") } else { format!("M = {m}, N = {n}") };
+    Err(UsageError(format!(
+        "{size} needs {:.1} GiB per process ({procs} process{}: {:.1} GiB); {:.1} GiB available on this machine",
+        gib(need),
+        if procs == 1 { "" } else { "es" },
+        gib(need.saturating_mul(procs)),
+        gib(avail)
+    )))
 }
 
 /// Flops of an LU factorization of an M×N matrix (leading terms of
@@ -260,11 +312,29 @@ pub fn lu_flops(m: usize, n: usize) -> f64 {
 }
 
 /// The matrix to factor: generated in place from (seed, i, j), or read
-/// from `--input` (collective). With `collective = false` (a replacement
-/// joining a factorization in progress, whose content is rebuilt anyway) the
-/// matrix is only allocated, zero, with the right shape (read locally from
-/// the file's header for `--input`), so the survivors do not wait for it.
+/// from `--input` (collective: an error, such as no memory for it, is the
+/// same on every rank). With `collective = false` (a replacement joining a
+/// factorization in progress, whose content is rebuilt anyway) the matrix
+/// is only allocated, zero, with the right shape (read locally from the
+/// file's header for `--input`), so the survivors do not wait for it.
 pub(crate) fn make_matrix(
+    grid: &blacs_ft::Grid,
+    a: &FactorArgs,
+    collective: bool,
+) -> Result<DistMatrix, scalapack_ft::Error> {
+    let made = make_local_matrix(grid, a, collective);
+    if !collective || a.input.is_some() {
+        return made; // read_matrix agrees on its own errors
+    }
+    match made {
+        Ok(m) => scalapack_ft::error::agree_on_arguments(grid, Ok(())).map(|()| m),
+        Err(e) => Err(scalapack_ft::error::agree_on_arguments(grid, Err(e)).err().unwrap_or_else(|| {
+            scalapack_ft::Error::Grid(blacs_ft::Error::Unrecoverable { reason: "matrix set-up disagreement".into() })
+        })),
+    }
+}
+
+fn make_local_matrix(
     grid: &blacs_ft::Grid,
     a: &FactorArgs,
     collective: bool,
@@ -309,6 +379,7 @@ pub fn run(a: FactorArgs) -> ! {
     }
     let s = start(a.p, a.q, injector);
     let outcome = factor(&s, &a);
+    let unrecoverable = outcome.as_ref().is_err_and(|e| e.is_unrecoverable());
     let (ok, detail) = match outcome {
         Ok((ok, text)) => (ok, text),
         Err(e) => {
@@ -318,7 +389,7 @@ pub fn run(a: FactorArgs) -> ! {
             (false, e.to_string())
         }
     };
-    s.finish(ok, &detail)
+    s.finish(crate::session::outcome(ok, unrecoverable), &detail)
 }
 
 fn factor(s: &Session, a: &FactorArgs) -> Result<(bool, String), scalapack_ft::Error> {

@@ -26,9 +26,18 @@ impl SparePrep {
             return SparePrep { matrix: Vec::new(), work: FtWorkspace::new() };
         }
         let (p, q) = (a.p.max(1) as usize, a.q.max(1) as usize);
-        let (matrix, work) = FtWorkspace::for_spare(a.m, a.n, a.nb, p, q);
+        // Without the memory, nothing is prepared (the replacement then
+        // allocates when it joins, and reports it if it cannot).
+        let (matrix, work) = FtWorkspace::for_spare(a.m, a.n, a.nb, p, q).unwrap_or_default();
         SparePrep { matrix, work }
     }
+}
+
+/// [`FtWorkspace::in_place`], or an empty workspace where this process
+/// cannot get the memory: `pdgeqrf_ft_in` then tries again inside its
+/// argument agreement, which reports it on every rank.
+fn in_place_or_empty(grid: &blacs_ft::Grid, mat: &mut scalapack_ft::DistMatrix) -> FtWorkspace {
+    FtWorkspace::in_place(grid, mat).unwrap_or_default()
 }
 
 /// Runs inside MPI; never returns. `prepared`: what this process prepared
@@ -46,15 +55,21 @@ pub fn run(s: Session, a: &FactorArgs, mut prepared: Option<SparePrep>) -> ! {
     // Every repetition may repair as often as one run may.
     region.set_max_repairs(16 * a.reps.max(1));
     let outcome = ft(&mut region, a, &mut prepared);
+    let unrecoverable = outcome.as_ref().is_err_and(|e| e.is_unrecoverable());
     let (ok, detail) = match outcome {
         Ok(x) => x,
         Err(e) => {
-            println!("ftla qr --ft: rank {}: {e}", region.grid().rank());
+            // An agreed usage error is the same everywhere: said once. A
+            // failure is said by every process that saw it.
+            let agreed = matches!(e, scalapack_ft::Error::Argument { .. } | scalapack_ft::Error::Memory { .. });
+            if !agreed || region.grid().rank() == 0 {
+                println!("ftla qr --ft: rank {}: {e}", region.grid().rank());
+            }
             (false, e.to_string())
         }
     };
     let s = Session { rt, grid: region.into_grid() };
-    s.finish(ok, &detail)
+    s.finish(crate::session::outcome(ok, unrecoverable), &detail)
 }
 
 /// The same-run comparison (`--compare`): one sample per repetition,
@@ -160,7 +175,7 @@ fn timed_ft(
             // The room for the checksum columns and the scratch are
             // allocated and touched before the clock starts, as the matrix
             // is (ScaLAPACK callers hand their WORK array in the same way).
-            let work = FtWorkspace::in_place(region.grid(), &mut mat);
+            let work = in_place_or_empty(region.grid(), &mut mat);
             (mat, work)
         }
     };
@@ -193,7 +208,7 @@ fn timed_ft(
                     );
                 }
                 mat = make_matrix(region.grid(), a, true)?;
-                work = FtWorkspace::in_place(region.grid(), &mut mat);
+                work = in_place_or_empty(region.grid(), &mut mat);
                 region.grid().barrier(Scope::All)?;
             }
             other => break other?,
@@ -217,8 +232,8 @@ fn ft(
     if root_prints(region) && !region.is_joining() && region.grid().replacement().is_none() {
         println!(
             "ftla qr --ft: {}x{} matrix, NB {}, {}x{} grid + {} spare(s), OpenBLAS kernel {}{}",
-            a.m,
-            a.n,
+            a.shape().map_or(a.m, |s| s.0),
+            a.shape().map_or(a.n, |s| s.1),
             a.nb,
             a.p,
             a.q,

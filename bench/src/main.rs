@@ -211,6 +211,12 @@ fn main() {
         Job::Factor(a) => a.nprocs(),
     };
     if !inside_mpi() {
+        if let Job::Factor(a) = &job {
+            factor_cmd::check_memory(a).unwrap_or_else(|e| {
+                eprintln!("ftla: {e}");
+                std::process::exit(2)
+            });
+        }
         relaunch(&Relaunch {
             nprocs,
             timeout: (timeout > 0).then(|| Duration::from_secs(timeout)),

@@ -63,7 +63,8 @@ pub fn run(a: RepairArgs) -> ! {
             (false, e.to_string())
         }
     };
-    s.finish(ok, &detail)
+    let unrecoverable = outcome.as_ref().is_err_and(|e| e.is_unrecoverable());
+    s.finish(crate::session::outcome(ok, unrecoverable), &detail)
 }
 
 fn reps(grid: &mut Grid, a: &RepairArgs) -> blacs_ft::Result<Vec<blacs_ft::RepairReport>> {

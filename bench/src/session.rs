@@ -2,6 +2,7 @@
 //! leaves when released), and the bookkeeping after a repair that lets a
 //! replacement catch up with the survivors.
 
+use blacs_ft::launch::Outcome;
 use blacs_ft::{Grid, GridOptions, Injector, Joined, RepairMode, RepairReport, Runtime, Scope};
 
 /// A process that holds a grid rank.
@@ -45,14 +46,15 @@ pub fn start_preparing<T>(p: i32, q: i32, injector: Injector, prepare: impl FnOn
 }
 
 impl Session {
-    /// Ends the job: releases spares, records the outcome (grid rank 0), and
+    /// Ends the job: releases spares, records the outcome (grid rank 0: the
+    /// launcher's exit code), and
     /// finishes MPI within bounded time.
-    pub fn finish(self, ok: bool, detail: &str) -> ! {
+    pub fn finish(self, outcome: Outcome, detail: &str) -> ! {
         if self.grid.rank() == 0 {
-            blacs_ft::launch::write_status(ok, detail);
+            blacs_ft::launch::write_outcome(outcome, detail);
         }
         self.grid.close();
-        self.rt.finish(if ok { 0 } else { 1 })
+        self.rt.finish(outcome.exit_code())
     }
 }
 
@@ -182,6 +184,16 @@ pub fn median(xs: &[f64]) -> f64 {
         v[m]
     } else {
         (v[m - 1] + v[m]) / 2.0
+    }
+}
+
+/// The outcome of a run: `ok` when its checks passed; a failure reported
+/// as unrecoverable is told apart from other failures.
+pub fn outcome(ok: bool, unrecoverable: bool) -> Outcome {
+    match (ok, unrecoverable) {
+        (_, true) => Outcome::Unrecoverable,
+        (true, false) => Outcome::Ok,
+        (false, false) => Outcome::Failed,
     }
 }
 

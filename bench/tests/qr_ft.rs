@@ -160,7 +160,8 @@ fn two_kills_in_one_process_row_are_reported_as_unrecoverable_by_every_survivor(
     let mut args = vec!["--grid", "2x2", "--kill", "2@3:panel,3@3:panel"];
     args.extend(SHAPE);
     let (out, _) = ftla(&args);
-    assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
+    // The launcher's exit code says it: an unrecoverable failure, reported.
+    assert_eq!(out.code, Some(blacs_ft::launch::EXIT_UNRECOVERABLE), "{}\n{}", out.stdout, out.stderr);
     let lines: Vec<&str> = out.stdout.lines().filter(|l| l.contains("unrecoverable failure")).collect();
     assert!(lines.len() >= 2, "{}", out.stdout);
     for l in lines {

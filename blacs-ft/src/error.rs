@@ -41,6 +41,11 @@ impl Error {
         matches!(self, Error::ProcFailed { .. } | Error::Revoked)
     }
 
+    /// True for [`Error::Unrecoverable`]: the run cannot go on, and says so.
+    pub fn is_unrecoverable(&self) -> bool {
+        matches!(self, Error::Unrecoverable { .. })
+    }
+
     /// Convenience constructor for [`Error::InvalidArgument`].
     pub fn invalid(arg: impl Into<String>, reason: impl Into<String>) -> Self {
         Error::InvalidArgument { arg: arg.into(), reason: reason.into() }

@@ -4,14 +4,31 @@
 //!
 //! The outcome is not `mpiexec`'s exit code (it is non-zero whenever a rank
 //! was killed, even when the job recovered): grid rank 0 writes it to the
-//! file named by `FTLA_STATUS_FILE` with [`write_status`].
+//! file named by `FTLA_STATUS_FILE` with [`write_outcome`].
+//!
+//! The launcher owns its job. Every process of it (`mpiexec`, the ranks,
+//! spawned replacements) carries the environment variable [`JOB_TAG_VAR`]
+//! with a value unique to the job, so that the launcher finds them all even
+//! after `mpiexec` is gone (Open MPI puts every rank in a process group of
+//! its own). SIGINT, SIGTERM and SIGHUP are forwarded to the job; nothing of
+//! it outlives the launcher.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 /// Exit code when the job ran past its timeout (as `timeout(1)`).
 pub const EXIT_TIMEOUT: i32 = 124;
+/// Exit code of a job that reported a failure it could not recover from
+/// (for example two lost processes in one process row).
+pub const EXIT_UNRECOVERABLE: i32 = 3;
+/// Environment variable whose value marks every process of one job.
+pub const JOB_TAG_VAR: &str = "FTLA_JOB_TAG";
+/// How long a job may take to end once grid rank 0 reported its outcome
+/// before the launcher ends what is left of it (a replacement blocked in a
+/// repair the survivors gave up, a process stuck in `MPI_Finalize`).
+pub const OUTCOME_GRACE: Duration = Duration::from_secs(8);
 
 /// True when this process was started by an MPI launcher.
 pub fn inside_mpi() -> bool {
@@ -32,6 +49,59 @@ pub struct Relaunch {
     pub ulfm: bool,
 }
 
+/// The outcome of a job, as grid rank 0 reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Finished, results checked where asked: exit code 0.
+    Ok,
+    /// Finished with a wrong result or an error: exit code 1.
+    Failed,
+    /// Stopped by a failure it could not recover from, reported as such:
+    /// exit code [`EXIT_UNRECOVERABLE`].
+    Unrecoverable,
+}
+
+impl Outcome {
+    fn word(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Failed => "fail",
+            Outcome::Unrecoverable => "unrecoverable",
+        }
+    }
+
+    /// The launcher's exit code for this outcome.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Outcome::Ok => 0,
+            Outcome::Failed => 1,
+            Outcome::Unrecoverable => EXIT_UNRECOVERABLE,
+        }
+    }
+
+    fn parse(text: &str) -> Option<Outcome> {
+        let word = text.split_whitespace().next()?;
+        [Outcome::Ok, Outcome::Failed, Outcome::Unrecoverable].into_iter().find(|o| o.word() == word)
+    }
+}
+
+/// Whether the launcher's extra arguments name other hosts (then the
+/// cores and memory of this machine say nothing about the job's).
+pub fn runs_on_other_hosts() -> bool {
+    std::env::var("FTLA_MPIEXEC_ARGS").is_ok_and(|a| {
+        a.split_whitespace().any(|w| {
+            ["--hostfile", "--machinefile", "--host", "-H", "-hostfile", "--default-hostfile"]
+                .iter()
+                .any(|f| w == *f || w.starts_with(&format!("{f}=")))
+        })
+    })
+}
+
+/// Cores of this machine that this process may use.
+pub fn local_cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
 /// The `mpiexec` command line that [`relaunch`] runs (for display and tests).
 pub fn mpiexec_command(r: &Relaunch) -> Command {
     let mut cmd = Command::new(crate::mpiexec_path());
@@ -45,7 +115,7 @@ pub fn mpiexec_command(r: &Relaunch) -> Command {
     if unsafe { libc::getuid() } == 0 {
         cmd.arg("--allow-run-as-root");
     }
-    for v in ["FTLA_STATUS_FILE", "FTLA_KILL", "OPENBLAS_NUM_THREADS"] {
+    for v in ["FTLA_STATUS_FILE", "FTLA_KILL", "OPENBLAS_NUM_THREADS", JOB_TAG_VAR] {
         cmd.args(["-x", v]);
     }
     if let Ok(extra) = std::env::var("FTLA_MPIEXEC_ARGS") {
@@ -58,29 +128,39 @@ pub fn mpiexec_command(r: &Relaunch) -> Command {
 }
 
 /// Re-executes this program under `mpiexec` and exits with the job's
-/// outcome: 0 if grid rank 0 wrote `ok` to the status file, 1 if it wrote a
-/// failure or nothing, [`EXIT_TIMEOUT`] on timeout.
+/// outcome ([`Outcome::exit_code`]: 0 ok, 1 failed — also when grid rank 0
+/// wrote nothing —, [`EXIT_UNRECOVERABLE`]), [`EXIT_TIMEOUT`] on timeout,
+/// and 128 + the signal when SIGINT, SIGTERM or SIGHUP stopped it (the
+/// signal is forwarded to the job, and every process of it is gone before
+/// the launcher exits).
 ///
 /// A launcher that fails before starting any rank (PMIx's sporadic
 /// "listener thread failed to start") is retried, at most
 /// [`LAUNCH_ATTEMPTS`] times in all, with a notice; the timeout covers all
-/// attempts.
+/// attempts. More ranks than cores (without a hostfile) is said in one
+/// line: timings are then meaningless.
 pub fn relaunch(r: &Relaunch) -> ! {
+    install_signal_handlers();
+    if !runs_on_other_hosts() && r.nprocs as usize > local_cores() {
+        eprintln!(
+            "ftla: {} processes on {} cores: oversubscribed, so timings are not meaningful",
+            r.nprocs,
+            local_cores()
+        );
+    }
     let started = Instant::now();
     for attempt in 1..=LAUNCH_ATTEMPTS {
         let (code, outcome, launcher_failed) = launch_once(r, started);
-        if outcome.starts_with("ok") {
-            std::process::exit(0);
+        if let Some(o) = Outcome::parse(&outcome) {
+            std::process::exit(o.exit_code());
         }
         let time_left = r.timeout.is_none_or(|t| started.elapsed() < t);
-        if outcome.is_empty() && launcher_failed && attempt < LAUNCH_ATTEMPTS && time_left {
+        if launcher_failed && attempt < LAUNCH_ATTEMPTS && time_left {
             eprintln!("ftla: the MPI launcher failed before starting any rank; launching again");
             std::thread::sleep(Duration::from_millis(200));
             continue;
         }
-        if outcome.is_empty() {
-            eprintln!("ftla: the job ended without reporting an outcome (mpiexec exit code {code})");
-        }
+        eprintln!("ftla: the job ended without reporting an outcome (mpiexec exit code {code})");
         std::process::exit(1);
     }
     std::process::exit(1)
@@ -89,14 +169,80 @@ pub fn relaunch(r: &Relaunch) -> ! {
 /// Launches of one job when the launcher itself fails to start.
 pub const LAUNCH_ATTEMPTS: u32 = 3;
 
+/// The signal that asked the launcher to stop (0: none yet).
+static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn note_stop_signal(sig: libc::c_int) {
+    STOP_SIGNAL.store(sig, Ordering::SeqCst);
+}
+
+/// SIGINT, SIGTERM and SIGHUP set [`STOP_SIGNAL`] instead of ending the
+/// launcher: its wait loop forwards them to the job and cleans up.
+fn install_signal_handlers() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: installing an async-signal-safe handler (one atomic store).
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = note_stop_signal as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(sig, &action, std::ptr::null_mut());
+        }
+    }
+}
+
+/// This job's tag: inherited (a caller that must find the job's processes
+/// itself, like [`run_with_timeout`], sets it) or made up here.
+fn job_tag() -> String {
+    std::env::var(JOB_TAG_VAR)
+        .ok()
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| format!("ftla-{}-{}", std::process::id(), now_nanos()))
+}
+
+/// Processes (other than this one) whose environment carries
+/// `JOB_TAG_VAR=tag`.
+pub fn tagged_processes(tag: &str) -> Vec<i32> {
+    let want = format!("{JOB_TAG_VAR}={tag}");
+    let me = std::process::id() as i32;
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| pid != me)
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == want.as_bytes()))
+        })
+        .collect()
+}
+
+/// SIGKILLs every process of the job tagged `tag` until none is left
+/// (they may still be forking replacements), for at most two seconds.
+pub fn kill_tagged(tag: &str) {
+    let until = Instant::now() + Duration::from_secs(2);
+    loop {
+        let left = tagged_processes(tag);
+        if left.is_empty() || Instant::now() > until {
+            return;
+        }
+        for pid in left {
+            // SAFETY: signalling a process of our own job.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// One `mpiexec` run: its exit code, the status rank 0 wrote (empty if
 /// none), and whether the launcher reported failing before starting any
-/// rank. Exits with [`EXIT_TIMEOUT`] once `since` is older than the timeout.
+/// rank. Exits with [`EXIT_TIMEOUT`] once `since` is older than the
+/// timeout, and with 128 + the signal when stopped by one.
 fn launch_once(r: &Relaunch, since: Instant) -> (i32, String, bool) {
     let status = std::env::temp_dir().join(format!("ftla-status-{}-{}", std::process::id(), now_nanos()));
     let _ = std::fs::remove_file(&status);
+    let tag = job_tag();
     let mut cmd = mpiexec_command(r);
-    cmd.env("FTLA_STATUS_FILE", &status);
+    cmd.env("FTLA_STATUS_FILE", &status).env(JOB_TAG_VAR, &tag);
     if std::env::var_os("OPENBLAS_NUM_THREADS").is_none() {
         cmd.env("OPENBLAS_NUM_THREADS", "1");
     }
@@ -113,29 +259,62 @@ fn launch_once(r: &Relaunch, since: Instant) -> (i32, String, bool) {
             std::process::exit(1);
         }
     };
-    let pgid = child.id() as i32;
+    let pid = child.id() as i32;
     let filter = child.stderr.take().map(|e| std::thread::spawn(move || filter_launcher_noise(e)));
+    // Ends the job: mpiexec's group, then every tagged process.
+    let end_job = |child: &mut std::process::Child| {
+        // SAFETY: signalling the job's launcher and its process group.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        kill_tagged(&tag);
+        let _ = child.wait();
+    };
+    let mut outcome_seen: Option<Instant> = None;
     let code = loop {
         match child.try_wait() {
             Ok(Some(st)) => break st.code().unwrap_or(1),
             Ok(None) => {}
             Err(_) => break 1,
         }
+        let sig = STOP_SIGNAL.load(Ordering::SeqCst);
+        if sig != 0 {
+            eprintln!("ftla: stopped by signal {sig}; ending the job");
+            // mpiexec ends the job itself on this signal; whatever is left
+            // after a moment is killed.
+            // SAFETY: forwarding the signal to the job's launcher.
+            unsafe { libc::kill(pid, sig) };
+            let until = Instant::now() + Duration::from_secs(3);
+            while Instant::now() < until && !matches!(child.try_wait(), Ok(Some(_))) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            end_job(&mut child);
+            let _ = std::fs::remove_file(&status);
+            std::process::exit(128 + sig);
+        }
         if let Some(t) = r.timeout {
             if since.elapsed() > t {
                 eprintln!("ftla: job exceeded its {} s timeout; killing it", t.as_secs());
-                // SAFETY: signalling the job's process group.
-                unsafe { libc::kill(-pgid, libc::SIGKILL) };
-                let _ = child.wait();
+                end_job(&mut child);
                 let _ = std::fs::remove_file(&status);
                 std::process::exit(EXIT_TIMEOUT);
             }
         }
+        if outcome_seen.is_none() && status.exists() {
+            outcome_seen = Some(Instant::now());
+        }
+        if outcome_seen.is_some_and(|t| t.elapsed() > OUTCOME_GRACE) {
+            let left = tagged_processes(&tag).len();
+            eprintln!(
+                "ftla: the job reported its outcome, but {left} of its processes did not end within {} s; \
+                 ending them",
+                OUTCOME_GRACE.as_secs()
+            );
+            end_job(&mut child);
+            break 1;
+        }
         std::thread::sleep(Duration::from_millis(20));
     };
-    // Stragglers (a rank stuck in finalize) must not outlive the job.
-    // SAFETY: signalling the job's process group.
-    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    // Stragglers must not outlive the job.
+    end_job(&mut child);
     let launcher_failed = filter.map(|f| f.join().unwrap_or(false)).unwrap_or(false);
     let outcome = std::fs::read_to_string(&status).unwrap_or_default();
     let _ = std::fs::remove_file(&status);
@@ -199,14 +378,19 @@ fn now_nanos() -> u128 {
 
 /// Writes the job's outcome for [`relaunch`] (call on grid rank 0 only).
 /// Does nothing when `FTLA_STATUS_FILE` is unset (a job launched by hand).
-pub fn write_status(ok: bool, detail: &str) {
+pub fn write_outcome(outcome: Outcome, detail: &str) {
     if let Some(path) = std::env::var_os("FTLA_STATUS_FILE").filter(|p| !p.is_empty()) {
         let tmp = std::path::PathBuf::from(format!("{}.tmp", path.to_string_lossy()));
-        let text = format!("{} {detail}\n", if ok { "ok" } else { "fail" });
+        let text = format!("{} {detail}\n", outcome.word());
         if std::fs::write(&tmp, text).is_ok() {
             let _ = std::fs::rename(&tmp, &path);
         }
     }
+}
+
+/// [`write_outcome`] with [`Outcome::Ok`] or [`Outcome::Failed`].
+pub fn write_status(ok: bool, detail: &str) {
+    write_outcome(if ok { Outcome::Ok } else { Outcome::Failed }, detail);
 }
 
 /// Output of a command run by [`run_with_timeout`].
@@ -221,11 +405,20 @@ pub struct Captured {
 }
 
 /// Runs `cmd` in its own process group, capturing its output; past
-/// `timeout` the whole group is SIGKILLed. For tests and scripts that must
-/// never hang.
+/// `timeout` the command is asked to stop (SIGTERM, which `ftla` forwards
+/// to its job), then its group and every process of its job are
+/// SIGKILLed. For tests and scripts that must never hang or leave
+/// processes behind: the command gets a [`JOB_TAG_VAR`] of its own (unless
+/// the caller set one), which the processes of an MPI job it starts carry.
 pub fn run_with_timeout(mut cmd: Command, timeout: Duration) -> std::io::Result<Captured> {
     use std::io::Read;
     use std::os::unix::process::CommandExt;
+    let tag = cmd
+        .get_envs()
+        .find(|(k, _)| *k == JOB_TAG_VAR)
+        .and_then(|(_, v)| v.map(|v| v.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| format!("run-{}-{}", std::process::id(), now_nanos()));
+    cmd.env(JOB_TAG_VAR, &tag);
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
     let mut child = cmd.spawn()?;
     let pgid = child.id() as i32;
@@ -254,6 +447,12 @@ pub fn run_with_timeout(mut cmd: Command, timeout: Duration) -> std::io::Result<
         if started.elapsed() > timeout {
             timed_out = true;
             // SAFETY: signalling the child's process group.
+            unsafe { libc::kill(-pgid, libc::SIGTERM) };
+            let until = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < until && child.try_wait()?.is_none() {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            // SAFETY: signalling the child's process group.
             unsafe { libc::kill(-pgid, libc::SIGKILL) };
             break child.wait().ok();
         }
@@ -262,6 +461,7 @@ pub fn run_with_timeout(mut cmd: Command, timeout: Duration) -> std::io::Result<
     // Nothing of the job may outlive it.
     // SAFETY: signalling the child's process group.
     unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    kill_tagged(&tag);
     let stdout = t_out.join().unwrap_or_default();
     let stderr = t_err.join().unwrap_or_default();
     Ok(Captured { code: status.and_then(|s| s.code()), timed_out, stdout, stderr })

@@ -16,6 +16,10 @@ pub enum Error {
     /// `U(index, index)` is exactly zero (0-based): the factorization was
     /// completed but U is singular (ScaLAPACK INFO = index + 1 > 0).
     Singular { routine: String, index: usize },
+    /// `routine` needs `bytes` more on a process for `what` than that
+    /// process can get (`available`: what its machine had left, when
+    /// known). Nothing was computed.
+    Memory { routine: String, what: String, bytes: u64, available: Option<u64> },
 }
 
 impl Error {
@@ -26,8 +30,14 @@ impl Error {
             Error::Argument { position, entry, .. } if *entry > 0 => -((position * 100 + entry) as i32),
             Error::Argument { position, .. } => -(*position as i32),
             Error::Singular { index, .. } => *index as i32 + 1,
-            Error::Grid(_) => i32::MIN,
+            Error::Grid(_) | Error::Memory { .. } => i32::MIN,
         }
+    }
+
+    /// True for a failure the run could not recover from (reported as such
+    /// on every rank).
+    pub fn is_unrecoverable(&self) -> bool {
+        matches!(self, Error::Grid(e) if e.is_unrecoverable())
     }
 
     /// True for errors a grid repair can cure.
@@ -49,6 +59,13 @@ impl fmt::Display for Error {
             Error::Singular { routine, index } => {
                 write!(f, "{routine}: U({i},{i}) is exactly zero: the matrix is singular", i = index + 1)
             }
+            Error::Memory { routine, what, bytes, available } => {
+                write!(f, "{routine}: {what} needs {:.1} GiB on a process", crate::memory::gib(*bytes))?;
+                match available {
+                    Some(a) => write!(f, "; {:.1} GiB available", crate::memory::gib(*a)),
+                    None => write!(f, ", more than it could allocate"),
+                }
+            }
         }
     }
 }
@@ -64,31 +81,72 @@ impl From<blacs_ft::Error> for Error {
 /// Result alias of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Collective: every rank passes its own argument check; if any failed,
-/// every rank returns the argument error of the lowest failing rank (the
-/// same typed value everywhere).
+/// Collective: every rank passes its own local checks (arguments, memory,
+/// the input's values); if any failed, every rank returns the error of the
+/// lowest failing rank — the same typed value everywhere.
 pub fn agree_on_arguments(grid: &blacs_ft::Grid, local: Result<()>) -> Result<()> {
     use blacs_ft::Scope;
+    const SEP: char = '\u{1f}';
+    // (kind, three numbers, text): 0 argument, 1 memory, 2 anything else.
     let mine = match &local {
-        Err(Error::Argument { position, entry, name, reason, routine }) => {
-            Some((*position, *entry, format!("{routine}\u{1f}{name}\u{1f}{reason}")))
-        }
-        Err(e) => Some((0, 0, format!("?\u{1f}?\u{1f}{e}"))),
         Ok(()) => None,
+        Err(Error::Argument { position, entry, name, reason, routine }) => {
+            Some((0, [*position as i64, *entry as i64, 0], format!("{routine}{SEP}{name}{SEP}{reason}")))
+        }
+        Err(Error::Memory { routine, what, bytes, available }) => {
+            Some((1, [*bytes as i64, available.map_or(-1, |a| a as i64), 0], format!("{routine}{SEP}{what}")))
+        }
+        Err(e) => Some((2, [0, 0, 0], format!("?{SEP}?{SEP}{e}"))),
     };
     let Some(root) = grid.lowest_rank_where(mine.is_some())? else {
         return Ok(());
     };
-    let (pos, ent, text) = mine.unwrap_or_default();
-    let mut head = [pos as i64, ent as i64];
+    let (kind, nums, text) = mine.unwrap_or_default();
+    let mut head = [kind, nums[0], nums[1], nums[2]];
     grid.broadcast(Scope::All, &mut head, root)?;
     let bytes = grid.broadcast_vec(text.into_bytes(), root)?;
     let text = String::from_utf8_lossy(&bytes).into_owned();
-    let mut parts = text.splitn(3, '\u{1f}');
-    let routine = parts.next().unwrap_or("?").to_string();
-    let name = parts.next().unwrap_or("?").to_string();
-    let reason = parts.next().unwrap_or("").to_string();
-    Err(Error::Argument { routine, position: head[0] as u32, entry: head[1] as u32, name, reason })
+    let mut parts = text.splitn(3, SEP);
+    let mut part = || parts.next().unwrap_or("?").to_string();
+    Err(match head[0] {
+        1 => Error::Memory {
+            routine: part(),
+            what: part(),
+            bytes: head[1] as u64,
+            available: (head[2] >= 0).then_some(head[2] as u64),
+        },
+        _ => Error::Argument {
+            routine: part(),
+            name: part(),
+            reason: part(),
+            position: head[1] as u32,
+            entry: head[2] as u32,
+        },
+    })
+}
+
+/// Local: an argument error of `routine` when `a`'s local array holds a
+/// NaN or an infinity (`position`: A's place in the calling sequence). A
+/// factorization of such input would spread it silently over the result.
+pub fn check_finite(routine: &str, position: u32, a: &crate::DistMatrix) -> Result<()> {
+    let (lr, lld) = (a.local_rows(), a.lld().max(1));
+    let data = a.local();
+    // A fast scan first; the position is looked for only when needed.
+    if data.iter().all(|x| x.is_finite()) {
+        return Ok(());
+    }
+    let at = data.iter().enumerate().find(|(k, x)| k % lld < lr && !x.is_finite());
+    let Some((k, x)) = at else {
+        return Ok(()); // only in the padding rows past the local array
+    };
+    let (i, j) = (a.global_row(k % lld), a.global_col(k / lld));
+    Err(Error::Argument {
+        routine: routine.into(),
+        position,
+        entry: 0,
+        name: "A".into(),
+        reason: format!("holds a non-finite value: A({i}, {j}) = {x} (0-based); the input must be finite"),
+    })
 }
 
 #[cfg(test)]

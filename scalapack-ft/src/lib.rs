@@ -13,6 +13,7 @@ pub mod generate;
 pub mod io;
 pub mod lu;
 pub mod matrix;
+pub mod memory;
 pub mod norms;
 pub mod pblas;
 pub mod qr;

@@ -37,8 +37,13 @@ impl DistMatrix {
     /// (0, 0), minimal local leading dimension. All arguments (global).
     /// Not collective: bad sizes are a local error (every rank computes the
     /// same one from the same global arguments).
+    ///
+    /// A local array larger than this process can get is an
+    /// [`Error::Memory`] (never an abort).
     pub fn zeros(grid: &Grid, m: usize, n: usize, mb: usize, nb: usize) -> Result<DistMatrix> {
-        DistMatrix::shaped(grid, m, n, mb, nb, "DistMatrix::zeros", |len| vec![0.0; len])
+        DistMatrix::shaped(grid, m, n, mb, nb, "DistMatrix::zeros", |len| {
+            crate::memory::zeroed(len, "DistMatrix::zeros", &format!("the local array of a {m}x{n} matrix"))
+        })
     }
 
     /// Like [`DistMatrix::zeros`], but in `storage` (local; grown to the
@@ -69,11 +74,13 @@ impl DistMatrix {
         slot: &mut Vec<f64>,
     ) -> Result<DistMatrix> {
         DistMatrix::shaped(grid, m, n, mb, nb, "DistMatrix::in_storage", |len| {
-            let mut storage = std::mem::take(slot);
-            if storage.len() < len {
-                storage.resize(len, 0.0);
-            }
-            storage
+            crate::memory::grow_zeroed(
+                slot,
+                len,
+                "DistMatrix::in_storage",
+                &format!("the local array of a {m}x{n} matrix"),
+            )?;
+            Ok(std::mem::take(slot))
         })
     }
 
@@ -87,14 +94,14 @@ impl DistMatrix {
         mb: usize,
         nb: usize,
         routine: &str,
-        local: impl FnOnce(usize) -> Vec<f64>,
+        local: impl FnOnce(usize) -> Result<Vec<f64>>,
     ) -> Result<DistMatrix> {
         let (nprow, npcol) = (grid.nprow() as usize, grid.npcol() as usize);
         let (myrow, mycol) = (grid.myrow() as usize, grid.mycol() as usize);
         let desc = Descriptor::with_min_lld(m, n, mb, nb, 0, 0, 0, nprow, npcol, myrow)
             .map_err(|e| arg_error(routine, e.index as u32, e.index as u32, e.arg, e.reason.clone()))?;
         let len = desc.lld() * numroc(n, nb, mycol, 0, npcol);
-        let data = local(len);
+        let data = local(len)?;
         Ok(DistMatrix { desc, nprow, npcol, myrow, mycol, data, len })
     }
 
@@ -113,8 +120,12 @@ impl DistMatrix {
     /// pages touched now: what a hot spare prepares while it is parked for
     /// a plain matrix (for `pdgeqrf_ft`, `qr_ft::FtWorkspace::for_spare`
     /// adds the room for the checksum columns).
-    pub fn spare_storage(m: usize, n: usize, mb: usize, nb: usize, nprow: usize, npcol: usize) -> Vec<f64> {
-        touched(DistMatrix::local_len_bound(m, n, mb, nb, nprow, npcol))
+    pub fn spare_storage(m: usize, n: usize, mb: usize, nb: usize, nprow: usize, npcol: usize) -> Result<Vec<f64>> {
+        touched(
+            DistMatrix::local_len_bound(m, n, mb, nb, nprow, npcol),
+            "DistMatrix::spare_storage",
+            "a spare's matrix",
+        )
     }
 
     /// Gives the storage back (for reuse): the local array and any room
@@ -130,10 +141,8 @@ impl DistMatrix {
 
     /// Grows the storage to at least `len` elements, the local array kept
     /// and the room past it zeroed (its pages touched now).
-    pub(crate) fn reserve_room(&mut self, len: usize) {
-        if self.data.len() < len {
-            self.data.resize(len, 0.0);
-        }
+    pub(crate) fn reserve_room(&mut self, len: usize, routine: &str, what: &str) -> Result<()> {
+        crate::memory::grow_zeroed(&mut self.data, len, routine, what)
     }
 
     /// An `m`×`n` matrix whose element (i, j) (0-based, global) is `f(i, j)`.
@@ -316,15 +325,16 @@ impl DistMatrix {
 }
 
 /// A zeroed vector whose pages are all touched (a plain zeroed allocation
-/// is mapped lazily and faults on first use).
-pub(crate) fn touched(len: usize) -> Vec<f64> {
-    let mut v = vec![0.0; len];
+/// is mapped lazily and faults on first use); [`Error::Memory`] if this
+/// process cannot get it.
+pub(crate) fn touched(len: usize, routine: &str, what: &str) -> Result<Vec<f64>> {
+    let mut v = crate::memory::zeroed(len, routine, what)?;
     for i in (0..len).step_by(512) {
         // SAFETY: i < len; a volatile store cannot be elided, so the page is
         // really written.
         unsafe { std::ptr::write_volatile(v.as_mut_ptr().add(i), 0.0) };
     }
-    v
+    Ok(v)
 }
 
 #[cfg(test)]

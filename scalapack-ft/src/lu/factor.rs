@@ -30,7 +30,7 @@ use super::ring::{self, Incoming, Poll};
 use super::swap::interchange;
 use super::{arg_error, check_grid, entry, pack};
 use crate::blas::{self, Diag, Side, Trans, Uplo};
-use crate::error::{agree_on_arguments, Error, Result};
+use crate::error::{agree_on_arguments, check_finite, Error, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::{Grid, Scope};
 use std::ops::Range;
@@ -54,7 +54,8 @@ use std::os::raw::c_int;
 /// * [`Error::Argument`], the same on every process (no process
 ///   communicates before the check is agreed): `MB_A ≠ NB_A` (position 6,
 ///   entry `NB_`, INFO = -606, as ScaLAPACK), `a` built for another grid
-///   (position 6, entry `CTXT_`).
+///   (position 6, entry `CTXT_`), a NaN or an infinity in `a` (position 3,
+///   INFO = -3).
 /// * [`Error::Singular`] `{ index }`: `U(index, index)` is exactly zero
 ///   (the first such pivot, 0-based; ScaLAPACK INFO = index + 1). The
 ///   factorization has been completed, and `a`/`ipiv` hold it, as in
@@ -121,7 +122,7 @@ fn check_args(grid: &Grid, a: &DistMatrix) -> Result<()> {
             format!("MB_A must equal NB_A (square blocks), got MB_A = {}, NB_A = {}", a.mb(), a.nb()),
         ));
     }
-    Ok(())
+    check_finite("pdgetrf", 3, a)
 }
 
 /// One process: LAPACK DGETRF on the whole local matrix. Returns the first

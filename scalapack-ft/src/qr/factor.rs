@@ -2,7 +2,7 @@
 
 use super::reflectors::{factor_panel, Panel};
 use crate::blas::Trans;
-use crate::error::{agree_on_arguments, Error, Result};
+use crate::error::{agree_on_arguments, check_finite, Error, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::Grid;
 
@@ -35,10 +35,11 @@ pub(crate) fn check_square_blocks(routine: &str, a: &DistMatrix, position: u32) 
 /// other columns find the panel waiting when they finish their update.
 ///
 /// # Errors
-/// Argument errors (MB ≠ NB) are agreed: every rank returns the same one.
+/// Argument errors (MB ≠ NB, a NaN or an infinity in A) are agreed: every
+/// rank returns the same one.
 /// A process failure returns [`Error::Grid`] with a process-failure error.
 pub fn pdgeqrf(grid: &Grid, a: &mut DistMatrix, tau: &mut Vec<f64>) -> Result<()> {
-    agree_on_arguments(grid, check_square_blocks("pdgeqrf", a, 2))?;
+    agree_on_arguments(grid, check_square_blocks("pdgeqrf", a, 2).and_then(|()| check_finite("pdgeqrf", 3, a)))?;
     let (m, n, nb) = (a.m(), a.n(), a.nb());
     let k = m.min(n);
     tau.clear();

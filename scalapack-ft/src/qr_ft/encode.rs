@@ -2,7 +2,7 @@
 //! sums D_g of one process, and the initial encoding of the checksums.
 
 use super::workspace::{sizes, FtWorkspace};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
 use crate::qr::reflectors::Panel;
 use blacs_ft::{Grid, Scope};
@@ -51,10 +51,21 @@ impl Extended {
         let (lr, lc, lda) = (a.local_rows(), a.local_cols(), a.lld());
         let lde = lr.max(1);
         let in_place = lda == lde && a.storage_mut().len() >= sizes(grid, a, layout).0;
+        // (A memory error names this routine and what it is for.)
+        let named = |e: Error| match e {
+            Error::Memory { bytes, available, .. } => Error::Memory {
+                routine: "pdgeqrf_ft".into(),
+                what: "the checksum-extended matrix".into(),
+                bytes,
+                available,
+            },
+            e => e,
+        };
         let mut e = if in_place {
-            DistMatrix::in_storage_from(grid, a.m(), layout.n_extended(), nb, nb, a.storage_mut())?
+            DistMatrix::in_storage_from(grid, a.m(), layout.n_extended(), nb, nb, a.storage_mut()).map_err(named)?
         } else {
-            let mut e = DistMatrix::in_storage_from(grid, a.m(), layout.n_extended(), nb, nb, &mut work.ext)?;
+            let mut e =
+                DistMatrix::in_storage_from(grid, a.m(), layout.n_extended(), nb, nb, &mut work.ext).map_err(named)?;
             if start != Start::Join {
                 for j in 0..lc {
                     e.local_mut()[j * lde..j * lde + lr].copy_from_slice(&a.local()[j * lda..j * lda + lr]);
@@ -67,16 +78,17 @@ impl Extended {
         e.local_mut()[lc * lde..zero_to * lde].fill(0.0);
         let mycol = grid.mycol() as usize;
         let mut pool = std::mem::take(&mut work.d);
-        let d = (0..layout.groups())
-            .map(|g| {
-                layout.holds_pair(g, mycol).then(|| {
-                    let mut buf = pool.pop().unwrap_or_default();
-                    buf.clear();
-                    buf.resize(lr * nb, 0.0);
-                    buf
-                })
-            })
-            .collect();
+        let mut d = Vec::with_capacity(layout.groups());
+        for g in 0..layout.groups() {
+            d.push(if layout.holds_pair(g, mycol) {
+                let mut buf = pool.pop().unwrap_or_default();
+                buf.clear();
+                crate::memory::grow_zeroed(&mut buf, lr * nb, "pdgeqrf_ft", "the left-factor checksums")?;
+                Some(buf)
+            } else {
+                None
+            });
+        }
         Ok(Extended { e, d, data_n: a.n(), in_place })
     }
 

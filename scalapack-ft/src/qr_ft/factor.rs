@@ -7,7 +7,7 @@ use super::rebuild::{lost_ranks, rebuild_lost_blocks};
 use super::verify::{verify_checksums, ChecksumCheck};
 use super::workspace::FtWorkspace;
 use crate::blas::Trans;
-use crate::error::{agree_on_arguments, Error, Result};
+use crate::error::{agree_on_arguments, check_finite, Error, Result};
 use crate::matrix::DistMatrix;
 use crate::qr::factor::check_square_blocks;
 use crate::qr::reflectors::{factor_panel, Panel};
@@ -121,7 +121,7 @@ pub fn pdgeqrf_ft_in(
     let grid = region.grid();
     let q = grid.npcol() as usize;
     let layout = checksum::ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, q);
-    let check = check_square_blocks("pdgeqrf_ft", a, 2).and_then(|()| first_block_at_origin(a)).and_then(|()| {
+    let mut check = check_square_blocks("pdgeqrf_ft", a, 2).and_then(|()| first_block_at_origin(a)).and_then(|()| {
         layout.as_ref().map(|_| ()).map_err(|e| Error::Argument {
             routine: "pdgeqrf_ft".into(),
             position: 2,
@@ -141,37 +141,60 @@ pub fn pdgeqrf_ft_in(
         }
         .into());
     }
-    // The arguments' verdict comes from an agreement, which every rank
-    // leaves with the same answer even if a process fails meanwhile: all go
-    // on to the encoding, or all return. A joining replacement skips it
-    // (the survivors are past it).
+    if !joining {
+        // (A replacement's A is meaningless until it is rebuilt.)
+        check = check.and_then(|()| check_finite("pdgeqrf_ft", 3, a));
+    }
+    // The extended matrix is set up before the verdict, so that a process
+    // that cannot get its memory says so in the agreement (A is untouched
+    // until the encoding).
+    let start = if joining { Start::Join } else { Start::Fresh };
+    let mut ext = None;
+    if let (Ok(()), Ok(layout)) = (&check, &layout) {
+        match Extended::new(grid, a, layout, work, start) {
+            Ok(e) => ext = Some(e),
+            Err(e) => check = Err(e),
+        }
+    }
+    // The verdict comes from an agreement, which every rank leaves with
+    // the same answer even if a process fails meanwhile: all go on to the
+    // encoding, or all return. A joining replacement skips it (the
+    // survivors are past it).
     if !joining {
         grid.inject("qr", 0, "args");
     }
-    let verdict = if joining { Ok(true) } else { grid.agree(check.is_ok()) };
-    match verdict {
-        Ok(true) => {}
+    let verdict = if joining { Ok(check.is_ok()) } else { grid.agree(check.is_ok()) };
+    let refused = match verdict {
+        Ok(true) => None,
+        Ok(false) if joining => check.err(),
         Ok(false) => {
-            // Bad arguments somewhere: the same typed error everywhere. The
-            // call did nothing; a re-run of the region's body meets it
-            // afresh. (Had the offending rank died since, a process
-            // failure is reported instead.)
-            let err = agree_on_arguments(grid, check)
-                .err()
-                .unwrap_or_else(|| blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into());
-            region.abandon_call();
-            return Err(err);
+            // Bad arguments (or no memory) somewhere: the same typed error
+            // everywhere. The call did nothing; a re-run of the region's
+            // body meets it afresh. (Had the offending rank died since, a
+            // process failure is reported instead.)
+            Some(
+                agree_on_arguments(grid, check)
+                    .err()
+                    .unwrap_or_else(|| blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into()),
+            )
         }
-        Err(e) => {
-            // A process lost before anything was touched (see below).
-            region.abandon_call();
-            return Err(e.into());
+        // A process lost before anything was touched (see below).
+        Err(e) => Some(e.into()),
+    };
+    if let Some(err) = refused {
+        if let Some(ext) = ext {
+            ext.release(a, work, false);
         }
+        region.abandon_call();
+        return Err(err);
     }
-    let layout = layout.map_err(|e| blacs_ft::Error::Unrecoverable { reason: e.to_string() })?;
+    let (Some(mut ext), Ok(layout)) = (ext, layout) else {
+        return Err(blacs_ft::Error::Unrecoverable {
+            reason: "pdgeqrf_ft: no extended matrix after the checks".into(),
+        }
+        .into());
+    };
     let mut report = FtReport { overhead_model: layout.overhead_model(), ..FtReport::default() };
-    let start = if joining { Start::Join } else { Start::Fresh };
-    let mut ext = Extended::new(region.grid(), a, &layout, work, start)?;
     // One exit from here on: A gets its storage (or its blocks) back
     // whatever the outcome.
     let result = factor_extended(region, &mut ext, &layout, &state, tau, opts);

@@ -1,5 +1,6 @@
 //! Caller-owned scratch of `pdgeqrf_ft` (ScaLAPACK's WORK array, typed).
 
+use crate::error::Result;
 use crate::matrix::{touched, DistMatrix};
 use blacs_ft::Grid;
 use checksum::ReverseNeighborLayout;
@@ -30,14 +31,15 @@ impl FtWorkspace {
     /// A workspace sized for factoring `a` (local) on `grid` (global), its
     /// memory touched now rather than during the call. A matrix that cannot
     /// carry checksums (Q = 1, MB ≠ NB) gets an empty one; the call reports
-    /// the error.
-    pub fn for_matrix(grid: &Grid, a: &DistMatrix) -> FtWorkspace {
+    /// the error. Local: more memory than this process can get is an
+    /// [`crate::Error::Memory`].
+    pub fn for_matrix(grid: &Grid, a: &DistMatrix) -> Result<FtWorkspace> {
         let Ok(layout) = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize)
         else {
-            return FtWorkspace::default();
+            return Ok(FtWorkspace::default());
         };
         let (ext_len, d_len, held) = sizes(grid, a, &layout);
-        FtWorkspace { ext: touched(ext_len), d: (0..held).map(|_| touched(d_len)).collect() }
+        Ok(FtWorkspace { ext: touched(ext_len, ROUTINE, EXTENDED)?, d: sums(held, d_len)? })
     }
 
     /// A workspace for factoring `a` (local) on `grid` (global) in place:
@@ -48,17 +50,21 @@ impl FtWorkspace {
     /// codes, which their callers allocate. A matrix with a leading
     /// dimension larger than its local rows cannot grow that way: it gets
     /// [`FtWorkspace::for_matrix`]'s workspace instead.
-    pub fn in_place(grid: &Grid, a: &mut DistMatrix) -> FtWorkspace {
+    ///
+    /// Local: more memory than this process can get is an
+    /// [`crate::Error::Memory`] (`a` is then unchanged but for room that
+    /// may have been added).
+    pub fn in_place(grid: &Grid, a: &mut DistMatrix) -> Result<FtWorkspace> {
         let Ok(layout) = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize)
         else {
-            return FtWorkspace::default();
+            return Ok(FtWorkspace::default());
         };
         if a.lld() != a.local_rows().max(1) {
             return FtWorkspace::for_matrix(grid, a);
         }
         let (ext_len, d_len, held) = sizes(grid, a, &layout);
-        a.reserve_room(ext_len);
-        FtWorkspace { ext: Vec::new(), d: (0..held).map(|_| touched(d_len)).collect() }
+        a.reserve_room(ext_len, ROUTINE, EXTENDED)?;
+        Ok(FtWorkspace { ext: Vec::new(), d: sums(held, d_len)? })
     }
 
     /// What a hot spare prepares while it is parked (see
@@ -70,13 +76,34 @@ impl FtWorkspace {
     /// when it replaces a lost process — and the survivors would otherwise
     /// wait for these page faults during the recovery. Empty for shapes
     /// that cannot carry checksums.
-    pub fn for_spare(m: usize, n: usize, nb: usize, p: usize, q: usize) -> (Vec<f64>, FtWorkspace) {
+    pub fn for_spare(m: usize, n: usize, nb: usize, p: usize, q: usize) -> Result<(Vec<f64>, FtWorkspace)> {
         let Ok(layout) = ReverseNeighborLayout::new(m, n, nb, p, q) else {
-            return (Vec::new(), FtWorkspace::default());
+            return Ok((Vec::new(), FtWorkspace::default()));
         };
         let (ext_len, d_len, held) = largest_sizes(&layout, nb, p, q);
-        (touched(ext_len), FtWorkspace { ext: Vec::new(), d: (0..held).map(|_| touched(d_len)).collect() })
+        Ok((touched(ext_len, ROUTINE, EXTENDED)?, FtWorkspace { ext: Vec::new(), d: sums(held, d_len)? }))
     }
+
+    /// The most memory, in bytes, that any process of a `p`×`q` grid needs
+    /// to factor an `m`×`n` matrix in `nb`×`nb` blocks with `pdgeqrf_ft` in
+    /// place (all global): its extended local matrix (A's local array
+    /// included) and its left-factor sums. What a caller checks before
+    /// allocating anything; `None` for shapes that cannot carry checksums.
+    pub fn bytes_per_process(m: usize, n: usize, nb: usize, p: usize, q: usize) -> Option<u64> {
+        let layout = ReverseNeighborLayout::new(m, n, nb, p, q).ok()?;
+        let (ext_len, d_len, held) = largest_sizes(&layout, nb, p, q);
+        let elements = (ext_len as u64).saturating_add((d_len as u64).saturating_mul(held as u64));
+        Some(elements.saturating_mul(std::mem::size_of::<f64>() as u64))
+    }
+}
+
+/// Names in the memory errors of the workspace.
+const ROUTINE: &str = "pdgeqrf_ft";
+const EXTENDED: &str = "the checksum-extended matrix";
+
+/// `held` left-factor sums of `len` elements each, touched.
+fn sums(held: usize, len: usize) -> Result<Vec<Vec<f64>>> {
+    (0..held).map(|_| touched(len, ROUTINE, "the left-factor checksums")).collect()
 }
 
 /// The largest [`sizes_at`] over every position of a `p`×`q` grid.
