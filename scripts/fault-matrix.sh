@@ -36,10 +36,10 @@ for grid in ${grids[*]}; do
           --check --verify --json "$json" --timeout 120 >"$tmp/out" 2>&1
         rc=$?
         case "$point" in
-          0:args | 0:encode) expect='"restarts": 1' ;;
-          *) expect="\"ranks\": \[$rank\]" ;;
+          0:args | 0:encode) expect='r["restarts"] == 1' ;;
+          *) expect="[x[\"ranks\"] for x in r[\"recoveries\"]] == [[$rank]]" ;;
         esac
-        if [ $rc -eq 0 ] && grep -q '"ok": true' "$json" 2>/dev/null && grep -q "$expect" "$json"; then
+        if [ $rc -eq 0 ] && python3 -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r['ok'] and ($expect) else 1)" "$json" 2>/dev/null; then
           pass=$((pass + 1)); verdict=ok
         else
           fail=$((fail + 1)); verdict="FAILED (exit $rc)"

@@ -1,176 +1,530 @@
-//! Command-line parsing for `ftla`: a subcommand, then `--name value` /
-//! `--flag` options, each documented in the help text.
+//! The `ftla` command line (clap, derive): every command and option, with
+//! the help text taken from these doc comments. Checks that involve several
+//! options (a kill's rank inside the grid, its step inside the
+//! factorization) are made after parsing, before anything is launched, and
+//! reported like clap's own usage errors (exit code 2).
 
-use std::collections::BTreeMap;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use scalapack_ft::generate::MatrixKind;
+use scalapack_ft::report::Op;
+use std::path::PathBuf;
 
-/// One option of a subcommand.
-#[derive(Clone, Copy)]
-pub struct OptSpec {
-    pub name: &'static str,
-    /// Placeholder of the value (`None`: a flag).
-    pub value: Option<&'static str>,
-    pub help: &'static str,
+const ENVIRONMENT: &str = "\
+Started outside MPI, ftla re-launches itself under `mpiexec --with-ft ulfm` with one rank per grid position plus \
+the spares.
+
+Environment: FTLA_KILL (kill points, RANK@[OP:]STEP[:PHASE][/EPOCH]), FTLA_MPIEXEC (launcher), FTLA_MPIEXEC_ARGS \
+(extra launcher arguments, e.g. a hostfile), FTLA_DEBUG=1 (trace repairs), FTLA_REPAIR_TIMEOUT (seconds before a \
+stalled repair is reported, default 60).
+
+Exit codes: 0 ok; 1 failed (a wrong result, an error); 2 usage error; 3 a failure that could not be recovered \
+from, reported as such; 124 past --timeout; 128+N stopped by signal N.";
+
+/// ftla — fault-tolerant distributed dense linear algebra.
+#[derive(Parser, Debug)]
+#[command(name = "ftla", version, after_help = ENVIRONMENT, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
 }
 
-/// A subcommand with its options.
-pub struct CommandSpec {
-    pub name: &'static str,
-    pub summary: &'static str,
-    pub usage: &'static str,
-    pub options: &'static [OptSpec],
+/// The commands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// The fault-tolerant QR at work: one rank SIGKILLed mid-factorization.
+    ///
+    /// pdgeqrf_ft on a 2x2 grid, one rank SIGKILLed mid-factorization,
+    /// repair and rebuild from the checksums, then residuals, time, the
+    /// recovery breakdown and the overhead against a failure-free run and
+    /// the plain QR, all from the same run.
+    Demo(DemoArgs),
+    /// The grid layer alone: a rank dies, the grid repairs itself.
+    ///
+    /// A grid that loses a rank to SIGKILL mid-run, repairs itself (ULFM:
+    /// revoke, shrink, spawn or spare, merge, split) and shows, with row,
+    /// column and grid collectives, that the repaired grid computes
+    /// correctly.
+    GridDemo(GridDemoArgs),
+    /// Repair latency: kill ranks, repair, time every phase.
+    ///
+    /// Kills ranks, repairs the grid, verifies every position, and times
+    /// each phase of the repair: detection, revoke, shrink, spawn (or spare
+    /// hand-over), merge, split, total. Prints the median over --reps.
+    Repair(RepairArgs),
+    /// QR factorization: pdgeqrf, or the fault-tolerant pdgeqrf_ft (--ft).
+    ///
+    /// Factors a generated or given matrix and reports the time, Gflop/s
+    /// (2MN²−2N³/3), ScaLAPACK's residual checks and the local DGEMM rate
+    /// measured in the same run. With --ft: kills, hot spares, the recovery
+    /// breakdown, the checksum overhead against its model, and (--compare)
+    /// the plain run timed in the same job.
+    Qr(QrArgs),
+    /// LU factorization with partial pivoting (pdgetrf).
+    ///
+    /// Factors a generated or given matrix and reports the time, Gflop/s
+    /// (2N³/3), the ‖PA−LU‖ residual and the local DGEMM rate measured in
+    /// the same run.
+    Lu(LuArgs),
+    /// The distribution's ScaLAPACK on the same problem, as a baseline.
+    ///
+    /// Debian's ScaLAPACK (PDGEQRF or PDGETRF on Open MPI 4.1 and OpenBLAS)
+    /// on the same grid, N and NB as `ftla qr|lu`, with time, Gflop/s,
+    /// residuals and the local DGEMM rate in the same JSON fields. Needs
+    /// `scripts/setup.sh --scalapack`.
+    Baseline(BaselineArgs),
+    /// Random kills, many runs: counts correct, unrecoverable, hung, wrong.
+    ///
+    /// Runs many `ftla qr --ft` jobs on random grids, sizes, ranks, steps,
+    /// phases and repair points (double kills among them), each under a
+    /// timeout, and counts correct, reported-unrecoverable, hung and
+    /// wrong-answer runs. Prints the exact command of every run that was not
+    /// correct, and exits non-zero on any hang or wrong answer.
+    Soak(SoakArgs),
+    /// Weak or strong scaling sweeps, with a table, JSON, CSV and a plot.
+    ///
+    /// One job per point (a rank count), each timed plain and, with --ft,
+    /// fault-tolerant; prints a table (ranks, grid, N, time, Gflop/s,
+    /// Tflop/s, parallel efficiency, FT overhead and its model) and writes
+    /// JSON, CSV and an SVG plot. Runs unchanged on a cluster with
+    /// --hostfile.
+    Scale(ScaleArgs),
 }
 
-/// Parsed options of one subcommand.
-#[derive(Debug, Default)]
-pub struct Opts {
-    values: BTreeMap<String, String>,
-    flags: Vec<String>,
+/// How the job is launched.
+#[derive(Args, Debug, Clone, Default)]
+pub struct LaunchArgs {
+    /// Kill the whole job after SECS seconds (exit code 124).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+    /// Launch without ULFM: the job runs, but a lost process ends it
+    /// (nothing can be repaired in place).
+    #[arg(long)]
+    pub no_ft: bool,
 }
 
-/// A usage error, printed with the subcommand's help hint.
-#[derive(Debug)]
-pub struct UsageError(pub String);
+/// A process grid `P×Q`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GridShape {
+    pub p: i32,
+    pub q: i32,
+}
 
-impl std::fmt::Display for UsageError {
+impl GridShape {
+    /// Number of grid processes.
+    pub fn size(self) -> i32 {
+        self.p * self.q
+    }
+}
+
+impl std::fmt::Display for GridShape {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        write!(f, "{}x{}", self.p, self.q)
     }
 }
 
-impl CommandSpec {
-    /// The help text of this subcommand.
-    pub fn help(&self) -> String {
-        let mut s = format!("{}\n\nUsage: {}\n\nOptions:\n", self.summary, self.usage);
-        for o in self.options {
-            let left = match o.value {
-                Some(v) => format!("--{} {v}", o.name),
-                None => format!("--{}", o.name),
-            };
-            s.push_str(&format!("  {left:<28} {}\n", o.help));
-        }
-        s.push_str(&format!("  {:<28} {}\n", "--help", "print this help"));
-        s
-    }
-
-    /// Parses `args` (after the subcommand name).
-    pub fn parse(&self, args: &[String]) -> Result<Opts, UsageError> {
-        let mut o = Opts::default();
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            let name = a
-                .strip_prefix("--")
-                .ok_or_else(|| UsageError(format!("unexpected argument `{a}` (options start with --)")))?;
-            let (name, inline) = match name.split_once('=') {
-                Some((n, v)) => (n, Some(v.to_string())),
-                None => (name, None),
-            };
-            let spec = self
-                .options
-                .iter()
-                .find(|s| s.name == name)
-                .ok_or_else(|| UsageError(format!("unknown option --{name} for `ftla {}`", self.name)))?;
-            match spec.value {
-                Some(v) => {
-                    let val = match inline {
-                        Some(x) => x,
-                        None => it.next().cloned().ok_or_else(|| UsageError(format!("--{name} needs a value {v}")))?,
-                    };
-                    o.values.insert(name.to_string(), val);
-                }
-                None => o.flags.push(name.to_string()),
-            }
-        }
-        Ok(o)
-    }
-}
-
-impl Opts {
-    /// The value of `--name`, if given.
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.values.get(name).map(String::as_str)
-    }
-
-    /// True when the flag `--name` was given.
-    pub fn flag(&self, name: &str) -> bool {
-        self.flags.iter().any(|f| f == name)
-    }
-
-    /// Parses the value of `--name` (or returns `default`).
-    pub fn num<T: std::str::FromStr>(&self, name: &str, default: T) -> Result<T, UsageError> {
-        match self.get(name) {
-            None => Ok(default),
-            Some(v) => v.parse().map_err(|_| UsageError(format!("--{name}: `{v}` is not a valid number"))),
-        }
-    }
-
-    /// Parses `--grid PxQ` (default `default`).
-    pub fn grid(&self, default: (i32, i32)) -> Result<(i32, i32), UsageError> {
-        match self.get("grid") {
-            None => Ok(default),
-            Some(v) => parse_grid(v),
-        }
-    }
-
-    /// Parses a comma-separated list of ranks.
-    pub fn ranks(&self, name: &str) -> Result<Option<Vec<i32>>, UsageError> {
-        match self.get(name) {
-            None => Ok(None),
-            Some(v) => v
-                .split(',')
-                .map(|r| r.trim().parse::<i32>().map_err(|_| UsageError(format!("--{name}: `{r}` is not a rank"))))
-                .collect::<Result<Vec<_>, _>>()
-                .map(Some),
-        }
-    }
-}
-
-/// Parses `PxQ`.
-pub fn parse_grid(v: &str) -> Result<(i32, i32), UsageError> {
-    let bad = || UsageError(format!("--grid wants PxQ with P, Q ≥ 1 (e.g. 2x2), got `{v}`"));
+/// Parses `PxQ` (P, Q ≥ 1, at most 4096 processes in all).
+pub fn parse_grid(v: &str) -> Result<GridShape, String> {
+    let bad = || format!("wants PxQ with P, Q ≥ 1 (e.g. 2x2), got `{v}`");
     let (p, q) = v.split_once(['x', 'X']).ok_or_else(bad)?;
     let p: i32 = p.trim().parse().map_err(|_| bad())?;
     let q: i32 = q.trim().parse().map_err(|_| bad())?;
     if p < 1 || q < 1 {
         return Err(bad());
     }
-    Ok((p, q))
+    if p.checked_mul(q).is_none_or(|n| n > 4096) {
+        return Err(format!("{p}x{q} is more than 4096 processes"));
+    }
+    Ok(GridShape { p, q })
+}
+
+/// Parses a matrix kind: `uniform`, `dd`, `spd` or `cond:C` (C ≥ 1).
+pub fn parse_kind(s: &str) -> Result<MatrixKind, String> {
+    Ok(match s {
+        "uniform" => MatrixKind::Uniform,
+        "dd" | "diagonally-dominant" => MatrixKind::DiagonallyDominant,
+        "spd" => MatrixKind::Spd,
+        other => match other.strip_prefix("cond:").and_then(|c| c.parse::<f64>().ok()) {
+            Some(c) if c >= 1.0 && c.is_finite() => MatrixKind::Conditioned { cond: c },
+            _ => return Err(format!("`{other}` is not one of uniform, dd, spd, cond:C (C ≥ 1)")),
+        },
+    })
+}
+
+fn parse_corrupt(s: &str) -> Result<(i32, u64), String> {
+    let (r, st) = s.split_once('@').ok_or("wants R@STEP")?;
+    Ok((r.trim().parse().map_err(|_| "bad rank")?, st.trim().parse().map_err(|_| "bad step")?))
+}
+
+/// A comma-separated list of grid ranks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RankList(pub Vec<i32>);
+
+fn parse_ranks(s: &str) -> Result<RankList, String> {
+    s.split(',')
+        .map(|r| r.trim().parse::<i32>().map_err(|_| format!("`{r}` is not a rank")))
+        .collect::<Result<Vec<_>, _>>()
+        .map(RankList)
+}
+
+/// The matrix to factor and what to do with the result.
+#[derive(Args, Debug, Clone)]
+pub struct MatrixArgs {
+    /// Process grid, row-major ranks.
+    #[arg(long, value_name = "PxQ", default_value = "1x2", value_parser = parse_grid)]
+    pub grid: GridShape,
+    /// Columns of the generated matrix (required unless --input).
+    #[arg(long, value_name = "N", required_unless_present = "input")]
+    pub n: Option<usize>,
+    /// Rows of the generated matrix (default N).
+    #[arg(long, value_name = "M")]
+    pub m: Option<usize>,
+    /// Block size of the 2-D block-cyclic layout.
+    #[arg(long, value_name = "NB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
+    pub nb: u64,
+    /// Generated matrix: uniform | dd (diagonally dominant) | spd | cond:C
+    /// (default: uniform for QR, dd for LU).
+    #[arg(long, value_name = "KIND", value_parser = parse_kind)]
+    pub matrix: Option<MatrixKind>,
+    /// Seed of the generated matrix.
+    #[arg(long, value_name = "S", default_value_t = 2026)]
+    pub seed: u64,
+    /// Factor the matrix in FILE (.npy <f8, or .mtx array) instead.
+    #[arg(long, value_name = "FILE")]
+    pub input: Option<PathBuf>,
+    /// Write the factored matrix (ScaLAPACK layout) to FILE (.npy or .mtx),
+    /// and tau / the pivots to FILE.tau.npy / FILE.ipiv.npy.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Compute ScaLAPACK's residual checks (QR: also orthogonality).
+    #[arg(long)]
+    pub check: bool,
+    /// Write the results as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+/// The fault-tolerant run and its failures.
+#[derive(Args, Debug, Clone, Default)]
+pub struct FtArgs {
+    /// Fault-tolerant factorization (reverse-neighboring checksums, repair
+    /// in place).
+    #[arg(long)]
+    pub ft: bool,
+    /// With --ft: SIGKILL grid rank R at STEP in PHASE (args and encode at
+    /// step 0, then panel, bcast, update, commit at any step), or at a point
+    /// of the repair: R@repair:ATTEMPT:{revoke,shrink,spawn,merge},
+    /// R@repair:BUILD:split, R@region:REPAIR:share. Comma-separated.
+    #[arg(long, value_name = "R@STEP:PHASE[,...]", requires = "ft")]
+    pub kill: Option<String>,
+    /// With --ft: hot spares parked at start-up (default 0: a lost process
+    /// is respawned).
+    #[arg(long, value_name = "S", requires = "ft", default_value_t = 0)]
+    pub spares: u32,
+    /// With --ft: also time the plain factorization and a failure-free FT
+    /// one in the same run.
+    #[arg(long, requires = "ft")]
+    pub compare: bool,
+    /// With --compare: time the plain / failure-free FT pair R times,
+    /// alternating, and report medians; with --kill every repetition also
+    /// repeats the FT run with the kills (give R spares, or it spawns).
+    #[arg(long, value_name = "R", requires = "compare", default_value_t = 1,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub reps: u64,
+    /// With --ft: check the checksum relations at the end.
+    #[arg(long, requires = "ft")]
+    pub verify: bool,
+    /// With --ft: add 1.0 to one element on rank R at STEP (a silent error
+    /// for --verify to report).
+    #[arg(long, value_name = "R@STEP", requires = "ft", value_parser = parse_corrupt)]
+    pub corrupt: Option<(i32, u64)>,
+}
+
+/// `ftla qr`.
+#[derive(Args, Debug, Clone)]
+pub struct QrArgs {
+    #[command(flatten)]
+    pub matrix: MatrixArgs,
+    #[command(flatten)]
+    pub ft: FtArgs,
+    #[command(flatten)]
+    pub launch: LaunchArgs,
+}
+
+/// `ftla lu`.
+#[derive(Args, Debug, Clone)]
+pub struct LuArgs {
+    #[command(flatten)]
+    pub matrix: MatrixArgs,
+    #[command(flatten)]
+    pub launch: LaunchArgs,
+}
+
+/// `ftla demo`.
+#[derive(Args, Debug, Clone)]
+pub struct DemoArgs {
+    /// Process grid, Q ≥ 2.
+    #[arg(long, value_name = "PxQ", default_value = "2x2", value_parser = parse_grid)]
+    pub grid: GridShape,
+    /// Order of the generated matrix.
+    #[arg(long, value_name = "N", default_value_t = 2048, value_parser = clap::value_parser!(u64).range(1..))]
+    pub n: u64,
+    /// Block size.
+    #[arg(long, value_name = "NB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
+    pub nb: u64,
+    /// Grid rank SIGKILLed halfway through.
+    #[arg(long, value_name = "R", default_value_t = 1)]
+    pub kill: i32,
+    /// Hot spares (default 0: the dead rank is respawned).
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub spares: u32,
+    /// Write the results as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub launch: LaunchArgs,
+}
+
+/// `ftla grid-demo`.
+#[derive(Args, Debug, Clone)]
+pub struct GridDemoArgs {
+    /// Process grid.
+    #[arg(long, value_name = "PxQ", default_value = "2x2", value_parser = parse_grid)]
+    pub grid: GridShape,
+    /// Grid rank to SIGKILL.
+    #[arg(long, value_name = "R", default_value_t = 1, conflicts_with = "no_kill")]
+    pub kill: i32,
+    /// Run without killing anyone.
+    #[arg(long)]
+    pub no_kill: bool,
+    /// Step at which the rank dies.
+    #[arg(long, value_name = "K", default_value_t = 2)]
+    pub step: u64,
+    /// Number of steps.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub steps: u64,
+    /// Hot spares parked at start-up (default 0: spawn).
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub spares: u32,
+    #[command(flatten)]
+    pub launch: LaunchArgs,
+}
+
+/// `ftla repair`.
+#[derive(Args, Debug, Clone)]
+pub struct RepairArgs {
+    /// Process grid.
+    #[arg(long, value_name = "PxQ", default_value = "2x2", value_parser = parse_grid)]
+    pub grid: GridShape,
+    /// Hot spares parked at start-up (default 0: spawn).
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub spares: u32,
+    /// Grid ranks SIGKILLed in each repetition (default 1).
+    #[arg(long, value_name = "R[,R...]", value_parser = parse_ranks)]
+    pub kill: Option<RankList>,
+    /// Repetitions: kill, repair, verify.
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(i64).range(1..))]
+    pub reps: i64,
+    /// Write the timings as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub launch: LaunchArgs,
+}
+
+/// The baseline library.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Library {
+    /// Debian's libscalapack-openmpi.
+    Scalapack,
+}
+
+/// The factorizations of the baseline.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpArg {
+    Qr,
+    Lu,
+}
+
+impl From<OpArg> for Op {
+    fn from(o: OpArg) -> Op {
+        match o {
+            OpArg::Qr => Op::Qr,
+            OpArg::Lu => Op::Lu,
+        }
+    }
+}
+
+/// `ftla baseline scalapack qr|lu`.
+#[derive(Args, Debug, Clone)]
+pub struct BaselineArgs {
+    /// The library.
+    #[arg(value_enum)]
+    pub library: Library,
+    /// The factorization.
+    #[arg(value_enum)]
+    pub op: OpArg,
+    /// Process grid, row-major.
+    #[arg(long, value_name = "PxQ", value_parser = parse_grid)]
+    pub grid: GridShape,
+    /// Columns (LU: the order of the square matrix).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=i32::MAX as u64))]
+    pub n: u64,
+    /// Rows (default N; QR only, LU is square).
+    #[arg(long, value_name = "M", value_parser = clap::value_parser!(u64).range(1..=i32::MAX as u64))]
+    pub m: Option<u64>,
+    /// Block size of the 2-D block-cyclic layout.
+    #[arg(long, value_name = "NB", value_parser = clap::value_parser!(u64).range(1..=i32::MAX as u64))]
+    pub nb: u64,
+    /// Seed of the uniform [-0.5, 0.5) test matrix.
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    pub seed: u64,
+    /// Write the results as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Kill the job after SECS seconds, exit code 124 (0: none).
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    pub timeout: u64,
+}
+
+/// `ftla soak`.
+#[derive(Args, Debug, Clone)]
+pub struct SoakArgs {
+    /// Number of random runs.
+    #[arg(long, value_name = "N", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    pub runs: u64,
+    /// Seed of the random choices (the same seed gives the same runs).
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    pub seed: u64,
+    /// The factorization to soak.
+    #[arg(long, value_enum, default_value = "qr")]
+    pub op: SoakOp,
+    /// Seconds after which one run counts as hung (it is then killed).
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    pub run_timeout: u64,
+    /// Write every run and the counts as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+/// The operations `ftla soak` knows.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SoakOp {
+    Qr,
+}
+
+/// Strong or weak scaling.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScaleMode {
+    /// The same N at every point.
+    Strong,
+    /// N grows with the ranks: the same memory per rank.
+    Weak,
+}
+
+/// `ftla scale`.
+#[derive(Args, Debug, Clone)]
+pub struct ScaleArgs {
+    /// The factorization.
+    #[arg(long, value_enum)]
+    pub op: OpArg,
+    /// Strong (fixed N) or weak (fixed N²/ranks) scaling.
+    #[arg(long, value_enum)]
+    pub mode: ScaleMode,
+    /// Rank counts, one job each (e.g. 1,2,4,8,16).
+    #[arg(long, value_name = "R,R,...", value_delimiter = ',', required = true,
+          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub ranks: Vec<u32>,
+    /// Strong scaling: the order of the matrix.
+    #[arg(long, value_name = "N", conflicts_with = "n_per_rank", required_unless_present = "n_per_rank")]
+    pub n: Option<usize>,
+    /// Weak scaling: N at one rank; N = this · √ranks at the others (the
+    /// same matrix memory per rank).
+    #[arg(long, value_name = "N")]
+    pub n_per_rank: Option<usize>,
+    /// Block size.
+    #[arg(long, value_name = "NB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
+    pub nb: u64,
+    /// Also run every point fault-tolerant (QR; grids with Q ≥ 2), and
+    /// report the overhead against the plain run and its model.
+    #[arg(long)]
+    pub ft: bool,
+    /// With --ft: kills in every FT run of every point (ftla qr --kill).
+    #[arg(long, value_name = "R@STEP:PHASE[,...]", requires = "ft")]
+    pub kill: Option<String>,
+    /// Repetitions per point and kind; the median time is reported.
+    #[arg(long, value_name = "R", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub reps: u64,
+    /// A hostfile for the launcher (passed through FTLA_MPIEXEC_ARGS).
+    #[arg(long, value_name = "FILE")]
+    pub hostfile: Option<PathBuf>,
+    /// Write the points as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the points as CSV to FILE (one row per point).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Draw Gflop/s and parallel efficiency against ranks to FILE.svg.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+    /// Seconds after which one job is killed.
+    #[arg(long, value_name = "SECS", default_value_t = 1800)]
+    pub timeout: u64,
+}
+
+/// A usage error found after parsing, reported as clap reports its own
+/// (exit code 2), naming the subcommand.
+pub fn usage_error(subcommand: &str, message: impl std::fmt::Display) -> ! {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let sub = cmd.find_subcommand_mut(subcommand).cloned();
+    let mut sub = sub.unwrap_or(cmd).bin_name(format!("ftla {subcommand}"));
+    sub.error(clap::error::ErrorKind::ValueValidation, message).exit()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::CommandFactory;
 
-    const SPEC: CommandSpec = CommandSpec {
-        name: "t",
-        summary: "test",
-        usage: "ftla t",
-        options: &[
-            OptSpec { name: "grid", value: Some("PxQ"), help: "grid" },
-            OptSpec { name: "kill", value: Some("R[,R...]"), help: "kill" },
-            OptSpec { name: "compare", value: None, help: "flag" },
-        ],
-    };
-
-    fn args(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
+    fn parse(words: &str) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("ftla").chain(words.split_whitespace()))
     }
 
     #[test]
-    fn parses_values_flags_and_lists() {
-        let o = SPEC.parse(&args(&["--grid", "2x3", "--kill=0,3", "--compare"])).unwrap();
-        assert_eq!(o.grid((1, 1)).unwrap(), (2, 3));
-        assert_eq!(o.ranks("kill").unwrap(), Some(vec![0, 3]));
-        assert!(o.flag("compare"));
-        assert!(SPEC.help().contains("--kill R[,R...]"));
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
     }
 
     #[test]
-    fn rejects_unknown_options_and_bad_values() {
-        assert!(SPEC.parse(&args(&["--nope"])).is_err());
-        assert!(SPEC.parse(&args(&["grid"])).is_err());
-        assert!(SPEC.parse(&args(&["--grid"])).is_err());
-        for g in ["2", "0x2", "ax2", "2x-1"] {
+    fn parses_grids_kinds_and_lists() {
+        assert_eq!(parse_grid("2x3"), Ok(GridShape { p: 2, q: 3 }));
+        for g in ["2", "0x2", "ax2", "2x-1", "100x100"] {
             assert!(parse_grid(g).is_err(), "{g}");
+        }
+        assert_eq!(parse_kind("cond:100"), Ok(MatrixKind::Conditioned { cond: 100.0 }));
+        assert!(parse_kind("cond:0.5").is_err());
+        let Command::Repair(r) = parse("repair --grid 2x3 --kill 0,3").unwrap().command else { panic!() };
+        assert_eq!((r.grid, r.kill), (GridShape { p: 2, q: 3 }, Some(RankList(vec![0, 3]))));
+        let Command::Scale(s) = parse("scale --op qr --mode strong --ranks 1,2,4 --n 512").unwrap().command else {
+            panic!()
+        };
+        assert_eq!(s.ranks, [1, 2, 4]);
+    }
+
+    #[test]
+    fn options_that_need_another_are_refused() {
+        for bad in [
+            "qr --n 10 --kill 1@2:panel",
+            "qr --n 10 --ft --reps 3",
+            "qr --grid 2x2",
+            "lu --n 10 --ft",
+            "repair --reps 0",
+            "scale --op qr --mode weak --ranks 1,2",
+            "scale --op qr --mode strong --ranks 1,2 --n 5 --n-per-rank 5",
+            "baseline scalapack qr --n 10 --nb 2",
+            "baseline elemental qr --grid 1x2 --n 10 --nb 2",
+        ] {
+            assert!(parse(bad).is_err(), "`{bad}` was accepted");
         }
     }
 }

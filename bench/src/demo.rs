@@ -1,13 +1,13 @@
 //! `ftla demo`: a grid that loses a rank to SIGKILL mid-run, repairs itself
 //! and shows that the repaired grid computes correctly.
 
-use crate::cli::Opts;
+use crate::cli::GridDemoArgs;
 use crate::session::{agree_on_repair, start};
 use blacs_ft::{verify_grid, Grid, Injector, Scope};
 use std::time::Instant;
 
-/// Parsed `ftla demo` options.
-pub struct DemoArgs {
+/// A validated `ftla grid-demo`.
+pub struct DemoJob {
     pub p: i32,
     pub q: i32,
     pub spares: i32,
@@ -16,30 +16,23 @@ pub struct DemoArgs {
     pub steps: u64,
 }
 
-impl DemoArgs {
-    /// Validates the options (before anything is launched).
-    pub fn from_opts(o: &Opts) -> Result<DemoArgs, crate::cli::UsageError> {
-        use crate::cli::UsageError;
-        let (p, q) = o.grid((2, 2))?;
-        let steps = o.num("steps", 4u64)?;
-        let at_step = o.num("step", 2u64)?;
-        let spares = o.num("spares", 0i32)?;
-        let kill = if o.flag("no-kill") { None } else { Some(o.num("kill", if p * q > 1 { 1 } else { 0 })?) };
+impl DemoJob {
+    /// Checks the options (before anything is launched).
+    pub fn new(o: &GridDemoArgs) -> Result<DemoJob, String> {
+        let (p, q) = (o.grid.p, o.grid.q);
+        let kill = (!o.no_kill).then_some(o.kill);
         if let Some(k) = kill {
             if k < 0 || k >= p * q {
-                return Err(UsageError(format!("--kill: rank {k} is not in the {p}x{q} grid")));
+                return Err(format!("--kill: rank {k} is not in the {p}x{q} grid"));
             }
             if p * q < 2 {
-                return Err(UsageError("a 1x1 grid has no survivor to repair it: use a larger --grid".into()));
+                return Err("a 1x1 grid has no survivor to repair it: use a larger --grid".into());
             }
         }
-        if at_step >= steps {
-            return Err(UsageError(format!("--step {at_step} must be below --steps {steps}")));
+        if o.step >= o.steps {
+            return Err(format!("--step {} must be below --steps {}", o.step, o.steps));
         }
-        if spares < 0 {
-            return Err(UsageError("--spares must be ≥ 0".into()));
-        }
-        Ok(DemoArgs { p, q, spares, kill, at_step, steps })
+        Ok(DemoJob { p, q, spares: o.spares as i32, kill, at_step: o.step, steps: o.steps })
     }
 
     /// Number of MPI processes to launch.
@@ -49,7 +42,7 @@ impl DemoArgs {
 }
 
 /// Runs inside MPI; never returns.
-pub fn run(a: DemoArgs) -> ! {
+pub fn run(a: DemoJob) -> ! {
     // Epoch 0 only: the replacement reaching the same step must not die.
     let injector = match a.kill {
         Some(k) => Injector::parse(&format!("{k}@demo:{}/0", a.at_step)).unwrap_or_default(),
@@ -86,7 +79,7 @@ pub fn run(a: DemoArgs) -> ! {
     s.finish(crate::session::outcome(ok, unrecoverable), &detail)
 }
 
-fn steps(grid: &mut Grid, a: &DemoArgs) -> blacs_ft::Result<String> {
+fn steps(grid: &mut Grid, a: &DemoJob) -> blacs_ft::Result<String> {
     let mut step = 0u64;
     let mut totals = Vec::new();
     // A replacement starts by catching up: it learns the step to redo.

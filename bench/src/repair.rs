@@ -1,49 +1,42 @@
 //! `ftla repair`: kill ranks, repair the grid, verify it, time every phase.
 
-use crate::cli::Opts;
-use crate::json::Json;
-use crate::session::{agree_on_repair, breakdown, median, repair_json, start, sync_progress, Session};
+use crate::cli::RepairArgs;
+use crate::problem::write_json;
+use crate::session::{agree_on_repair, breakdown, median, start, sync_progress, Session};
 use blacs_ft::{verify_grid, Grid, Injector, Scope};
+use scalapack_ft::report::{round_ms, RepairEntry, RepairRunReport};
+use std::path::PathBuf;
 use std::time::Instant;
 
-/// Parsed `ftla repair` options.
-pub struct RepairArgs {
+/// A validated `ftla repair`.
+pub struct RepairJob {
     pub p: i32,
     pub q: i32,
     pub spares: i32,
     pub kill: Vec<i32>,
     pub reps: i64,
-    pub json: Option<String>,
+    pub json: Option<PathBuf>,
 }
 
-impl RepairArgs {
-    /// Validates the options (before anything is launched).
-    pub fn from_opts(o: &Opts) -> Result<RepairArgs, crate::cli::UsageError> {
-        use crate::cli::UsageError;
-        let (p, q) = o.grid((2, 2))?;
-        let spares = o.num("spares", 0i32)?;
-        let reps = o.num("reps", 1i64)?;
+impl RepairJob {
+    /// Checks the options (before anything is launched).
+    pub fn new(o: &RepairArgs) -> Result<RepairJob, String> {
+        let (p, q) = (o.grid.p, o.grid.q);
         let default_kill = if p * q > 1 { 1 } else { 0 };
-        let kill = o.ranks("kill")?.unwrap_or_else(|| vec![default_kill]);
-        if spares < 0 {
-            return Err(UsageError("--spares must be ≥ 0".into()));
-        }
-        if reps < 1 {
-            return Err(UsageError("--reps must be ≥ 1".into()));
-        }
+        let kill = o.kill.clone().map_or_else(|| vec![default_kill], |k| k.0);
         if kill.is_empty() || kill.len() >= (p * q) as usize {
-            return Err(UsageError(format!("--kill must name 1 to {} ranks (some must survive)", p * q - 1)));
+            return Err(format!("--kill must name 1 to {} ranks (some must survive)", p * q - 1));
         }
         if let Some(r) = kill.iter().find(|&&r| r < 0 || r >= p * q) {
-            return Err(UsageError(format!("--kill: rank {r} is not in the {p}x{q} grid (0..{})", p * q - 1)));
+            return Err(format!("--kill: rank {r} is not in the {p}x{q} grid (0..{})", p * q - 1));
         }
         let mut k = kill.clone();
         k.sort_unstable();
         k.dedup();
         if k.len() != kill.len() {
-            return Err(UsageError("--kill names a rank twice".into()));
+            return Err("--kill names a rank twice".into());
         }
-        Ok(RepairArgs { p, q, spares, kill: k, reps, json: o.get("json").map(String::from) })
+        Ok(RepairJob { p, q, spares: o.spares as i32, kill: k, reps: o.reps, json: o.json.clone() })
     }
 
     /// Number of MPI processes to launch.
@@ -53,7 +46,7 @@ impl RepairArgs {
 }
 
 /// Runs inside MPI; never returns.
-pub fn run(a: RepairArgs) -> ! {
+pub fn run(a: RepairJob) -> ! {
     let mut s = start(a.p, a.q, Injector::none());
     let outcome = reps(&mut s.grid, &a);
     let (ok, detail) = match &outcome {
@@ -67,7 +60,7 @@ pub fn run(a: RepairArgs) -> ! {
     s.finish(crate::session::outcome(ok, unrecoverable), &detail)
 }
 
-fn reps(grid: &mut Grid, a: &RepairArgs) -> blacs_ft::Result<Vec<blacs_ft::RepairReport>> {
+fn reps(grid: &mut Grid, a: &RepairJob) -> blacs_ft::Result<Vec<blacs_ft::RepairReport>> {
     let mut rep = 0i64;
     let mut history: Vec<blacs_ft::RepairReport> = Vec::new();
     // A replacement catches up with the survivors first.
@@ -132,7 +125,7 @@ fn reps(grid: &mut Grid, a: &RepairArgs) -> blacs_ft::Result<Vec<blacs_ft::Repai
     }
 }
 
-fn report(s: &Session, a: &RepairArgs, h: &[blacs_ft::RepairReport]) -> (bool, String) {
+fn report(s: &Session, a: &RepairJob, h: &[blacs_ft::RepairReport]) -> (bool, String) {
     let totals: Vec<f64> = h.iter().map(|r| r.total_ms).collect();
     let med = median(&totals);
     let ok = h.len() as i64 == a.reps;
@@ -147,19 +140,19 @@ fn report(s: &Session, a: &RepairArgs, h: &[blacs_ft::RepairReport]) -> (bool, S
     if s.grid.rank() == 0 {
         println!("{summary}");
         if let Some(path) = &a.json {
-            let j = Json::obj([
-                ("command", Json::from("repair")),
-                ("grid", Json::Arr(vec![Json::Int(a.p as i64), Json::Int(a.q as i64)])),
-                ("ok", ok.into()),
-                ("spares", Json::Int(a.spares as i64)),
-                ("reps", Json::Int(a.reps)),
-                ("mpi", Json::from(s.rt.mpi_version())),
-                ("median_total_ms", Json::ms(med)),
-                ("repairs", Json::Arr(h.iter().map(repair_json).collect())),
-            ]);
-            if let Err(e) = std::fs::write(path, j.pretty()) {
-                eprintln!("ftla repair: cannot write {path}: {e}");
-                return (false, format!("cannot write {path}: {e}"));
+            let r = RepairRunReport {
+                command: "repair".into(),
+                grid: [a.p, a.q],
+                ok,
+                spares: a.spares,
+                reps: a.reps,
+                mpi: s.rt.mpi_version().to_string(),
+                median_total_ms: round_ms(med),
+                repairs: h.iter().map(RepairEntry::from).collect(),
+            };
+            if let Err(e) = write_json(path, &r) {
+                eprintln!("ftla repair: {e}");
+                return (false, e);
             }
         }
     }

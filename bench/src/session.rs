@@ -58,20 +58,12 @@ impl Session {
     }
 }
 
-/// One repair as `ftla repair --json` writes it.
-pub fn repair_json(r: &RepairReport) -> crate::json::Json {
-    use crate::json::Json;
-    Json::obj([
-        ("mode", Json::from(r.mode.as_str())),
-        ("killed", Json::Arr(r.killed.iter().map(|&k| Json::Int(k as i64)).collect())),
-        ("detect_ms", Json::ms(r.detect_ms)),
-        ("revoke_ms", Json::ms(r.revoke_ms)),
-        ("shrink_ms", Json::ms(r.shrink_ms)),
-        ("spawn_ms", Json::ms(r.spawn_ms)),
-        ("merge_ms", Json::ms(r.merge_ms)),
-        ("split_ms", Json::ms(r.split_ms)),
-        ("total_ms", Json::ms(r.total_ms)),
-    ])
+/// Collective: the local DGEMM rate, measured by every rank at once (so it
+/// sees the same contention as the factorization), averaged over the ranks.
+pub fn local_dgemm_gflops(grid: &Grid) -> blacs_ft::Result<f64> {
+    let mut rate = [scalapack_ft::blas::measure_dgemm_gflops(1024)];
+    grid.sum(Scope::All, &mut rate, None)?;
+    Ok(rate[0] / grid.size() as f64)
 }
 
 /// `detect 25.1, revoke 0.0, ... = 1119.0 ms`.

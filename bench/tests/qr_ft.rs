@@ -5,6 +5,7 @@
 //! The whole matrix runs with `scripts/fault-matrix.sh`.
 
 use blacs_ft::launch::{run_with_timeout, Captured};
+use scalapack_ft::report::FactorReport;
 use std::process::Command;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -14,7 +15,9 @@ static SERIAL: Mutex<()> = Mutex::new(());
 /// 260×200 in 16-blocks: 13 panels (steps 0..=12) on a 2x2 grid.
 const SHAPE: [&str; 6] = ["--m", "260", "--n", "200", "--nb", "16"];
 
-fn ftla(args: &[&str]) -> (Captured, String) {
+/// Runs `ftla qr --ft ARGS`; its output and its JSON report (`None` if it
+/// wrote none).
+fn ftla(args: &[&str]) -> (Captured, Option<FactorReport>) {
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let json = std::env::temp_dir().join(format!("ftla-qr-ft-{}-{}.json", std::process::id(), args.join("_").len()));
     let _ = std::fs::remove_file(&json);
@@ -22,16 +25,21 @@ fn ftla(args: &[&str]) -> (Captured, String) {
     cmd.args(["qr", "--ft", "--timeout", "120", "--json"]).arg(&json).args(args).env_remove("FTLA_KILL");
     let out = run_with_timeout(cmd, Duration::from_secs(150)).expect("run ftla");
     assert!(!out.timed_out, "ftla hung:\n{}\n{}", out.stdout, out.stderr);
-    let text = std::fs::read_to_string(&json).unwrap_or_default();
+    let text = std::fs::read_to_string(&json).ok();
     let _ = std::fs::remove_file(&json);
-    (out, text)
+    let report = text.map(|t| serde_json::from_str(&t).unwrap_or_else(|e| panic!("bad report {e}: {t}")));
+    (out, report)
 }
 
-fn num(text: &str, key: &str) -> f64 {
-    let at = text.find(&format!("\"{key}\": ")).unwrap_or_else(|| panic!("no {key} in {text}"));
-    let rest = &text[at + key.len() + 4..];
-    let end = rest.find([',', '\n', '}']).unwrap_or(rest.len());
-    rest[..end].trim().parse().unwrap_or_else(|_| panic!("{key} is not a number in {text}"))
+/// The report of a run that must have written one.
+fn report(r: Option<FactorReport>, out: &Captured) -> FactorReport {
+    r.unwrap_or_else(|| panic!("no JSON report:\n{}\n{}", out.stdout, out.stderr))
+}
+
+/// Both residuals computed and below 16.
+fn residuals_pass(r: &FactorReport) -> bool {
+    let ok = |c: Option<scalapack_ft::report::Checked>| c.and_then(|c| c.value()).is_some_and(|v| v < 16.0);
+    ok(Some(r.residual)) && ok(r.orthogonality)
 }
 
 /// Kills, then checks: exit 0, residuals < 16, checksums consistent, and
@@ -42,21 +50,25 @@ fn survives(grid: &str, spares: &str, kill: &str, ranks: &str, step: u64, phase:
     args.extend(SHAPE);
     let (out, json) = ftla(&args);
     assert_eq!(out.code, Some(0), "kill {kill}:\n{}\n{}", out.stdout, out.stderr);
-    assert!(num(&json, "residual") < 16.0 && num(&json, "orthogonality") < 16.0, "{json}");
-    assert!(json.contains("\"checksum_check\"") && json.contains("\"ok\": true"), "{json}");
-    assert!(json.contains(&format!("\"ranks\": [{ranks}]")), "kill {kill}: {json}");
-    assert!(json.contains(&format!("\"step\": {step}")), "kill {kill}: {json}");
+    let r = report(json, &out);
+    assert!(residuals_pass(&r) && r.ok, "{r:?}");
+    assert!(r.checksum_check.as_ref().is_some_and(|c| c.ok), "{r:?}");
+    let recoveries = r.recoveries.clone().unwrap_or_default();
+    assert_eq!(recoveries.len(), 1, "kill {kill}: {r:?}");
+    let rec = &recoveries[0];
+    let want: Vec<i32> = ranks.split(',').map(|x| x.trim().parse().unwrap()).collect();
+    assert_eq!((&rec.ranks, rec.step), (&want, step), "kill {kill}: {r:?}");
     // The survivors report the phase in which they saw the failure: the
     // victim's own or a later one of the same step (a panel its owner has
     // already sent reaches the others before the owner dies).
     const ORDER: [&str; 4] = ["panel", "bcast", "update", "commit"];
-    let seen = json.split("\"phase\": \"").nth(1).and_then(|r| r.split('"').next()).unwrap_or("");
     let rank_of = |p: &str| ORDER.iter().position(|&o| o == p);
     assert!(
-        rank_of(seen).is_some() && rank_of(seen) >= rank_of(phase),
-        "kill {kill}: phase {seen:?}, expected {phase} or later: {json}"
+        rank_of(&rec.phase).is_some() && rank_of(&rec.phase) >= rank_of(phase),
+        "kill {kill}: phase {:?}, expected {phase} or later: {r:?}",
+        rec.phase
     );
-    assert!(json.contains(&format!("\"mode\": \"{mode}\"")), "kill {kill}: {json}");
+    assert_eq!(rec.mode, mode, "kill {kill}: {r:?}");
 }
 
 #[test]
@@ -84,10 +96,10 @@ fn restarts(grid: &str, spares: &str, kill: &str) {
     args.extend(SHAPE);
     let (out, json) = ftla(&args);
     assert_eq!(out.code, Some(0), "kill {kill}:\n{}\n{}", out.stdout, out.stderr);
-    assert!(num(&json, "residual") < 16.0 && num(&json, "orthogonality") < 16.0, "{json}");
-    assert!(json.contains("\"ok\": true"), "{json}");
-    assert_eq!(num(&json, "restarts"), 1.0, "kill {kill}: {json}");
-    assert!(json.contains("\"recoveries\": []"), "kill {kill}: {json}");
+    let r = report(json, &out);
+    assert!(residuals_pass(&r) && r.ok, "{r:?}");
+    assert_eq!(r.restarts, Some(1), "kill {kill}: {r:?}");
+    assert_eq!(r.recoveries.as_deref(), Some(&[][..]), "kill {kill}: {r:?}");
     assert!(out.stdout.contains("restarting the factorization"), "{}", out.stdout);
 }
 
@@ -103,8 +115,9 @@ fn a_kill_before_the_checksums_exist_restarts_the_call() {
     args.extend(SHAPE);
     let (out, json) = ftla(&args);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
-    assert!(num(&json, "ft_with_failure_time_s") > 0.0, "{json}");
-    assert!(num(&json, "ft_time_s") < num(&json, "ft_with_failure_time_s"), "{json}");
+    let c = report(json, &out).compare.expect("compare");
+    let with = c.ft_with_failure_time_s.expect("a run with the failure");
+    assert!(with > 0.0 && c.ft_time_s < with, "{c:?}");
 }
 
 #[test]
@@ -114,8 +127,9 @@ fn a_process_holding_no_rows_is_rebuilt_too() {
     let args = ["--grid", "2x2", "--m", "6", "--n", "40", "--nb", "8", "--kill", "2@0:update", "--check", "--verify"];
     let (out, json) = ftla(&args);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
-    assert!(json.contains("\"ranks\": [2]") && json.contains("\"ok\": true"), "{json}");
-    assert!(num(&json, "residual") < 16.0, "{json}");
+    let r = report(json, &out);
+    assert!(r.ok && residuals_pass(&r), "{r:?}");
+    assert_eq!(r.recoveries.as_ref().map(|v| v[0].ranks.clone()), Some(vec![2]), "{r:?}");
 }
 
 #[test]
@@ -137,8 +151,10 @@ fn both_rebuilt_after_a_second_kill(second: &str, seen: &str) {
     args.extend(SHAPE);
     let (out, json) = ftla(&args);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
-    assert!(json.contains("\"ranks\": [0, 3]"), "{json}");
-    assert!(num(&json, "residual") < 16.0, "{json}");
+    let r = report(json, &out);
+    let ranks: Vec<Vec<i32>> = r.recoveries.iter().flatten().map(|x| x.ranks.clone()).collect();
+    assert_eq!(ranks, [vec![0, 3]], "{r:?}");
+    assert!(residuals_pass(&r), "{r:?}");
     assert!(out.stderr.contains(&format!("injecting SIGKILL into rank 0 at {seen}")), "{}", out.stderr);
 }
 
@@ -176,12 +192,14 @@ fn verify_reports_a_flipped_element_and_passes_without_one() {
     let (out, json) = ftla(&args);
     assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
     assert!(out.stdout.contains("checksums MISMATCH"), "{}", out.stdout);
-    assert!(num(&json, "max_c_defect") > 0.1, "{json}");
+    let check = report(json, &out).checksum_check.expect("verified");
+    assert!(check.max_c_defect > 0.1 && !check.ok, "{check:?}");
     let mut clean = vec!["--grid", "2x2", "--verify"];
     clean.extend(SHAPE);
     let (out, json) = ftla(&clean);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
-    assert!(num(&json, "max_c_defect") <= num(&json, "tolerance"), "{json}");
+    let check = report(json, &out).checksum_check.expect("verified");
+    assert!(check.max_c_defect <= check.tolerance && check.ok, "{check:?}");
 }
 
 #[test]
@@ -190,26 +208,24 @@ fn compare_reports_plain_and_failure_free_times_from_the_same_run() {
     args.extend(SHAPE);
     let (out, json) = ftla(&args);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
-    for key in ["nonft_time_s", "ft_time_s", "ft_with_failure_time_s", "overhead_model"] {
-        assert!(num(&json, key) > 0.0, "{key}: {json}");
-    }
-    assert!(json.contains("\"ft\": true"), "{json}");
+    let r = report(json, &out);
+    assert_eq!(r.ft, Some(true), "{r:?}");
+    assert!(r.overhead_model.is_some_and(|m| m > 0.0), "{r:?}");
+    let c = r.compare.expect("compare");
+    assert!(c.nonft_time_s > 0.0 && c.ft_time_s > 0.0 && c.ft_with_failure_time_s.is_some_and(|t| t > 0.0), "{c:?}");
     // Two alternating pairs, their medians reported; with a kill, each
     // repetition also repeats the run with the failure (a second spawned
     // replacement joins the second one and goes on with the survivors).
-    assert_eq!(num(&json, "reps"), 2.0, "{json}");
-    let list = |key: &str| -> Vec<f64> {
-        let list = json.split(&format!("\"{key}\": [")).nth(1).and_then(|r| r.split(']').next()).expect(key);
-        list.split(',').map(|x| x.trim().parse().expect(key)).collect()
-    };
-    let (plain, free, with) = (list("nonft_times_s"), list("ft_times_s"), list("ft_with_failure_times_s"));
-    assert!(plain.len() == 2 && free.len() == 2 && with.len() == 2, "{json}");
+    assert_eq!(c.reps, 2, "{c:?}");
+    let (plain, free) = (&c.nonft_times_s, &c.ft_times_s);
+    let with = c.ft_with_failure_times_s.clone().unwrap_or_default();
+    assert!(plain.len() == 2 && free.len() == 2 && with.len() == 2, "{c:?}");
     // The paired figures are the medians (of two: means) of the ratios
     // within each repetition.
     let paired = ((free[0] / plain[0] + free[1] / plain[1]) / 2.0) - 1.0;
-    assert!((num(&json, "paired_overhead") - paired).abs() < 1e-9, "{paired}: {json}");
+    assert!((c.paired_overhead - paired).abs() < 1e-9, "{paired}: {c:?}");
     let paired = ((with[0] / free[0] + with[1] / free[1]) / 2.0) - 1.0;
-    assert!((num(&json, "paired_failure_overhead") - paired).abs() < 1e-9, "{paired}: {json}");
+    assert!(c.paired_failure_overhead.is_some_and(|f| (f - paired).abs() < 1e-9), "{paired}: {c:?}");
     assert!(out.stdout.contains("paired (median of the per-repetition ratios)"), "{}", out.stdout);
     assert!(out.stdout.contains("medians of 2"), "{}", out.stdout);
     assert!(out.stdout.contains("median of 2"), "{}", out.stdout);
@@ -228,16 +244,17 @@ fn refused(args: &[&str], why: &str) {
 
 #[test]
 fn repetitions_refuse_kills_they_cannot_repeat() {
-    let reps = ["--grid", "1x2", "--n", "64", "--compare", "--reps", "2", "--kill"];
+    // 64 columns in 16-blocks: steps 0..=3.
+    let reps = ["--grid", "1x2", "--n", "64", "--nb", "16", "--compare", "--reps", "2", "--kill"];
     refused(&[&reps[..], &["0@1:panel"]].concat(), "rank 0 collects the repetitions");
     refused(&[&reps[..], &["1@1:panel/1"]].concat(), "later repair epochs");
     refused(&[&reps[..], &["1@0:encode"]].concat(), "restarts the call");
-    refused(&["--grid", "1x2", "--n", "64", "--kill", "1@3:encode"], "before step 0");
+    refused(&["--grid", "1x2", "--n", "64", "--nb", "16", "--kill", "1@3:encode"], "before step 0");
 }
 
 #[test]
 fn reps_without_compare_is_refused() {
-    refused(&["--grid", "1x2", "--n", "64", "--reps", "3"], "--reps needs --compare");
+    refused(&["--grid", "1x2", "--n", "64", "--reps", "3"], "--compare");
 }
 
 #[test]
@@ -253,7 +270,10 @@ fn a_wide_matrix_whose_last_panel_is_partial_is_rebuilt_after_it() {
         ["--grid", "2x2", "--m", "100", "--n", "200", "--nb", "16", "--kill", "2@6:commit", "--check", "--verify"];
     let (out, json) = ftla(&args);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
-    assert!(json.contains("\"ranks\": [2]") && json.contains("\"step\": 7"), "{json}");
-    assert!(num(&json, "residual") < 16.0 && num(&json, "orthogonality") < 16.0, "{json}");
-    assert!(num(&json, "max_d_defect") <= num(&json, "tolerance"), "{json}");
+    let r = report(json, &out);
+    let rec = r.recoveries.clone().unwrap_or_default();
+    assert!(rec.len() == 1 && rec[0].ranks == [2] && rec[0].step == 7, "{r:?}");
+    assert!(residuals_pass(&r), "{r:?}");
+    let check = r.checksum_check.expect("verified");
+    assert!(check.max_d_defect <= check.tolerance, "{check:?}");
 }

@@ -18,14 +18,30 @@ fn my_block(grid: &Grid, round: u64) -> Vec<f64> {
     (0..16).map(|i| (grid.rank() * 16 + i) as f64 + round as f64).collect()
 }
 
+/// Row, column and grid totals in a resilient region that survives a
+/// SIGKILLed rank (kills from FTLA_KILL, e.g. `2@sums:1`).
+#[derive(clap::Parser)]
+struct Cli {
+    /// Process grid PxQ.
+    #[arg(default_value = "2x2", value_parser = parse_grid)]
+    grid: (i32, i32),
+    /// Rounds.
+    #[arg(default_value_t = 3)]
+    rounds: u64,
+}
+
+fn parse_grid(v: &str) -> Result<(i32, i32), String> {
+    let bad = || format!("wants PxQ with P, Q ≥ 1, got `{v}`");
+    let (p, q) = v.split_once('x').ok_or_else(bad)?;
+    let (p, q): (i32, i32) = (p.parse().map_err(|_| bad())?, q.parse().map_err(|_| bad())?);
+    if p < 1 || q < 1 {
+        return Err(bad());
+    }
+    Ok((p, q))
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let (p, q) = args
-        .first()
-        .and_then(|g| g.split_once('x'))
-        .and_then(|(p, q)| Some((p.parse::<i32>().ok()?, q.parse::<i32>().ok()?)))
-        .unwrap_or((2, 2));
-    let rounds: u64 = args.get(1).and_then(|r| r.parse().ok()).unwrap_or(3);
+    let Cli { grid: (p, q), rounds } = <Cli as clap::Parser>::parse();
     if !inside_mpi() {
         relaunch(&Relaunch { nprocs: (p * q) as u32, timeout: Some(Duration::from_secs(300)), ulfm: true });
     }

@@ -18,6 +18,7 @@ pub mod norms;
 pub mod pblas;
 pub mod qr;
 pub mod qr_ft;
+pub mod report;
 
 pub use blacs_ft::{Grid, Scope};
 pub use error::{Error, Result};

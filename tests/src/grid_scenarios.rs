@@ -25,28 +25,43 @@ struct Args {
     timeout: u64,
 }
 
+/// Multi-rank grid scenarios (see the module documentation).
+#[derive(clap::Parser)]
+struct Cli {
+    /// check | local-error | agree-error | ulfm-status
+    scenario: String,
+    /// Process grid PxQ.
+    #[arg(long, default_value = "2x2", value_parser = ftla_tests::parse_grid)]
+    grid: (i32, i32),
+    /// Hot spares.
+    #[arg(long, default_value_t = 0)]
+    spares: i32,
+    /// Rounds of the self-check.
+    #[arg(long, default_value_t = 3)]
+    steps: u64,
+    /// The rank that raises a local error.
+    #[arg(long, default_value_t = 1)]
+    error_rank: i32,
+    /// Launch without ULFM.
+    #[arg(long)]
+    no_ft: bool,
+    /// Hard timeout of the job, seconds.
+    #[arg(long, default_value_t = 120)]
+    timeout: u64,
+}
+
 fn parse() -> Result<Args, String> {
-    let mut it = std::env::args().skip(1);
-    let scenario = it.next().ok_or("missing scenario")?;
-    let mut a = Args { scenario, p: 2, q: 2, spares: 0, steps: 3, error_rank: 1, no_ft: false, timeout: 120 };
-    while let Some(k) = it.next() {
-        let mut val = || it.next().ok_or(format!("{k} needs a value"));
-        match k.as_str() {
-            "--grid" => {
-                let v = val()?;
-                let (p, q) = v.split_once('x').ok_or("--grid wants PxQ")?;
-                a.p = p.parse().map_err(|_| "bad P")?;
-                a.q = q.parse().map_err(|_| "bad Q")?;
-            }
-            "--spares" => a.spares = val()?.parse().map_err(|_| "bad --spares")?,
-            "--steps" => a.steps = val()?.parse().map_err(|_| "bad --steps")?,
-            "--error-rank" => a.error_rank = val()?.parse().map_err(|_| "bad --error-rank")?,
-            "--timeout" => a.timeout = val()?.parse().map_err(|_| "bad --timeout")?,
-            "--no-ft" => a.no_ft = true,
-            other => return Err(format!("unknown option {other}")),
-        }
-    }
-    Ok(a)
+    let c = <Cli as clap::Parser>::try_parse().map_err(|e| e.to_string())?;
+    Ok(Args {
+        scenario: c.scenario,
+        p: c.grid.0,
+        q: c.grid.1,
+        spares: c.spares,
+        steps: c.steps,
+        error_rank: c.error_rank,
+        no_ft: c.no_ft,
+        timeout: c.timeout,
+    })
 }
 
 fn main() {

@@ -47,49 +47,58 @@ struct Args {
     opts: LuOptions,
 }
 
+/// LU checks and timing (see the module documentation).
+#[derive(clap::Parser)]
+struct Cli {
+    /// check | errors | bench
+    mode: String,
+    /// Cases of `check`: M,N,NB[,KIND].
+    cases: Vec<String>,
+    /// Process grid PxQ.
+    #[arg(long, default_value = "1x1", value_parser = ftla_tests::parse_grid)]
+    grid: (i32, i32),
+    /// Seed of the generated matrices.
+    #[arg(long, default_value_t = 2024)]
+    seed: u64,
+    /// Hard timeout of the job, seconds.
+    #[arg(long, default_value_t = 120)]
+    timeout: u64,
+    /// `bench`: the order of the matrix.
+    #[arg(long, default_value_t = 1024)]
+    n: usize,
+    /// Block size.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
+    nb: u64,
+    /// `bench`: repetitions (the best is reported).
+    #[arg(long, default_value_t = 1)]
+    reps: usize,
+    /// `bench`: skip the residual.
+    #[arg(long)]
+    no_check: bool,
+    /// LuOptions::row_panel_width (1×Q grids only).
+    #[arg(long)]
+    panel_width: Option<usize>,
+}
+
 fn parse() -> Result<Args, String> {
-    let mut it = std::env::args().skip(1);
-    let mode = it.next().ok_or("missing mode: check | errors | bench")?;
-    let mut a = Args {
-        mode,
-        p: 1,
-        q: 1,
-        seed: 2024,
-        timeout: 120,
-        cases: Vec::new(),
-        n: 1024,
-        nb: 64,
-        reps: 1,
-        check: true,
-        opts: LuOptions::default(),
-    };
-    while let Some(k) = it.next() {
-        let mut val = || it.next().ok_or(format!("{k} needs a value"));
-        match k.as_str() {
-            "--grid" => {
-                let v = val()?;
-                let (p, q) = v.split_once('x').ok_or("--grid wants PxQ")?;
-                a.p = p.parse().map_err(|_| "bad P")?;
-                a.q = q.parse().map_err(|_| "bad Q")?;
-            }
-            "--seed" => a.seed = val()?.parse().map_err(|_| "bad --seed")?,
-            "--timeout" => a.timeout = val()?.parse().map_err(|_| "bad --timeout")?,
-            "--n" => a.n = val()?.parse().map_err(|_| "bad --n")?,
-            "--nb" => a.nb = val()?.parse().map_err(|_| "bad --nb")?,
-            "--reps" => a.reps = val()?.parse().map_err(|_| "bad --reps")?,
-            "--no-check" => a.check = false,
-            "--panel-width" => a.opts.row_panel_width = val()?.parse().map_err(|_| "bad --panel-width")?,
-            c if !c.starts_with("--") => a.cases.push(c.to_string()),
-            other => return Err(format!("unknown option {other}")),
-        }
+    let c = <Cli as clap::Parser>::try_parse().map_err(|e| e.to_string())?;
+    let mut opts = LuOptions::default();
+    if let Some(w) = c.panel_width {
+        opts.row_panel_width = w;
     }
-    if a.p < 1 || a.q < 1 {
-        return Err("the grid needs P, Q >= 1".into());
-    }
-    if a.nb == 0 {
-        return Err("--nb must be positive".into());
-    }
-    Ok(a)
+    Ok(Args {
+        mode: c.mode,
+        p: c.grid.0,
+        q: c.grid.1,
+        seed: c.seed,
+        timeout: c.timeout,
+        cases: c.cases,
+        n: c.n,
+        nb: c.nb as usize,
+        reps: c.reps,
+        check: !c.no_check,
+        opts,
+    })
 }
 
 fn main() {

@@ -19,23 +19,23 @@ use scalapack_ft::qr_ft::{pdgeqrf_ft, pdgeqrf_ft_in, FtOptions, FtWorkspace};
 use scalapack_ft::DistMatrix;
 use std::time::Duration;
 
+/// QR checks (see the module documentation).
+#[derive(clap::Parser)]
+struct Cli {
+    /// Cases: MxNxNB[:kind], or gels MxNxNB, bad-blocks, ft-storage MxNxNB,
+    /// ft-bad-source.
+    cases: Vec<String>,
+    /// Process grid PxQ.
+    #[arg(long, default_value = "2x2", value_parser = ftla_tests::parse_grid)]
+    grid: (i32, i32),
+    /// Hard timeout of the job, seconds.
+    #[arg(long, default_value_t = 120)]
+    timeout: u64,
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut grid_shape = (2, 2);
-    let mut timeout = 120;
-    let mut cases = Vec::new();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--grid" => {
-                let v = it.next().expect("--grid PxQ");
-                let (p, q) = v.split_once('x').expect("PxQ");
-                grid_shape = (p.parse().expect("P"), q.parse().expect("Q"));
-            }
-            "--timeout" => timeout = it.next().and_then(|t| t.parse().ok()).expect("--timeout S"),
-            other => cases.push(other.to_string()),
-        }
-    }
+    let cli = <Cli as clap::Parser>::parse();
+    let (grid_shape, timeout, cases) = (cli.grid, cli.timeout, cli.cases);
     let (p, q) = grid_shape;
     if !inside_mpi() {
         relaunch(&Relaunch { nprocs: (p * q) as u32, timeout: Some(Duration::from_secs(timeout)), ulfm: true });

@@ -8,7 +8,7 @@ use blacs_ft::{Grid, Scope};
 use checksum::ReverseNeighborLayout;
 
 /// Outcome of [`verify_checksums`], the same on every rank.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ChecksumCheck {
     /// Largest |C_g − Σ Ã_J| over all groups, copies and rows.
     pub max_c_defect: f64,

@@ -1,14 +1,14 @@
 //! `ftla qr --ft`: the fault-tolerant QR (`pdgeqrf_ft`) with kills,
 //! spares, checksum verification and a comparison with the plain QR.
 
-use crate::factor_cmd::{make_matrix, FactorArgs};
-use crate::json::Json;
-use crate::session::{median, Session};
+use crate::problem::{make_matrix, write_json, FactorJob, FtJob};
+use crate::session::{local_dgemm_gflops, median, start_preparing, Session};
 use blacs_ft::{Injector, Scope};
 use recovery::Region;
 use scalapack_ft::blas;
 use scalapack_ft::qr::{self, check};
 use scalapack_ft::qr_ft::{pdgeqrf_ft_in, FtOptions, FtReport, FtWorkspace};
+use scalapack_ft::report::{CompareReport, FactorReport, Op, RecoveryEntry};
 use std::time::Instant;
 
 /// What a hot spare prepares while parked: a matrix's local storage and a
@@ -21,11 +21,11 @@ pub struct SparePrep {
 impl SparePrep {
     /// Sized for the generated matrix of `a` (an `--input` matrix's shape is
     /// known only once the file is read: nothing is prepared for it).
-    pub fn new(a: &FactorArgs) -> SparePrep {
+    pub fn new(a: &FactorJob) -> SparePrep {
         if a.input.is_some() {
             return SparePrep { matrix: Vec::new(), work: FtWorkspace::new() };
         }
-        let (p, q) = (a.p.max(1) as usize, a.q.max(1) as usize);
+        let (p, q) = (a.grid.p as usize, a.grid.q as usize);
         // Without the memory, nothing is prepared (the replacement then
         // allocates when it joins, and reports it if it cannot).
         let (matrix, work) = FtWorkspace::for_spare(a.m, a.n, a.nb, p, q).unwrap_or_default();
@@ -40,9 +40,13 @@ fn in_place_or_empty(grid: &blacs_ft::Grid, mat: &mut scalapack_ft::DistMatrix) 
     FtWorkspace::in_place(grid, mat).unwrap_or_default()
 }
 
-/// Runs inside MPI; never returns. `prepared`: what this process prepared
-/// while parked as a hot spare, if it was one.
-pub fn run(s: Session, a: &FactorArgs, mut prepared: Option<SparePrep>) -> ! {
+/// Runs inside MPI; never returns.
+pub fn run(a: FactorJob) -> ! {
+    blas::use_single_thread();
+    // A hot spare allocates and touches a replacement's matrix and
+    // workspace while it is parked, not while the survivors wait.
+    let (s, mut prepared) = start_preparing(a.grid.p, a.grid.q, a.injector(), || SparePrep::new(&a));
+    let ft = a.ft.clone().unwrap_or_default();
     let Session { rt, grid } = s;
     let me = grid.rank();
     let mut region = match Region::new(grid) {
@@ -53,8 +57,8 @@ pub fn run(s: Session, a: &FactorArgs, mut prepared: Option<SparePrep>) -> ! {
         }
     };
     // Every repetition may repair as often as one run may.
-    region.set_max_repairs(16 * a.reps.max(1));
-    let outcome = ft(&mut region, a, &mut prepared);
+    region.set_max_repairs(16 * ft.reps.max(1));
+    let outcome = run_ft(&mut region, &a, &ft, &mut prepared);
     let unrecoverable = outcome.as_ref().is_err_and(|e| e.is_unrecoverable());
     let (ok, detail) = match outcome {
         Ok(x) => x,
@@ -113,19 +117,31 @@ impl Compare {
         let failure: Vec<f64> = self.samples.iter().filter_map(|s| s.with.map(|w| w / s.free)).collect();
         (median(&over) - 1.0, (!failure.is_empty()).then(|| median(&failure) - 1.0))
     }
+
+    /// The `compare` object of the JSON report.
+    fn report(&self) -> CompareReport {
+        let (nonft, free, with) = self.medians();
+        let (over, per_failure) = self.paired();
+        CompareReport {
+            nonft_time_s: nonft,
+            ft_time_s: free,
+            reps: self.samples.len(),
+            nonft_times_s: self.plain_s(),
+            ft_times_s: self.free_s(),
+            paired_overhead: over,
+            ft_with_failure_time_s: with,
+            ft_with_failure_times_s: with.map(|_| self.with_s()),
+            paired_failure_overhead: per_failure,
+        }
+    }
 }
 
 /// After an FT run that may have had kills: disarms them (the failure-free
 /// runs must not see them) and, with kills configured, returns the
 /// repetition the survivors are in — a replacement that just joined
 /// (`joined`) offers none and learns it. Collective.
-fn after_failure_run(
-    region: &mut Region,
-    a: &FactorArgs,
-    joined: bool,
-    rep: usize,
-) -> Result<usize, scalapack_ft::Error> {
-    if a.kill.is_none() {
+fn after_failure_run(region: &mut Region, ft: &FtJob, joined: bool, rep: usize) -> Result<usize, scalapack_ft::Error> {
+    if ft.kill.is_none() {
         return Ok(rep);
     }
     region.grid_mut().set_injector(Injector::none());
@@ -155,7 +171,7 @@ fn print_recoveries(region: &Region, report: &FtReport, rep: Option<usize>) {
 /// because a process was lost before its checksums existed.
 fn timed_ft(
     region: &mut Region,
-    a: &FactorArgs,
+    a: &FactorJob,
     opts: &FtOptions,
     prepared: &mut Option<SparePrep>,
 ) -> Result<(f64, FtReport, Vec<f64>, scalapack_ft::DistMatrix, usize), scalapack_ft::Error> {
@@ -220,26 +236,26 @@ fn timed_ft(
     Ok((v[0], report, tau, mat, v[1] as usize))
 }
 
-fn ft(
+fn run_ft(
     region: &mut Region,
-    a: &FactorArgs,
+    a: &FactorJob,
+    ft: &FtJob,
     prepared: &mut Option<SparePrep>,
 ) -> Result<(bool, String), scalapack_ft::Error> {
-    let opts = FtOptions { verify: a.verify, corrupt: a.corrupt };
+    let opts = FtOptions { verify: ft.verify, corrupt: ft.corrupt };
     let root_prints = |region: &Region| region.grid().rank() == 0;
     // (A replacement that starts a restarted factorization from the top
     // does not print it again.)
     if root_prints(region) && !region.is_joining() && region.grid().replacement().is_none() {
         println!(
-            "ftla qr --ft: {}x{} matrix, NB {}, {}x{} grid + {} spare(s), OpenBLAS kernel {}{}",
+            "ftla qr --ft: {}x{} matrix, NB {}, {} grid + {} spare(s), OpenBLAS kernel {}{}",
             a.shape().map_or(a.m, |s| s.0),
             a.shape().map_or(a.n, |s| s.1),
             a.nb,
-            a.p,
-            a.q,
-            a.spares,
+            a.grid,
+            ft.spares,
             blas::kernel_name(),
-            a.kill.as_ref().map(|k| format!(", kills {k}")).unwrap_or_default()
+            ft.kill.as_ref().map(|k| format!(", kills {k}")).unwrap_or_default()
         );
     }
     // 1. The fault-tolerant run (the kills happen here).
@@ -247,10 +263,9 @@ fn ft(
     let (ft_secs, report, tau, fact, restarts) = timed_ft(region, a, &opts, prepared)?;
     // A replacement that joined a later repetition's failure run (`--reps`
     // with `--kill`) learns which one, and goes on from there.
-    let start_rep = after_failure_run(region, a, joined, 0)?;
+    let start_rep = after_failure_run(region, ft, joined, 0)?;
     let grid = region.grid();
     let (m, n) = (fact.m(), fact.n());
-    let flops = qr::qr_flops(m, n);
     print_recoveries(region, &report, None);
     // 2. Checks against the original matrix (regenerated or re-read).
     let (mut residual, mut orthogonality) = (None, None);
@@ -270,7 +285,7 @@ fn ft(
     drop(fact);
     // 3. Same-run comparison: plain QR, and the failure-free FT QR.
     let mut compare = None;
-    if a.compare {
+    if ft.compare {
         // Pairs of (plain QR, failure-free FT QR), alternating so that both
         // see the same machine; medians when repeated. With one repetition
         // and no failure the main run is the failure-free FT sample. With
@@ -281,15 +296,15 @@ fn ft(
         let main_had_failure = !report.recoveries.is_empty() || restarts > 0;
         // This repetition's FT run with the failure, if it had one.
         let mut with_now = (main_had_failure && start_rep == 0).then_some(ft_secs);
-        let kills = Injector::parse(a.kill.as_deref().unwrap_or_default()).unwrap_or_default();
-        for rep in start_rep..a.reps {
-            if rep > 0 && a.kill.is_some() && !(joined && rep == start_rep) {
+        let kills = Injector::parse(ft.kill.as_deref().unwrap_or_default()).unwrap_or_default();
+        for rep in start_rep..ft.reps {
+            if rep > 0 && ft.kill.is_some() && !(joined && rep == start_rep) {
                 let epoch = region.grid().epoch();
                 region.grid_mut().set_injector(kills.shifted(epoch));
                 // The main run's options: a replacement joining here runs
                 // its code path for the main run (its verification included).
                 let (secs, with, _, _, _) = timed_ft(region, a, &opts, &mut None)?;
-                after_failure_run(region, a, false, rep)?;
+                after_failure_run(region, ft, false, rep)?;
                 print_recoveries(region, &with, Some(rep));
                 if !with.recoveries.is_empty() {
                     with_now = Some(secs);
@@ -304,7 +319,7 @@ fn ft(
             let mut nonft = [t.elapsed().as_secs_f64()];
             grid.max(Scope::All, &mut nonft)?;
             drop(plain);
-            let secs = if rep == 0 && a.reps == 1 && !main_had_failure {
+            let secs = if rep == 0 && ft.reps == 1 && !main_had_failure {
                 ft_secs
             } else {
                 let (secs, again, _, _, _) = timed_ft(region, a, &FtOptions::default(), &mut None)?;
@@ -321,17 +336,14 @@ fn ft(
         compare = Some(Compare { samples });
     }
     let grid = region.grid();
-    let mut rate = [blas::measure_dgemm_gflops(1024)];
-    grid.sum(Scope::All, &mut rate, None)?;
-    let dgemm = rate[0] / grid.size() as f64;
+    let dgemm = local_dgemm_gflops(grid)?;
     let verified = report.check.as_ref().is_none_or(|c| c.ok);
     let ok = verified && residual.is_none_or(|r| r < 16.0) && orthogonality.is_none_or(|o| o < 16.0);
-    let gflops = flops / ft_secs.max(1e-12) / 1e9;
+    let gflops = Op::Qr.flops(m, n) / ft_secs.max(1e-12) / 1e9;
     let mut lines = vec![format!(
-        "QR {m}x{n} NB {} on {}x{} with checksums: {ft_secs:.3} s, {gflops:.1} Gflop/s, {} recover{}",
+        "QR {m}x{n} NB {} on {} with checksums: {ft_secs:.3} s, {gflops:.1} Gflop/s, {} recover{}",
         a.nb,
-        a.p,
-        a.q,
+        a.grid,
         report.recoveries.len(),
         if report.recoveries.len() == 1 { "y" } else { "ies" },
     )];
@@ -396,78 +408,23 @@ fn ft(
     if grid.rank() == 0 {
         println!("{}{}", lines.join("\n  "), if ok { "" } else { "\n  FAILED" });
         if let Some(path) = &a.json {
-            let recoveries = report
-                .recoveries
-                .iter()
-                .map(|r| {
-                    Json::obj([
-                        ("rank", Json::Int(r.ranks.first().copied().unwrap_or(-1) as i64)),
-                        ("ranks", Json::Arr(r.ranks.iter().map(|&x| Json::Int(x as i64)).collect())),
-                        ("step", Json::Int(r.step as i64)),
-                        ("phase", Json::from(r.phase.as_str())),
-                        ("mode", Json::from(r.mode.as_str())),
-                        ("detect_ms", Json::ms(r.detect_ms)),
-                        ("repair_ms", Json::ms(r.repair_ms)),
-                        ("rebuild_ms", Json::ms(r.rebuild_ms)),
-                        ("total_ms", Json::ms(r.total_ms)),
-                    ])
-                })
-                .collect();
-            let mut fields = vec![
-                ("command", Json::from("qr")),
-                ("ft", Json::Bool(true)),
-                ("grid", Json::Arr(vec![Json::Int(a.p as i64), Json::Int(a.q as i64)])),
-                ("spares", Json::Int(a.spares as i64)),
-                ("m", Json::Int(m as i64)),
-                ("n", Json::Int(n as i64)),
-                ("nb", Json::Int(a.nb as i64)),
-                ("time_s", Json::Num(ft_secs)),
-                ("gflops", Json::Num(flops / ft_secs.max(1e-12) / 1e9)),
-                ("residual", residual.map_or(Json::from("not checked"), Json::Num)),
-                ("orthogonality", orthogonality.map_or(Json::from("not checked"), Json::Num)),
-                ("dgemm_gflops", Json::Num(dgemm)),
-                ("blas_kernel", Json::from(blas::kernel_name())),
-                ("recoveries", Json::Arr(recoveries)),
-                ("restarts", Json::Int(restarts as i64)),
-                ("overhead_model", Json::Num(report.overhead_model)),
-            ];
-            if let Some(c) = &report.check {
-                fields.push((
-                    "checksum_check",
-                    Json::obj([
-                        ("ok", Json::Bool(c.ok)),
-                        ("max_c_defect", Json::Num(c.max_c_defect)),
-                        ("max_d_defect", Json::Num(c.max_d_defect)),
-                        ("tolerance", Json::Num(c.tolerance)),
-                        ("worst_group", Json::Int(c.worst_group as i64)),
-                    ]),
-                ));
-            }
-            if let Some(cmp) = &compare {
-                let list = |xs: &[f64]| Json::Arr(xs.iter().map(|&x| Json::Num(x)).collect());
-                let (nonft, free, with) = cmp.medians();
-                let mut c = vec![
-                    ("nonft_time_s", Json::Num(nonft)),
-                    ("ft_time_s", Json::Num(free)),
-                    ("reps", Json::Int(cmp.samples.len() as i64)),
-                    ("nonft_times_s", list(&cmp.plain_s())),
-                    ("ft_times_s", list(&cmp.free_s())),
-                ];
-                let (over, per_failure) = cmp.paired();
-                c.push(("paired_overhead", Json::Num(over)));
-                if let Some(w) = with {
-                    c.push(("ft_with_failure_time_s", Json::Num(w)));
-                    c.push(("ft_with_failure_times_s", list(&cmp.with_s())));
-                }
-                if let Some(f) = per_failure {
-                    c.push(("paired_failure_overhead", Json::Num(f)));
-                }
-                fields.push(("compare", Json::obj(c)));
-            }
-            fields.push(("ok", Json::Bool(ok)));
-            if let Err(e) = std::fs::write(path, Json::obj(fields).pretty()) {
-                eprintln!("ftla: cannot write {path}: {e}");
-                return Ok((false, format!("cannot write {path}: {e}")));
+            let mut r = FactorReport::new("qr", [a.grid.p, a.grid.q], m, n, a.nb);
+            r.timed(Op::Qr, ft_secs);
+            r.ft = Some(true);
+            r.spares = Some(ft.spares as i32);
+            r.residual = residual.into();
+            r.orthogonality = Some(orthogonality.into());
+            r.dgemm_gflops = dgemm;
+            r.blas_kernel = blas::kernel_name();
+            r.recoveries = Some(report.recoveries.iter().map(RecoveryEntry::from).collect());
+            r.restarts = Some(restarts);
+            r.overhead_model = Some(report.overhead_model);
+            r.checksum_check = report.check.clone();
+            r.compare = compare.as_ref().map(Compare::report);
+            r.ok = ok;
+            if let Err(e) = write_json(path, &r) {
+                eprintln!("ftla: {e}");
+                return Ok((false, e));
             }
         }
     }

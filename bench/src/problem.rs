@@ -1,0 +1,426 @@
+//! What `ftla qr|lu|demo` factors: the validated job (grid, shape, matrix
+//! source, fault-tolerance options), the one path that makes its matrix,
+//! the memory it needs, the checks of its kill points, and the one path
+//! that writes its report.
+
+use crate::cli::{GridShape, LuArgs, QrArgs};
+use blacs_ft::Injector;
+use scalapack_ft::dist_io::read_matrix;
+use scalapack_ft::generate::{Generator, MatrixKind};
+use scalapack_ft::report::Op;
+use scalapack_ft::DistMatrix;
+use std::path::PathBuf;
+
+/// A validated factorization job.
+#[derive(Clone, Debug)]
+pub struct FactorJob {
+    pub op: Op,
+    pub grid: GridShape,
+    /// The generated shape (0×0 with `--input`, whose header tells).
+    pub m: usize,
+    pub n: usize,
+    pub nb: usize,
+    pub kind: MatrixKind,
+    pub seed: u64,
+    pub input: Option<PathBuf>,
+    pub output: Option<PathBuf>,
+    pub check: bool,
+    pub json: Option<PathBuf>,
+    /// The fault-tolerant run, if asked for.
+    pub ft: Option<FtJob>,
+}
+
+/// The fault-tolerance options of a job.
+#[derive(Clone, Debug, Default)]
+pub struct FtJob {
+    pub spares: u32,
+    /// Kills in the injector's syntax (`R@STEP:PHASE` completed to
+    /// `R@qr:STEP:PHASE`).
+    pub kill: Option<String>,
+    pub compare: bool,
+    /// Repetitions of the comparison.
+    pub reps: usize,
+    pub verify: bool,
+    pub corrupt: Option<(i32, u64)>,
+}
+
+/// The phases of one step of `pdgeqrf_ft` where a kill can fire, and those
+/// that come once, before step 0.
+const QR_STEP_PHASES: [&str; 4] = ["panel", "bcast", "update", "commit"];
+const QR_START_PHASES: [&str; 2] = ["args", "encode"];
+/// The repair protocol's points (`repair:ATTEMPT:…`, `repair:BUILD:split`)
+/// and the region's (`region:REPAIR:share`); their counters start at 1.
+const REPAIR_PHASES: [&str; 5] = ["revoke", "shrink", "spawn", "merge", "split"];
+/// Attempts of one repair before it gives up (blacs-ft's limit).
+const REPAIR_ATTEMPTS: u64 = 8;
+
+impl FactorJob {
+    /// `ftla qr`.
+    pub fn from_qr(a: QrArgs) -> Result<FactorJob, String> {
+        let ft = a.ft.ft;
+        let mut job = FactorJob::common(Op::Qr, &a.matrix)?;
+        if ft {
+            if job.grid.q < 2 {
+                return Err(format!(
+                    "--ft needs at least 2 process columns (the checksum pairs live on two), got a {} grid",
+                    job.grid
+                ));
+            }
+            let reps = a.ft.reps as usize;
+            let kill = match &a.ft.kill {
+                Some(list) => Some(job.checked_kills(list, reps > 1)?),
+                None => None,
+            };
+            if let Some((r, _)) = a.ft.corrupt {
+                if r < 0 || r >= job.grid.size() {
+                    return Err(format!("--corrupt: rank {r} is not in the {} grid", job.grid));
+                }
+            }
+            job.ft = Some(FtJob {
+                spares: a.ft.spares,
+                kill,
+                compare: a.ft.compare,
+                reps,
+                verify: a.ft.verify,
+                corrupt: a.ft.corrupt,
+            });
+        }
+        Ok(job)
+    }
+
+    /// `ftla lu`.
+    pub fn from_lu(a: LuArgs) -> Result<FactorJob, String> {
+        FactorJob::common(Op::Lu, &a.matrix)
+    }
+
+    /// `ftla demo`: a preset of `ftla qr --ft --check --verify --compare`
+    /// with one rank killed halfway through the factorization.
+    pub fn demo(a: &crate::cli::DemoArgs) -> Result<FactorJob, String> {
+        let grid = a.grid;
+        if grid.q < 2 {
+            return Err(format!("the demo needs at least 2 process columns, got a {grid} grid"));
+        }
+        if a.kill < 0 || a.kill >= grid.size() {
+            return Err(format!("--kill: rank {} is not in the {grid} grid", a.kill));
+        }
+        let (n, nb) = (a.n as usize, a.nb as usize);
+        let step = n.div_ceil(nb) / 2;
+        Ok(FactorJob {
+            op: Op::Qr,
+            grid,
+            m: n,
+            n,
+            nb,
+            kind: MatrixKind::Uniform,
+            seed: 2026,
+            input: None,
+            output: None,
+            check: true,
+            json: a.json.clone(),
+            ft: Some(FtJob {
+                spares: a.spares,
+                kill: Some(format!("{}@qr:{step}:update", a.kill)),
+                compare: true,
+                reps: 1,
+                verify: true,
+                corrupt: None,
+            }),
+        })
+    }
+
+    fn common(op: Op, a: &crate::cli::MatrixArgs) -> Result<FactorJob, String> {
+        if let Some(f) = &a.input {
+            if !f.exists() {
+                return Err(format!("--input: {} does not exist", f.display()));
+            }
+        }
+        let n = a.n.unwrap_or(0);
+        let default_kind = if op == Op::Lu { MatrixKind::DiagonallyDominant } else { MatrixKind::Uniform };
+        Ok(FactorJob {
+            op,
+            grid: a.grid,
+            m: a.m.unwrap_or(n),
+            n,
+            nb: a.nb as usize,
+            kind: a.matrix.unwrap_or(default_kind),
+            seed: a.seed,
+            input: a.input.clone(),
+            output: a.output.clone(),
+            check: a.check,
+            json: a.json.clone(),
+            ft: None,
+        })
+    }
+
+    /// Number of MPI processes (grid and spares).
+    pub fn nprocs(&self) -> u32 {
+        self.grid.size() as u32 + self.ft.as_ref().map_or(0, |f| f.spares)
+    }
+
+    /// The kills of the job (none without `--ft --kill`).
+    pub fn injector(&self) -> Injector {
+        self.ft.as_ref().and_then(|f| f.kill.as_deref()).and_then(|k| Injector::parse(k).ok()).unwrap_or_default()
+    }
+
+    /// The matrix shape: the generated one, or the one in `--input`'s
+    /// header (`None` if it cannot be read here).
+    pub fn shape(&self) -> Option<(usize, usize)> {
+        match &self.input {
+            None => Some((self.m, self.n)),
+            Some(path) if path.extension().is_some_and(|e| e == "mtx") => None,
+            Some(path) => scalapack_ft::io::read_npy_header(path).ok().map(|h| (h.rows, h.cols)),
+        }
+    }
+
+    /// Steps of the factorization (panels of NB columns), when the shape
+    /// is known.
+    pub fn steps(&self) -> Option<u64> {
+        self.shape().map(|(m, n)| m.min(n).div_ceil(self.nb) as u64)
+    }
+
+    /// `--kill` completed to the injector's syntax and checked: every
+    /// rank is in the grid, every point exists for the factorization and
+    /// can fire (its step inside the factorization, its phase one of the
+    /// op's), and the `--reps` rules hold. The error names what is wrong.
+    fn checked_kills(&self, list: &str, repeated: bool) -> Result<String, String> {
+        let specs: Vec<String> = list
+            .split(',')
+            .map(str::trim)
+            .filter(|k| !k.is_empty())
+            .map(|k| match k.split_once('@') {
+                // R@STEP[:PHASE] targets the factorization; a point that
+                // names its operation (R@OP:STEP:PHASE, e.g. a repair
+                // point) is kept.
+                Some((r, point)) if point.split(':').next().is_some_and(|s| s == "*" || s.parse::<u64>().is_ok()) => {
+                    format!("{r}@{}:{point}", self.op.name())
+                }
+                _ => k.to_string(),
+            })
+            .collect();
+        let joined = specs.join(",");
+        let kills = Injector::parse(&joined).map_err(|e| format!("--kill: {e}"))?;
+        let grid = self.grid;
+        let steps = self.steps();
+        for spec in kills.specs() {
+            if spec.rank >= grid.size() {
+                return Err(format!("--kill: rank {} is not in the {grid} grid", spec.rank));
+            }
+            let phase = spec.phase.as_deref();
+            let op = spec.op.as_deref().unwrap_or(self.op.name());
+            let step = spec.step;
+            match op {
+                o if o == self.op.name() => {
+                    let known: Vec<&str> = QR_START_PHASES.iter().chain(&QR_STEP_PHASES).copied().collect();
+                    if let Some(p) = phase.filter(|p| !known.contains(p)) {
+                        return Err(format!("--kill: `{p}` is not a phase of {o} (phases: {})", known.join(", ")));
+                    }
+                    let once = phase.is_some_and(|p| QR_START_PHASES.contains(&p));
+                    if once && step != Some(0) {
+                        let p = phase.unwrap_or_default();
+                        return Err(format!("--kill: the {p} phase comes once, before step 0: write R@0:{p}"));
+                    }
+                    if let (Some(s), Some(total)) = (step, steps) {
+                        if s >= total {
+                            return Err(format!(
+                                "--kill: step {s} never comes: the factorization has {total} step(s), the last is {}",
+                                total.saturating_sub(1)
+                            ));
+                        }
+                    }
+                    // A restarted call (a kill before the checksums exist)
+                    // runs from the top on its replacement.
+                    if once && repeated {
+                        return Err("--kill with --reps: a kill in the args or encode phase restarts the call, \
+                                    which is not repeated; drop --reps or kill in a later phase"
+                            .into());
+                    }
+                }
+                "repair" | "region" => {
+                    let known: &[&str] = if op == "repair" { &REPAIR_PHASES } else { &["share"] };
+                    match phase {
+                        Some(p) if known.contains(&p) => {}
+                        Some(p) => {
+                            return Err(format!("--kill: `{p}` is not a point of {op} (points: {})", known.join(", ")))
+                        }
+                        None => {}
+                    }
+                    if step == Some(0) {
+                        return Err(format!("--kill: {op} points count from 1 (R@{op}:1:…), so step 0 never comes"));
+                    }
+                    if let Some(s) = step.filter(|&s| op == "repair" && s > REPAIR_ATTEMPTS) {
+                        return Err(format!(
+                            "--kill: a repair gives up after {REPAIR_ATTEMPTS} attempts, so attempt {s} never comes"
+                        ));
+                    }
+                }
+                other => {
+                    return Err(format!(
+                        "--kill: `{other}` names no kill point of ftla {} (use {}, repair or region)",
+                        self.op.name(),
+                        self.op.name()
+                    ))
+                }
+            }
+            // A replacement joining a repetition arms only the kills of the
+            // scenario's first epoch.
+            if spec.epoch > 0 && repeated {
+                return Err("--kill with --reps: kills in later repair epochs (/EPOCH) are not repeated; drop \
+                            --reps or the /EPOCH kills"
+                    .into());
+            }
+            // Grid rank 0 keeps the samples of every repetition.
+            if spec.rank == 0 && repeated {
+                return Err("--kill with --reps: grid rank 0 collects the repetitions' times and must survive; kill \
+                            another rank"
+                    .into());
+            }
+        }
+        Ok(joined)
+    }
+
+    /// The most memory one process of the job holds at once, in bytes:
+    /// the matrix (with its checksum columns and sums for `--ft`, which a
+    /// parked spare prepares as well) and, with `--check`, a copy of the
+    /// input. `None` when the shape is not known before the launch.
+    pub fn bytes_per_process(&self) -> Option<u64> {
+        let (m, n) = self.shape()?;
+        let (p, q) = (self.grid.p as usize, self.grid.q as usize);
+        let matrix = 8 * DistMatrix::local_len_bound(m, n, self.nb, self.nb, p, q) as u64;
+        let factored = match self.ft {
+            Some(_) => scalapack_ft::qr_ft::FtWorkspace::bytes_per_process(m, n, self.nb, p, q).unwrap_or(matrix),
+            None => matrix,
+        };
+        Some(factored + if self.check { matrix } else { 0 })
+    }
+
+    /// Before the launch: refuses a job whose processes on this machine
+    /// would need more memory than it has left, in one line (`N` named).
+    /// Jobs spread over other hosts are left to the library's own check.
+    pub fn check_memory(&self) -> Result<(), String> {
+        if blacs_ft::launch::runs_on_other_hosts() {
+            return Ok(());
+        }
+        let (Some(need), Some(avail)) = (self.bytes_per_process(), scalapack_ft::memory::available_bytes()) else {
+            return Ok(());
+        };
+        let procs = self.nprocs() as u64;
+        if need.saturating_mul(procs) <= avail {
+            return Ok(());
+        }
+        let gib = scalapack_ft::memory::gib;
+        let (m, n) = self.shape().unwrap_or((self.m, self.n));
+        let size = if m == n { format!("N = {n}") } else { format!("M = {m}, N = {n}") };
+        Err(format!(
+            "{size} needs {:.1} GiB per process ({procs} process{}: {:.1} GiB); {:.1} GiB available on this machine",
+            gib(need),
+            if procs == 1 { "" } else { "es" },
+            gib(need.saturating_mul(procs)),
+            gib(avail)
+        ))
+    }
+}
+
+/// The matrix to factor: generated in place from (seed, i, j), or read
+/// from `--input` (collective: an error, such as no memory for it, is the
+/// same on every rank). With `collective = false` (a replacement joining a
+/// factorization in progress, whose content is rebuilt anyway) the matrix
+/// is only allocated, zero, with the right shape (read locally from the
+/// file's header for `--input`), so the survivors do not wait for it.
+pub fn make_matrix(grid: &blacs_ft::Grid, a: &FactorJob, collective: bool) -> Result<DistMatrix, scalapack_ft::Error> {
+    let made = make_local_matrix(grid, a, collective);
+    if !collective || a.input.is_some() {
+        return made; // read_matrix agrees on its own errors
+    }
+    match made {
+        Ok(m) => scalapack_ft::error::agree_on_arguments(grid, Ok(())).map(|()| m),
+        Err(e) => Err(scalapack_ft::error::agree_on_arguments(grid, Err(e)).err().unwrap_or_else(|| {
+            scalapack_ft::Error::Grid(blacs_ft::Error::Unrecoverable { reason: "matrix set-up disagreement".into() })
+        })),
+    }
+}
+
+fn make_local_matrix(
+    grid: &blacs_ft::Grid,
+    a: &FactorJob,
+    collective: bool,
+) -> Result<DistMatrix, scalapack_ft::Error> {
+    match &a.input {
+        Some(path) if collective => read_matrix(grid, path, a.nb),
+        Some(path) => {
+            let shape = if path.extension().is_some_and(|e| e == "mtx") {
+                scalapack_ft::io::read_mtx(path).map(|d| (d.rows, d.cols))
+            } else {
+                scalapack_ft::io::read_npy_header(path).map(|h| (h.rows, h.cols))
+            };
+            let (m, n) = shape.map_err(|e| blacs_ft::Error::Unrecoverable { reason: e.to_string() })?;
+            DistMatrix::zeros(grid, m, n, a.nb, a.nb)
+        }
+        None if !collective => DistMatrix::zeros(grid, a.m, a.n, a.nb, a.nb),
+        None => {
+            let gen = Generator::new(a.kind, a.seed, a.m, a.n).map_err(|e| scalapack_ft::Error::Argument {
+                routine: "ftla".into(),
+                position: 0,
+                entry: 0,
+                name: "--matrix".into(),
+                reason: e.to_string(),
+            })?;
+            DistMatrix::from_fn(grid, a.m, a.n, a.nb, a.nb, |i, j| gen.element(i, j))
+        }
+    }
+}
+
+/// Writes a report as pretty JSON to `path` (the one way every command
+/// writes its JSON). The error is the message to print.
+pub fn write_json<T: serde::Serialize>(path: &std::path::Path, report: &T) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(report).map_err(|e| format!("cannot encode the report: {e}"))?;
+    std::fs::write(path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn qr(words: &str) -> Result<FactorJob, String> {
+        let cli = Cli::try_parse_from(std::iter::once("ftla").chain(words.split_whitespace())).unwrap();
+        match cli.command {
+            Command::Qr(a) => FactorJob::from_qr(a),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn kills_are_completed_and_checked() {
+        // 100/16 → 7 steps, the last is 6.
+        let job =
+            qr("qr --ft --grid 2x2 --n 100 --nb 16 --kill 1@6:panel,2@repair:*:merge,3@0:encode,1@qr:2/1").unwrap();
+        assert_eq!(job.ft.unwrap().kill.as_deref(), Some("1@qr:6:panel,2@repair:*:merge,3@qr:0:encode,1@qr:2/1"));
+        for (bad, says) in [
+            ("1@7:panel", "the last is 6"),
+            ("1@99:panel", "step 99 never comes"),
+            ("1@2:pivot", "`pivot` is not a phase of qr"),
+            ("1@3:encode", "comes once, before step 0"),
+            ("4@2:panel", "rank 4 is not in the 2x2 grid"),
+            ("1@repair:0:shrink", "count from 1"),
+            ("1@repair:9:shrink", "gives up after 8 attempts"),
+            ("1@repair:1:teleport", "is not a point of repair"),
+            ("1@region:1:merge", "is not a point of region"),
+            ("1@lu:2:panel", "names no kill point"),
+        ] {
+            let e = qr(&format!("qr --ft --grid 2x2 --n 100 --nb 16 --kill {bad}")).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        let e = qr("qr --ft --grid 2x2 --n 100 --nb 16 --compare --reps 2 --kill 0@3:panel").unwrap_err();
+        assert!(e.contains("rank 0 collects"), "{e}");
+    }
+
+    #[test]
+    fn memory_is_counted_per_process() {
+        let job = qr("qr --grid 1x2 --n 1000 --nb 100 --check").unwrap();
+        // A 1000×500 local array per process, twice (the copy for --check).
+        assert_eq!(job.bytes_per_process(), Some(2 * 8 * 1000 * 500));
+        let e = qr("qr --grid 2x2 --n 100000000").unwrap().check_memory().unwrap_err();
+        assert!(e.starts_with("N = 100000000 needs") && e.contains("GiB available"), "{e}");
+    }
+}

@@ -1,0 +1,268 @@
+//! `ftla soak`: many `ftla qr --ft` jobs with random kills — double kills
+//! and kills during repairs among them — each under a timeout, counted by
+//! how they ended.
+//!
+//! A run is *correct* when it finished with its residuals checked (exit
+//! 0), *reported unrecoverable* when it said, on its survivors, that it
+//! could not recover (exit 3), *hung* past its timeout, and *wrong*
+//! otherwise: a residual ≥ 16, a checksum mismatch, or a job that ended
+//! without saying why. Every run's command is printed when it was not
+//! correct, so it can be run again by hand.
+
+use crate::cli::{SoakArgs, SoakOp};
+use crate::problem::write_json;
+use blacs_ft::launch::{run_with_timeout, EXIT_TIMEOUT, EXIT_UNRECOVERABLE};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use scalapack_ft::report::{FactorReport, Op, SoakReport, SoakRun, SoakVerdict};
+use std::time::{Duration, Instant};
+
+/// Grids of the runs (Q ≥ 2: the checksum pairs need two process columns).
+const GRIDS: [(i32, i32); 5] = [(1, 2), (1, 3), (2, 2), (2, 3), (3, 2)];
+const STEP_PHASES: [&str; 4] = ["panel", "bcast", "update", "commit"];
+const REPAIR_POINTS: [&str; 6] =
+    ["repair:*:revoke", "repair:*:shrink", "repair:*:spawn", "repair:*:merge", "repair:*:split", "region:*:share"];
+
+/// One random scenario.
+#[derive(Clone, Debug, PartialEq)]
+struct Scenario {
+    p: i32,
+    q: i32,
+    m: usize,
+    n: usize,
+    nb: usize,
+    spares: u32,
+    kills: Vec<String>,
+    /// One loss per process row at a time: the run must finish correctly.
+    recoverable: bool,
+}
+
+impl Scenario {
+    /// Draws a scenario: a grid, a shape with at least two steps, spares,
+    /// one kill at a random step and phase (or before the checksums exist),
+    /// and in one run of two a second kill — at the same point, during the
+    /// repair of the first, or at a later step after it.
+    fn draw(rng: &mut StdRng) -> Scenario {
+        let (p, q) = GRIDS[rng.random_range(0..GRIDS.len())];
+        let nb: usize = [8, 16, 32][rng.random_range(0..3)];
+        let n = rng.random_range(3 * nb..=12 * nb + nb / 2);
+        let m = if rng.random_bool(0.25) { rng.random_range(n / 2 + nb..=2 * n) } else { n };
+        let steps = m.min(n).div_ceil(nb) as u64;
+        let spares = rng.random_range(0..=2u32);
+        let size = p * q;
+        let r1 = rng.random_range(0..size);
+        let row = |r: i32| r / q;
+        let (k1, before_checksums) = if rng.random_bool(0.12) {
+            (format!("{r1}@0:{}", if rng.random_bool(0.5) { "args" } else { "encode" }), true)
+        } else {
+            let step = rng.random_range(0..steps);
+            (format!("{r1}@{step}:{}", STEP_PHASES[rng.random_range(0..4)]), false)
+        };
+        let mut kills = vec![k1.clone()];
+        let mut recoverable = true;
+        if rng.random_bool(0.5) && size > 1 {
+            let mut r2 = rng.random_range(0..size - 1);
+            if r2 >= r1 {
+                r2 += 1;
+            }
+            let point = &k1[k1.find('@').map_or(0, |i| i + 1)..];
+            match rng.random_range(0..3) {
+                // Both at once.
+                0 => {
+                    kills.push(format!("{r2}@{point}"));
+                    recoverable = before_checksums || row(r1) != row(r2);
+                }
+                // During the first one's repair (a spawn point fires only
+                // when a replacement is spawned).
+                1 => {
+                    let at = REPAIR_POINTS[rng.random_range(0..REPAIR_POINTS.len())];
+                    kills.push(format!("{r2}@{at}"));
+                    let fires = !at.ends_with("spawn") || spares == 0;
+                    recoverable = before_checksums || !fires || row(r1) != row(r2);
+                }
+                // After it, at a later step (the repair made epoch 1); the
+                // first victim's replacement may be the one.
+                _ => {
+                    let step1: u64 = point.split(':').next().and_then(|s| s.parse().ok()).unwrap_or(0);
+                    if step1 + 1 < steps {
+                        let who = if rng.random_bool(0.3) { r1 } else { r2 };
+                        let step = rng.random_range(step1 + 1..steps);
+                        kills.push(format!("{who}@{step}:{}/1", STEP_PHASES[rng.random_range(0..4)]));
+                    }
+                }
+            }
+        }
+        Scenario { p, q, m, n, nb, spares, kills, recoverable }
+    }
+
+    /// The arguments of `ftla` for this scenario.
+    fn args(&self, timeout: u64, json: &std::path::Path) -> Vec<String> {
+        let mut a: Vec<String> = vec!["qr".into(), "--ft".into(), "--grid".into(), format!("{}x{}", self.p, self.q)];
+        a.extend(["--n".into(), self.n.to_string()]);
+        if self.m != self.n {
+            a.extend(["--m".into(), self.m.to_string()]);
+        }
+        a.extend(["--nb".into(), self.nb.to_string(), "--spares".into(), self.spares.to_string()]);
+        a.extend(["--kill".into(), self.kills.join(","), "--check".into(), "--verify".into()]);
+        a.extend(["--timeout".into(), timeout.to_string(), "--json".into(), json.display().to_string()]);
+        a
+    }
+}
+
+/// The verdict of a run from its exit code (and whether it timed out).
+fn verdict(code: Option<i32>, timed_out: bool) -> SoakVerdict {
+    match code {
+        _ if timed_out => SoakVerdict::Hung,
+        Some(0) => SoakVerdict::Correct,
+        Some(EXIT_UNRECOVERABLE) => SoakVerdict::ReportedUnrecoverable,
+        Some(EXIT_TIMEOUT) => SoakVerdict::Hung,
+        _ => SoakVerdict::Wrong,
+    }
+}
+
+/// Runs the soak; returns the exit code (1 on any hang or wrong answer).
+pub fn run(a: SoakArgs) -> i32 {
+    let SoakOp::Qr = a.op;
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("ftla soak: cannot find this program: {e}");
+            return 1;
+        }
+    };
+    let mut rng = StdRng::seed_from_u64(a.seed);
+    let json = std::env::temp_dir().join(format!("ftla-soak-{}.json", std::process::id()));
+    // The job's own timeout kills it first (exit 124); the outer one is a
+    // backstop for a launcher that itself hangs.
+    let inner = a.run_timeout.max(20);
+    let outer = Duration::from_secs(inner + 30);
+    println!("ftla soak: {} random runs of `ftla qr --ft` (seed {}), {inner} s timeout each", a.runs, a.seed);
+    let mut details = Vec::new();
+    for index in 0..a.runs as usize {
+        let sc = Scenario::draw(&mut rng);
+        let args = sc.args(inner, &json);
+        let command = format!("ftla {}", args.join(" ").replace(&format!(" --json {}", json.display()), ""));
+        let _ = std::fs::remove_file(&json);
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.args(&args).env_remove("FTLA_KILL");
+        let t = Instant::now();
+        let out = match run_with_timeout(cmd, outer) {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("ftla soak: cannot start {}: {e}", exe.display());
+                return 1;
+            }
+        };
+        let seconds = t.elapsed().as_secs_f64();
+        let mut v = verdict(out.code, out.timed_out);
+        let report: Option<FactorReport> =
+            std::fs::read_to_string(&json).ok().and_then(|t| serde_json::from_str(&t).ok());
+        // A correct exit must come with a correct report.
+        if v == SoakVerdict::Correct && !report.as_ref().is_some_and(|r| r.ok) {
+            v = SoakVerdict::Wrong;
+        }
+        let recoveries = report.as_ref().and_then(|r| r.recoveries.as_ref()).map_or(0, Vec::len);
+        let tag = match v {
+            SoakVerdict::Correct => "correct".to_string(),
+            SoakVerdict::ReportedUnrecoverable if sc.recoverable => {
+                "reported unrecoverable (one loss per process row: it could have recovered)".to_string()
+            }
+            SoakVerdict::ReportedUnrecoverable => "reported unrecoverable".to_string(),
+            SoakVerdict::Hung => "HUNG".to_string(),
+            SoakVerdict::Wrong => format!("WRONG (exit code {:?})", out.code),
+        };
+        println!("[{:>3}/{}] {tag:<24} {seconds:>6.1} s  {}", index + 1, a.runs, sc.kills.join(","));
+        if v != SoakVerdict::Correct {
+            println!("          {command}");
+            if v == SoakVerdict::Wrong || v == SoakVerdict::Hung {
+                for l in out.stdout.lines().chain(out.stderr.lines()).rev().take(6).collect::<Vec<_>>().iter().rev() {
+                    println!("            | {l}");
+                }
+            }
+        }
+        details.push(SoakRun {
+            index,
+            command,
+            verdict: v,
+            recoverable: sc.recoverable,
+            exit_code: out.code,
+            seconds,
+            recoveries,
+        });
+    }
+    let _ = std::fs::remove_file(&json);
+    let count = |w: SoakVerdict| details.iter().filter(|d| d.verdict == w).count();
+    let report = SoakReport {
+        command: "soak".into(),
+        op: Op::Qr,
+        seed: a.seed,
+        runs: details.len(),
+        correct: count(SoakVerdict::Correct),
+        reported_unrecoverable: count(SoakVerdict::ReportedUnrecoverable),
+        hung: count(SoakVerdict::Hung),
+        wrong: count(SoakVerdict::Wrong),
+        ok: count(SoakVerdict::Hung) == 0 && count(SoakVerdict::Wrong) == 0,
+        details,
+    };
+    let surprising =
+        report.details.iter().filter(|d| d.verdict == SoakVerdict::ReportedUnrecoverable && d.recoverable).count();
+    println!(
+        "soak: {} runs: {} correct, {} reported unrecoverable{}, {} hung, {} wrong — {}",
+        report.runs,
+        report.correct,
+        report.reported_unrecoverable,
+        if surprising > 0 { format!(" ({surprising} of them recoverable in principle)") } else { String::new() },
+        report.hung,
+        report.wrong,
+        if report.ok { "ok" } else { "FAILED" }
+    );
+    if let Some(path) = &a.json {
+        if let Err(e) = write_json(path, &report) {
+            eprintln!("ftla soak: {e}");
+            return 1;
+        }
+    }
+    if report.ok {
+        0
+    } else {
+        1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_seed_gives_the_same_runs_and_every_run_is_a_valid_command() {
+        let draw = |seed| {
+            let mut rng = StdRng::seed_from_u64(seed);
+            (0..200).map(|_| Scenario::draw(&mut rng)).collect::<Vec<_>>()
+        };
+        let runs = draw(7);
+        assert_eq!(runs, draw(7));
+        assert_ne!(runs, draw(8));
+        let json = std::path::Path::new("/tmp/x.json");
+        for sc in &runs {
+            let words = sc.args(60, json);
+            let cli =
+                <crate::cli::Cli as clap::Parser>::try_parse_from(std::iter::once("ftla".to_string()).chain(words))
+                    .unwrap_or_else(|e| panic!("{sc:?}: {e}"));
+            let crate::cli::Command::Qr(q) = cli.command else { panic!("{sc:?}") };
+            crate::problem::FactorJob::from_qr(q).unwrap_or_else(|e| panic!("{sc:?}: {e}"));
+        }
+        // Double kills, and unrecoverable ones among them, are drawn.
+        assert!(runs.iter().any(|s| s.kills.len() == 2 && s.recoverable));
+        assert!(runs.iter().any(|s| !s.recoverable));
+        assert!(runs.iter().any(|s| s.kills.iter().any(|k| k.contains("repair:"))));
+    }
+
+    #[test]
+    fn exit_codes_map_to_verdicts() {
+        assert_eq!(verdict(Some(0), false), SoakVerdict::Correct);
+        assert_eq!(verdict(Some(3), false), SoakVerdict::ReportedUnrecoverable);
+        assert_eq!(verdict(Some(124), false), SoakVerdict::Hung);
+        assert_eq!(verdict(None, true), SoakVerdict::Hung);
+        assert_eq!(verdict(Some(1), false), SoakVerdict::Wrong);
+    }
+}

@@ -1,0 +1,440 @@
+//! The reports the `ftla` tool writes as JSON, one serializable type per
+//! command family, and the one flop count every rate is computed from.
+//!
+//! * [`FactorReport`]: `ftla qr|lu` (plain and `--ft`) and `ftla baseline`;
+//! * [`RepairRunReport`]: `ftla repair`;
+//! * [`ScaleReport`]: `ftla scale` (one [`ScalePoint`] per job);
+//! * [`SoakReport`]: `ftla soak`.
+//!
+//! Field names are the documented JSON keys; optional fields are left out
+//! when they do not apply (no `orthogonality` for LU, no `recoveries`
+//! without `--ft`). Times are seconds (`*_s`) or milliseconds (`*_ms`,
+//! rounded to the microsecond); a NaN is written as `null`.
+
+use serde::{Deserialize, Serialize};
+
+/// A factorization the tool runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    /// `pdgeqrf` / `pdgeqrf_ft`.
+    Qr,
+    /// `pdgetrf`.
+    Lu,
+}
+
+impl Op {
+    /// Lower-case name (`qr`, `lu`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Qr => "qr",
+            Op::Lu => "lu",
+        }
+    }
+
+    /// Floating-point operations of the factorization of an `m`×`n`
+    /// matrix: the leading terms of LAPACK's counts, 2MN² − 2N³/3 for QR
+    /// (M ≥ N) and MN² − N³/3 for LU (2N³/3 when square), with M and N
+    /// swapped when M < N.
+    pub fn flops(self, m: usize, n: usize) -> f64 {
+        let (m, n) = (m as f64, n as f64);
+        let (big, small) = if m >= n { (m, n) } else { (n, m) };
+        match self {
+            Op::Qr => 2.0 * big * small * small - 2.0 * small * small * small / 3.0,
+            Op::Lu => big * small * small - small * small * small / 3.0,
+        }
+    }
+}
+
+/// A residual that was computed (a number; NaN is written `null`) or not
+/// asked for (the string `"not checked"`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Checked {
+    /// The scaled residual.
+    Value(f64),
+    /// `--check` was not given.
+    NotChecked,
+}
+
+const NOT_CHECKED: &str = "not checked";
+
+impl Checked {
+    /// The value, if computed.
+    pub fn value(self) -> Option<f64> {
+        match self {
+            Checked::Value(v) => Some(v),
+            Checked::NotChecked => None,
+        }
+    }
+}
+
+impl From<Option<f64>> for Checked {
+    fn from(v: Option<f64>) -> Checked {
+        v.map_or(Checked::NotChecked, Checked::Value)
+    }
+}
+
+impl Serialize for Checked {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Checked::Value(v) => v.serialize(s),
+            Checked::NotChecked => s.serialize_str(NOT_CHECKED),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Checked {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Checked, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Num(Option<f64>),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Num(v) => Ok(Checked::Value(v.unwrap_or(f64::NAN))),
+            Raw::Text(t) if t == NOT_CHECKED => Ok(Checked::NotChecked),
+            Raw::Text(t) => Err(serde::de::Error::custom(format!("unexpected residual `{t}`"))),
+        }
+    }
+}
+
+/// Milliseconds rounded to the microsecond, as every `*_ms` field is
+/// written.
+pub fn round_ms(ms: f64) -> f64 {
+    (ms * 1e3).round() / 1e3
+}
+
+/// One recovery of a fault-tolerant factorization, the same on every rank.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RecoveryEntry {
+    /// The first rebuilt rank (`ranks[0]`).
+    pub rank: i32,
+    /// Grid ranks whose blocks were rebuilt.
+    pub ranks: Vec<i32>,
+    /// Committed steps when the failure was handled (the step redone).
+    pub step: u64,
+    /// Phase in which the failure surfaced.
+    pub phase: String,
+    /// `spawn` or `spare`.
+    pub mode: String,
+    pub detect_ms: f64,
+    pub repair_ms: f64,
+    pub rebuild_ms: f64,
+    pub total_ms: f64,
+}
+
+impl From<&crate::qr_ft::RecoveryRecord> for RecoveryEntry {
+    fn from(r: &crate::qr_ft::RecoveryRecord) -> RecoveryEntry {
+        RecoveryEntry {
+            rank: r.ranks.first().copied().unwrap_or(-1),
+            ranks: r.ranks.clone(),
+            step: r.step,
+            phase: r.phase.clone(),
+            mode: r.mode.clone(),
+            detect_ms: round_ms(r.detect_ms),
+            repair_ms: round_ms(r.repair_ms),
+            rebuild_ms: round_ms(r.rebuild_ms),
+            total_ms: round_ms(r.total_ms),
+        }
+    }
+}
+
+/// `--compare`: the plain run, the failure-free fault-tolerant run and
+/// (with kills) the run with the failure, timed in the same job.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CompareReport {
+    /// Median of `nonft_times_s`.
+    pub nonft_time_s: f64,
+    /// Median of `ft_times_s`.
+    pub ft_time_s: f64,
+    /// Repetitions.
+    pub reps: usize,
+    pub nonft_times_s: Vec<f64>,
+    pub ft_times_s: Vec<f64>,
+    /// Median of the per-repetition ratios FT/plain, minus 1.
+    pub paired_overhead: f64,
+    /// Median of `ft_with_failure_times_s`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub ft_with_failure_time_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub ft_with_failure_times_s: Option<Vec<f64>>,
+    /// Median of the per-repetition ratios with-failure/failure-free, minus 1.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub paired_failure_overhead: Option<f64>,
+}
+
+/// The report of one factorization run: `ftla qr|lu` (plain or `--ft`)
+/// or `ftla baseline scalapack qr|lu`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FactorReport {
+    /// `qr`, `lu`, or `baseline scalapack qr|lu`.
+    pub command: String,
+    /// The baseline library (baseline runs only).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub library: Option<String>,
+    /// `true` for a fault-tolerant run.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub ft: Option<bool>,
+    /// Process grid `[P, Q]`.
+    pub grid: [i32; 2],
+    /// Hot spares (fault-tolerant runs).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub spares: Option<i32>,
+    pub m: usize,
+    pub n: usize,
+    pub nb: usize,
+    /// Seed of the generated matrix (baseline runs).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub seed: Option<u64>,
+    /// Wall time of the factorization, the slowest rank's.
+    pub time_s: f64,
+    /// [`Op::flops`] / `time_s`, in Gflop/s.
+    pub gflops: f64,
+    /// ScaLAPACK's scaled residual (‖A − QR‖ or ‖PA − LU‖).
+    pub residual: Checked,
+    /// QR only: ‖I − QᵀQ‖₁ / (M·eps).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub orthogonality: Option<Checked>,
+    /// Local DGEMM rate per rank, measured in the same run.
+    pub dgemm_gflops: f64,
+    /// The OpenBLAS kernel that ran.
+    pub blas_kernel: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub blas_threads_per_rank: Option<u32>,
+    /// Machine epsilon of the residuals (baseline runs).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub eps: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub recoveries: Option<Vec<RecoveryEntry>>,
+    /// Calls started again after a loss before the checksums existed.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub restarts: Option<usize>,
+    /// Predicted extra trailing-update work of the checksums (fraction).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub overhead_model: Option<f64>,
+    /// `--verify`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub checksum_check: Option<crate::qr_ft::ChecksumCheck>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub compare: Option<CompareReport>,
+    /// The residuals passed (< 16) and the checksums, where verified, held.
+    pub ok: bool,
+}
+
+impl FactorReport {
+    /// A report with the fields every run has; the optional ones empty.
+    pub fn new(command: impl Into<String>, grid: [i32; 2], m: usize, n: usize, nb: usize) -> FactorReport {
+        FactorReport {
+            command: command.into(),
+            library: None,
+            ft: None,
+            grid,
+            spares: None,
+            m,
+            n,
+            nb,
+            seed: None,
+            time_s: 0.0,
+            gflops: 0.0,
+            residual: Checked::NotChecked,
+            orthogonality: None,
+            dgemm_gflops: 0.0,
+            blas_kernel: String::new(),
+            blas_threads_per_rank: None,
+            eps: None,
+            recoveries: None,
+            restarts: None,
+            overhead_model: None,
+            checksum_check: None,
+            compare: None,
+            ok: false,
+        }
+    }
+
+    /// Sets `time_s` and the rate of `op` on this report's shape.
+    pub fn timed(&mut self, op: Op, seconds: f64) {
+        self.time_s = seconds;
+        self.gflops = if seconds > 0.0 { op.flops(self.m, self.n) / seconds / 1e9 } else { f64::NAN };
+    }
+}
+
+/// One repair of `ftla repair`: its mode, the ranks it replaced and the
+/// time of each phase.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RepairEntry {
+    /// `spawn` or `spare`.
+    pub mode: String,
+    pub killed: Vec<i32>,
+    pub detect_ms: f64,
+    pub revoke_ms: f64,
+    pub shrink_ms: f64,
+    pub spawn_ms: f64,
+    pub merge_ms: f64,
+    pub split_ms: f64,
+    pub total_ms: f64,
+}
+
+impl From<&blacs_ft::RepairReport> for RepairEntry {
+    fn from(r: &blacs_ft::RepairReport) -> RepairEntry {
+        RepairEntry {
+            mode: r.mode.as_str().to_string(),
+            killed: r.killed.clone(),
+            detect_ms: round_ms(r.detect_ms),
+            revoke_ms: round_ms(r.revoke_ms),
+            shrink_ms: round_ms(r.shrink_ms),
+            spawn_ms: round_ms(r.spawn_ms),
+            merge_ms: round_ms(r.merge_ms),
+            split_ms: round_ms(r.split_ms),
+            total_ms: round_ms(r.total_ms),
+        }
+    }
+}
+
+/// `ftla repair`: repeated kill → repair → verify of a grid.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RepairRunReport {
+    /// `repair`.
+    pub command: String,
+    pub grid: [i32; 2],
+    pub ok: bool,
+    pub spares: i32,
+    pub reps: i64,
+    /// The MPI library's version line.
+    pub mpi: String,
+    pub median_total_ms: f64,
+    pub repairs: Vec<RepairEntry>,
+}
+
+/// One point of a scaling run: one job.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScalePoint {
+    /// Processes of the grid (spares not counted).
+    pub ranks: usize,
+    pub grid: [i32; 2],
+    pub n: usize,
+    pub nb: usize,
+    /// Fault-tolerant run.
+    pub ft: bool,
+    /// Median time of the repetitions, seconds.
+    pub time_s: f64,
+    pub gflops: f64,
+    pub tflops: f64,
+    /// Against the smallest point of the same kind (plain or FT): strong
+    /// scaling T₁·r₁/(T·r), weak scaling the Gflop/s per rank ratio.
+    pub efficiency: f64,
+    /// FT only: the time over the plain point of the same ranks, minus 1
+    /// (when both ran).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub overhead: Option<f64>,
+    /// FT only: the checksums' predicted extra work.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub overhead_model: Option<f64>,
+    /// Recoveries during the point's runs.
+    pub recoveries: usize,
+    /// The run's residual checks passed.
+    pub ok: bool,
+}
+
+/// `ftla scale`: a weak or strong scaling sweep.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScaleReport {
+    /// `scale`.
+    pub command: String,
+    pub op: Op,
+    /// `strong` or `weak`.
+    pub mode: String,
+    pub blas_kernel: String,
+    pub points: Vec<ScalePoint>,
+    pub ok: bool,
+}
+
+/// How one soak run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SoakVerdict {
+    /// Finished, results checked and right.
+    Correct,
+    /// Stopped, and said so on every survivor: a failure it could not
+    /// recover from.
+    ReportedUnrecoverable,
+    /// Past its timeout.
+    Hung,
+    /// Finished with a wrong result (a residual ≥ 16), or ended without
+    /// saying why.
+    Wrong,
+}
+
+/// One run of `ftla soak`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SoakRun {
+    pub index: usize,
+    /// The exact command, to run it again.
+    pub command: String,
+    pub verdict: SoakVerdict,
+    /// Whether the kills could be recovered from (one loss per process row).
+    pub recoverable: bool,
+    pub exit_code: Option<i32>,
+    pub seconds: f64,
+    /// Recoveries the run reported.
+    pub recoveries: usize,
+}
+
+/// `ftla soak`: random kills, counted by how each run ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SoakReport {
+    /// `soak`.
+    pub command: String,
+    pub op: Op,
+    pub seed: u64,
+    pub runs: usize,
+    pub correct: usize,
+    pub reported_unrecoverable: usize,
+    pub hung: usize,
+    pub wrong: usize,
+    /// No hang and no wrong answer.
+    pub ok: bool,
+    pub details: Vec<SoakRun>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flop_counts_follow_lapack() {
+        assert_eq!(Op::Lu.flops(3, 3), 18.0);
+        assert_eq!(Op::Qr.flops(3, 3), 2.0 * 27.0 - 18.0);
+        assert_eq!(Op::Qr.flops(6, 3), 2.0 * 6.0 * 9.0 - 18.0);
+        assert_eq!(Op::Qr.flops(3, 6), Op::Qr.flops(6, 3));
+        assert_eq!(Op::Lu.flops(6, 3), 6.0 * 9.0 - 9.0);
+    }
+
+    #[test]
+    fn residuals_are_numbers_null_or_not_checked() {
+        let j = |c: Checked| serde_json::to_string(&c).unwrap();
+        assert_eq!(j(Checked::Value(0.5)), "0.5");
+        assert_eq!(j(Checked::Value(f64::NAN)), "null");
+        assert_eq!(j(Checked::NotChecked), "\"not checked\"");
+        for c in [Checked::Value(0.25), Checked::NotChecked] {
+            assert_eq!(serde_json::from_str::<Checked>(&j(c)).unwrap(), c);
+        }
+        assert!(serde_json::from_str::<Checked>("null").unwrap().value().unwrap().is_nan());
+    }
+
+    #[test]
+    fn optional_fields_are_left_out() {
+        let mut r = FactorReport::new("lu", [1, 2], 10, 10, 2);
+        r.timed(Op::Lu, 0.5);
+        let v: serde_json::Value = serde_json::to_value(&r).unwrap();
+        let obj = v.as_object().unwrap();
+        for absent in ["orthogonality", "recoveries", "compare", "ft", "library"] {
+            assert!(!obj.contains_key(absent), "{absent} in {v}");
+        }
+        assert_eq!(v["grid"], serde_json::json!([1, 2]));
+        assert_eq!(v["residual"], "not checked");
+        assert!((v["gflops"].as_f64().unwrap() - Op::Lu.flops(10, 10) / 0.5 / 1e9).abs() < 1e-15);
+        let back: FactorReport = serde_json::from_value(v).unwrap();
+        assert_eq!(back, r);
+    }
+}
