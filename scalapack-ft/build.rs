@@ -1,3 +1,2 @@
-// rpath to the MPI library blacs-ft was built against, and the system
-// OpenBLAS (BLAS + LAPACK in one library on Debian) for the local kernels.
+// rpath to the MPI library blacs-ft was built against.
 include!("../build-support/rpath.rs");

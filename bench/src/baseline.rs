@@ -447,7 +447,7 @@ mod tests {
         assert!(passed(&r));
         // 4/3 N³ flops in 12.5 s.
         let want = 4.0 / 3.0 * 4096f64.powi(3) / 12.5 / 1e9;
-        assert!((gflops(&r) - want).abs() < 1e-9 * want);
+        approx::assert_relative_eq!(gflops(&r), want, max_relative = 1e-9);
         let j = serde_json::to_value(to_report(&run_args("scalapack qr --grid 1x2 --n 4096 --nb 64"), &r)).unwrap();
         assert_eq!(j["command"], "baseline scalapack qr");
         assert_eq!(j["library"], "libscalapack-openmpi (Debian)");

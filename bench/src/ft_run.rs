@@ -231,9 +231,12 @@ fn timed_ft(
         }
     };
     // The survivors' figures: a replacement's clock and count started late.
-    let mut v = [if joining { 0.0 } else { t.elapsed().as_secs_f64() }, restarts as f64];
+    // (When every process that started the clock was replaced, nobody has
+    // it: the time is unknown, NaN.)
+    let mut v = [if joining { -1.0 } else { t.elapsed().as_secs_f64() }, restarts as f64];
     region.grid().max(Scope::All, &mut v)?;
-    Ok((v[0], report, tau, mat, v[1] as usize))
+    let secs = if v[0] < 0.0 { f64::NAN } else { v[0] };
+    Ok((secs, report, tau, mat, v[1] as usize))
 }
 
 fn run_ft(
@@ -339,9 +342,13 @@ fn run_ft(
     let dgemm = local_dgemm_gflops(grid)?;
     let verified = report.check.as_ref().is_none_or(|c| c.ok);
     let ok = verified && residual.is_none_or(|r| r < 16.0) && orthogonality.is_none_or(|o| o < 16.0);
-    let gflops = Op::Qr.flops(m, n) / ft_secs.max(1e-12) / 1e9;
+    let timing = if ft_secs.is_nan() {
+        "time unknown (every process that started the clock was replaced)".to_string()
+    } else {
+        format!("{ft_secs:.3} s, {:.1} Gflop/s", Op::Qr.flops(m, n) / ft_secs / 1e9)
+    };
     let mut lines = vec![format!(
-        "QR {m}x{n} NB {} on {} with checksums: {ft_secs:.3} s, {gflops:.1} Gflop/s, {} recover{}",
+        "QR {m}x{n} NB {} on {} with checksums: {timing}, {} recover{}",
         a.nb,
         a.grid,
         report.recoveries.len(),

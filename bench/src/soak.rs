@@ -66,7 +66,11 @@ impl Scenario {
                 r2 += 1;
             }
             let point = &k1[k1.find('@').map_or(0, |i| i + 1)..];
-            match rng.random_range(0..3) {
+            // Two losses at once on two processes with no spare leave
+            // nobody to report anything: then only the later-step kind.
+            let nobody_left = size == 2 && spares == 0;
+            let kind = if nobody_left { 2 } else { rng.random_range(0..3) };
+            match kind {
                 // Both at once.
                 0 => {
                     kills.push(format!("{r2}@{point}"));

@@ -129,3 +129,56 @@ fn the_qr_demo_survives_a_kill_and_reports_the_recovery_and_overhead() {
         assert!(out.stdout.contains(s), "missing `{s}`:\n{}", out.stdout);
     }
 }
+
+#[test]
+fn sigterm_to_the_launcher_ends_the_whole_job() {
+    use blacs_ft::launch::{kill_tagged, tagged_processes};
+    use std::time::Instant;
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    // The job's processes carry this tag: they can be found wherever they
+    // were re-parented.
+    let tag = format!("ftla-sigterm-test-{}", std::process::id());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ftla"))
+        .args(["qr", "--ft", "--grid", "2x2", "--spares", "1", "--n", "2000", "--compare", "--reps", "50"])
+        .args(["--timeout", "120"])
+        .env("FTLA_JOB_TAG", &tag)
+        .env_remove("FTLA_KILL")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start ftla");
+    // mpiexec and its 5 ranks.
+    let up = Instant::now();
+    while tagged_processes(&tag).len() < 6 && up.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let running = tagged_processes(&tag).len();
+    let sent = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("kill");
+    let stopped = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("wait") {
+            break Some(st);
+        }
+        if stopped.elapsed() > Duration::from_secs(8) {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let left = tagged_processes(&tag);
+    // Whatever happened, nothing of this test outlives it.
+    let _ = child.kill();
+    kill_tagged(&tag);
+    let mut stderr = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        use std::io::Read;
+        let _ = e.read_to_string(&mut stderr);
+    }
+    assert!(running >= 6 && sent.success(), "the job never ran ({running} processes):\n{stderr}");
+    let status = status.unwrap_or_else(|| panic!("the launcher was still running 8 s after SIGTERM:\n{stderr}"));
+    assert_eq!(status.code(), Some(128 + 15), "{stderr}");
+    assert!(left.is_empty(), "processes of the job left 8 s after SIGTERM: {left:?}\n{stderr}");
+    // 5 processes on this machine's cores: said once when oversubscribed.
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 5 {
+        assert_eq!(stderr.matches("oversubscribed").count(), 1, "{stderr}");
+    }
+}

@@ -142,33 +142,88 @@ fn two_simultaneous_kills_in_different_process_rows_are_both_rebuilt() {
     survives("2x2", "0", "1@4:update,2@4:update", "1, 2", 4, "update", "spawn");
 }
 
-/// Rank 3 dies at step 4, then rank 0 at `second` (a point of the repair
-/// itself): both are rebuilt, and the second kill really happened at
-/// `seen` (as the injector reports it).
-fn both_rebuilt_after_a_second_kill(second: &str, seen: &str) {
-    let kills = format!("3@4:update,{second}");
-    let mut args = vec!["--grid", "2x2", "--kill", &kills, "--check", "--verify"];
+/// Rank 3 (process row 1) dies at step 4; then, during its repair (at
+/// `point`, with `spares` hot spares), rank `second` dies too. Rank 0 is in
+/// another process row: both are rebuilt and the result is right. Rank 2 is
+/// in row 1 as well: every survivor reports the run unrecoverable, within
+/// the job's time (exit code 3), never hanging. Either way the second kill
+/// really happened at `point` (the injector says so).
+fn second_kill_during_the_repair(point: &str, spares: &str, second: i32) {
+    let kills = format!("3@4:update,{second}@{point}");
+    let mut args = vec!["--grid", "2x2", "--spares", spares, "--kill", &kills, "--check", "--verify"];
     args.extend(SHAPE);
+    let started = std::time::Instant::now();
     let (out, json) = ftla(&args);
-    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
-    let r = report(json, &out);
-    let ranks: Vec<Vec<i32>> = r.recoveries.iter().flatten().map(|x| x.ranks.clone()).collect();
-    assert_eq!(ranks, [vec![0, 3]], "{r:?}");
-    assert!(residuals_pass(&r), "{r:?}");
-    assert!(out.stderr.contains(&format!("injecting SIGKILL into rank 0 at {seen}")), "{}", out.stderr);
+    let fired = point.replace('*', "1");
+    assert!(
+        out.stderr.contains(&format!("injecting SIGKILL into rank {second} at {fired}")),
+        "{kills} (spares {spares}):\n{}",
+        out.stderr
+    );
+    if second / 2 != 3 / 2 {
+        assert_eq!(out.code, Some(0), "{kills} (spares {spares}):\n{}\n{}", out.stdout, out.stderr);
+        let r = report(json, &out);
+        let mut rebuilt: Vec<i32> = r.recoveries.iter().flatten().flat_map(|x| x.ranks.clone()).collect();
+        rebuilt.sort_unstable();
+        assert_eq!(rebuilt, [second, 3], "{kills}: {r:?}");
+        assert!(residuals_pass(&r) && r.ok, "{kills}: {r:?}");
+    } else {
+        assert_eq!(
+            out.code,
+            Some(blacs_ft::launch::EXIT_UNRECOVERABLE),
+            "{kills} (spares {spares}):\n{}\n{}",
+            out.stdout,
+            out.stderr
+        );
+        let lines = out.stdout.lines().filter(|l| l.contains("unrecoverable failure")).count();
+        assert!(lines >= 2, "{kills}: every survivor says it:\n{}", out.stdout);
+        assert!(out.stdout.contains("ranks 2 and 3 of process row 1 were both lost"), "{}", out.stdout);
+    }
+    // Bounded: the repair timeout (60 s) is never what ended it.
+    assert!(started.elapsed() < Duration::from_secs(50), "{kills}: {:?}", started.elapsed());
+}
+
+/// Every combination of a repair point: through a spawn and through a
+/// spare, the second loss recoverable and not.
+fn every_way_at(point: &str) {
+    for spares in ["0", "2"] {
+        for second in [0, 2] {
+            second_kill_during_the_repair(point, spares, second);
+        }
+    }
 }
 
 #[test]
-fn a_second_kill_during_the_recovery_is_rebuilt_too() {
-    both_rebuilt_after_a_second_kill("0@repair:*:shrink", "repair:1:shrink");
+fn a_loss_while_the_repair_revokes() {
+    every_way_at("repair:*:revoke");
 }
 
 #[test]
-fn a_survivor_lost_while_the_log_is_handed_over_is_rebuilt_too() {
-    // Rank 0 dies after the first repair, while it sends the status log to
-    // rank 3's replacement: the region repairs again, that replacement
-    // taking part, and both are rebuilt.
-    both_rebuilt_after_a_second_kill("0@region:1:share", "region:1:share");
+fn a_loss_while_the_repair_shrinks() {
+    every_way_at("repair:*:shrink");
+}
+
+#[test]
+fn a_loss_right_after_the_spawn() {
+    // (With a spare nothing is spawned: this point exists only without.)
+    for second in [0, 2] {
+        second_kill_during_the_repair("repair:*:spawn", "0", second);
+    }
+}
+
+#[test]
+fn a_loss_after_the_merge_while_the_replacement_joins() {
+    every_way_at("repair:*:merge");
+}
+
+#[test]
+fn a_loss_while_the_grid_communicators_are_split() {
+    every_way_at("repair:*:split");
+}
+
+#[test]
+fn a_loss_while_the_log_is_handed_over() {
+    every_way_at("region:*:share");
 }
 
 #[test]
@@ -223,9 +278,9 @@ fn compare_reports_plain_and_failure_free_times_from_the_same_run() {
     // The paired figures are the medians (of two: means) of the ratios
     // within each repetition.
     let paired = ((free[0] / plain[0] + free[1] / plain[1]) / 2.0) - 1.0;
-    assert!((c.paired_overhead - paired).abs() < 1e-9, "{paired}: {c:?}");
+    approx::assert_abs_diff_eq!(c.paired_overhead, paired, epsilon = 1e-9);
     let paired = ((with[0] / free[0] + with[1] / free[1]) / 2.0) - 1.0;
-    assert!(c.paired_failure_overhead.is_some_and(|f| (f - paired).abs() < 1e-9), "{paired}: {c:?}");
+    approx::assert_abs_diff_eq!(c.paired_failure_overhead.expect("a failure"), paired, epsilon = 1e-9);
     assert!(out.stdout.contains("paired (median of the per-repetition ratios)"), "{}", out.stdout);
     assert!(out.stdout.contains("medians of 2"), "{}", out.stdout);
     assert!(out.stdout.contains("median of 2"), "{}", out.stdout);

@@ -25,6 +25,7 @@
 #if defined(MPIX_ERR_PROC_FAILED) && defined(MPIX_ERR_REVOKED) && !defined(FTLA_NO_ULFM)
 #define FTLA_ULFM_HEADER 1
 #pragma weak MPIX_Comm_revoke
+#pragma weak MPIX_Comm_is_revoked
 #pragma weak MPIX_Comm_shrink
 #pragma weak MPIX_Comm_agree
 #pragma weak MPIX_Comm_iagree
@@ -199,6 +200,17 @@ int ftla_comm_revoke(h_t comm) {
 #if FTLA_ULFM_HEADER
   if (!MPIX_Comm_revoke) return MPI_ERR_UNSUPPORTED_OPERATION;
   return MPIX_Comm_revoke(COMM(comm));
+#else
+  (void)comm;
+  return MPI_ERR_UNSUPPORTED_OPERATION;
+#endif
+}
+/* *flag = 1 when the communicator was revoked (here or elsewhere). */
+int ftla_comm_is_revoked(h_t comm, int *flag) {
+  *flag = 0;
+#if FTLA_ULFM_HEADER
+  if (!MPIX_Comm_is_revoked) return MPI_ERR_UNSUPPORTED_OPERATION;
+  return MPIX_Comm_is_revoked(COMM(comm), flag);
 #else
   (void)comm;
   return MPI_ERR_UNSUPPORTED_OPERATION;

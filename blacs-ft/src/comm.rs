@@ -143,11 +143,14 @@ impl<T: Element> Drop for PendingBcast<T> {
     }
 }
 
-/// An MPI communicator owned by this process (freed on drop).
+/// An MPI communicator owned by this process (freed on drop, unless it
+/// was revoked: see the `Drop` implementation).
 #[derive(Debug)]
 pub struct Comm {
     h: Handle,
     owned: bool,
+    /// Revoked by this process.
+    revoked: std::cell::Cell<bool>,
 }
 
 /// Human-readable MPI error string for `code`.
@@ -201,7 +204,7 @@ impl Comm {
     /// `MPI_COMM_NULL`, never freed.
     pub(crate) fn null() -> Comm {
         // SAFETY: constant getter.
-        Comm { h: unsafe { ffi::ftla_comm_null() }, owned: false }
+        Comm { h: unsafe { ffi::ftla_comm_null() }, owned: false, revoked: Default::default() }
     }
 
     /// True for [`Comm::null`].
@@ -212,7 +215,7 @@ impl Comm {
 
     /// Wraps a handle, setting `MPI_ERRORS_RETURN` on it.
     pub(crate) fn adopt(h: Handle, owned: bool) -> Result<Comm> {
-        let c = Comm { h, owned };
+        let c = Comm { h, owned, revoked: Default::default() };
         // SAFETY: h is a valid communicator handle from MPI.
         check(unsafe { ffi::ftla_comm_set_errors_return(h) }, None)?;
         Ok(c)
@@ -355,8 +358,20 @@ impl Comm {
     /// `MPIX_Comm_revoke`: every pending and future operation on this
     /// communicator, on every rank, returns [`Error::Revoked`].
     pub fn revoke(&self) -> Result<()> {
+        self.revoked.set(true);
         // SAFETY: valid handle.
         self.chk(unsafe { ffi::ftla_comm_revoke(self.h) })
+    }
+
+    /// Whether the communicator was revoked, by this process or another.
+    pub fn is_revoked(&self) -> bool {
+        if self.revoked.get() {
+            return true;
+        }
+        let mut flag = 0;
+        // SAFETY: valid handle; out-parameter.
+        let rc = unsafe { ffi::ftla_comm_is_revoked(self.h, &mut flag) };
+        rc == 0 && flag != 0
     }
 
     /// `MPIX_Comm_shrink`: a new communicator of the live processes, in the
@@ -450,10 +465,15 @@ impl Comm {
 }
 
 impl Drop for Comm {
+    /// Frees the communicator — unless it was revoked. A revoked
+    /// communicator is kept (a few hundred bytes per repair): freeing it
+    /// lets MPI give its context id to a new communicator while revoke
+    /// messages for the old one may still be in flight, and Open MPI 5 then
+    /// lets a later collective on the new communicator block for ever (seen
+    /// when a spawn that was abandoned is followed by another).
     fn drop(&mut self) {
-        if self.owned && !MPI_DONE.load(Ordering::Acquire) {
-            // Errors are ignored: freeing a revoked communicator may report
-            // the revocation, and nothing can be done about it here.
+        if self.owned && !MPI_DONE.load(Ordering::Acquire) && !self.is_revoked() {
+            // Errors are ignored: nothing can be done about them here.
             // SAFETY: we own the handle.
             unsafe { ffi::ftla_comm_free(&mut self.h) };
         }

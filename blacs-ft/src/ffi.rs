@@ -65,6 +65,7 @@ extern "C" {
     pub fn ftla_intercomm_merge(inter: Handle, high: c_int, out: *mut Handle) -> c_int;
 
     pub fn ftla_comm_revoke(comm: Handle) -> c_int;
+    pub fn ftla_comm_is_revoked(comm: Handle, flag: *mut c_int) -> c_int;
     pub fn ftla_comm_shrink(comm: Handle, out: *mut Handle) -> c_int;
     pub fn ftla_comm_agree(comm: Handle, flag: *mut c_int) -> c_int;
     pub fn ftla_comm_failed_ranks(comm: Handle, ranks: *mut c_int, cap: c_int, n: *mut c_int) -> c_int;

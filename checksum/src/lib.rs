@@ -79,5 +79,3 @@ pub use verify::{tolerance, verify_relation, Verification, VerifyError};
 mod layout_properties;
 #[cfg(test)]
 mod simulated_qr;
-#[cfg(test)]
-mod test_rng;

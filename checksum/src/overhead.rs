@@ -93,9 +93,9 @@ mod tests {
         let q2 = model(4096, 4096, 64, 2);
         let q3 = model(4096, 4096, 64, 3);
         let q4 = model(4096, 4096, 64, 4);
-        assert!((q2 - 1.0355).abs() < 1e-4, "{q2}");
-        assert!((q3 - 0.7298).abs() < 1e-4, "{q3}");
-        assert!((q4 - 0.5293).abs() < 1e-4, "{q4}");
+        approx::assert_abs_diff_eq!(q2, 1.0355, epsilon = 1e-4);
+        approx::assert_abs_diff_eq!(q3, 0.7298, epsilon = 1e-4);
+        approx::assert_abs_diff_eq!(q4, 0.5293, epsilon = 1e-4);
     }
 
     #[test]
@@ -108,7 +108,7 @@ mod tests {
                 assert!(r <= prev, "q={q} nbc={nbc} r={r} prev={prev}");
                 prev = r;
             }
-            assert!((prev - 2.0 / q as f64).abs() < 0.02 * 2.0 / q as f64 * q as f64, "q={q} r={prev}");
+            approx::assert_abs_diff_eq!(prev, 2.0 / q as f64, epsilon = 0.02 * 2.0);
         }
     }
 

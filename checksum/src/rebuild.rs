@@ -101,7 +101,7 @@ mod tests {
         let survivors = sum_blocks([&a[..], &c[..]]).unwrap();
         let rebuilt = rebuild_lost_block(&sum, &survivors).unwrap();
         for (x, y) in rebuilt.iter().zip(b) {
-            assert!((x - y).abs() <= 1e-15 * 8.0);
+            approx::assert_abs_diff_eq!(*x, y, epsilon = 1e-15 * 8.0);
         }
     }
 

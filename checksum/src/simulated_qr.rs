@@ -12,8 +12,9 @@ use crate::encode::{add_block, encode_group, r_only, r_only_rows};
 use crate::layout::ReverseNeighborLayout;
 use crate::lost::ChecksumSource;
 use crate::rebuild::{check_recoverable, rebuild_lost_block, restore_from_duplicate, RebuildError};
-use crate::test_rng::Rng;
 use crate::verify::verify_relation;
+use rand::rngs::StdRng as Rng;
+use rand::{Rng as _, SeedableRng};
 
 /// The global state of one simulated fault-tolerant QR.
 #[derive(Clone)]
@@ -39,7 +40,7 @@ impl Sim {
         let (m, nb) = (layout.m(), layout.nb());
         let mut e = vec![0.0; m * layout.n_extended()];
         for v in &mut e[..m * layout.n()] {
-            *v = rng.uniform();
+            *v = rng.random_range(-1.0..1.0);
         }
         let a = e[..m * layout.n()].to_vec();
         let norm = a.iter().map(|v| v * v).sum::<f64>().sqrt();
@@ -258,7 +259,7 @@ fn run(m: usize, n: usize, nb: usize, p: usize, q: usize, rng: &mut Rng) -> f64 
             }
         }
         // Simultaneous losses, one in each process row.
-        let lost: Vec<_> = (0..p).map(|pr| (pr, rng.below(q))).collect();
+        let lost: Vec<_> = (0..p).map(|pr| (pr, rng.random_range(0..q))).collect();
         lose_and_rebuild(&mut sim, &lost);
     }
     // The factorization itself is a QR: Rᵀ·R = Aᵀ·A (R = upper triangle of the factored data).
@@ -275,7 +276,7 @@ fn run(m: usize, n: usize, nb: usize, p: usize, q: usize, rng: &mut Rng) -> f64 
 
 #[test]
 fn simulated_ft_qr_keeps_both_invariants_and_rebuilds_any_lost_process() {
-    let mut rng = Rng::new(0x5EED);
+    let mut rng = Rng::seed_from_u64(0x5EED);
     let mut worst: f64 = 0.0;
     let mut runs = 0;
     for m in [1usize, 4, 7, 12] {
@@ -297,14 +298,14 @@ fn simulated_ft_qr_keeps_both_invariants_and_rebuilds_any_lost_process() {
 
 #[test]
 fn a_larger_matrix_on_a_wide_grid() {
-    let mut rng = Rng::new(42);
+    let mut rng = Rng::seed_from_u64(42);
     let worst = run(40, 37, 4, 3, 4, &mut rng);
     assert!(worst < 0.25, "worst error / tolerance = {worst}");
 }
 
 #[test]
 fn a_corrupted_checksum_is_detected() {
-    let mut rng = Rng::new(9);
+    let mut rng = Rng::seed_from_u64(9);
     let layout = ReverseNeighborLayout::new(6, 8, 2, 2, 2).unwrap();
     let mut sim = Sim::new(layout, &mut rng);
     sim.step(0);

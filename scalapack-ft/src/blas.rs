@@ -1,108 +1,17 @@
-//! Local BLAS / LAPACK kernels (OpenBLAS), column-major, with the checks a
-//! caller inside this crate needs. Dimensions are `usize`; leading
-//! dimensions must be ≥ max(1, rows). The wrappers check slice lengths in
-//! debug builds; callers inside the crate pass consistent shapes.
+//! Local BLAS / LAPACK kernels, column-major, through the `blas` and
+//! `lapack` crates (linked to the system OpenBLAS by `blas-src` /
+//! `openblas-src`), with the checks a caller inside this crate needs.
+//! Dimensions are `usize`; leading dimensions must be ≥ max(1, rows). The
+//! wrappers check slice lengths in debug builds; callers inside the crate
+//! pass consistent shapes.
 
-#![allow(clippy::missing_safety_doc)]
+// Links the BLAS/LAPACK provider (the system OpenBLAS).
+use blas_src as _;
+use openblas_src as _;
 
-use std::os::raw::{c_char, c_int};
-
-type Len = usize; // hidden Fortran string-length arguments
-
-extern "C" {
-    fn dgemm_(
-        ta: *const c_char,
-        tb: *const c_char,
-        m: *const c_int,
-        n: *const c_int,
-        k: *const c_int,
-        alpha: *const f64,
-        a: *const f64,
-        lda: *const c_int,
-        b: *const f64,
-        ldb: *const c_int,
-        beta: *const f64,
-        c: *mut f64,
-        ldc: *const c_int,
-        la: Len,
-        lb: Len,
-    );
-    fn dtrmm_(
-        side: *const c_char,
-        uplo: *const c_char,
-        ta: *const c_char,
-        diag: *const c_char,
-        m: *const c_int,
-        n: *const c_int,
-        alpha: *const f64,
-        a: *const f64,
-        lda: *const c_int,
-        b: *mut f64,
-        ldb: *const c_int,
-        l1: Len,
-        l2: Len,
-        l3: Len,
-        l4: Len,
-    );
-    fn dtrsm_(
-        side: *const c_char,
-        uplo: *const c_char,
-        ta: *const c_char,
-        diag: *const c_char,
-        m: *const c_int,
-        n: *const c_int,
-        alpha: *const f64,
-        a: *const f64,
-        lda: *const c_int,
-        b: *mut f64,
-        ldb: *const c_int,
-        l1: Len,
-        l2: Len,
-        l3: Len,
-        l4: Len,
-    );
-    fn dgemv_(
-        t: *const c_char,
-        m: *const c_int,
-        n: *const c_int,
-        alpha: *const f64,
-        a: *const f64,
-        lda: *const c_int,
-        x: *const f64,
-        incx: *const c_int,
-        beta: *const f64,
-        y: *mut f64,
-        incy: *const c_int,
-        l: Len,
-    );
-    fn dger_(
-        m: *const c_int,
-        n: *const c_int,
-        alpha: *const f64,
-        x: *const f64,
-        incx: *const c_int,
-        y: *const f64,
-        incy: *const c_int,
-        a: *mut f64,
-        lda: *const c_int,
-    );
-    fn dgeqrt3_(
-        m: *const c_int,
-        n: *const c_int,
-        a: *mut f64,
-        lda: *const c_int,
-        t: *mut f64,
-        ldt: *const c_int,
-        info: *mut c_int,
-    );
-    fn dgetrf_(m: *const c_int, n: *const c_int, a: *mut f64, lda: *const c_int, ipiv: *mut c_int, info: *mut c_int);
-    fn openblas_set_num_threads(n: c_int);
-    fn openblas_get_corename() -> *const c_char;
-}
-
-fn i(x: usize) -> c_int {
-    debug_assert!(x <= c_int::MAX as usize);
-    x as c_int
+fn i(x: usize) -> i32 {
+    debug_assert!(x <= i32::MAX as usize);
+    x as i32
 }
 
 /// Transposition of an operand.
@@ -113,10 +22,10 @@ pub enum Trans {
 }
 
 impl Trans {
-    fn ch(self) -> c_char {
+    fn ch(self) -> u8 {
         match self {
-            Trans::No => b'N' as c_char,
-            Trans::Yes => b'T' as c_char,
+            Trans::No => b'N',
+            Trans::Yes => b'T',
         }
     }
 }
@@ -144,23 +53,7 @@ pub fn dgemm(
     let (lda, ldb, ldc) = (lda.max(1), ldb.max(1), ldc.max(1));
     // SAFETY: shapes are consistent by the caller's contract (checked in debug builds).
     unsafe {
-        dgemm_(
-            &ta.ch(),
-            &tb.ch(),
-            &i(m),
-            &i(n),
-            &i(k),
-            &alpha,
-            a.as_ptr(),
-            &i(lda),
-            b.as_ptr(),
-            &i(ldb),
-            &beta,
-            c.as_mut_ptr(),
-            &i(ldc),
-            1,
-            1,
-        )
+        blas::dgemm(ta.ch(), tb.ch(), i(m), i(n), i(k), alpha, a, i(lda), b, i(ldb), beta, c, i(ldc));
     }
 }
 
@@ -185,32 +78,16 @@ pub enum Diag {
     NonUnit,
 }
 
-fn tri_chars(side: Side, uplo: Uplo, diag: Diag) -> (c_char, c_char, c_char) {
+fn tri_chars(side: Side, uplo: Uplo, diag: Diag) -> (u8, u8, u8) {
     (
-        if side == Side::Left { b'L' } else { b'R' } as c_char,
-        if uplo == Uplo::Upper { b'U' } else { b'L' } as c_char,
-        if diag == Diag::Unit { b'U' } else { b'N' } as c_char,
+        if side == Side::Left { b'L' } else { b'R' },
+        if uplo == Uplo::Upper { b'U' } else { b'L' },
+        if diag == Diag::Unit { b'U' } else { b'N' },
     )
 }
 
 /// The shared calling sequence of DTRMM and DTRSM.
-type TriangularKernel = unsafe extern "C" fn(
-    *const c_char,
-    *const c_char,
-    *const c_char,
-    *const c_char,
-    *const c_int,
-    *const c_int,
-    *const f64,
-    *const f64,
-    *const c_int,
-    *mut f64,
-    *const c_int,
-    Len,
-    Len,
-    Len,
-    Len,
-);
+type TriangularKernel = unsafe fn(u8, u8, u8, u8, i32, i32, f64, &[f64], i32, &mut [f64], i32);
 
 fn triangular(
     kernel: TriangularKernel,
@@ -229,7 +106,7 @@ fn triangular(
     let (s, u, d) = tri_chars(side, uplo, diag);
     let (m, n, lda, ldb) = (i(m), i(n), i(lda.max(1)), i(ldb.max(1)));
     // SAFETY: shapes are consistent by the caller's contract.
-    unsafe { kernel(&s, &u, &ta.ch(), &d, &m, &n, &alpha, a.as_ptr(), &lda, b.as_mut_ptr(), &ldb, 1, 1, 1, 1) }
+    unsafe { kernel(s, u, ta.ch(), d, m, n, alpha, a, lda, b, ldb) }
 }
 
 /// `B = alpha·op(A)·B` (left) or `B = alpha·B·op(A)` (right), A triangular.
@@ -246,7 +123,7 @@ pub fn dtrmm(
     b: &mut [f64],
     ldb: usize,
 ) {
-    triangular(dtrmm_, (side, uplo, ta, diag), m, n, alpha, a, lda, b, ldb)
+    triangular(blas::dtrmm, (side, uplo, ta, diag), m, n, alpha, a, lda, b, ldb)
 }
 
 /// Solves `op(A)·X = alpha·B` (left) or `X·op(A) = alpha·B` (right) in place.
@@ -263,7 +140,7 @@ pub fn dtrsm(
     b: &mut [f64],
     ldb: usize,
 ) {
-    triangular(dtrsm_, (side, uplo, ta, diag), m, n, alpha, a, lda, b, ldb)
+    triangular(blas::dtrsm, (side, uplo, ta, diag), m, n, alpha, a, lda, b, ldb)
 }
 
 /// `y = alpha·op(A)·x + beta·y`, A m×n, unit strides.
@@ -279,9 +156,7 @@ pub fn dgemv(t: Trans, m: usize, n: usize, alpha: f64, a: &[f64], lda: usize, x:
         return;
     }
     // SAFETY: shapes are consistent by the caller's contract.
-    unsafe {
-        dgemv_(&t.ch(), &i(m), &i(n), &alpha, a.as_ptr(), &i(lda.max(1)), x.as_ptr(), &1, &beta, y.as_mut_ptr(), &1, 1)
-    }
+    unsafe { blas::dgemv(t.ch(), i(m), i(n), alpha, a, i(lda.max(1)), x, 1, beta, y, 1) }
 }
 
 /// `A += alpha·x·yᵀ`, A m×n, unit strides.
@@ -290,7 +165,7 @@ pub fn dger(m: usize, n: usize, alpha: f64, x: &[f64], y: &[f64], a: &mut [f64],
         return;
     }
     // SAFETY: shapes are consistent by the caller's contract.
-    unsafe { dger_(&i(m), &i(n), &alpha, x.as_ptr(), &1, y.as_ptr(), &1, a.as_mut_ptr(), &i(lda.max(1))) }
+    unsafe { blas::dger(i(m), i(n), alpha, x, 1, y, 1, a, i(lda.max(1))) }
 }
 
 /// Recursive QR of an m×n panel (m ≥ n): V below the diagonal of `a`, R on
@@ -302,37 +177,55 @@ pub fn dgeqrt3(m: usize, n: usize, a: &mut [f64], lda: usize, t: &mut [f64], ldt
     }
     let mut info = 0;
     // SAFETY: shapes are consistent by the caller's contract.
-    unsafe { dgeqrt3_(&i(m), &i(n), a.as_mut_ptr(), &i(lda.max(1)), t.as_mut_ptr(), &i(ldt.max(1)), &mut info) };
+    unsafe { lapack::dgeqrt3(i(m), i(n), a, i(lda.max(1)), t, i(ldt.max(1)), &mut info) };
     info
 }
 
 /// LU with partial pivoting of an m×n matrix (LAPACK `DGETRF`); `ipiv`
 /// receives 1-based row interchanges (LAPACK's convention). Returns INFO.
-pub fn dgetrf(m: usize, n: usize, a: &mut [f64], lda: usize, ipiv: &mut [c_int]) -> i32 {
+pub fn dgetrf(m: usize, n: usize, a: &mut [f64], lda: usize, ipiv: &mut [i32]) -> i32 {
     if m == 0 || n == 0 {
         return 0;
     }
     let mut info = 0;
     // SAFETY: shapes are consistent by the caller's contract.
-    unsafe { dgetrf_(&i(m), &i(n), a.as_mut_ptr(), &i(lda.max(1)), ipiv.as_mut_ptr(), &mut info) };
+    unsafe { lapack::dgetrf(i(m), i(n), a, i(lda.max(1)), ipiv, &mut info) };
     info
 }
 
-/// One BLAS thread per rank: the ranks are the parallelism.
-pub fn use_single_thread() {
-    // SAFETY: plain setter.
-    unsafe { openblas_set_num_threads(1) }
+/// An OpenBLAS extension of the linked BLAS, looked up when called: where
+/// the BLAS is another one, it is simply not there.
+fn openblas_symbol(name: &std::ffi::CStr) -> Option<*mut libc::c_void> {
+    // SAFETY: dlsym on the global namespace with a NUL-terminated name.
+    let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+    (!p.is_null()).then_some(p)
 }
 
-/// The OpenBLAS kernel in use (e.g. "Haswell", "SkylakeX").
+/// One BLAS thread per rank: the ranks are the parallelism (OpenBLAS's
+/// `openblas_set_num_threads`; other BLAS libraries are left as they are).
+pub fn use_single_thread() {
+    if let Some(p) = openblas_symbol(c"openblas_set_num_threads") {
+        // SAFETY: OpenBLAS's `void openblas_set_num_threads(int)`.
+        let set: extern "C" fn(libc::c_int) = unsafe { std::mem::transmute(p) };
+        set(1);
+    }
+}
+
+/// The OpenBLAS kernel in use (e.g. "Haswell", "SkylakeX"; "unknown" for
+/// another BLAS).
 pub fn kernel_name() -> String {
-    // SAFETY: OpenBLAS returns a static NUL-terminated string.
+    let Some(p) = openblas_symbol(c"openblas_get_corename") else {
+        return "unknown".into();
+    };
+    // SAFETY: OpenBLAS's `char *openblas_get_corename(void)`, a static
+    // NUL-terminated string.
     unsafe {
-        let p = openblas_get_corename();
-        if p.is_null() {
+        let get: extern "C" fn() -> *const libc::c_char = std::mem::transmute(p);
+        let name = get();
+        if name.is_null() {
             return "unknown".into();
         }
-        std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+        std::ffi::CStr::from_ptr(name).to_string_lossy().into_owned()
     }
 }
 
@@ -394,7 +287,7 @@ mod tests {
         dtrmm(Side::Left, Uplo::Upper, Trans::No, Diag::NonUnit, n, n, 1.0, &t, n, &mut w, n);
         dgemm(Trans::No, Trans::No, m, n, n, -1.0, &v, m, &w, n, 1.0, &mut r, m);
         for (x, y) in r.iter().zip(&a0) {
-            assert!((x - y).abs() < 1e-12, "{x} vs {y}");
+            approx::assert_abs_diff_eq!(x, y, epsilon = 1e-12);
         }
     }
 

@@ -520,11 +520,11 @@ mod tests {
         assert!(a.iter().all(|&x| (-0.5..0.5).contains(&x)));
         let mean = a.iter().sum::<f64>() / a.len() as f64;
         let var = a.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / a.len() as f64;
-        assert!(mean.abs() < 0.01, "mean {mean}");
-        assert!((var - 1.0 / 12.0).abs() < 0.005, "var {var}");
+        approx::assert_abs_diff_eq!(mean, 0.0, epsilon = 0.01);
+        approx::assert_abs_diff_eq!(var, 1.0 / 12.0, epsilon = 0.005);
         // Neighbouring elements are not correlated.
         let lag: f64 = a.windows(2).map(|w| w[0] * w[1]).sum::<f64>() / (a.len() - 1) as f64;
-        assert!(lag.abs() < 0.005, "lag-1 correlation {lag}");
+        approx::assert_abs_diff_eq!(lag, 0.0, epsilon = 0.005);
     }
 
     #[test]
@@ -617,12 +617,12 @@ mod tests {
             assert_eq!(sv.len(), r);
             for (k, s) in sv.iter().enumerate() {
                 let want = p.sigma(k);
-                assert!((s - want).abs() <= 1e-13, "m={m} n={n} k={k}: {s} vs {want}");
+                approx::assert_abs_diff_eq!(*s, want, epsilon = 1e-13);
             }
             // With a single singular value the condition number is 1 whatever was asked.
             let cond = if r == 1 { 1.0 } else { cond };
             let got = sv[0] / sv[r - 1];
-            assert!((got - cond).abs() <= 1e-8 * cond, "m={m} n={n}: cond {got} vs {cond}");
+            approx::assert_relative_eq!(got, cond, max_relative = 1e-8);
         }
     }
 
@@ -646,14 +646,14 @@ mod tests {
             for i in 0..len {
                 for j in 0..len {
                     let dot: f64 = (0..len).map(|k| hh[k + i * len] * hh[k + j * len]).sum();
-                    assert!((dot - if i == j { 1.0 } else { 0.0 }).abs() < 1e-14);
+                    approx::assert_abs_diff_eq!(dot, if i == j { 1.0 } else { 0.0 }, epsilon = 1e-14);
                 }
             }
         }
         for i in 0..m {
             for j in 0..n {
                 let full: f64 = (0..m.min(n)).map(|k| h1[i + k * m] * p.sigma(k) * h2[k + j * n]).sum();
-                assert!((full - p.element(i, j)).abs() < 1e-14, "({i},{j})");
+                approx::assert_abs_diff_eq!(full, p.element(i, j), epsilon = 1e-14);
             }
         }
     }

@@ -5,6 +5,7 @@
 //! qr-checks --grid PxQ [--timeout S] CASE...      CASE = MxNxNB[:kind]   (kind: uniform|cond1e6|dd)
 //! qr-checks --grid PxQ gels MxNxNB
 //! qr-checks --grid PxQ bad-blocks
+//! qr-checks --grid PxQ arrays MxNxNB
 //! qr-checks --grid PxQ ft-storage MxNxNB
 //! qr-checks --grid PxQ ft-bad-source
 //! ```
@@ -53,6 +54,7 @@ fn main() {
         let line = match c.as_str() {
             "gels" => gels(&grid, words.next().map(String::as_str).unwrap_or("40x10x4")),
             "bad-blocks" => bad_blocks(&grid),
+            "arrays" => arrays(&grid, words.next().map(String::as_str).unwrap_or("37x23x4")),
             "ft-bad-source" => ft_bad_source(&mut rt, p, q),
             "ft-storage" => ft_storage(&mut rt, p, q, words.next().map(String::as_str).unwrap_or("70x50x8")),
             spec => factor_case(&grid, spec),
@@ -242,4 +244,41 @@ fn bad_blocks(grid: &Grid) -> Result<String, String> {
             Ok(format!("BAD-BLOCKS info={}", e.info()))
         }
     }
+}
+
+/// ndarray at the edge: an Array2 on rank 0 scattered, every local view
+/// matching the distribution, gathered back equal; QR of the scattered
+/// matrix checked against the array it came from.
+fn arrays(grid: &Grid, spec: &str) -> Result<String, String> {
+    let (m, n, nb, _) = parse_case(spec);
+    let gen = Generator::new(MatrixKind::Uniform, 5, m, n).map_err(|e| e.to_string())?;
+    let full = ndarray::Array2::from_shape_fn((m, n), |(i, j)| gen.element(i, j));
+    let mine = (grid.rank() == 0).then(|| full.view());
+    let a = DistMatrix::from_array(grid, 0, mine, nb, nb).map_err(|e| e.to_string())?;
+    let view = a.local_view();
+    if view.dim() != (a.local_rows(), a.local_cols()) {
+        return Err(format!("local view is {:?}, the local array {}x{}", view.dim(), a.local_rows(), a.local_cols()));
+    }
+    for ((li, lj), &x) in view.indexed_iter() {
+        if x != full[[a.global_row(li), a.global_col(lj)]] {
+            return Err(format!("local ({li}, {lj}) holds {x}, not A({}, {})", a.global_row(li), a.global_col(lj)));
+        }
+    }
+    let back = a.to_array(grid, 0).map_err(|e| e.to_string())?;
+    if grid.rank() == 0 && back.as_ref() != Some(&full) {
+        return Err("the gathered array differs from the scattered one".into());
+    }
+    let mut qr = DistMatrix::from_array(grid, 0, mine, nb, nb).map_err(|e| e.to_string())?;
+    let mut tau = Vec::new();
+    pdgeqrf(grid, &mut qr, &mut tau).map_err(|e| e.to_string())?;
+    let res = check::qr_residual(grid, &a, &qr, &tau).map_err(|e| e.to_string())?;
+    // A view can be written through too: scale the local array by 2.
+    let mut b = a.clone();
+    b.local_view_mut().mapv_inplace(|x| 2.0 * x);
+    let doubled = b.to_array(grid, 0).map_err(|e| e.to_string())?;
+    if grid.rank() == 0 && doubled != Some(&full * 2.0) {
+        return Err("writing through the local view did not scale the matrix".into());
+    }
+    let good = res < 16.0;
+    Ok(format!("ARRAYS {spec} scatter/view/gather equal, residual={res:.3} {}", if good { "ok" } else { "FAIL" }))
 }

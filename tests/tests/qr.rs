@@ -61,6 +61,14 @@ fn least_squares_recovers_the_solution_of_a_consistent_system() {
     }
 }
 
+#[test]
+fn arrays_scatter_view_and_gather_back_on_a_grid() {
+    // Uneven blocks: 37 rows and 23 columns in 4-blocks on 2x3.
+    let out = qr_checks("2x3", &["arrays", "37x23x4"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.lines().any(|l| l.starts_with("ARRAYS 37x23x4") && l.ends_with(" ok")), "{}", out.stdout);
+}
+
 /// `case` makes every rank of a 2x2 grid print one `prefix` line with its
 /// error, and each must hold all of `needles`.
 fn same_error_on_every_rank(case: &str, prefix: &str, needles: &[&str]) {
