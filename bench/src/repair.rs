@@ -4,7 +4,7 @@ use crate::cli::RepairArgs;
 use crate::problem::write_json;
 use crate::session::{agree_on_repair, breakdown, median, start, sync_progress, Session};
 use blacs_ft::{verify_grid, Grid, Injector, Scope};
-use scalapack_ft::report::{round_ms, RepairEntry, RepairRunReport};
+use scalapack_ft::report::{round_ms, RepairRunReport};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -148,7 +148,7 @@ fn report(s: &Session, a: &RepairJob, h: &[blacs_ft::RepairReport]) -> (bool, St
                 reps: a.reps,
                 mpi: s.rt.mpi_version().to_string(),
                 median_total_ms: round_ms(med),
-                repairs: h.iter().map(RepairEntry::from).collect(),
+                repairs: h.to_vec(),
             };
             if let Err(e) = write_json(path, &r) {
                 eprintln!("ftla repair: {e}");

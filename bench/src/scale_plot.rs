@@ -42,9 +42,18 @@ where
         .caption(what, ("sans-serif", 16))
         .x_label_area_size(36)
         .y_label_area_size(56)
-        .build_cartesian_2d(0.0..max_x * 1.1 + 0.5, 0.0..max_y)
+        .build_cartesian_2d(0.5..max_x + 0.5, 0.0..max_y)
         .map_err(|e| err(&e))?;
-    chart.configure_mesh().x_desc("ranks").y_desc(what).draw().map_err(|e| err(&e))?;
+    // Ticks at whole rank counts only.
+    let whole = |x: &f64| if (x - x.round()).abs() < 1e-9 { format!("{x:.0}") } else { String::new() };
+    chart
+        .configure_mesh()
+        .x_labels(max_x as usize + 1)
+        .x_label_formatter(&whole)
+        .x_desc("ranks")
+        .y_desc(what)
+        .draw()
+        .map_err(|e| err(&e))?;
     for (ft, color, label) in [(false, PLAIN, "plain"), (true, FT, "fault-tolerant")] {
         let pts: Vec<(f64, f64)> = r
             .points
@@ -62,6 +71,12 @@ where
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
         chart.draw_series(pts.iter().map(|&(x, y)| Circle::new((x, y), 4, color.filled()))).map_err(|e| err(&e))?;
     }
-    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(|e| err(&e))?;
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| err(&e))?;
     Ok(())
 }

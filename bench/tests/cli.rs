@@ -182,3 +182,29 @@ fn sigterm_to_the_launcher_ends_the_whole_job() {
         assert_eq!(stderr.matches("oversubscribed").count(), 1, "{stderr}");
     }
 }
+
+#[test]
+fn a_nan_in_the_input_is_one_clear_error_for_every_factorization() {
+    // A 24×24 diagonally dominant matrix with one NaN, in a .npy file.
+    let path = std::env::temp_dir().join(format!("ftla-nan-{}.npy", std::process::id()));
+    let n = 24;
+    let mut a: Vec<f64> = (0..n * n).map(|k| ((k * 7) % 11) as f64 / 11.0).collect();
+    for i in 0..n {
+        a[i + i * n] += n as f64;
+    }
+    a[5 + 7 * n] = f64::NAN;
+    scalapack_ft::io::write_npy(&path, n, n, &a).expect("write the input");
+    let p = path.to_str().unwrap();
+    for cmd in [vec!["qr"], vec!["lu"], vec!["qr", "--ft"]] {
+        let mut args = cmd.clone();
+        args.extend(["--grid", "2x2", "--nb", "4", "--input", p, "--timeout", "60"]);
+        let out = ftla(&args);
+        assert_eq!(out.code, Some(1), "{cmd:?}: {}\n{}", out.stdout, out.stderr);
+        let all = format!("{}{}", out.stdout, out.stderr);
+        let said: Vec<&str> = all.lines().filter(|l| l.contains("non-finite value")).collect();
+        assert_eq!(said.len(), 1, "{cmd:?}: said once, by rank 0:\n{all}");
+        assert!(said[0].contains("A(5, 7) = NaN"), "{}", said[0]);
+        assert!(!all.contains("panicked") && !all.contains("backtrace"), "{all}");
+    }
+    let _ = std::fs::remove_file(&path);
+}

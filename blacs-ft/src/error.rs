@@ -23,8 +23,8 @@ pub enum Error {
     Revoked,
     /// Any other MPI error, with MPI's own error class and message.
     Mpi { code: i32, class: i32, message: String },
-    /// The MPI library offers no usable ULFM: only checkpoint-on-failure
-    /// repair is available.
+    /// The MPI library offers no usable ULFM: a lost process cannot be
+    /// repaired in place.
     UlfmUnavailable { reason: String },
     /// A failure the grid cannot repair (two losses in one process row for
     /// ABFT data, no spare left and the spawn failed, ...).
@@ -62,7 +62,7 @@ impl fmt::Display for Error {
                 write!(f, "MPI error {code} (class {class}): {message}")
             }
             Error::UlfmUnavailable { reason } => {
-                write!(f, "ULFM is not available ({reason}): only checkpoint-on-failure repair can be used")
+                write!(f, "ULFM is not available ({reason}): a lost process cannot be repaired in place")
             }
             Error::Unrecoverable { reason } => write!(f, "unrecoverable failure: {reason}"),
             Error::Remote { rank, message } => write!(f, "error on rank {rank}: {message}"),

@@ -13,8 +13,8 @@
 //! that `scripts/setup.sh` installs, a cluster's Open MPI 5 or MPICH 4), with
 //! `MPI_ERRORS_RETURN` on every communicator and every return code checked.
 //! ULFM is detected at run time ([`UlfmStatus`]): without it the crate still
-//! builds and runs, and says that only checkpoint-on-failure repair is
-//! available.
+//! builds and runs, and says that a lost process cannot be repaired in
+//! place.
 //!
 //! ```no_run
 //! use blacs_ft::{Grid, GridOptions, Joined, Runtime, Scope};

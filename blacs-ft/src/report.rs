@@ -1,13 +1,17 @@
 //! What a repair did and how long each part took.
 
-/// How a dead rank's place was filled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+use serde::{Deserialize, Serialize};
+
+/// How a dead rank's place was filled (written `spawn`, `spare`, `none`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum RepairMode {
     /// A new process was spawned (`MPI_Comm_spawn`) and merged in.
     Spawn,
     /// A parked hot spare took the place; nothing was spawned.
     Spare,
     /// Nobody died (a local error was propagated): communicators rebuilt only.
+    #[serde(rename = "none")]
     NoLoss,
 }
 
@@ -26,26 +30,43 @@ impl RepairMode {
 ///
 /// Times are milliseconds of wall clock on the reporting rank. `detect_ms` is
 /// filled by the caller that knows when the failure happened (the repair only
-/// starts once it was detected); it is 0 otherwise.
-#[derive(Clone, Debug, PartialEq)]
+/// starts once it was detected); it is 0 otherwise. Serialized as `ftla
+/// repair --json` writes each repair (times rounded to the microsecond;
+/// epoch, attempts and lost spares left out).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RepairReport {
     /// Repair epoch reached by this repair (1 after the first repair).
+    #[serde(skip_serializing, default)]
     pub epoch: u32,
     /// How the dead ranks were replaced (spawn if any had to be spawned).
     pub mode: RepairMode,
     /// Grid ranks that died and were replaced.
     pub killed: Vec<i32>,
     /// Dead spares (they are simply dropped).
+    #[serde(skip_serializing, default)]
     pub lost_spares: usize,
     /// Attempts needed (more than 1 when a failure hit the repair itself).
+    #[serde(skip_serializing, default)]
     pub attempts: u32,
+    #[serde(serialize_with = "micro")]
     pub detect_ms: f64,
+    #[serde(serialize_with = "micro")]
     pub revoke_ms: f64,
+    #[serde(serialize_with = "micro")]
     pub shrink_ms: f64,
     /// Spawn time; for a spare hand-over, the time of the hand-over itself.
+    #[serde(serialize_with = "micro")]
     pub spawn_ms: f64,
+    #[serde(serialize_with = "micro")]
     pub merge_ms: f64,
+    #[serde(serialize_with = "micro")]
     pub split_ms: f64,
     /// Repair total (revoke to split) plus `detect_ms`.
+    #[serde(serialize_with = "micro")]
     pub total_ms: f64,
+}
+
+/// Milliseconds written to the microsecond.
+fn micro<S: serde::Serializer>(ms: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64((ms * 1e3).round() / 1e3)
 }

@@ -269,38 +269,6 @@ impl FactorReport {
     }
 }
 
-/// One repair of `ftla repair`: its mode, the ranks it replaced and the
-/// time of each phase.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RepairEntry {
-    /// `spawn` or `spare`.
-    pub mode: String,
-    pub killed: Vec<i32>,
-    pub detect_ms: f64,
-    pub revoke_ms: f64,
-    pub shrink_ms: f64,
-    pub spawn_ms: f64,
-    pub merge_ms: f64,
-    pub split_ms: f64,
-    pub total_ms: f64,
-}
-
-impl From<&blacs_ft::RepairReport> for RepairEntry {
-    fn from(r: &blacs_ft::RepairReport) -> RepairEntry {
-        RepairEntry {
-            mode: r.mode.as_str().to_string(),
-            killed: r.killed.clone(),
-            detect_ms: round_ms(r.detect_ms),
-            revoke_ms: round_ms(r.revoke_ms),
-            shrink_ms: round_ms(r.shrink_ms),
-            spawn_ms: round_ms(r.spawn_ms),
-            merge_ms: round_ms(r.merge_ms),
-            split_ms: round_ms(r.split_ms),
-            total_ms: round_ms(r.total_ms),
-        }
-    }
-}
-
 /// `ftla repair`: repeated kill → repair → verify of a grid.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RepairRunReport {
@@ -313,7 +281,9 @@ pub struct RepairRunReport {
     /// The MPI library's version line.
     pub mpi: String,
     pub median_total_ms: f64,
-    pub repairs: Vec<RepairEntry>,
+    /// Each repetition's repair: its mode, the ranks it replaced and the
+    /// time of each phase.
+    pub repairs: Vec<blacs_ft::RepairReport>,
 }
 
 /// One point of a scaling run: one job.

@@ -14,20 +14,9 @@ use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
 use blacs_ft::{verify_grid, Error, Grid, GridOptions, Injector, Joined, Runtime, Scope};
 use std::time::Duration;
 
-struct Args {
-    scenario: String,
-    p: i32,
-    q: i32,
-    spares: i32,
-    steps: u64,
-    error_rank: i32,
-    no_ft: bool,
-    timeout: u64,
-}
-
 /// Multi-rank grid scenarios (see the module documentation).
 #[derive(clap::Parser)]
-struct Cli {
+struct Args {
     /// check | local-error | agree-error | ulfm-status
     scenario: String,
     /// Process grid PxQ.
@@ -50,31 +39,12 @@ struct Cli {
     timeout: u64,
 }
 
-fn parse() -> Result<Args, String> {
-    let c = <Cli as clap::Parser>::try_parse().map_err(|e| e.to_string())?;
-    Ok(Args {
-        scenario: c.scenario,
-        p: c.grid.0,
-        q: c.grid.1,
-        spares: c.spares,
-        steps: c.steps,
-        error_rank: c.error_rank,
-        no_ft: c.no_ft,
-        timeout: c.timeout,
-    })
-}
-
 fn main() {
-    let a = match parse() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("grid-scenarios: {e}");
-            std::process::exit(2);
-        }
-    };
+    let a = <Args as clap::Parser>::parse();
+    let (p, q) = a.grid;
     if !inside_mpi() {
         relaunch(&Relaunch {
-            nprocs: (a.p * a.q + a.spares) as u32,
+            nprocs: (p * q + a.spares) as u32,
             timeout: Some(Duration::from_secs(a.timeout)),
             ulfm: !a.no_ft,
         });
@@ -100,7 +70,7 @@ fn main() {
             rt.finish(1)
         }
     };
-    let mut grid = match Grid::join(&mut rt, comm, a.p, a.q, GridOptions { injector }) {
+    let mut grid = match Grid::join(&mut rt, comm, p, q, GridOptions { injector }) {
         Ok(Joined::Active(g)) => g,
         Ok(Joined::Released) => {
             println!("SPARE released");

@@ -33,23 +33,9 @@ use std::time::Duration;
 /// Largest m·n for the comparison with LAPACK on one rank.
 const COMPARE_LIMIT: usize = 120_000;
 
-struct Args {
-    mode: String,
-    p: i32,
-    q: i32,
-    seed: u64,
-    timeout: u64,
-    cases: Vec<String>,
-    n: usize,
-    nb: usize,
-    reps: usize,
-    check: bool,
-    opts: LuOptions,
-}
-
 /// LU checks and timing (see the module documentation).
 #[derive(clap::Parser)]
-struct Cli {
+struct Args {
     /// check | errors | bench
     mode: String,
     /// Cases of `check`: M,N,NB[,KIND].
@@ -80,37 +66,22 @@ struct Cli {
     panel_width: Option<usize>,
 }
 
-fn parse() -> Result<Args, String> {
-    let c = <Cli as clap::Parser>::try_parse().map_err(|e| e.to_string())?;
-    let mut opts = LuOptions::default();
-    if let Some(w) = c.panel_width {
-        opts.row_panel_width = w;
+impl Args {
+    /// The LU options of the run.
+    fn opts(&self) -> LuOptions {
+        let mut opts = LuOptions::default();
+        if let Some(w) = self.panel_width {
+            opts.row_panel_width = w;
+        }
+        opts
     }
-    Ok(Args {
-        mode: c.mode,
-        p: c.grid.0,
-        q: c.grid.1,
-        seed: c.seed,
-        timeout: c.timeout,
-        cases: c.cases,
-        n: c.n,
-        nb: c.nb as usize,
-        reps: c.reps,
-        check: !c.no_check,
-        opts,
-    })
 }
 
 fn main() {
-    let a = match parse() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("lu-checks: {e}");
-            std::process::exit(2);
-        }
-    };
+    let a = <Args as clap::Parser>::parse();
+    let (p, q) = a.grid;
     if !inside_mpi() {
-        relaunch(&Relaunch { nprocs: (a.p * a.q) as u32, timeout: Some(Duration::from_secs(a.timeout)), ulfm: true });
+        relaunch(&Relaunch { nprocs: (p * q) as u32, timeout: Some(Duration::from_secs(a.timeout)), ulfm: true });
     }
     blas::use_single_thread();
     let mut rt = match Runtime::init() {
@@ -127,7 +98,7 @@ fn main() {
             rt.finish(1)
         }
     };
-    let grid = match Grid::join(&mut rt, comm, a.p, a.q, GridOptions { injector: Injector::default() }) {
+    let grid = match Grid::join(&mut rt, comm, p, q, GridOptions { injector: Injector::default() }) {
         Ok(Joined::Active(g)) => g,
         Ok(Joined::Released) => rt.finish(0),
         Err(e) => {
@@ -137,7 +108,7 @@ fn main() {
     };
     let outcome = match a.mode.as_str() {
         "check" => check(&grid, &a),
-        "errors" => errors(&grid, &a.opts),
+        "errors" => errors(&grid, &a.opts()),
         "bench" => bench(&grid, &a),
         other => Err(format!("unknown mode {other}")),
     };
@@ -194,7 +165,7 @@ fn check(grid: &Grid, a: &Args) -> Result<String, String> {
     }
     let mut failed = Vec::new();
     for case in &a.cases {
-        match check_case(grid, case, a.seed, &a.opts) {
+        match check_case(grid, case, a.seed, &a.opts()) {
             Ok(true) => {}
             Ok(false) => failed.push(case.clone()),
             Err(e) => return Err(format!("case {case}: {e}")),
@@ -369,7 +340,8 @@ fn errors(grid: &Grid, opts: &LuOptions) -> Result<String, String> {
 }
 
 fn bench(grid: &Grid, a: &Args) -> Result<String, String> {
-    let (n, nb) = (a.n, a.nb);
+    let (n, nb) = (a.n, a.nb as usize);
+    let (p, q) = a.grid;
     let gen = Generator::new(MatrixKind::Uniform, a.seed, n, n).map_err(s)?;
     let a0 = generate(grid, &gen, nb, false)?;
     let mut best = f64::INFINITY;
@@ -380,28 +352,28 @@ fn bench(grid: &Grid, a: &Args) -> Result<String, String> {
         lu = a0.clone();
         grid.barrier(Scope::All).map_err(s)?;
         let t0 = Runtime::wtime();
-        pdgetrf_with(grid, &mut lu, &mut ipiv, &a.opts).map_err(s)?;
+        pdgetrf_with(grid, &mut lu, &mut ipiv, &a.opts()).map_err(s)?;
         let mut t = [Runtime::wtime() - t0];
         grid.max(Scope::All, &mut t).map_err(s)?;
         times.push(t[0]);
         best = best.min(t[0]);
     }
-    let residual = if a.check { lu_residual(grid, &a0, &lu, &ipiv).map_err(s)? } else { f64::NAN };
+    let residual = if !a.no_check { lu_residual(grid, &a0, &lu, &ipiv).map_err(s)? } else { f64::NAN };
     let gflops = 2.0 / 3.0 * (n as f64).powi(3) / best / 1e9;
     if grid.rank() == 0 {
         let all: Vec<String> = times.iter().map(|t| format!("{t:.4}")).collect();
         println!(
             "BENCH grid={}x{} n={n} nb={nb} panel_width={} time_s={best:.4} gflops={gflops:.2} residual={residual:.3e} \
              times=[{}] kernel={} coretype={} threads=1",
-            a.p,
-            a.q,
-            if a.p == 1 && a.q > 1 { (a.opts.row_panel_width / nb).max(1) * nb } else { nb },
+            p,
+            q,
+            if p == 1 && q > 1 { (a.opts().row_panel_width / nb).max(1) * nb } else { nb },
             all.join(","),
             blas::kernel_name(),
             std::env::var("OPENBLAS_CORETYPE").unwrap_or_else(|_| "unset".into())
         );
     }
-    if a.check && residual >= 16.0 {
+    if !a.no_check && residual >= 16.0 {
         return Err(format!("residual {residual:.3e} >= 16"));
     }
     Ok(format!("n={n} nb={nb} gflops={gflops:.2}"))

@@ -148,7 +148,7 @@ fn an_mpi_run_without_ulfm_is_detected_and_repair_is_refused_clearly() {
     let out = scenario(&["ulfm-status", "--grid", "2x2", "--no-ft"], "", &[]);
     assert_all_ranks_ok(&out, 4);
     assert_eq!(out.stdout.matches("status=NotEnabled").count(), 4, "{}", out.stdout);
-    assert!(out.stdout.contains("only checkpoint-on-failure repair can be used"), "{}", out.stdout);
+    assert!(out.stdout.contains("a lost process cannot be repaired in place"), "{}", out.stdout);
     let with_ft = scenario(&["ulfm-status", "--grid", "2x2"], "", &[]);
     assert_eq!(with_ft.stdout.matches("status=Available").count(), 4, "{}", with_ft.stdout);
 }
