@@ -437,8 +437,8 @@ pub struct ScaleArgs {
     /// Strong scaling: the order of the matrix.
     #[arg(long, value_name = "N", conflicts_with = "n_per_rank", required_unless_present = "n_per_rank")]
     pub n: Option<usize>,
-    /// Weak scaling: N at one rank; N = this · √ranks at the others (the
-    /// same matrix memory per rank).
+    /// Weak scaling: N = this · √ranks at every point (the matrix memory
+    /// per rank of this N on one rank).
     #[arg(long, value_name = "N")]
     pub n_per_rank: Option<usize>,
     /// Block size.

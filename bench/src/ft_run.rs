@@ -187,7 +187,12 @@ fn timed_ft(
             (scalapack_ft::DistMatrix::in_storage(region.grid(), a.m, a.n, a.nb, a.nb, matrix)?, work)
         }
         None => {
-            let mut mat = make_matrix(region.grid(), a, !joining)?;
+            let mut mat = match make_matrix(region.grid(), a, !joining) {
+                Ok(m) => m,
+                // The survivors are waiting in their recovery for it.
+                Err(e) if joining => return Err(region.refuse_join(e.to_string()).into()),
+                Err(e) => return Err(e),
+            };
             // The room for the checksum columns and the scratch are
             // allocated and touched before the clock starts, as the matrix
             // is (ScaLAPACK callers hand their WORK array in the same way).

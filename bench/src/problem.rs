@@ -191,7 +191,9 @@ impl FactorJob {
                 // R@STEP[:PHASE] targets the factorization; a point that
                 // names its operation (R@OP:STEP:PHASE, e.g. a repair
                 // point) is kept.
-                Some((r, point)) if point.split(':').next().is_some_and(|s| s == "*" || s.parse::<u64>().is_ok()) => {
+                Some((r, point))
+                    if point.split([':', '/']).next().is_some_and(|s| s == "*" || s.parse::<u64>().is_ok()) =>
+                {
                     format!("{r}@{}:{point}", self.op.name())
                 }
                 _ => k.to_string(),

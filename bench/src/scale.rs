@@ -25,13 +25,14 @@ pub fn squarest_grid(ranks: u32, ft: bool) -> Option<(i32, i32)> {
     (!ft || q >= 2).then_some((p, q))
 }
 
-/// N of a point: strong scaling keeps N; weak scaling keeps N²/ranks (the
-/// matrix memory per rank), rounded to a multiple of NB.
-pub fn point_n(mode: ScaleMode, n: usize, first_ranks: u32, ranks: u32, nb: usize) -> usize {
+/// N of a point: strong scaling keeps N; weak scaling makes it
+/// `n · √ranks`, so that N²/ranks (the matrix memory per rank) is `n²` at
+/// every point, rounded to a multiple of NB.
+pub fn point_n(mode: ScaleMode, n: usize, ranks: u32, nb: usize) -> usize {
     match mode {
         ScaleMode::Strong => n,
         ScaleMode::Weak => {
-            let scaled = n as f64 * (ranks as f64 / first_ranks.max(1) as f64).sqrt();
+            let scaled = n as f64 * (ranks as f64).sqrt();
             ((scaled / nb as f64).round() as usize).max(1) * nb
         }
     }
@@ -78,13 +79,12 @@ pub fn run(a: ScaleArgs) -> i32 {
         return 1;
     };
     let nb = a.nb as usize;
-    let first = ranks[0];
     let mut points: Vec<ScalePoint> = Vec::new();
     let mut kernel = String::new();
     let mut all_ok = true;
     let total = ranks.len();
     for (i, &r) in ranks.iter().enumerate() {
-        let n = point_n(a.mode, base_n, first, r, nb);
+        let n = point_n(a.mode, base_n, r, nb);
         let measured = measure_point(&exe, &a, op, r, n);
         let plain_time = measured.iter().find(|m| !m.ft).and_then(|m| m.result.as_ref().ok()).map(|(t, _)| *t);
         if a.ft && !measured.iter().any(|m| m.ft) {
@@ -315,9 +315,10 @@ mod tests {
 
     #[test]
     fn weak_scaling_keeps_the_memory_per_rank() {
-        assert_eq!(point_n(ScaleMode::Strong, 1000, 1, 8, 64), 1000);
-        assert_eq!(point_n(ScaleMode::Weak, 1024, 1, 4, 64), 2048);
-        assert_eq!(point_n(ScaleMode::Weak, 1024, 2, 8, 64), 2048);
+        assert_eq!(point_n(ScaleMode::Strong, 1000, 8, 64), 1000);
+        assert_eq!(point_n(ScaleMode::Weak, 1024, 1, 64), 1024);
+        assert_eq!(point_n(ScaleMode::Weak, 1024, 4, 64), 2048);
+        assert_eq!(point_n(ScaleMode::Weak, 1000, 2, 100), 1400);
     }
 
     #[test]

@@ -209,15 +209,27 @@ impl Grid {
         mut replacement: Option<Replacement>,
     ) -> Result<Joined> {
         let mut repairs = Vec::new();
-        let mut builds = 0;
+        // Tries to build the communicators since the last repair (the
+        // `repair:BUILD:split` kill point counts them from 1).
+        let (mut builds, mut built_in) = (0, universe.epoch);
         loop {
+            if universe.epoch != built_in {
+                (builds, built_in) = (0, universe.epoch);
+            }
             builds += 1;
             let built = build_comms(&universe, &injector, builds).and_then(|b| match b {
                 // A newcomer takes part in the error agreement that closes
                 // every repair (it has no error of its own to report).
-                Some((all, row, col)) if universe.epoch > 0 => {
-                    agree_on_pending(&all, all.rank(), None).map(|()| Some((all, row, col)))
-                }
+                Some((all, row, col)) if universe.epoch > 0 => match agree_on_pending(&all, all.rank(), None) {
+                    Ok(()) => Ok(Some((all, row, col))),
+                    Err(e) => {
+                        // Others may be blocked on them already.
+                        for c in [&all, &row, &col] {
+                            let _ = c.revoke();
+                        }
+                        Err(e)
+                    }
+                },
                 b => Ok(b),
             });
             trace!("entering grid (epoch {}): {:?}", universe.epoch, built.as_ref().map(|b| b.is_some()));
@@ -595,8 +607,11 @@ impl Grid {
         self.ulfm.require()?;
         self.revoke_all();
         let mut report = self.universe.repair(&self.launch, &self.injector)?;
-        let mut builds = 0;
+        let (mut builds, mut built_in) = (0, self.universe.epoch);
         loop {
+            if self.universe.epoch != built_in {
+                (builds, built_in) = (0, self.universe.epoch);
+            }
             builds += 1;
             let t = std::time::Instant::now();
             let settled = match build_comms(&self.universe, &self.injector, builds) {

@@ -150,6 +150,11 @@ pub fn relaunch(r: &Relaunch) -> ! {
     }
     let started = Instant::now();
     for attempt in 1..=LAUNCH_ATTEMPTS {
+        // (A signal that came between two attempts ends the launcher.)
+        let sig = STOP_SIGNAL.load(Ordering::SeqCst);
+        if sig != 0 {
+            std::process::exit(128 + sig);
+        }
         let (code, outcome, launcher_failed) = launch_once(r, started);
         if let Some(o) = Outcome::parse(&outcome) {
             std::process::exit(o.exit_code());
@@ -441,15 +446,17 @@ pub fn run_with_timeout(mut cmd: Command, timeout: Duration) -> std::io::Result<
     let started = Instant::now();
     let mut timed_out = false;
     let status = loop {
-        if let Some(st) = child.try_wait()? {
-            break Some(st);
+        match child.try_wait() {
+            Ok(Some(st)) => break Some(st),
+            Ok(None) => {}
+            Err(_) => break None,
         }
         if started.elapsed() > timeout {
             timed_out = true;
             // SAFETY: signalling the child's process group.
             unsafe { libc::kill(-pgid, libc::SIGTERM) };
             let until = Instant::now() + Duration::from_secs(5);
-            while Instant::now() < until && child.try_wait()?.is_none() {
+            while Instant::now() < until && matches!(child.try_wait(), Ok(None)) {
                 std::thread::sleep(Duration::from_millis(20));
             }
             // SAFETY: signalling the child's process group.

@@ -156,19 +156,22 @@ impl Universe {
         let t = Instant::now();
         let shrunk = self.comm.shrink()?;
         report.shrink_ms += ms(t);
-        let old_rank = self.comm.rank() as i64;
-        let old_roles = std::mem::take(&mut self.roles);
-        // From here on a retry starts from the shrunk communicator.
-        self.comm = shrunk;
-        // Who is left: every survivor's old universe rank, in shrunk order.
-        // The membership is agreed by the shrink itself.
-        let olds = self.comm.allgather(&[old_rank]);
-        agreed(&self.comm, olds.is_ok())?;
+        // Who is left: every survivor's old universe rank, in shrunk order
+        // (the membership is agreed by the shrink itself). Until that is
+        // agreed the universe stays as it was: a retry starts again from
+        // it, on every process alike.
+        let olds = shrunk.allgather(&[self.comm.rank() as i64]);
+        if let Err(e) = agreed(&shrunk, olds.is_ok()) {
+            let _ = shrunk.revoke();
+            return Err(e);
+        }
         let olds = olds?;
+        let old_roles = std::mem::take(&mut self.roles);
+        self.comm = shrunk;
         let mut new_roles: Vec<i64> =
             olds.iter().map(|&o| old_roles.get(o as usize).copied().unwrap_or(SPARE)).collect();
-        report.lost_spares +=
-            old_roles.iter().filter(|&&r| r == SPARE).count() - new_roles.iter().filter(|&&r| r == SPARE).count();
+        let spares = |roles: &[i64]| roles.iter().filter(|&&r| r == SPARE).count();
+        report.lost_spares += spares(&old_roles).saturating_sub(spares(&new_roles));
         // Grid ranks nobody alive plays (computed from the whole shape, so a
         // retry still knows about the ranks lost in an earlier attempt).
         let mut held = vec![false; (self.p * self.q) as usize];

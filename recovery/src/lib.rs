@@ -116,6 +116,20 @@ impl Region {
         (state, joining)
     }
 
+    /// On a replacement that joins the survivors' recovery
+    /// ([`Region::is_joining`]) but cannot take part — a local error such as
+    /// no memory for its blocks: tells the survivors, who are inside their
+    /// recovery (it revokes the grid, see [`Grid::raise`]), and returns the
+    /// error every process of the grid then returns: the same
+    /// [`Error::Remote`] with `message`, not a hang.
+    pub fn refuse_join(&mut self, message: impl Into<String>) -> Error {
+        let _ = self.grid.raise(message);
+        match self.repair() {
+            Err(e) => e,
+            Ok(_) => Error::Unrecoverable { reason: "a replacement's error went unnoticed by the survivors".into() },
+        }
+    }
+
     /// Forgets the current call: it failed before its first commit point
     /// (before it protected anything), on every process alike. The call
     /// then returns a process-failure error; [`Region::run`] repairs and

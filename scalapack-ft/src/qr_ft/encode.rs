@@ -61,34 +61,45 @@ impl Extended {
             },
             e => e,
         };
-        let mut e = if in_place {
-            DistMatrix::in_storage_from(grid, a.m(), layout.n_extended(), nb, nb, a.storage_mut()).map_err(named)?
-        } else {
-            let mut e =
-                DistMatrix::in_storage_from(grid, a.m(), layout.n_extended(), nb, nb, &mut work.ext).map_err(named)?;
-            if start != Start::Join {
-                for j in 0..lc {
-                    e.local_mut()[j * lde..j * lde + lr].copy_from_slice(&a.local()[j * lda..j * lda + lr]);
-                }
-            }
-            e
-        };
-        let checksums_from = layout.n_extended() - 2 * layout.groups() * nb;
-        let zero_to = if start == Start::Fresh { e.local_cols_before(checksums_from) } else { e.local_cols() };
-        e.local_mut()[lc * lde..zero_to * lde].fill(0.0);
+        // The sums first: a memory error then leaves A's storage and the
+        // workspace's as they were.
         let mycol = grid.mycol() as usize;
-        let mut pool = std::mem::take(&mut work.d);
-        let mut d = Vec::with_capacity(layout.groups());
+        let mut d: Vec<Option<Vec<f64>>> = Vec::with_capacity(layout.groups());
         for g in 0..layout.groups() {
             d.push(if layout.holds_pair(g, mycol) {
-                let mut buf = pool.pop().unwrap_or_default();
+                let mut buf = work.d.pop().unwrap_or_default();
                 buf.clear();
-                crate::memory::grow_zeroed(&mut buf, lr * nb, "pdgeqrf_ft", "the left-factor checksums")?;
+                if let Err(e) = crate::memory::grow_zeroed(&mut buf, lr * nb, "pdgeqrf_ft", "the left-factor checksums")
+                {
+                    work.d.extend(d.into_iter().flatten());
+                    return Err(e);
+                }
                 Some(buf)
             } else {
                 None
             });
         }
+        // (`in_storage_from` takes the storage only when it succeeds.)
+        let taken = if in_place {
+            DistMatrix::in_storage_from(grid, a.m(), layout.n_extended(), nb, nb, a.storage_mut())
+        } else {
+            DistMatrix::in_storage_from(grid, a.m(), layout.n_extended(), nb, nb, &mut work.ext)
+        };
+        let mut e = match taken {
+            Ok(e) => e,
+            Err(err) => {
+                work.d.extend(d.into_iter().flatten());
+                return Err(named(err));
+            }
+        };
+        if !in_place && start != Start::Join {
+            for j in 0..lc {
+                e.local_mut()[j * lde..j * lde + lr].copy_from_slice(&a.local()[j * lda..j * lda + lr]);
+            }
+        }
+        let checksums_from = layout.n_extended() - 2 * layout.groups() * nb;
+        let zero_to = if start == Start::Fresh { e.local_cols_before(checksums_from) } else { e.local_cols() };
+        e.local_mut()[lc * lde..zero_to * lde].fill(0.0);
         Ok(Extended { e, d, data_n: a.n(), in_place })
     }
 

@@ -166,7 +166,15 @@ pub fn pdgeqrf_ft_in(
     let verdict = if joining { Ok(check.is_ok()) } else { grid.agree(check.is_ok()) };
     let refused = match verdict {
         Ok(true) => None,
-        Ok(false) if joining => check.err(),
+        Ok(false) if joining => {
+            // The survivors are inside their recovery: tell them, and
+            // return what every process then returns.
+            let why = check.err().map_or_else(|| "no extended matrix".to_string(), |e| e.to_string());
+            if let Some(ext) = ext {
+                ext.release(a, work, false);
+            }
+            return Err(region.refuse_join(format!("replacement grid rank {}: {why}", region.grid().rank())).into());
+        }
         Ok(false) => {
             // Bad arguments (or no memory) somewhere: the same typed error
             // everywhere. The call did nothing; a re-run of the region's
