@@ -161,7 +161,7 @@ fn print_recoveries(region: &Region, report: &FtReport, rep: Option<usize>) {
         println!(
             "  {tag}recovered ranks {:?} at step {} ({} phase) by {}: detect {:.1} + repair {:.1} + rebuild {:.1} = {:.1} \
              ms",
-            r.ranks, r.step, r.phase, r.mode, r.detect_ms, r.repair_ms, r.rebuild_ms, r.total_ms
+            r.ranks, r.step, r.phase, r.mode.as_str(), r.detect_ms, r.repair_ms, r.rebuild_ms, r.total_ms
         );
     }
 }

@@ -1,4 +1,4 @@
-//! # recovery — resilient regions, step commits and fault injection
+//! # recovery — resilient regions, the step-commit protocol, fault injection
 //!
 //! The application-facing side of recovery ("the three R's": revoke,
 //! return, repair). A [`Region`] owns the grid and a [`StatusLog`]: the
@@ -9,13 +9,20 @@
 //! Replacement processes create their region right after joining the grid
 //! and receive the log from the survivors.
 //!
+//! [`protocol`] is the step-commit protocol itself, written once: every
+//! fault-tolerant driver supplies its steps, its encoding, rebuild and
+//! verification and its replicated state ([`protocol::Algorithm`]), and the
+//! protocol does the rest — the agreements, the repair, the hand-over to
+//! replacements and the recovery records.
+//!
 //! Fault injection (SIGKILL a rank at a named point) is re-exported from
 //! `blacs-ft`, where the repair protocol itself has injection points.
 
+pub mod protocol;
 mod status;
 
 pub use blacs_ft::inject::{kill_self, Injector, KillSpec};
-pub use status::{CallRecord, CallState, StatusLog};
+pub use status::{CallRecord, CallState, Replicated, StatusLog};
 
 use blacs_ft::{Error, Grid, RepairReport};
 
@@ -138,14 +145,14 @@ impl Region {
         self.log.abandon_current();
     }
 
-    /// Records a commit of the current call (step count and its replicated data).
-    pub fn commit(&mut self, committed: u64, replicated: &[f64]) {
-        self.log.commit(committed, replicated);
+    /// Records a commit of the current call (step count and its replicated state).
+    pub fn commit(&mut self, committed: u64, replicated: &impl Replicated) {
+        self.log.commit(committed, replicated.to_bytes());
     }
 
-    /// Records the current call as completed.
-    pub fn complete(&mut self, replicated: &[f64]) {
-        self.log.complete(replicated);
+    /// Records the current call as completed (with its replicated outputs).
+    pub fn complete(&mut self, replicated: &impl Replicated) {
+        self.log.complete(replicated.to_bytes());
     }
 
     /// Repairs the grid after a process failure and hands the log to the

@@ -1,9 +1,45 @@
 //! The status log of a resilient region (Bland's "status object"): which
 //! library calls completed, which one is in progress and at which committed
-//! step, and the small replicated arrays (tau, pivots, ...) each one needs to
-//! resume. Survivors hand it to replacements after a repair.
+//! step, and the small replicated state (tau, pivots, ...) each one needs to
+//! resume, kept as bytes ([`Replicated`] says how a type becomes them).
+//! Survivors hand it to replacements after a repair.
 
 use blacs_ft::Grid;
+
+/// State a fault-tolerant call keeps replicated on every process and
+/// records in the log at each commit (QR's tau, LU's pivots): how it
+/// becomes bytes and comes back from them.
+pub trait Replicated: Sized {
+    /// The state as bytes.
+    fn to_bytes(&self) -> Vec<u8>;
+    /// The state back from [`Replicated::to_bytes`]' output (`None` if the
+    /// bytes are not such an output).
+    fn from_bytes(bytes: &[u8]) -> Option<Self>;
+}
+
+impl Replicated for Vec<f64> {
+    fn to_bytes(&self) -> Vec<u8> {
+        self.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+    fn from_bytes(bytes: &[u8]) -> Option<Self> {
+        bytes
+            .len()
+            .is_multiple_of(8)
+            .then(|| bytes.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes"))).collect())
+    }
+}
+
+impl Replicated for Vec<i64> {
+    fn to_bytes(&self) -> Vec<u8> {
+        self.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+    fn from_bytes(bytes: &[u8]) -> Option<Self> {
+        bytes
+            .len()
+            .is_multiple_of(8)
+            .then(|| bytes.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes"))).collect())
+    }
+}
 
 /// State of one library call in the log.
 #[derive(Clone, Debug, PartialEq)]
@@ -14,8 +50,9 @@ pub struct CallRecord {
     pub committed: u64,
     /// True once the call returned successfully.
     pub done: bool,
-    /// Replicated data the call keeps consistent at each commit (tau, ...).
-    pub replicated: Vec<f64>,
+    /// Replicated state the call keeps consistent at each commit (tau,
+    /// pivots, ...), as bytes (see [`Replicated`]).
+    pub replicated: Vec<u8>,
 }
 
 /// What a call finds in the log when it starts.
@@ -23,10 +60,11 @@ pub struct CallRecord {
 pub enum CallState {
     /// Not in the log: start from the beginning.
     Fresh,
-    /// Interrupted: resume after `committed` steps with this replicated data.
-    Resume { committed: u64, replicated: Vec<f64> },
+    /// Interrupted: resume after `committed` steps with this replicated
+    /// state (bytes, see [`Replicated`]).
+    Resume { committed: u64, replicated: Vec<u8> },
     /// Completed earlier: skip it (its replicated outputs are here).
-    Done { replicated: Vec<f64> },
+    Done { replicated: Vec<u8> },
 }
 
 /// The ordered log of a region's library calls.
@@ -96,20 +134,18 @@ impl StatusLog {
     }
 
     /// Records a commit of the current call.
-    pub fn commit(&mut self, committed: u64, replicated: &[f64]) {
+    pub fn commit(&mut self, committed: u64, replicated: Vec<u8>) {
         if let Some(r) = self.current_mut() {
             r.committed = committed;
-            r.replicated.clear();
-            r.replicated.extend_from_slice(replicated);
+            r.replicated = replicated;
         }
     }
 
     /// Marks the current call as completed.
-    pub fn complete(&mut self, replicated: &[f64]) {
+    pub fn complete(&mut self, replicated: Vec<u8>) {
         if let Some(r) = self.current_mut() {
             r.done = true;
-            r.replicated.clear();
-            r.replicated.extend_from_slice(replicated);
+            r.replicated = replicated;
         }
     }
 
@@ -127,36 +163,39 @@ impl StatusLog {
         self.cursor.checked_sub(1).and_then(|i| self.calls.get_mut(i))
     }
 
-    /// Flattens the log for a broadcast: `[ncalls, cursor, repairs, per
-    /// call: name length, name bytes (as f64), committed, done, data length,
-    /// data]`.
-    fn encode(&self) -> Vec<f64> {
-        let mut v = vec![self.calls.len() as f64, self.cursor as f64, self.repairs as f64];
+    /// Flattens the log for a broadcast, little-endian: `[ncalls, cursor,
+    /// repairs` (u64 each)`, per call: name length (u64), name bytes,
+    /// committed (u64), done (u8), state length (u64), state bytes]`.
+    fn encode(&self) -> Vec<u8> {
+        let mut v = Vec::new();
+        let word = |v: &mut Vec<u8>, x: u64| v.extend_from_slice(&x.to_le_bytes());
+        word(&mut v, self.calls.len() as u64);
+        word(&mut v, self.cursor as u64);
+        word(&mut v, self.repairs);
         for r in &self.calls {
-            v.push(r.name.len() as f64);
-            v.extend(r.name.bytes().map(|b| b as f64));
-            v.push(r.committed as f64);
-            v.push(if r.done { 1.0 } else { 0.0 });
-            v.push(r.replicated.len() as f64);
+            word(&mut v, r.name.len() as u64);
+            v.extend_from_slice(r.name.as_bytes());
+            word(&mut v, r.committed);
+            v.push(r.done as u8);
+            word(&mut v, r.replicated.len() as u64);
             v.extend_from_slice(&r.replicated);
         }
         v
     }
 
-    fn decode(v: &[f64]) -> Option<StatusLog> {
-        let mut it = v.iter().copied();
-        let mut next = || it.next();
-        let n = next()? as usize;
-        let cursor = next()? as usize;
-        let repairs = next()? as u64;
-        let mut calls = Vec::with_capacity(n);
+    fn decode(v: &[u8]) -> Option<StatusLog> {
+        let mut r = Reader { v, at: 0 };
+        let n = r.word()? as usize;
+        let cursor = r.word()? as usize;
+        let repairs = r.word()?;
+        let mut calls = Vec::with_capacity(n.min(1024));
         for _ in 0..n {
-            let len = next()? as usize;
-            let name: String = (0..len).map(|_| next().map(|b| b as u8 as char)).collect::<Option<_>>()?;
-            let committed = next()? as u64;
-            let done = next()? != 0.0;
-            let dl = next()? as usize;
-            let replicated = (0..dl).map(|_| next()).collect::<Option<Vec<f64>>>()?;
+            let len = r.word()? as usize;
+            let name = String::from_utf8(r.take(len)?.to_vec()).ok()?;
+            let committed = r.word()?;
+            let done = r.take(1)?[0] != 0;
+            let dl = r.word()? as usize;
+            let replicated = r.take(dl)?.to_vec();
             calls.push(CallRecord { name, committed, done, replicated });
         }
         Some(StatusLog { calls, cursor, repairs })
@@ -185,6 +224,23 @@ impl StatusLog {
     }
 }
 
+/// Reads the pieces of [`StatusLog::encode`]'s output in order.
+struct Reader<'a> {
+    v: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let piece = self.v.get(self.at..self.at.checked_add(n)?)?;
+        self.at += n;
+        Some(piece)
+    }
+    fn word(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,13 +249,13 @@ mod tests {
     fn a_rerun_skips_completed_calls_and_resumes_the_interrupted_one() {
         let mut log = StatusLog::new();
         assert_eq!(log.enter("pdgeqrf_ft"), CallState::Fresh);
-        log.commit(3, &[0.5, 0.25]);
-        log.complete(&[1.0, 2.0]);
+        log.commit(3, vec![0.5, 0.25].to_bytes());
+        log.complete(vec![1.0, 2.0].to_bytes());
         assert_eq!(log.enter("pdormqr"), CallState::Fresh);
-        log.commit(1, &[]);
+        log.commit(1, vec![]);
         // A failure: the body runs again from the top.
         log.rewind();
-        assert_eq!(log.enter("pdgeqrf_ft"), CallState::Done { replicated: vec![1.0, 2.0] });
+        assert_eq!(log.enter("pdgeqrf_ft"), CallState::Done { replicated: vec![1.0, 2.0].to_bytes() });
         assert_eq!(log.enter("pdormqr"), CallState::Resume { committed: 1, replicated: vec![] });
     }
 
@@ -207,7 +263,7 @@ mod tests {
     fn a_different_call_sequence_forgets_the_stale_tail() {
         let mut log = StatusLog::new();
         log.enter("a");
-        log.complete(&[]);
+        log.complete(vec![]);
         log.enter("b");
         log.rewind();
         log.enter("a");
@@ -219,12 +275,12 @@ mod tests {
     fn an_abandoned_call_starts_afresh_on_the_rerun() {
         let mut log = StatusLog::new();
         log.enter("pdgeqrf_ft");
-        log.complete(&[1.0]);
+        log.complete(vec![1.0].to_bytes());
         log.enter("pdgeqrf_ft");
         log.abandon_current();
         assert_eq!(log.calls().len(), 1);
         log.rewind();
-        assert_eq!(log.enter("pdgeqrf_ft"), CallState::Done { replicated: vec![1.0] });
+        assert_eq!(log.enter("pdgeqrf_ft"), CallState::Done { replicated: vec![1.0].to_bytes() });
         assert_eq!(log.enter("pdgeqrf_ft"), CallState::Fresh);
         // Nothing to abandon before the first call.
         let mut empty = StatusLog::new();
@@ -236,16 +292,18 @@ mod tests {
     fn the_log_survives_encoding() {
         let mut log = StatusLog::new();
         log.enter("pdgeqrf_ft");
-        log.commit(7, &[0.1, -3.5, 1e300]);
-        log.enter("x");
-        log.complete(&[]);
+        log.commit(7, vec![0.1, -3.5, 1e300].to_bytes());
+        log.enter("pdgetrf_ft");
+        log.complete(vec![3i64, -1, i64::MAX].to_bytes());
         log.count_repair();
         log.count_repair();
         let back = StatusLog::decode(&log.encode()).unwrap();
         assert_eq!(back, log);
         // A replacement counts the repairs from where the survivors are.
         assert_eq!(back.repairs(), 2);
-        assert!(StatusLog::decode(&[3.0]).is_none());
+        assert!(StatusLog::decode(&[3, 0]).is_none());
+        assert_eq!(Vec::<i64>::from_bytes(&vec![3i64, -1, i64::MAX].to_bytes()), Some(vec![3, -1, i64::MAX]));
+        assert!(Vec::<f64>::from_bytes(&[1, 2, 3]).is_none());
     }
 
     #[test]
@@ -253,12 +311,12 @@ mod tests {
         let mut log = StatusLog::new();
         for name in ["a", "b"] {
             log.enter(name);
-            log.complete(&[1.0]);
+            log.complete(vec![1]);
         }
         log.enter("c");
-        log.commit(3, &[2.0]);
+        log.commit(3, vec![2]);
         log.rewind();
         log.skip_completed();
-        assert_eq!(log.enter("c"), CallState::Resume { committed: 3, replicated: vec![2.0] });
+        assert_eq!(log.enter("c"), CallState::Resume { committed: 3, replicated: vec![2] });
     }
 }

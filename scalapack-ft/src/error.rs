@@ -72,6 +72,12 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+impl recovery::protocol::ProtocolError for Error {
+    fn is_process_failure(&self) -> bool {
+        Error::is_process_failure(self)
+    }
+}
+
 impl From<blacs_ft::Error> for Error {
     fn from(e: blacs_ft::Error) -> Error {
         Error::Grid(e)

@@ -5,6 +5,7 @@
 //! `_ft` siblings. Inside, indices are 0-based and typed; only a C ABI would
 //! be 1-based with `INFO` codes ([`Error::info`] gives them).
 
+pub mod abft;
 pub mod array;
 pub mod blas;
 pub mod descriptor;

@@ -130,14 +130,14 @@ pub struct RecoveryEntry {
     pub total_ms: f64,
 }
 
-impl From<&crate::qr_ft::RecoveryRecord> for RecoveryEntry {
-    fn from(r: &crate::qr_ft::RecoveryRecord) -> RecoveryEntry {
+impl From<&recovery::protocol::RecoveryRecord> for RecoveryEntry {
+    fn from(r: &recovery::protocol::RecoveryRecord) -> RecoveryEntry {
         RecoveryEntry {
             rank: r.ranks.first().copied().unwrap_or(-1),
             ranks: r.ranks.clone(),
             step: r.step,
-            phase: r.phase.clone(),
-            mode: r.mode.clone(),
+            phase: r.phase.name().to_string(),
+            mode: r.mode.as_str().to_string(),
             detect_ms: round_ms(r.detect_ms),
             repair_ms: round_ms(r.repair_ms),
             rebuild_ms: round_ms(r.rebuild_ms),
@@ -225,7 +225,7 @@ pub struct FactorReport {
     pub overhead_model: Option<f64>,
     /// `--verify`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub checksum_check: Option<crate::qr_ft::ChecksumCheck>,
+    pub checksum_check: Option<crate::abft::ChecksumCheck>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub compare: Option<CompareReport>,
     /// The residuals passed (< 16) and the checksums, where verified, held.

@@ -1,25 +1,16 @@
 //! `pdgeqrf_ft`: ABFT QR that survives SIGKILLed ranks.
 //!
-//! The matrix is extended with reverse-neighboring checksum pairs (see the
-//! `checksum` crate): C_g = Σ_{J∈g} A_J for each group g of Q block columns,
-//! stored twice on two process columns, updated by the same trailing-update
-//! DGEMMs as the data; finished groups' pairs drop out of the update. The
-//! stored content of finished block columns (R and V) is protected by
-//! D_g = Σ of the finished stored blocks, kept next to C_g's pair.
-//!
-//! Every step follows the step-commit protocol: panel factorization (on a
-//! backed-up panel), broadcasts and reductions into scratch; one agreement
-//! over the grid; then a local commit with no communication. A failure
-//! leaves every survivor at the last committed step; the grid is repaired,
-//! the lost processes' blocks are rebuilt from the checksums, and the loop
-//! resumes.
+//! The QR's steps — panel factorization (on a backed-up panel), its
+//! broadcast, the reduction of the update's W into scratch; then the local
+//! commit, with the owner of the next panel factoring it ahead — run on the
+//! step-commit protocol of [`recovery::protocol`], which owns the
+//! agreements, the repairs and the recovery records. The checksums are
+//! those of [`crate::abft`]: reverse-neighboring pairs C_g updated by the
+//! same block reflectors as the data, and the left-factor sums D_g of the
+//! finished V.
 
-mod encode;
 mod factor;
-mod rebuild;
-mod verify;
-mod workspace;
 
-pub use factor::{pdgeqrf_ft, pdgeqrf_ft_in, FtOptions, FtReport, RecoveryRecord};
-pub use verify::ChecksumCheck;
-pub use workspace::FtWorkspace;
+pub use crate::abft::{ChecksumCheck, FtWorkspace};
+pub use factor::{pdgeqrf_ft, pdgeqrf_ft_in, FtOptions, FtReport};
+pub use recovery::protocol::RecoveryRecord;

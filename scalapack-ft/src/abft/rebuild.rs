@@ -1,41 +1,22 @@
 //! Rebuilding a lost process's blocks from the survivors of its process row
 //! and the checksums (one loss per process row).
 
-use super::encode::{layout_err, Extended};
+use super::encode::shape_err;
+use super::extended::{layout_err, Extended};
 use crate::error::Result;
 use blacs_ft::{Grid, Scope};
 use checksum::ReverseNeighborLayout;
 
 const TAG_CHECKSUM_COPY: i32 = 0xC0C;
 
-/// Collective: the grid ranks whose blocks are not valid (replacements),
-/// the same list on every rank. Two in one process row cannot be rebuilt:
-/// that is reported as unrecoverable on every rank.
-pub(super) fn lost_ranks(grid: &Grid, valid: bool) -> Result<Vec<i32>> {
-    let flags = grid.allgather(Scope::All, &[(!valid) as i64])?;
-    let lost: Vec<i32> = flags.iter().enumerate().filter(|(_, &f)| f != 0).map(|(r, _)| r as i32).collect();
-    let q = grid.npcol();
-    for w in lost.windows(2) {
-        if w[0] / q == w[1] / q {
-            return Err(blacs_ft::Error::Unrecoverable {
-                reason: format!(
-                    "ranks {} and {} of process row {} were both lost: the checksums can rebuild one process per \
-                     process row",
-                    w[0],
-                    w[1],
-                    w[0] / q
-                ),
-            }
-            .into());
-        }
-    }
-    Ok(lost)
-}
-
-/// `dst += sign · src` over `rows` × `nb` blocks (column-major).
-fn axpy(dst: &mut [f64], src: &[f64], sign: f64) {
-    for (d, s) in dst.iter_mut().zip(src) {
-        *d += sign * s;
+/// `dst += sign · src`, a stretch of one column (the checksum crate's
+/// kernels).
+fn axpy(dst: &mut [f64], src: &[f64], sign: f64) -> Result<()> {
+    let n = dst.len();
+    if sign > 0.0 {
+        checksum::add_block(dst, src, n, 1, n.max(1)).map_err(shape_err)
+    } else {
+        checksum::sub_block(dst, src, n, 1, n.max(1)).map_err(shape_err)
     }
 }
 
@@ -43,7 +24,7 @@ fn axpy(dst: &mut [f64], src: &[f64], sign: f64) {
 /// process's data block columns (everything from C_g except the left factor
 /// of finished columns, which comes from D_g), then copies its checksum and
 /// D_g copies from the duplicates.
-pub(super) fn rebuild_lost_blocks(
+pub(crate) fn rebuild_lost_blocks(
     grid: &Grid,
     ext: &mut Extended,
     layout: &ReverseNeighborLayout,
@@ -88,13 +69,13 @@ pub(super) fn rebuild_lost_blocks(
                     if let Some(cols) = ext.local_block(pair[keep]) {
                         for (c, lj) in cols.enumerate() {
                             let split = diag_end(target * nb + c);
-                            axpy(&mut x[c * lr..c * lr + split], &ext.e.local()[lj * ld..lj * ld + split], 1.0);
+                            axpy(&mut x[c * lr..c * lr + split], &ext.e.local()[lj * ld..lj * ld + split], 1.0)?;
                         }
                     }
                     if let Some(Some(d)) = ext.d.get(g) {
                         for c in 0..nb {
                             let split = diag_end(target * nb + c);
-                            axpy(&mut x[c * lr + split..(c + 1) * lr], &d[c * lr + split..(c + 1) * lr], 1.0);
+                            axpy(&mut x[c * lr + split..(c + 1) * lr], &d[c * lr + split..(c + 1) * lr], 1.0)?;
                         }
                     }
                 }
@@ -106,9 +87,9 @@ pub(super) fn rebuild_lost_blocks(
                         // Above the split: this member's part of C_g (its rows
                         // down to its own diagonal); below: its part of D_g.
                         let above = split.min(own);
-                        axpy(&mut x[c * lr..c * lr + above], &a[..above], -1.0);
+                        axpy(&mut x[c * lr..c * lr + above], &a[..above], -1.0)?;
                         let below = split.max(own);
-                        axpy(&mut x[c * lr + below..(c + 1) * lr], &a[below..], -1.0);
+                        axpy(&mut x[c * lr + below..(c + 1) * lr], &a[below..], -1.0)?;
                     }
                 }
                 grid.sum(Scope::Row, &mut x, Some(lost_col as i32))?;

@@ -1,11 +1,13 @@
-//! Caller-owned scratch of `pdgeqrf_ft` (ScaLAPACK's WORK array, typed).
+//! Caller-owned scratch of the fault-tolerant factorizations (`pdgeqrf_ft`,
+//! `pdgetrf_ft`): ScaLAPACK's WORK array, typed.
 
 use crate::error::Result;
 use crate::matrix::{touched, DistMatrix};
 use blacs_ft::Grid;
 use checksum::ReverseNeighborLayout;
 
-/// The storage `pdgeqrf_ft` works in: the local part of the extended matrix
+/// The storage a fault-tolerant factorization (`pdgeqrf_ft`, `pdgetrf_ft`)
+/// works in: the local part of the extended matrix
 /// [A | padding | checksum pairs] (unless A's own storage has room for it,
 /// see [`FtWorkspace::in_place`]) and the left-factor sums D_g this process
 /// keeps. [`super::pdgeqrf_ft`] allocates one per call;
@@ -18,8 +20,8 @@ use checksum::ReverseNeighborLayout;
 /// reads.
 #[derive(Debug, Default)]
 pub struct FtWorkspace {
-    pub(super) ext: Vec<f64>,
-    pub(super) d: Vec<Vec<f64>>,
+    pub(crate) ext: Vec<f64>,
+    pub(crate) d: Vec<Vec<f64>>,
 }
 
 impl FtWorkspace {
@@ -98,7 +100,7 @@ impl FtWorkspace {
 }
 
 /// Names in the memory errors of the workspace.
-const ROUTINE: &str = "pdgeqrf_ft";
+const ROUTINE: &str = "FtWorkspace";
 const EXTENDED: &str = "the checksum-extended matrix";
 
 /// `held` left-factor sums of `len` elements each, touched.
@@ -119,7 +121,7 @@ fn largest_sizes(layout: &ReverseNeighborLayout, nb: usize, p: usize, q: usize) 
 /// Local lengths of the extended matrix (minimal leading dimension: the
 /// storage an in-place call needs) and of one D_g, and how many D_g this
 /// process keeps.
-pub(super) fn sizes(grid: &Grid, a: &DistMatrix, layout: &ReverseNeighborLayout) -> (usize, usize, usize) {
+pub(crate) fn sizes(grid: &Grid, a: &DistMatrix, layout: &ReverseNeighborLayout) -> (usize, usize, usize) {
     sizes_at(layout, a.nb(), a.local_rows(), grid.npcol() as usize, grid.mycol() as usize)
 }
 

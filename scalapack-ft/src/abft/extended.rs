@@ -1,17 +1,16 @@
 //! The extended matrix [A | padding | checksum pairs] and the left-factor
-//! sums D_g of one process, and the initial encoding of the checksums.
+//! sums D_g of one process.
 
 use super::workspace::{sizes, FtWorkspace};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
-use crate::qr::reflectors::Panel;
-use blacs_ft::{Grid, Scope};
+use blacs_ft::Grid;
 use checksum::ReverseNeighborLayout;
 
 /// How a call starts on this process: the extended matrix is filled
 /// accordingly.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum Start {
+pub(crate) enum Start {
     /// A new call: A is taken over (or copied in), the checksums are
     /// encoded afterwards.
     Fresh,
@@ -21,7 +20,7 @@ pub(super) enum Start {
 }
 
 /// This process's share of the ABFT state.
-pub(super) struct Extended {
+pub(crate) struct Extended {
     /// M × N_ext: data, zero padding, checksum pairs (block-cyclic like A).
     pub e: DistMatrix,
     /// D_g (local rows × nb) for the groups whose pair this process column holds.
@@ -40,12 +39,15 @@ impl Extended {
     /// storage with A's blocks copied in. The padding columns and the D_g
     /// are zeroed; the checksum columns too unless the call is fresh (the
     /// encoding then overwrites them all).
+    ///
+    /// `routine` names the call in a memory error.
     pub fn new(
         grid: &Grid,
         a: &mut DistMatrix,
         layout: &ReverseNeighborLayout,
         work: &mut FtWorkspace,
         start: Start,
+        routine: &str,
     ) -> Result<Extended> {
         let nb = a.nb();
         let (lr, lc, lda) = (a.local_rows(), a.local_cols(), a.lld());
@@ -53,12 +55,9 @@ impl Extended {
         let in_place = lda == lde && a.storage_mut().len() >= sizes(grid, a, layout).0;
         // (A memory error names this routine and what it is for.)
         let named = |e: Error| match e {
-            Error::Memory { bytes, available, .. } => Error::Memory {
-                routine: "pdgeqrf_ft".into(),
-                what: "the checksum-extended matrix".into(),
-                bytes,
-                available,
-            },
+            Error::Memory { bytes, available, .. } => {
+                Error::Memory { routine: routine.into(), what: "the checksum-extended matrix".into(), bytes, available }
+            }
             e => e,
         };
         // The sums first: a memory error then leaves A's storage and the
@@ -69,8 +68,7 @@ impl Extended {
             d.push(if layout.holds_pair(g, mycol) {
                 let mut buf = work.d.pop().unwrap_or_default();
                 buf.clear();
-                if let Err(e) = crate::memory::grow_zeroed(&mut buf, lr * nb, "pdgeqrf_ft", "the left-factor checksums")
-                {
+                if let Err(e) = crate::memory::grow_zeroed(&mut buf, lr * nb, routine, "the left-factor checksums") {
                     work.d.extend(d.into_iter().flatten());
                     return Err(e);
                 }
@@ -123,11 +121,6 @@ impl Extended {
         work.ext = self.e.into_local();
     }
 
-    /// Global number of data columns (A's N).
-    pub fn data_n(&self) -> usize {
-        self.data_n
-    }
-
     /// Local column range of extended block column `bc`, if this process holds it.
     pub fn local_block(&self, bc: usize) -> Option<std::ops::Range<usize>> {
         let nb = self.e.nb();
@@ -171,23 +164,32 @@ impl Extended {
         self.e.local_mut()[lc0 * ld..lc0 * ld + backup.len()].copy_from_slice(backup);
     }
 
-    /// Commit of panel `k`: its left factor joins D_g of its group — the
-    /// entries strictly below the diagonal, read from the explicit V (R,
-    /// on and above the diagonal, stays protected by C_g, which holds the
-    /// transformed columns with zeros below the diagonal).
-    pub fn accumulate_finished(&mut self, layout: &ReverseNeighborLayout, k: usize, panel: &Panel) {
+    /// Commit of panel `k` (global columns `j0..j0+jb`): its left factor
+    /// (QR's V, LU's L) joins D_g of its group — the entries strictly below
+    /// the diagonal. `lower` holds the panel's last `lrows` local rows
+    /// (`lrows × jb`, leading dimension `lrows`); on and above the
+    /// diagonal (R, U) the columns stay protected by C_g, which holds the
+    /// transformed columns with zeros below the diagonal.
+    pub fn accumulate_finished(
+        &mut self,
+        layout: &ReverseNeighborLayout,
+        k: usize,
+        j0: usize,
+        jb: usize,
+        lower: &[f64],
+        lrows: usize,
+    ) {
         let lr = self.e.local_rows();
         let Ok(g) = layout.group_of(k) else { return };
-        // V's row 0 is local row lr − lrows; column c's strictly-lower rows
-        // are the local rows from the first past global row j0 + c on.
-        let v_first = lr - panel.lrows;
-        let starts: Vec<usize> = (0..panel.jb).map(|c| self.e.local_rows_before(panel.j0 + c + 1) - v_first).collect();
+        // `lower`'s row 0 is local row lr − lrows; column c's strictly-lower
+        // rows are the local rows from the first past global row j0 + c on.
+        let first = lr - lrows;
+        let starts: Vec<usize> = (0..jb).map(|c| self.e.local_rows_before(j0 + c + 1) - first).collect();
         let Some(Some(d)) = self.d.get_mut(g) else { return };
         for (c, &below) in starts.iter().enumerate() {
-            let v = &panel.v[c * panel.lrows + below..(c + 1) * panel.lrows];
-            for (x, s) in d[c * lr + v_first + below..(c + 1) * lr].iter_mut().zip(v) {
-                *x += s;
-            }
+            let n = lrows - below;
+            let (acc, x) = (&mut d[c * lr + first + below..(c + 1) * lr], &lower[c * lrows + below..(c + 1) * lrows]);
+            checksum::add_block(acc, x, n, 1, n.max(1)).expect("one column of the panel's left factor");
         }
     }
 
@@ -203,95 +205,7 @@ impl Extended {
     }
 }
 
-/// Collective: C_g = Σ_{J∈g} A_J along each process row, written into both
-/// copies of each group's pair. One row reduction per group, made in place
-/// in this process's copy of the pair when it holds one (no scratch to
-/// allocate, fill and copy back: the encoding touches each block once).
-pub(super) fn encode_checksums(grid: &Grid, ext: &mut Extended, layout: &ReverseNeighborLayout) -> Result<()> {
-    let (lr, ld, nb) = (ext.e.local_rows(), ext.e.lld(), ext.e.nb());
-    let len = lr * nb;
-    let mut scratch = Vec::new();
-    for g in 0..layout.groups() {
-        let starts = |blocks: &mut dyn Iterator<Item = usize>| -> Vec<usize> {
-            blocks.filter_map(|bc| ext.local_block(bc)).map(|cols| cols.start).collect()
-        };
-        let members = starts(&mut layout.group_members(g).map_err(layout_err)?);
-        let copies = starts(&mut layout.pair_block_cols(g).map_err(layout_err)?.into_iter());
-        // Blocks are contiguous (minimal leading dimension; see
-        // `Extended::block`), so sums are formed in place.
-        if one_member_per_column_of_two(layout, g)? {
-            // Each column holds one member and one copy: the other column's
-            // member comes straight into the copy and this one's is added
-            // (no partial sum, no reduction buffer). Addition commutes, so
-            // both copies are bit-identical.
-            let (l0, m0) = (copies[0], members[0]);
-            let other = (grid.myrow(), 1 - grid.mycol());
-            let (data, rest) = ext.e.local_mut().split_at_mut(l0 * ld);
-            let mine = &data[m0 * ld..m0 * ld + len];
-            let copy = &mut rest[..len];
-            grid.exchange(mine, other, copy, other, TAG_ENCODE)?;
-            for (c, x) in copy.iter_mut().zip(mine) {
-                *c += x;
-            }
-            continue;
-        }
-        match copies.first() {
-            // The pair's local columns lie after every data column.
-            Some(&l0) => {
-                let (data, rest) = ext.e.local_mut().split_at_mut(l0 * ld);
-                let sum = &mut rest[..len];
-                partial_sum(data, &members, ld, lr, nb, sum);
-                grid.sum(Scope::Row, sum, None)?;
-                for &l1 in &copies[1..] {
-                    ext.e.local_mut().copy_within(l0 * ld..l0 * ld + len, l1 * ld);
-                }
-            }
-            // No copy here: this process only contributes its members.
-            None => {
-                scratch.resize(len, 0.0);
-                partial_sum(ext.e.local(), &members, ld, lr, nb, &mut scratch);
-                grid.sum(Scope::Row, &mut scratch, None)?;
-            }
-        }
-    }
-    Ok(())
-}
-
-const TAG_ENCODE: i32 = 0xE1C;
-
-/// Whether group `g` has one member in each of exactly two process columns,
-/// whose two process columns each hold one of its copies (global: every
-/// process answers alike).
-fn one_member_per_column_of_two(layout: &ReverseNeighborLayout, g: usize) -> Result<bool> {
-    if layout.q() != 2 {
-        return Ok(false);
-    }
-    let members = layout.group_members(g).map_err(layout_err)?;
-    let per_col = |c: usize| members.clone().filter(|bc| bc % 2 == c).count();
-    let holders = layout.pair_process_cols(g).map_err(layout_err)?;
-    Ok(per_col(0) == 1 && per_col(1) == 1 && holders[0] != holders[1])
-}
-
-/// `sum` (lr × nb, contiguous) = Σ of the local blocks starting at local
-/// columns `members` of `data` (leading dimension `ld`); zero when none.
-fn partial_sum(data: &[f64], members: &[usize], ld: usize, lr: usize, nb: usize, sum: &mut [f64]) {
-    for c in 0..nb {
-        let out = &mut sum[c * lr..(c + 1) * lr];
-        match members.split_first() {
-            None => out.fill(0.0),
-            Some((&first, rest)) => {
-                out.copy_from_slice(&data[(first + c) * ld..(first + c) * ld + lr]);
-                for &m in rest {
-                    for (s, x) in out.iter_mut().zip(&data[(m + c) * ld..(m + c) * ld + lr]) {
-                        *s += x;
-                    }
-                }
-            }
-        }
-    }
-}
-
 /// A layout query that cannot fail for indices the layout itself produced.
-pub(super) fn layout_err(e: checksum::LayoutError) -> crate::Error {
+pub(crate) fn layout_err(e: checksum::LayoutError) -> crate::Error {
     blacs_ft::Error::Unrecoverable { reason: format!("checksum layout: {e}") }.into()
 }

@@ -1,7 +1,7 @@
 //! Checking the checksum relations (`--verify`): detects silent corruption
 //! of data or checksums.
 
-use super::encode::{layout_err, Extended};
+use super::extended::{layout_err, Extended};
 use crate::error::Result;
 use crate::norms::EPS;
 use blacs_ft::{Grid, Scope};
@@ -24,7 +24,7 @@ pub struct ChecksumCheck {
 
 /// Collective: recomputes every group's sums along the process rows and
 /// compares them with both stored copies of C_g and D_g.
-pub(super) fn verify_checksums(
+pub(crate) fn verify_checksums(
     grid: &Grid,
     ext: &Extended,
     layout: &ReverseNeighborLayout,
@@ -62,21 +62,23 @@ pub(super) fn verify_checksums(
         }
         grid.sum(Scope::Row, &mut csum, None)?;
         grid.sum(Scope::Row, &mut dsum, None)?;
+        // Each stored copy against the recomputed sums (the checksum
+        // crate's relation check; only the largest defect is kept here).
+        let defect = |stored: &[f64], sum: &[f64]| -> Result<f64> {
+            let v = checksum::verify_relation(stored, sum, lr, 1, 0.0, 0.0).map_err(|e| {
+                crate::Error::Grid(blacs_ft::Error::Unrecoverable { reason: format!("checksum verification: {e}") })
+            })?;
+            Ok(v.max_abs_diff)
+        };
         let (mut dc, mut dd) = (0.0f64, 0.0f64);
         for bc in layout.pair_block_cols(g).map_err(layout_err)? {
-            if let Some(cols) = ext.local_block(bc) {
-                for (c, lj) in cols.enumerate() {
-                    for li in 0..lr {
-                        dc = dc.max((ext.e.local()[lj * ld + li] - csum[c * lr + li]).abs());
-                    }
-                }
+            if let Some(copy) = ext.block(bc) {
+                dc = dc.max(defect(copy, &csum)?);
             }
         }
         if layout.pair_process_cols(g).map_err(layout_err)?.contains(&mycol) {
             if let Some(Some(d)) = ext.d.get(g) {
-                for (x, y) in d.iter().zip(&dsum) {
-                    dd = dd.max((x - y).abs());
-                }
+                dd = dd.max(defect(d, &dsum)?);
             }
         }
         let mut v = [dc, dd];

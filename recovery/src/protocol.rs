@@ -1,0 +1,599 @@
+//! The step-commit protocol (DESIGN §5), written once for every
+//! fault-tolerant driver.
+//!
+//! A driver is a loop of steps. Each step is
+//! 1. a *communication phase* that writes scratch only (panel
+//!    factorization, broadcasts, reductions, row exchanges),
+//! 2. one agreement over the grid (`MPIX_Comm_agree`, uniform) that every
+//!    live process finished phase 1,
+//! 3. a *local commit* that applies the scratch.
+//!
+//! A failure anywhere leaves every survivor at the last committed step,
+//! with every checksum consistent at that step: the grid is repaired, the
+//! lost processes' blocks rebuilt at that step, and the loop goes on.
+//!
+//! An algorithm supplies what is its own ([`Algorithm`]): the phases of its
+//! steps, its phase 1 and commit, its encoding, rebuild and verification,
+//! and its replicated state. This module owns everything else, the same for
+//! every driver:
+//! * the argument verdict, an agreement ([`agree_to_start`]): every process
+//!   leaves it with the same answer even if one fails meanwhile;
+//! * the first commit point after the encoding: a process lost before it
+//!   took blocks nothing protects yet, so the call is forgotten everywhere
+//!   and returns a process failure (the caller repairs and starts again);
+//! * the per-step agreement and the repair loop;
+//! * after a repair: the lost ranks (one per process row at most), the
+//!   agreement on the committed step, the hand-over of the replicated state
+//!   to the replacements, the rebuild, and one recovery record the same on
+//!   every process;
+//! * the final commit point (with the optional verification), after which
+//!   the call is complete in the region's log.
+
+use crate::{CallState, Region, Replicated};
+use blacs_ft::{Grid, RepairMode, Scope};
+use std::fmt;
+use std::time::Instant;
+
+/// Where in a fault-tolerant call a process is: the points where a
+/// failure can surface and where kills can be injected (`R@OP:STEP:PHASE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Phase {
+    /// The argument check (an agreement), before step 0.
+    Args,
+    /// The encoding of the checksums, before step 0.
+    Encode,
+    /// The panel factorization (QR: Householder; LU: with its pivot search).
+    Panel,
+    /// The row interchanges of a step's pivots (LU).
+    Swap,
+    /// The broadcasts of a step (the panel along the process rows; LU: the
+    /// block row of U down the process columns).
+    Bcast,
+    /// The update's reduction into scratch (QR).
+    Update,
+    /// The step's agreement and its local commit.
+    Commit,
+}
+
+impl Phase {
+    /// Every phase, in the order a call meets them.
+    pub const ALL: [Phase; 7] =
+        [Phase::Args, Phase::Encode, Phase::Panel, Phase::Swap, Phase::Bcast, Phase::Update, Phase::Commit];
+
+    /// The phase's name in kill points and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Args => "args",
+            Phase::Encode => "encode",
+            Phase::Panel => "panel",
+            Phase::Swap => "swap",
+            Phase::Bcast => "bcast",
+            Phase::Update => "update",
+            Phase::Commit => "commit",
+        }
+    }
+
+    /// The phase called `name`.
+    pub fn parse(name: &str) -> Option<Phase> {
+        Phase::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// Whether the phase comes once, before step 0.
+    pub fn before_steps(self) -> bool {
+        matches!(self, Phase::Args | Phase::Encode)
+    }
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The error type of a fault-tolerant driver: grid errors convert into it,
+/// and it tells a process failure (which a repair cures) from the rest.
+pub trait ProtocolError: From<blacs_ft::Error> + fmt::Display {
+    /// True for errors a grid repair can cure.
+    fn is_process_failure(&self) -> bool;
+}
+
+impl ProtocolError for blacs_ft::Error {
+    fn is_process_failure(&self) -> bool {
+        blacs_ft::Error::is_process_failure(self)
+    }
+}
+
+/// The phase a step is in and since when: the algorithm moves it along
+/// ([`PhaseClock::enter`]), which also fires the kill points.
+#[derive(Debug)]
+pub struct PhaseClock {
+    op: &'static str,
+    step: u64,
+    phase: Phase,
+    since: Instant,
+}
+
+impl PhaseClock {
+    fn new(op: &'static str, step: u64, phase: Phase) -> PhaseClock {
+        PhaseClock { op, step, phase, since: Instant::now() }
+    }
+
+    /// Enters `phase`: a kill point `OP:STEP:PHASE` fires here.
+    pub fn enter(&mut self, grid: &Grid, phase: Phase) {
+        self.mark(phase);
+        grid.inject(self.op, self.step, phase.name());
+    }
+
+    fn mark(&mut self, phase: Phase) {
+        self.phase = phase;
+        self.since = Instant::now();
+    }
+
+    /// The phase the step is in.
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+}
+
+/// What a fault-tolerant driver supplies to the protocol.
+///
+/// Phase 1 ([`Algorithm::exchange`]) writes scratch only: after an error
+/// there, [`Algorithm::abort`] puts back whatever it touched, so that this
+/// process is at the last committed step. [`Algorithm::commit`] runs no
+/// collective of its own: it may start non-blocking sends (a look-ahead)
+/// whose completion the next step's phase 1 waits for.
+pub trait Algorithm {
+    /// The driver's error type.
+    type Error: ProtocolError;
+    /// What phase 1 of a step hands to its commit.
+    type Scratch;
+    /// The state kept replicated on every process (QR's tau, LU's pivots).
+    type State: Replicated;
+    /// The outcome of [`Algorithm::verify`].
+    type Check;
+    /// The operation's name in kill points (`qr`, `lu`).
+    const OP: &'static str;
+    /// The phases of a step's phase 1, in order (the first is where each
+    /// step starts).
+    const STEP_PHASES: &'static [Phase];
+
+    /// Number of steps.
+    fn steps(&self) -> u64;
+    /// The replicated state.
+    fn state(&self) -> &Self::State;
+    /// Replaces the replicated state (a replacement's, from the survivors).
+    fn set_state(&mut self, state: Self::State);
+    /// Collective, on a fresh call: encodes the checksums.
+    fn encode(&mut self, grid: &Grid) -> Result<(), Self::Error>;
+    /// Phase 1 of step `k` (collective): communication into scratch only.
+    /// Moves `clock` through [`Algorithm::STEP_PHASES`].
+    fn exchange(&mut self, grid: &Grid, k: u64, clock: &mut PhaseClock) -> Result<Self::Scratch, Self::Error>;
+    /// Local work done while the step's agreement runs (none by default).
+    fn while_agreeing(&mut self, _scratch: &mut Self::Scratch) {}
+    /// Phase 3 of step `k`: the local commit.
+    fn commit(&mut self, grid: &Grid, k: u64, scratch: Self::Scratch);
+    /// Phase 1 of step `k` failed: restores what it touched.
+    fn abort(&mut self, k: u64);
+    /// Collective after a repair: rebuilds the blocks of the `lost` grid
+    /// ranks (replacements, whose blocks are meaningless) at `committed`
+    /// steps.
+    fn rebuild(&mut self, grid: &Grid, committed: u64, lost: &[i32]) -> Result<(), Self::Error>;
+    /// Collective, at the end: checks the checksum relations.
+    fn verify(&self, grid: &Grid, committed: u64) -> Result<Self::Check, Self::Error>;
+}
+
+/// One recovery of a fault-tolerant call, the same on every process.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecoveryRecord {
+    /// Grid ranks whose blocks were rebuilt.
+    pub ranks: Vec<i32>,
+    /// Committed steps when the failure was handled (the step redone).
+    pub step: u64,
+    /// The earliest phase in which a survivor saw the failure.
+    pub phase: Phase,
+    /// From the start of that phase to the error (an upper bound on the
+    /// detection), the slowest survivor's.
+    pub detect_ms: f64,
+    /// The grid's repair: revoke, shrink, spawn or spare, merge, split.
+    pub repair_ms: f64,
+    /// Agreeing on what was lost and rebuilding it.
+    pub rebuild_ms: f64,
+    pub total_ms: f64,
+    /// How the lost processes were replaced.
+    pub mode: RepairMode,
+}
+
+/// What a fault-tolerant call did besides computing.
+#[derive(Clone, Debug)]
+pub struct Outcome<C> {
+    /// Its recoveries, oldest first.
+    pub recoveries: Vec<RecoveryRecord>,
+    /// The checksum relations at the end, when asked for.
+    pub check: Option<C>,
+}
+
+/// How a fault-tolerant call starts on this process, from the region's log.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Start<S> {
+    /// Completed before a later failure (its result is in place): its
+    /// replicated outputs.
+    Done(S),
+    /// A new call.
+    Fresh,
+    /// A replacement joining the survivors' recovery of the interrupted
+    /// call, at `committed` steps with their replicated state.
+    Join { committed: u64, state: S },
+}
+
+impl<S> Start<S> {
+    /// A replacement joining the survivors.
+    pub fn joining(&self) -> bool {
+        matches!(self, Start::Join { .. })
+    }
+}
+
+/// Enters the call `name` in the region's log.
+///
+/// # Errors
+/// An interrupted call met by a survivor (survivors finish their calls
+/// inside them; only a replacement resumes one), or a state in the log
+/// that does not decode: unrecoverable, on this process.
+pub fn enter<S: Replicated, E: ProtocolError>(region: &mut Region, name: &str) -> Result<Start<S>, E> {
+    let (state, joining) = region.enter_call(name);
+    let corrupt =
+        || blacs_ft::Error::Unrecoverable { reason: format!("{name}: the state in the status log is corrupt") };
+    match state {
+        CallState::Done { replicated } => Ok(Start::Done(S::from_bytes(&replicated).ok_or_else(corrupt)?)),
+        CallState::Fresh => Ok(Start::Fresh),
+        CallState::Resume { committed, replicated } if joining => {
+            Ok(Start::Join { committed, state: S::from_bytes(&replicated).ok_or_else(corrupt)? })
+        }
+        CallState::Resume { .. } => Err(blacs_ft::Error::Unrecoverable {
+            reason: format!(
+                "{name}: this call was interrupted on this process; only a replacement joining the survivors' \
+                 recovery can resume it"
+            ),
+        }
+        .into()),
+    }
+}
+
+/// The call's verdict on its start: every process passes its local checks
+/// (its arguments, the input's values, memory for its scratch), and the
+/// verdict is an agreement, which every process leaves with the same answer
+/// even if one fails meanwhile — all go on to the encoding, or all return.
+///
+/// On a refusal the call is forgotten in the log (a re-run meets it
+/// afresh) and the error is `explain`'s, which turns the local outcomes
+/// into one error, the same everywhere (it is collective). A process lost
+/// before the verdict gives a process failure. A joining replacement (the
+/// survivors are past this point, inside their recovery) does not agree:
+/// if its own checks fail it tells them, and every process returns the same
+/// [`blacs_ft::Error::Remote`].
+pub fn agree_to_start<S, E: ProtocolError>(
+    region: &mut Region,
+    op: &str,
+    start: &Start<S>,
+    local: Result<(), E>,
+    explain: impl FnOnce(&Grid, Result<(), E>) -> E,
+) -> Result<(), E> {
+    if start.joining() {
+        return match local {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let who = region.grid().rank();
+                Err(region.refuse_join(format!("replacement grid rank {who}: {e}")).into())
+            }
+        };
+    }
+    let grid = region.grid();
+    grid.inject(op, 0, Phase::Args.name());
+    let verdict = grid.agree(local.is_ok());
+    let error = match verdict {
+        Ok(true) => return Ok(()),
+        // Bad arguments (or no memory) somewhere: the same typed error
+        // everywhere. (Had the offending rank died since, a process
+        // failure is reported instead.)
+        Ok(false) => explain(grid, local),
+        // A process lost before anything was touched.
+        Err(e) => e.into(),
+    };
+    region.abandon_call();
+    Err(error)
+}
+
+/// A step that failed: the error, and the phase it surfaced in and since
+/// when.
+struct StepFailure<E> {
+    error: E,
+    phase: Phase,
+    since: Instant,
+}
+
+/// Runs a started call ([`Start::Fresh`] or [`Start::Join`]) to its end:
+/// the encoding of a fresh call and its first commit point, the steps, the
+/// repairs, and the final commit point (verifying the checksums first when
+/// `verify`). On success the call is complete in the region's log.
+///
+/// # Fault tolerance
+/// A process failure in any phase of a step is repaired in place, and the
+/// lost blocks rebuilt at the last committed step (see the module
+/// documentation). A process lost before the first commit point makes the
+/// call return a process failure on every survivor, forgotten in the log:
+/// the caller repairs (a replacement runs the region's body from the top)
+/// and calls again with its input. Two losses in one process row are
+/// [`blacs_ft::Error::Unrecoverable`] on every survivor.
+pub fn run<A: Algorithm>(
+    region: &mut Region,
+    alg: &mut A,
+    start: Start<A::State>,
+    verify: bool,
+) -> Result<Outcome<A::Check>, A::Error> {
+    let mut committed = 0;
+    let joining = match start {
+        Start::Join { committed: c, state } => {
+            committed = c;
+            alg.set_state(state);
+            true
+        }
+        Start::Fresh => false,
+        Start::Done(_) => {
+            return Err(blacs_ft::Error::Unrecoverable { reason: "a completed call cannot run again".into() }.into())
+        }
+    };
+    if !joining {
+        let grid = region.grid();
+        let t = Instant::now();
+        grid.inject(A::OP, 0, Phase::Encode.name());
+        let encoded = alg.encode(grid);
+        if std::env::var_os("FTLA_DEBUG").is_some() {
+            eprintln!("[ftla rank {}] encode {:.1} ms", grid.rank(), t.elapsed().as_secs_f64() * 1e3);
+        }
+        // The first commit point: the checksums protect every block once
+        // every process has encoded its share. A process lost before then
+        // took unprotected blocks with it, which nothing can rebuild. Every
+        // survivor learns it here (whichever collective failed on it),
+        // forgets the call and reports a process failure, so that the caller
+        // repairs and starts the call again everywhere.
+        if !matches!(grid.agree(encoded.is_ok()), Ok(true)) {
+            region.abandon_call();
+            return Err(match encoded {
+                Err(e) if !e.is_process_failure() => e,
+                _ => blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into(),
+            });
+        }
+    }
+    let mut recoveries = Vec::new();
+    // A joining replacement starts in the survivors' recovery: its blocks
+    // are meaningless until they are rebuilt.
+    let mut valid = !joining;
+    let mut failure: Option<(Phase, f64, bool)> = joining.then_some((Phase::Commit, 0.0, false));
+    loop {
+        if let Some((phase, detect_ms, mut need_repair)) = failure.take() {
+            let record = loop {
+                let t = Instant::now();
+                let mode = if need_repair { Some(region.repair()?.mode) } else { None };
+                need_repair = true;
+                let repair_ms = t.elapsed().as_secs_f64() * 1e3;
+                let mine = valid.then_some(Opinion { phase, detect_ms, repair_ms, mode });
+                match after_repair(region, alg, &mut committed, mine) {
+                    Ok(r) => break r,
+                    Err(e) if e.is_process_failure() => continue,
+                    Err(e) => return Err(e),
+                }
+            };
+            valid = true;
+            recoveries.push(record);
+        }
+        match steps(region, alg, &mut committed).and_then(|()| finish(region, alg, committed, verify)) {
+            Ok(check) => {
+                region.complete(alg.state());
+                return Ok(Outcome { recoveries, check });
+            }
+            Err(f) if f.error.is_process_failure() => {
+                failure = Some((f.phase, f.since.elapsed().as_secs_f64() * 1e3, true));
+            }
+            Err(f) => return Err(f.error),
+        }
+    }
+}
+
+/// Steps `committed..`; on an error this process is at the last committed
+/// step (the algorithm restored what phase 1 touched).
+fn steps<A: Algorithm>(region: &mut Region, alg: &mut A, committed: &mut u64) -> Result<(), StepFailure<A::Error>> {
+    while *committed < alg.steps() {
+        let k = *committed;
+        let grid = region.grid();
+        let mut clock = PhaseClock::new(A::OP, k, A::STEP_PHASES.first().copied().unwrap_or(Phase::Commit));
+        let attempt = alg.exchange(grid, k, &mut clock).and_then(|mut scratch| {
+            // Phase 2: the commit point, with the algorithm's local work
+            // overlapping it.
+            clock.mark(Phase::Commit);
+            let started = grid.start_agree(true)?;
+            alg.while_agreeing(&mut scratch);
+            if !grid.finish_agree(started)? {
+                return Err(blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into());
+            }
+            Ok(scratch)
+        });
+        let scratch = match attempt {
+            Ok(s) => s,
+            Err(error) => {
+                alg.abort(k);
+                // Everyone meets at the commit point even after an error
+                // (the agreement works on revoked communicators): processes
+                // waiting there learn that the step failed.
+                if clock.phase != Phase::Commit && error.is_process_failure() {
+                    let _ = grid.agree(false);
+                }
+                return Err(StepFailure { error, phase: clock.phase, since: clock.since });
+            }
+        };
+        // (A process killed here dies after agreeing: the survivors commit.)
+        grid.inject(A::OP, k, Phase::Commit.name());
+        alg.commit(grid, k, scratch);
+        *committed = k + 1;
+        region.commit(*committed, alg.state());
+    }
+    Ok(())
+}
+
+/// The end of the call, itself a commit point: the optional verification,
+/// and one last agreement that every process is alive, so that a process
+/// lost during the last step is rebuilt before the call returns.
+fn finish<A: Algorithm>(
+    region: &Region,
+    alg: &A,
+    committed: u64,
+    verify: bool,
+) -> Result<Option<A::Check>, StepFailure<A::Error>> {
+    let since = Instant::now();
+    let grid = region.grid();
+    let fail = |error: A::Error| StepFailure { error, phase: Phase::Commit, since };
+    let check = if verify {
+        match alg.verify(grid, committed) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                if e.is_process_failure() {
+                    let _ = grid.agree(false);
+                }
+                return Err(fail(e));
+            }
+        }
+    } else {
+        None
+    };
+    match grid.agree(true) {
+        Ok(true) => Ok(check),
+        Ok(false) => Err(fail(blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into())),
+        Err(e) => Err(fail(e.into())),
+    }
+}
+
+/// A survivor's view of the failure it recovers from.
+struct Opinion {
+    phase: Phase,
+    detect_ms: f64,
+    repair_ms: f64,
+    mode: Option<RepairMode>,
+}
+
+/// Collective after a repair, over survivors and replacements: agree on the
+/// lost ranks and the committed step, hand the replicated state over,
+/// rebuild the lost blocks, and agree on one record of the recovery.
+/// `mine` is `None` on a process whose blocks are being rebuilt.
+fn after_repair<A: Algorithm>(
+    region: &mut Region,
+    alg: &mut A,
+    committed: &mut u64,
+    mine: Option<Opinion>,
+) -> Result<RecoveryRecord, A::Error> {
+    let t = Instant::now();
+    let valid = mine.is_some();
+    let grid = region.grid();
+    let lost = lost_ranks(grid, valid)?;
+    // Survivors agree on the committed step (a replacement learnt it from
+    // the log; it offers no opinion).
+    let mut lo = [if valid { *committed as i64 } else { i64::MAX }];
+    let mut hi = [if valid { *committed as i64 } else { i64::MIN }];
+    grid.min(Scope::All, &mut lo)?;
+    grid.max(Scope::All, &mut hi)?;
+    if lo[0] != hi[0] {
+        return Err(blacs_ft::Error::Unrecoverable {
+            reason: format!("survivors disagree on the committed step ({} vs {})", lo[0], hi[0]),
+        }
+        .into());
+    }
+    *committed = lo[0] as u64;
+    // The replicated state: the lowest survivor's is everybody's.
+    if let Some(holder) = grid.lowest_rank_where(valid)? {
+        let bytes = grid.broadcast_vec(alg.state().to_bytes(), holder)?;
+        let state = A::State::from_bytes(&bytes).ok_or_else(|| blacs_ft::Error::Unrecoverable {
+            reason: "the replicated state handed over after a repair is corrupt".into(),
+        })?;
+        alg.set_state(state);
+    }
+    let t_rb = Instant::now();
+    alg.rebuild(grid, *committed, &lost)?;
+    if std::env::var_os("FTLA_DEBUG").is_some() {
+        eprintln!(
+            "[ftla rank {}] after repair: met the others after {:.1} ms, rebuild {:.1} ms",
+            grid.rank(),
+            (t_rb - t).as_secs_f64() * 1e3,
+            t_rb.elapsed().as_secs_f64() * 1e3
+        );
+    }
+    let rebuild_ms = t.elapsed().as_secs_f64() * 1e3;
+    // One record: the slowest survivor's times, the earliest phase any
+    // survivor saw the failure in (the phase of the step it interrupted),
+    // the repair's mode. (A replacement has no opinion.)
+    let mut v = match &mine {
+        Some(o) => [
+            o.detect_ms,
+            o.repair_ms,
+            rebuild_ms,
+            -(Phase::ALL.iter().position(|&p| p == o.phase).unwrap_or(0) as f64),
+            match o.mode {
+                Some(RepairMode::Spawn) => 2.0,
+                Some(RepairMode::Spare) => 1.0,
+                _ => 0.0,
+            },
+        ],
+        None => [0.0, 0.0, rebuild_ms, f64::MIN, 0.0],
+    };
+    grid.max(Scope::All, &mut v)?;
+    region.commit(*committed, alg.state());
+    let phase = Phase::ALL[((-v[3]) as usize).min(Phase::ALL.len() - 1)];
+    let mode = match v[4] as i32 {
+        2 => RepairMode::Spawn,
+        1 => RepairMode::Spare,
+        _ => RepairMode::NoLoss,
+    };
+    Ok(RecoveryRecord {
+        ranks: lost,
+        step: *committed,
+        phase,
+        detect_ms: v[0],
+        repair_ms: v[1],
+        rebuild_ms: v[2],
+        total_ms: v[0] + v[1] + v[2],
+        mode,
+    })
+}
+
+/// Collective: the grid ranks whose blocks are not valid (replacements),
+/// the same list on every rank. The checksums rebuild one process per
+/// process row: two in one row are unrecoverable, on every rank.
+fn lost_ranks(grid: &Grid, valid: bool) -> blacs_ft::Result<Vec<i32>> {
+    let flags = grid.allgather(Scope::All, &[(!valid) as i64])?;
+    let lost: Vec<i32> = flags.iter().enumerate().filter(|(_, &f)| f != 0).map(|(r, _)| r as i32).collect();
+    let q = grid.npcol();
+    let coords: Vec<(usize, usize)> = lost.iter().map(|&r| ((r / q) as usize, (r % q) as usize)).collect();
+    if let Err(checksum::RebuildError::TwoLossesInProcessRow { row, process_cols }) =
+        checksum::check_recoverable(&coords)
+    {
+        let ranks: Vec<String> = process_cols.iter().map(|&c| (row as i32 * q + c as i32).to_string()).collect();
+        return Err(blacs_ft::Error::Unrecoverable {
+            reason: format!(
+                "ranks {} of process row {row} were both lost: the checksums can rebuild one process per process row",
+                ranks.join(" and ")
+            ),
+        });
+    }
+    Ok(lost)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phases_have_names_and_an_order() {
+        for p in Phase::ALL {
+            assert_eq!(Phase::parse(p.name()), Some(p));
+        }
+        assert!(Phase::Args < Phase::Panel && Phase::Panel < Phase::Commit);
+        assert!(Phase::Encode.before_steps() && !Phase::Swap.before_steps());
+        assert_eq!(Phase::parse("pivot"), None);
+    }
+}

@@ -1,0 +1,32 @@
+//! The ABFT of the fault-tolerant factorizations (`pdgeqrf_ft`,
+//! `pdgetrf_ft`), one implementation on the checksum crate's kernels.
+//!
+//! The matrix is extended with reverse-neighboring checksum pairs (see the
+//! `checksum` crate): C_g = Σ_{J∈g} A_J for each group g of Q block
+//! columns, stored twice on two process columns and updated by the same
+//! trailing updates as the data (QR's block reflectors; LU's row
+//! interchanges, TRSM and DGEMM); finished groups' pairs drop out. The left
+//! factor of finished block columns (QR's V, LU's L: the entries strictly
+//! below the diagonal) is protected by D_g, their row sums per group, kept
+//! next to C_g's pair; on and above the diagonal (R, U) C_g protects them.
+//!
+//! * [`Extended`]: this process's share — the extended matrix (in A's own
+//!   storage when it has room) and its D_g;
+//! * [`encode_checksums`]: the initial encoding (collective);
+//! * [`rebuild_lost_blocks`]: a lost process's blocks from its process
+//!   row's survivors and the checksums (collective);
+//! * [`verify_checksums`]: the checksum relations, recomputed (collective);
+//! * [`FtWorkspace`]: caller-owned storage for all of it.
+
+mod encode;
+mod extended;
+mod rebuild;
+mod verify;
+mod workspace;
+
+pub(crate) use encode::encode_checksums;
+pub(crate) use extended::{Extended, Start};
+pub(crate) use rebuild::rebuild_lost_blocks;
+pub(crate) use verify::verify_checksums;
+pub use verify::ChecksumCheck;
+pub use workspace::FtWorkspace;
