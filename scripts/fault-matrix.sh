@@ -1,25 +1,39 @@
 #!/usr/bin/env bash
-# The full fault matrix of pdgeqrf_ft: on 2x2 and 2x3 grids, every rank
-# killed at an early, a middle and the last step, in each phase (panel,
-# bcast, update, commit), and before the checksums exist (args, encode: the
-# call restarts), through a spawn and through a hot spare; each run must finish
-# with ScaLAPACK's residual checks passing and consistent checksums. Every
-# launch has a hard timeout. Prints one line per run and "N passed, N
-# failed" at the end; exit code 1 if any run failed.
-#   scripts/fault-matrix.sh            # both grids (280 runs)
-#   scripts/fault-matrix.sh 2x2        # one grid
+# The full fault matrix of pdgeqrf_ft and pdgetrf_ft: on 2x2 and 2x3 grids,
+# every rank killed at an early, a middle and the last step, in each of the
+# operation's phases (QR: panel, bcast, update, commit; LU: panel, bcast,
+# swap, update, commit), and before the checksums exist (args, encode: the
+# call restarts), through a spawn and through a hot spare; each run must
+# finish with ScaLAPACK's residual checks passing and consistent checksums
+# (LU: and the solve's residual). Every launch has a hard timeout. Prints
+# one line per run and "N passed, N failed" at the end; exit code 1 if any
+# run failed.
+# LU also runs on 1x3, where the owner of the next panel factors it while
+# the step's agreement runs (one process row only).
+#   scripts/fault-matrix.sh                # QR on 2x2, 2x3; LU on 2x2, 2x3, 1x3 (722 runs)
+#   scripts/fault-matrix.sh qr 2x2         # one operation, one grid
+#   scripts/fault-matrix.sh lu             # one operation, its grids
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$here/scripts/setup.sh"
 cargo build --release --quiet --manifest-path "$here/Cargo.toml" -p ftla-bench || exit 1
 ftla="$here/target/release/ftla"
-grids=("${@:-2x2 2x3}")
-# 260x200 in 16-blocks: 13 panels, steps 0..12.
-shape=(--m 260 --n 200 --nb 16)
+ops=(qr lu)
+case "${1:-}" in qr | lu) ops=("$1"); shift ;; esac
+given=("$@")
 steps=(0 6 12)
-phases=(panel bcast update commit)
 pass=0; fail=0
 tmp=$(mktemp -d)
+for op in "${ops[@]}"; do
+if [ "$op" = qr ]; then
+  # 260x200 in 16-blocks: 13 panels, steps 0..12.
+  shape=(--m 260 --n 200 --nb 16); phases=(panel bcast update commit); extra=(); grids=("${given[@]:-2x2 2x3}")
+else
+  # 200x200 in 16-blocks: 13 panels, steps 0..12; a uniform matrix, so
+  # that the pivots interchange rows (a diagonally dominant one would not).
+  shape=(--n 200 --nb 16 --matrix uniform); phases=(panel bcast swap update commit); extra=(--solve)
+  grids=("${given[@]:-2x2 2x3 1x3}")
+fi
 for grid in ${grids[*]}; do
   p=${grid%x*}; q=${grid#*x}; n=$((p * q))
   for spares in 0 1; do
@@ -32,8 +46,8 @@ for grid in ${grids[*]}; do
       points+=("0:args" "0:encode")
       for point in "${points[@]}"; do
         json="$tmp/run.json"; rm -f "$json"
-        "$ftla" qr --ft --grid "$grid" --spares "$spares" "${shape[@]}" --kill "$rank@$point" \
-          --check --verify --json "$json" --timeout 120 >"$tmp/out" 2>&1
+        "$ftla" "$op" --ft --grid "$grid" --spares "$spares" "${shape[@]}" --kill "$rank@$point" \
+          --check "${extra[@]}" --verify --json "$json" --timeout 120 >"$tmp/out" 2>&1
         rc=$?
         case "$point" in
           0:args | 0:encode) expect='r["restarts"] == 1' ;;
@@ -45,10 +59,11 @@ for grid in ${grids[*]}; do
           fail=$((fail + 1)); verdict="FAILED (exit $rc)"
           tail -5 "$tmp/out" | sed 's/^/    /'
         fi
-        printf '%s spares=%s kill %s@%s: %s\n' "$grid" "$spares" "$rank" "$point" "$verdict"
+        printf '%s %s spares=%s kill %s@%s: %s\n' "$op" "$grid" "$spares" "$rank" "$point" "$verdict"
       done
     done
   done
+done
 done
 rm -rf "$tmp"
 echo "$pass passed, $fail failed"

@@ -59,11 +59,14 @@ pub enum Command {
     /// breakdown, the checksum overhead against its model, and (--compare)
     /// the plain run timed in the same job.
     Qr(QrArgs),
-    /// LU factorization with partial pivoting (pdgetrf).
+    /// LU with partial pivoting: pdgetrf, or the fault-tolerant pdgetrf_ft (--ft).
     ///
     /// Factors a generated or given matrix and reports the time, Gflop/s
-    /// (2N³/3), the ‖PA−LU‖ residual and the local DGEMM rate measured in
-    /// the same run.
+    /// (2N³/3), the ‖PA−LU‖ residual (and with --solve the residual of a
+    /// solve with the factors) and the local DGEMM rate measured in the same
+    /// run. With --ft: kills, hot spares, the recovery breakdown, the
+    /// checksum overhead against its model, and (--compare) the plain run
+    /// timed in the same job.
     Lu(LuArgs),
     /// The distribution's ScaLAPACK on the same problem, as a baseline.
     ///
@@ -74,7 +77,7 @@ pub enum Command {
     Baseline(BaselineArgs),
     /// Random kills, many runs: counts correct, unrecoverable, hung, wrong.
     ///
-    /// Runs many `ftla qr --ft` jobs on random grids, sizes, ranks, steps,
+    /// Runs many `ftla qr --ft` (--op lu: `ftla lu --ft`) jobs on random grids, sizes, ranks, steps,
     /// phases and repair points (double kills among them), each under a
     /// timeout, and counts correct, reported-unrecoverable, hung and
     /// wrong-answer runs. Prints the exact command of every run that was not
@@ -211,9 +214,10 @@ pub struct FtArgs {
     #[arg(long)]
     pub ft: bool,
     /// With --ft: SIGKILL grid rank R at STEP in PHASE (args and encode at
-    /// step 0, then panel, bcast, update, commit at any step), or at a point
-    /// of the repair: R@repair:ATTEMPT:{revoke,shrink,spawn,merge},
-    /// R@repair:BUILD:split, R@region:REPAIR:share. Comma-separated.
+    /// step 0; then at any step QR's panel, bcast, update, commit, or LU's
+    /// panel, bcast, swap, update, commit), or at a point of the repair:
+    /// R@repair:ATTEMPT:{revoke,shrink,spawn,merge}, R@repair:BUILD:split,
+    /// R@region:REPAIR:share. Comma-separated.
     #[arg(long, value_name = "R@STEP:PHASE[,...]", requires = "ft")]
     pub kill: Option<String>,
     /// With --ft: hot spares parked at start-up (default 0: a lost process
@@ -255,6 +259,12 @@ pub struct QrArgs {
 pub struct LuArgs {
     #[command(flatten)]
     pub matrix: MatrixArgs,
+    /// Solve A·x = b with the factors (pdgetrs; b = A·(1, …, 1)ᵀ) and
+    /// report ScaLAPACK's solve residual.
+    #[arg(long)]
+    pub solve: bool,
+    #[command(flatten)]
+    pub ft: FtArgs,
     #[command(flatten)]
     pub launch: LaunchArgs,
 }
@@ -395,21 +405,15 @@ pub struct SoakArgs {
     /// Seed of the random choices (the same seed gives the same runs).
     #[arg(long, value_name = "S", default_value_t = 1)]
     pub seed: u64,
-    /// The factorization to soak.
+    /// The factorization to soak (its fault-tolerant driver).
     #[arg(long, value_enum, default_value = "qr")]
-    pub op: SoakOp,
+    pub op: OpArg,
     /// Seconds after which one run counts as hung (it is then killed).
     #[arg(long, value_name = "SECS", default_value_t = 120)]
     pub run_timeout: u64,
     /// Write every run and the counts as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-}
-
-/// The operations `ftla soak` knows.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SoakOp {
-    Qr,
 }
 
 /// Strong or weak scaling.
@@ -444,11 +448,11 @@ pub struct ScaleArgs {
     /// Block size.
     #[arg(long, value_name = "NB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
     pub nb: u64,
-    /// Also run every point fault-tolerant (QR; grids with Q ≥ 2), and
+    /// Also run every point fault-tolerant (pdgeqrf_ft or pdgetrf_ft; grids with Q ≥ 2), and
     /// report the overhead against the plain run and its model.
     #[arg(long)]
     pub ft: bool,
-    /// With --ft: kills in every FT run of every point (ftla qr --kill).
+    /// With --ft: kills in every FT run of every point (ftla qr|lu --kill).
     #[arg(long, value_name = "R@STEP:PHASE[,...]", requires = "ft")]
     pub kill: Option<String>,
     /// Repetitions per point and kind; the median time is reported.
@@ -517,7 +521,7 @@ mod tests {
             "qr --n 10 --kill 1@2:panel",
             "qr --n 10 --ft --reps 3",
             "qr --grid 2x2",
-            "lu --n 10 --ft",
+            "lu --n 10 --kill 1@2:panel",
             "repair --reps 0",
             "scale --op qr --mode weak --ranks 1,2",
             "scale --op qr --mode strong --ranks 1,2 --n 5 --n-per-rank 5",

@@ -1,13 +1,14 @@
-//! `ftla qr --ft`: the fault-tolerant QR (`pdgeqrf_ft`) with kills,
-//! spares, checksum verification and a comparison with the plain QR.
+//! `ftla qr --ft` and `ftla lu --ft`: the fault-tolerant factorizations
+//! (`pdgeqrf_ft`, `pdgetrf_ft`) with kills, spares, checksum verification
+//! and a comparison with the plain factorization.
 
+use crate::factors::{self, Factors};
 use crate::problem::{make_matrix, write_json, FactorJob, FtJob};
 use crate::session::{local_dgemm_gflops, median, start_preparing, Session};
 use blacs_ft::{Injector, Scope};
 use recovery::Region;
+use scalapack_ft::abft::{FtOptions, FtReport, FtWorkspace};
 use scalapack_ft::blas;
-use scalapack_ft::qr::{self, check};
-use scalapack_ft::qr_ft::{pdgeqrf_ft_in, FtOptions, FtReport, FtWorkspace};
 use scalapack_ft::report::{CompareReport, FactorReport, Op, RecoveryEntry};
 use std::time::Instant;
 
@@ -34,7 +35,7 @@ impl SparePrep {
 }
 
 /// [`FtWorkspace::in_place`], or an empty workspace where this process
-/// cannot get the memory: `pdgeqrf_ft_in` then tries again inside its
+/// cannot get the memory: the factorization then tries again inside its
 /// argument agreement, which reports it on every rank.
 fn in_place_or_empty(grid: &blacs_ft::Grid, mat: &mut scalapack_ft::DistMatrix) -> FtWorkspace {
     FtWorkspace::in_place(grid, mat).unwrap_or_default()
@@ -52,7 +53,7 @@ pub fn run(a: FactorJob) -> ! {
     let mut region = match Region::new(grid) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("ftla qr --ft: rank {me}: cannot join the region: {e}");
+            eprintln!("ftla {} --ft: rank {me}: cannot join the region: {e}", a.op.name());
             rt.finish(1)
         }
     };
@@ -67,7 +68,7 @@ pub fn run(a: FactorJob) -> ! {
             // failure is said by every process that saw it.
             let agreed = matches!(e, scalapack_ft::Error::Argument { .. } | scalapack_ft::Error::Memory { .. });
             if !agreed || region.grid().rank() == 0 {
-                println!("ftla qr --ft: rank {}: {e}", region.grid().rank());
+                println!("ftla {} --ft: rank {}: {e}", a.op.name(), region.grid().rank());
             }
             (false, e.to_string())
         }
@@ -82,8 +83,8 @@ struct Compare {
     samples: Vec<Sample>,
 }
 
-/// One repetition: the plain QR, the failure-free FT QR, and the FT QR with
-/// the failure (when the repetition had one).
+/// One repetition: the plain factorization, the failure-free FT one, and
+/// the FT one with the failure (when the repetition had one).
 struct Sample {
     plain: f64,
     free: f64,
@@ -107,7 +108,7 @@ impl Compare {
         (median(&self.plain_s()), median(&self.free_s()), (!with.is_empty()).then(|| median(&with)))
     }
     /// Medians of the per-repetition ratios, as fractions: the failure-free
-    /// FT overhead over the plain QR, and the failure's cost over the
+    /// FT overhead over the plain factorization, and the failure's cost over the
     /// failure-free FT run (when a repetition had a failure). They are
     /// immune to the slow drifts of a shared machine, which move a
     /// repetition's runs together but can put the medians of the separate
@@ -166,15 +167,30 @@ fn print_recoveries(region: &Region, report: &FtReport, rep: Option<usize>) {
     }
 }
 
-/// One timed FT factorization: seconds (the slowest rank's), the call's
-/// report, tau, the factored matrix, and how often the call was restarted
-/// because a process was lost before its checksums existed.
+/// One timed FT factorization.
+struct FtRun {
+    /// Seconds, the slowest survivor's (NaN when no process that started
+    /// the clock is left).
+    secs: f64,
+    report: FtReport,
+    /// Tau or the pivots.
+    factors: Factors,
+    /// LU: the exactly-zero pivot the factorization found.
+    singular: Option<scalapack_ft::Error>,
+    /// The factored matrix.
+    fact: scalapack_ft::DistMatrix,
+    /// How often the call was restarted because a process was lost before
+    /// its checksums existed.
+    restarts: usize,
+}
+
+/// One timed FT factorization of `a.op`.
 fn timed_ft(
     region: &mut Region,
     a: &FactorJob,
     opts: &FtOptions,
     prepared: &mut Option<SparePrep>,
-) -> Result<(f64, FtReport, Vec<f64>, scalapack_ft::DistMatrix, usize), scalapack_ft::Error> {
+) -> Result<FtRun, scalapack_ft::Error> {
     let joining = region.is_joining();
     if joining {
         // This program does not repeat the FT runs that completed before a
@@ -204,10 +220,10 @@ fn timed_ft(
         region.grid().barrier(Scope::All)?;
     }
     let t = Instant::now();
-    let mut tau = Vec::new();
+    let mut factors = Factors::of(a.op);
     let mut restarts = 0;
-    let report = loop {
-        match pdgeqrf_ft_in(region, &mut mat, &mut tau, opts, &mut work) {
+    let (report, singular) = loop {
+        match factors.factor_ft(region, &mut mat, opts, &mut work) {
             // Lost before the checksums protected its blocks: the call was
             // forgotten everywhere. Repair, then start again from the
             // input, as a replacement (which runs this program from the
@@ -241,7 +257,7 @@ fn timed_ft(
     let mut v = [if joining { -1.0 } else { t.elapsed().as_secs_f64() }, restarts as f64];
     region.grid().max(Scope::All, &mut v)?;
     let secs = if v[0] < 0.0 { f64::NAN } else { v[0] };
-    Ok((secs, report, tau, mat, v[1] as usize))
+    Ok(FtRun { secs, report, factors, singular, fact: mat, restarts: v[1] as usize })
 }
 
 fn run_ft(
@@ -256,7 +272,8 @@ fn run_ft(
     // does not print it again.)
     if root_prints(region) && !region.is_joining() && region.grid().replacement().is_none() {
         println!(
-            "ftla qr --ft: {}x{} matrix, NB {}, {} grid + {} spare(s), OpenBLAS kernel {}{}",
+            "ftla {} --ft: {}x{} matrix, NB {}, {} grid + {} spare(s), OpenBLAS kernel {}{}",
+            a.op.name(),
             a.shape().map_or(a.m, |s| s.0),
             a.shape().map_or(a.n, |s| s.1),
             a.nb,
@@ -268,33 +285,41 @@ fn run_ft(
     }
     // 1. The fault-tolerant run (the kills happen here).
     let joined = region.is_joining();
-    let (ft_secs, report, tau, fact, restarts) = timed_ft(region, a, &opts, prepared)?;
+    let FtRun { secs: ft_secs, report, factors, singular, fact, restarts } = timed_ft(region, a, &opts, prepared)?;
     // A replacement that joined a later repetition's failure run (`--reps`
     // with `--kill`) learns which one, and goes on from there.
     let start_rep = after_failure_run(region, ft, joined, 0)?;
     let grid = region.grid();
     let (m, n) = (fact.m(), fact.n());
-    print_recoveries(region, &report, None);
-    // 2. Checks against the original matrix (regenerated or re-read).
-    let (mut residual, mut orthogonality) = (None, None);
-    if a.check && start_rep == 0 {
-        let original = make_matrix(grid, a, true)?;
-        residual = Some(check::qr_residual(grid, &original, &fact, &tau)?);
-        orthogonality = Some(check::orthogonality(grid, &fact, &tau)?);
+    // pdgetrf's INFO for a singular matrix must be the same on every rank
+    // (a replacement learns it from the survivors): checked, not assumed.
+    // (Only after the main run: the survivors of a later repetition's
+    // failure run go straight on with the comparison.)
+    if start_rep == 0 {
+        let info = singular.as_ref().map_or(0, |e| e.info()) as f64;
+        let mut range = [info, -info];
+        grid.max(Scope::All, &mut range)?;
+        if range[0] != -range[1] {
+            return Err(blacs_ft::Error::Unrecoverable {
+                reason: format!("the ranks disagree on INFO (from {} to {})", -range[1], range[0]),
+            }
+            .into());
+        }
     }
-    if let Some(out) = a.output.as_ref().filter(|_| start_rep == 0) {
-        scalapack_ft::dist_io::write_matrix(grid, &fact, out)?;
-        scalapack_ft::dist_io::write_vector(
-            grid,
-            &out.with_extension("tau.npy"),
-            scalapack_ft::dist_io::VectorData::F64(&tau),
-        )?;
+    print_recoveries(region, &report, None);
+    // 2. Checks against the original matrix (regenerated or re-read). (A
+    // replacement that joined a later repetition has no main run's result.)
+    let mut res = factors::Residuals::default();
+    if start_rep == 0 {
+        res = factors::check(grid, a, None, &fact, &factors)?;
+        factors::write(grid, a, &fact, &factors)?;
     }
     drop(fact);
-    // 3. Same-run comparison: plain QR, and the failure-free FT QR.
+    // 3. Same-run comparison: the plain factorization, and the
+    // failure-free FT one.
     let mut compare = None;
     if ft.compare {
-        // Pairs of (plain QR, failure-free FT QR), alternating so that both
+        // Pairs of (plain, failure-free FT) factorizations, alternating so that both
         // see the same machine; medians when repeated. With one repetition
         // and no failure the main run is the failure-free FT sample. With
         // kills, every repetition starts with an FT run that has them (the
@@ -311,33 +336,32 @@ fn run_ft(
                 region.grid_mut().set_injector(kills.shifted(epoch));
                 // The main run's options: a replacement joining here runs
                 // its code path for the main run (its verification included).
-                let (secs, with, _, _, _) = timed_ft(region, a, &opts, &mut None)?;
+                let with = timed_ft(region, a, &opts, &mut None)?;
                 after_failure_run(region, ft, false, rep)?;
-                print_recoveries(region, &with, Some(rep));
-                if !with.recoveries.is_empty() {
-                    with_now = Some(secs);
+                print_recoveries(region, &with.report, Some(rep));
+                if !with.report.recoveries.is_empty() || with.restarts > 0 {
+                    with_now = Some(with.secs);
                 }
             }
             let grid = region.grid();
             let mut plain = make_matrix(grid, a, true)?;
             grid.barrier(Scope::All)?;
             let t = Instant::now();
-            let mut tau2 = Vec::new();
-            qr::pdgeqrf(grid, &mut plain, &mut tau2)?;
+            Factors::of(a.op).factor(grid, &mut plain)?;
             let mut nonft = [t.elapsed().as_secs_f64()];
             grid.max(Scope::All, &mut nonft)?;
             drop(plain);
             let secs = if rep == 0 && ft.reps == 1 && !main_had_failure {
                 ft_secs
             } else {
-                let (secs, again, _, _, _) = timed_ft(region, a, &FtOptions::default(), &mut None)?;
-                if !again.recoveries.is_empty() {
+                let again = timed_ft(region, a, &FtOptions::default(), &mut None)?;
+                if !again.report.recoveries.is_empty() || again.restarts > 0 {
                     return Err(blacs_ft::Error::Unrecoverable {
                         reason: "the failure-free comparison run saw a failure".into(),
                     }
                     .into());
                 }
-                secs
+                again.secs
             };
             samples.push(Sample { plain: nonft[0], free: secs, with: with_now.take() });
         }
@@ -346,24 +370,38 @@ fn run_ft(
     let grid = region.grid();
     let dgemm = local_dgemm_gflops(grid)?;
     let verified = report.check.as_ref().is_none_or(|c| c.ok);
-    let ok = verified && residual.is_none_or(|r| r < 16.0) && orthogonality.is_none_or(|o| o < 16.0);
+    let ok = verified && singular.is_none() && res.pass();
     let timing = if ft_secs.is_nan() {
         "time unknown (every process that started the clock was replaced)".to_string()
     } else {
-        format!("{ft_secs:.3} s, {:.1} Gflop/s", Op::Qr.flops(m, n) / ft_secs / 1e9)
+        format!("{ft_secs:.3} s, {:.1} Gflop/s", a.op.flops(m, n) / ft_secs / 1e9)
     };
+    let name = a.op.name().to_uppercase();
     let mut lines = vec![format!(
-        "QR {m}x{n} NB {} on {} with checksums: {timing}, {} recover{}",
+        "{name} {m}x{n} NB {} on {} with checksums: {timing}, {} recover{}",
         a.nb,
         a.grid,
         report.recoveries.len(),
         if report.recoveries.len() == 1 { "y" } else { "ies" },
     )];
-    if let (Some(r), Some(o)) = (residual, orthogonality) {
-        lines.push(format!(
-            "residual ‖A−QR‖₁/(‖A‖₁·max(M,N)·eps) = {r:.3}, orthogonality ‖I−QᵀQ‖₁/(M·eps) = {o:.3} ({})",
-            if r < 16.0 && o < 16.0 { "pass: < 16" } else { "FAIL: ≥ 16" }
-        ));
+    if let Some(e) = &singular {
+        lines.push(format!("{e} (INFO {} on every rank)", e.info()));
+    }
+    let mut checks = Vec::new();
+    if let Some(r) = res.residual {
+        checks.push(match a.op {
+            Op::Qr => format!("residual ‖A−QR‖₁/(‖A‖₁·max(M,N)·eps) = {r:.3}"),
+            Op::Lu => format!("residual ‖PA−LU‖₁/(‖A‖₁·max(M,N)·eps) = {r:.3}"),
+        });
+    }
+    if let Some(o) = res.orthogonality {
+        checks.push(format!("orthogonality ‖I−QᵀQ‖₁/(M·eps) = {o:.3}"));
+    }
+    if let Some(r) = res.solve {
+        checks.push(format!("solve residual ‖Ax−b‖₁/(‖A‖₁·‖x‖₁·N·eps) = {r:.3}"));
+    }
+    if !checks.is_empty() {
+        lines.push(format!("{} ({})", checks.join(", "), if res.pass() { "pass: < 16" } else { "FAIL: ≥ 16" }));
     }
     if let Some(c) = &report.check {
         lines.push(format!(
@@ -384,7 +422,7 @@ fn run_ft(
             let paired = cmp.samples.len() > 1;
             let of = if paired { format!("; medians of {}", cmp.samples.len()) } else { String::new() };
             let mut l = format!(
-                "overhead: plain QR {nonft:.3} s, FT failure-free {free:.3} s ({:+.1} %; model +{:.1} %, ratio {:.2}{of})",
+                "overhead: plain {name} {nonft:.3} s, FT failure-free {free:.3} s ({:+.1} %; model +{:.1} %, ratio {:.2}{of})",
                 100.0 * (free / nonft - 1.0),
                 100.0 * model,
                 (free / nonft - 1.0) / model
@@ -420,12 +458,13 @@ fn run_ft(
     if grid.rank() == 0 {
         println!("{}{}", lines.join("\n  "), if ok { "" } else { "\n  FAILED" });
         if let Some(path) = &a.json {
-            let mut r = FactorReport::new("qr", [a.grid.p, a.grid.q], m, n, a.nb);
-            r.timed(Op::Qr, ft_secs);
+            let mut r = FactorReport::new(a.op.name(), [a.grid.p, a.grid.q], m, n, a.nb);
+            r.timed(a.op, ft_secs);
             r.ft = Some(true);
             r.spares = Some(ft.spares as i32);
-            r.residual = residual.into();
-            r.orthogonality = Some(orthogonality.into());
+            r.residual = res.residual.into();
+            r.orthogonality = (a.op == Op::Qr).then(|| res.orthogonality.into());
+            r.solve_residual = res.solve;
             r.dgemm_gflops = dgemm;
             r.blas_kernel = blas::kernel_name();
             r.recoveries = Some(report.recoveries.iter().map(RecoveryEntry::from).collect());

@@ -7,6 +7,7 @@
 mod baseline;
 mod cli;
 mod demo;
+mod factors;
 mod ft_run;
 mod plain;
 mod problem;

@@ -3,13 +3,12 @@
 //! do, and report Gflop/s next to the local DGEMM rate measured in the same
 //! run.
 
+use crate::factors::{self, Factors};
 use crate::problem::{make_matrix, write_json, FactorJob};
 use crate::session::{local_dgemm_gflops, start, Session};
 use blacs_ft::Scope;
 use scalapack_ft::blas;
-use scalapack_ft::dist_io::{write_matrix, write_vector, VectorData};
 use scalapack_ft::report::{FactorReport, Op};
-use scalapack_ft::{lu, qr};
 use std::time::Instant;
 
 /// Runs inside MPI; never returns.
@@ -34,7 +33,7 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
     let root = grid.rank() == 0;
     let mut mat = make_matrix(grid, a, true)?;
     let (m, n) = (mat.m(), mat.n());
-    let original = a.check.then(|| mat.clone());
+    let original = (a.check || a.solve).then(|| mat.clone());
     let dgemm = local_dgemm_gflops(grid)?;
     if root {
         println!(
@@ -48,65 +47,32 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
     }
     grid.barrier(Scope::All)?;
     let t = Instant::now();
-    let mut tau = Vec::new();
-    let mut ipiv: Vec<i64> = Vec::new();
-    let singular = match a.op {
-        Op::Qr => {
-            qr::pdgeqrf(grid, &mut mat, &mut tau)?;
-            None
-        }
-        Op::Lu => match lu::pdgetrf(grid, &mut mat, &mut ipiv) {
-            Err(e @ scalapack_ft::Error::Singular { .. }) => Some(e),
-            r => {
-                r?;
-                None
-            }
-        },
-    };
+    let mut factors = Factors::of(a.op);
+    let singular = factors.factor(grid, &mut mat)?;
     let mut secs = [t.elapsed().as_secs_f64()];
     grid.max(Scope::All, &mut secs)?;
     let mut report = FactorReport::new(a.op.name(), [a.grid.p, a.grid.q], m, n, a.nb);
     report.timed(a.op, secs[0]);
-    let (mut residual, mut orthogonality) = (None, None);
-    if let Some(orig) = &original {
-        match a.op {
-            Op::Qr => {
-                residual = Some(qr::check::qr_residual(grid, orig, &mat, &tau)?);
-                orthogonality = Some(qr::check::orthogonality(grid, &mat, &tau)?);
-            }
-            Op::Lu => residual = Some(lu::lu_residual(grid, orig, &mat, &ipiv)?),
-        }
-    }
-    if let Some(out) = &a.output {
-        write_matrix(grid, &mat, out)?;
-        let side = |ext: &str| out.with_extension(ext);
-        match a.op {
-            Op::Qr => write_vector(grid, &side("tau.npy"), VectorData::F64(&tau))?,
-            Op::Lu => write_vector(grid, &side("ipiv.npy"), VectorData::I64(&ipiv))?,
-        }
-    }
-    let ok = singular.is_none() && residual.is_none_or(|r| r < 16.0) && orthogonality.is_none_or(|o| o < 16.0);
-    report.residual = residual.into();
-    report.orthogonality = (a.op == Op::Qr).then(|| orthogonality.into());
+    let res = factors::check(grid, a, original, &mat, &factors)?;
+    factors::write(grid, a, &mat, &factors)?;
+    let ok = singular.is_none() && res.pass();
+    report.residual = res.residual.into();
+    report.orthogonality = (a.op == Op::Qr).then(|| res.orthogonality.into());
+    report.solve_residual = res.solve;
     report.dgemm_gflops = dgemm;
     report.blas_kernel = blas::kernel_name();
     report.blas_threads_per_rank = Some(1);
     report.ok = ok;
     let mut summary = format!(
-        "{} {m}x{n} NB {} on {}: {:.3} s, {:.1} Gflop/s ({:.0} % of the ranks' summed local DGEMM rate)",
+        "{} {m}x{n} NB {} on {}: {:.3} s, {:.1} Gflop/s ({:.0} % of the ranks' summed local DGEMM rate){}",
         a.op.name(),
         a.nb,
         a.grid,
         report.time_s,
         report.gflops,
-        100.0 * report.gflops / (dgemm * grid.size() as f64).max(1e-9)
+        100.0 * report.gflops / (dgemm * grid.size() as f64).max(1e-9),
+        res.summary()
     );
-    if let Some(r) = residual {
-        summary.push_str(&format!(", residual {r:.3}"));
-    }
-    if let Some(o) = orthogonality {
-        summary.push_str(&format!(", orthogonality {o:.3}"));
-    }
     if let Some(e) = &singular {
         summary.push_str(&format!(", {e}"));
     }

@@ -5,6 +5,7 @@
 
 use crate::cli::{GridShape, LuArgs, QrArgs};
 use blacs_ft::Injector;
+use recovery::protocol::Phase;
 use scalapack_ft::dist_io::read_matrix;
 use scalapack_ft::generate::{Generator, MatrixKind};
 use scalapack_ft::report::Op;
@@ -28,6 +29,8 @@ pub struct FactorJob {
     pub json: Option<PathBuf>,
     /// The fault-tolerant run, if asked for.
     pub ft: Option<FtJob>,
+    /// LU: solve with the factors and report the solve's residual.
+    pub solve: bool,
 }
 
 /// The fault-tolerance options of a job.
@@ -44,10 +47,15 @@ pub struct FtJob {
     pub corrupt: Option<(i32, u64)>,
 }
 
-/// The phases of one step of `pdgeqrf_ft` where a kill can fire, and those
-/// that come once, before step 0.
-const QR_STEP_PHASES: [&str; 4] = ["panel", "bcast", "update", "commit"];
-const QR_START_PHASES: [&str; 2] = ["args", "encode"];
+/// The phases where a kill can fire in the fault-tolerant factorization
+/// of `op`: those before step 0, then a step's (its commit last).
+pub fn op_phases(op: Op) -> Vec<Phase> {
+    let steps = match op {
+        Op::Qr => scalapack_ft::qr_ft::STEP_PHASES,
+        Op::Lu => scalapack_ft::lu_ft::STEP_PHASES,
+    };
+    [Phase::Args, Phase::Encode].into_iter().chain(steps.iter().copied()).chain([Phase::Commit]).collect()
+}
 /// The repair protocol's points (`repair:ATTEMPT:…`, `repair:BUILD:split`)
 /// and the region's (`region:REPAIR:share`); their counters start at 1.
 const REPAIR_PHASES: [&str; 5] = ["revoke", "shrink", "spawn", "merge", "split"];
@@ -57,40 +65,45 @@ const REPAIR_ATTEMPTS: u64 = 8;
 impl FactorJob {
     /// `ftla qr`.
     pub fn from_qr(a: QrArgs) -> Result<FactorJob, String> {
-        let ft = a.ft.ft;
-        let mut job = FactorJob::common(Op::Qr, &a.matrix)?;
-        if ft {
-            if job.grid.q < 2 {
-                return Err(format!(
-                    "--ft needs at least 2 process columns (the checksum pairs live on two), got a {} grid",
-                    job.grid
-                ));
-            }
-            let reps = a.ft.reps as usize;
-            let kill = match &a.ft.kill {
-                Some(list) => Some(job.checked_kills(list, reps > 1)?),
-                None => None,
-            };
-            if let Some((r, _)) = a.ft.corrupt {
-                if r < 0 || r >= job.grid.size() {
-                    return Err(format!("--corrupt: rank {r} is not in the {} grid", job.grid));
-                }
-            }
-            job.ft = Some(FtJob {
-                spares: a.ft.spares,
-                kill,
-                compare: a.ft.compare,
-                reps,
-                verify: a.ft.verify,
-                corrupt: a.ft.corrupt,
-            });
-        }
-        Ok(job)
+        FactorJob::common(Op::Qr, &a.matrix)?.with_ft(&a.ft)
     }
 
     /// `ftla lu`.
     pub fn from_lu(a: LuArgs) -> Result<FactorJob, String> {
-        FactorJob::common(Op::Lu, &a.matrix)
+        let mut job = FactorJob::common(Op::Lu, &a.matrix)?;
+        // (An --input matrix's shape is known once it is read: pdgetrs
+        // reports a non-square one then.)
+        if a.solve && job.input.is_none() && job.m != job.n {
+            return Err(format!("--solve needs a square matrix, got {}x{} (drop --m or set it to --n)", job.m, job.n));
+        }
+        job.solve = a.solve;
+        job.with_ft(&a.ft)
+    }
+
+    /// The fault-tolerance options, checked against the job.
+    fn with_ft(mut self, ft: &crate::cli::FtArgs) -> Result<FactorJob, String> {
+        if !ft.ft {
+            return Ok(self);
+        }
+        if self.grid.q < 2 {
+            return Err(format!(
+                "--ft needs at least 2 process columns (the checksum pairs live on two), got a {} grid",
+                self.grid
+            ));
+        }
+        let reps = ft.reps as usize;
+        let kill = match &ft.kill {
+            Some(list) => Some(self.checked_kills(list, reps > 1)?),
+            None => None,
+        };
+        if let Some((r, _)) = ft.corrupt {
+            if r < 0 || r >= self.grid.size() {
+                return Err(format!("--corrupt: rank {r} is not in the {} grid", self.grid));
+            }
+        }
+        self.ft =
+            Some(FtJob { spares: ft.spares, kill, compare: ft.compare, reps, verify: ft.verify, corrupt: ft.corrupt });
+        Ok(self)
     }
 
     /// `ftla demo`: a preset of `ftla qr --ft --check --verify --compare`
@@ -117,6 +130,7 @@ impl FactorJob {
             output: None,
             check: true,
             json: a.json.clone(),
+            solve: false,
             ft: Some(FtJob {
                 spares: a.spares,
                 kill: Some(format!("{}@qr:{step}:update", a.kill)),
@@ -149,6 +163,7 @@ impl FactorJob {
             check: a.check,
             json: a.json.clone(),
             ft: None,
+            solve: false,
         })
     }
 
@@ -212,11 +227,11 @@ impl FactorJob {
             let step = spec.step;
             match op {
                 o if o == self.op.name() => {
-                    let known: Vec<&str> = QR_START_PHASES.iter().chain(&QR_STEP_PHASES).copied().collect();
+                    let known: Vec<&str> = op_phases(self.op).iter().map(|p| p.name()).collect();
                     if let Some(p) = phase.filter(|p| !known.contains(p)) {
                         return Err(format!("--kill: `{p}` is not a phase of {o} (phases: {})", known.join(", ")));
                     }
-                    let once = phase.is_some_and(|p| QR_START_PHASES.contains(&p));
+                    let once = phase.and_then(Phase::parse).is_some_and(Phase::before_steps);
                     if once && step != Some(0) {
                         let p = phase.unwrap_or_default();
                         return Err(format!("--kill: the {p} phase comes once, before step 0: write R@0:{p}"));
@@ -415,6 +430,12 @@ mod tests {
         }
         let e = qr("qr --ft --grid 2x2 --n 100 --nb 16 --compare --reps 2 --kill 0@3:panel").unwrap_err();
         assert!(e.contains("rank 0 collects"), "{e}");
+        // LU has a swap phase, QR none.
+        let e = qr("qr --ft --grid 2x2 --n 100 --nb 16 --kill 1@2:swap").unwrap_err();
+        assert!(e.contains("`swap` is not a phase of qr"), "{e}");
+        let cli = Cli::try_parse_from("ftla lu --ft --grid 2x2 --n 100 --nb 16 --kill 1@2:swap".split(' ')).unwrap();
+        let Command::Lu(a) = cli.command else { panic!() };
+        assert_eq!(FactorJob::from_lu(a).unwrap().ft.unwrap().kill.as_deref(), Some("1@lu:2:swap"));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //!
 //! Every point is an `ftla qr|lu` job of its own on the most square grid
 //! for its rank count (P ≤ Q; Q ≥ 2 with `--ft`). A fault-tolerant point
-//! is one `ftla qr --ft --compare` job, so its plain and FT times come
+//! is one `ftla qr|lu --ft --compare` job, so its plain and FT times come
 //! from the same run. The sweep prints a progress line per point, then a
 //! table, and writes JSON, CSV and an SVG plot (Gflop/s and parallel
 //! efficiency against ranks, plain and FT on the same axes). With
@@ -62,9 +62,6 @@ fn job(exe: &Path, args: &[String], timeout: u64, hostfile: Option<&Path>) -> Re
 /// Runs the sweep; returns the exit code.
 pub fn run(a: ScaleArgs) -> i32 {
     let op = Op::from(a.op);
-    if a.ft && op != Op::Qr {
-        crate::cli::usage_error("scale", "--ft is available for --op qr only");
-    }
     let base_n = match (a.mode, a.n, a.n_per_rank) {
         (ScaleMode::Strong, Some(n), _) => n,
         (ScaleMode::Weak, _, Some(n)) => n,
@@ -172,7 +169,7 @@ struct Measured {
 }
 
 /// Runs the jobs of the point with `ranks` ranks and order `n`. With --ft
-/// one `ftla qr --ft --compare` job gives both kinds (paired, in the same
+/// one `ftla qr|lu --ft --compare` job gives both kinds (paired, in the same
 /// job); else (or where no FT grid exists) the plain point is `--reps`
 /// jobs and their median time.
 fn measure_point(exe: &Path, a: &ScaleArgs, op: Op, ranks: u32, n: usize) -> Vec<Measured> {
@@ -182,7 +179,7 @@ fn measure_point(exe: &Path, a: &ScaleArgs, op: Op, ranks: u32, n: usize) -> Vec
     };
     let mut out = Vec::new();
     if let Some(g) = squarest_grid(ranks, true).filter(|_| a.ft) {
-        let mut args: Vec<String> = ["qr", "--ft", "--compare", "--check"].map(String::from).to_vec();
+        let mut args: Vec<String> = [op.name(), "--ft", "--compare", "--check"].map(String::from).to_vec();
         args.extend(grid_args(g));
         args.extend(["--reps".into(), a.reps.to_string()]);
         if let Some(k) = &a.kill {

@@ -1,4 +1,4 @@
-//! `ftla soak`: many `ftla qr --ft` jobs with random kills — double kills
+//! `ftla soak`: many `ftla qr --ft` (or `lu --ft`) jobs with random kills — double kills
 //! and kills during repairs among them — each under a timeout, counted by
 //! how they ended.
 //!
@@ -9,23 +9,24 @@
 //! without saying why. Every run's command is printed when it was not
 //! correct, so it can be run again by hand.
 
-use crate::cli::{SoakArgs, SoakOp};
-use crate::problem::write_json;
+use crate::cli::SoakArgs;
+use crate::problem::{op_phases, write_json};
 use blacs_ft::launch::{run_with_timeout, EXIT_TIMEOUT, EXIT_UNRECOVERABLE};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use recovery::protocol::Phase;
 use scalapack_ft::report::{FactorReport, Op, SoakReport, SoakRun, SoakVerdict};
 use std::time::{Duration, Instant};
 
 /// Grids of the runs (Q ≥ 2: the checksum pairs need two process columns).
 const GRIDS: [(i32, i32); 5] = [(1, 2), (1, 3), (2, 2), (2, 3), (3, 2)];
-const STEP_PHASES: [&str; 4] = ["panel", "bcast", "update", "commit"];
 const REPAIR_POINTS: [&str; 6] =
     ["repair:*:revoke", "repair:*:shrink", "repair:*:spawn", "repair:*:merge", "repair:*:split", "region:*:share"];
 
 /// One random scenario.
 #[derive(Clone, Debug, PartialEq)]
 struct Scenario {
+    op: Op,
     p: i32,
     q: i32,
     m: usize,
@@ -41,8 +42,12 @@ impl Scenario {
     /// Draws a scenario: a grid, a shape with at least two steps, spares,
     /// one kill at a random step and phase (or before the checksums exist),
     /// and in one run of two a second kill — at the same point, during the
-    /// repair of the first, or at a later step after it.
-    fn draw(rng: &mut StdRng) -> Scenario {
+    /// repair of the first, or at a later step after it. LU runs solve
+    /// with the factors when the matrix is square.
+    fn draw(rng: &mut StdRng, op: Op) -> Scenario {
+        // A step's phases, its commit included.
+        let phases: Vec<&str> =
+            op_phases(op).into_iter().filter(|p| !matches!(p, Phase::Args | Phase::Encode)).map(Phase::name).collect();
         let (p, q) = GRIDS[rng.random_range(0..GRIDS.len())];
         let nb: usize = [8, 16, 32][rng.random_range(0..3)];
         let n = rng.random_range(3 * nb..=12 * nb + nb / 2);
@@ -56,7 +61,7 @@ impl Scenario {
             (format!("{r1}@0:{}", if rng.random_bool(0.5) { "args" } else { "encode" }), true)
         } else {
             let step = rng.random_range(0..steps);
-            (format!("{r1}@{step}:{}", STEP_PHASES[rng.random_range(0..4)]), false)
+            (format!("{r1}@{step}:{}", phases[rng.random_range(0..phases.len())]), false)
         };
         let mut kills = vec![k1.clone()];
         let mut recoverable = true;
@@ -91,23 +96,27 @@ impl Scenario {
                     if step1 + 1 < steps {
                         let who = if rng.random_bool(0.3) { r1 } else { r2 };
                         let step = rng.random_range(step1 + 1..steps);
-                        kills.push(format!("{who}@{step}:{}/1", STEP_PHASES[rng.random_range(0..4)]));
+                        kills.push(format!("{who}@{step}:{}/1", phases[rng.random_range(0..phases.len())]));
                     }
                 }
             }
         }
-        Scenario { p, q, m, n, nb, spares, kills, recoverable }
+        Scenario { op, p, q, m, n, nb, spares, kills, recoverable }
     }
 
     /// The arguments of `ftla` for this scenario.
     fn args(&self, timeout: u64, json: &std::path::Path) -> Vec<String> {
-        let mut a: Vec<String> = vec!["qr".into(), "--ft".into(), "--grid".into(), format!("{}x{}", self.p, self.q)];
+        let mut a: Vec<String> =
+            vec![self.op.name().into(), "--ft".into(), "--grid".into(), format!("{}x{}", self.p, self.q)];
         a.extend(["--n".into(), self.n.to_string()]);
         if self.m != self.n {
             a.extend(["--m".into(), self.m.to_string()]);
         }
         a.extend(["--nb".into(), self.nb.to_string(), "--spares".into(), self.spares.to_string()]);
         a.extend(["--kill".into(), self.kills.join(","), "--check".into(), "--verify".into()]);
+        if self.op == Op::Lu && self.m == self.n {
+            a.push("--solve".into());
+        }
         a.extend(["--timeout".into(), timeout.to_string(), "--json".into(), json.display().to_string()]);
         a
     }
@@ -126,7 +135,7 @@ fn verdict(code: Option<i32>, timed_out: bool) -> SoakVerdict {
 
 /// Runs the soak; returns the exit code (1 on any hang or wrong answer).
 pub fn run(a: SoakArgs) -> i32 {
-    let SoakOp::Qr = a.op;
+    let op = Op::from(a.op);
     let exe = match std::env::current_exe() {
         Ok(e) => e,
         Err(e) => {
@@ -140,10 +149,15 @@ pub fn run(a: SoakArgs) -> i32 {
     // backstop for a launcher that itself hangs.
     let inner = a.run_timeout.max(20);
     let outer = Duration::from_secs(inner + 30);
-    println!("ftla soak: {} random runs of `ftla qr --ft` (seed {}), {inner} s timeout each", a.runs, a.seed);
+    println!(
+        "ftla soak: {} random runs of `ftla {} --ft` (seed {}), {inner} s timeout each",
+        a.runs,
+        op.name(),
+        a.seed
+    );
     let mut details = Vec::new();
     for index in 0..a.runs as usize {
-        let sc = Scenario::draw(&mut rng);
+        let sc = Scenario::draw(&mut rng, op);
         let args = sc.args(inner, &json);
         let command = format!("ftla {}", args.join(" ").replace(&format!(" --json {}", json.display()), ""));
         let _ = std::fs::remove_file(&json);
@@ -198,7 +212,7 @@ pub fn run(a: SoakArgs) -> i32 {
     let count = |w: SoakVerdict| details.iter().filter(|d| d.verdict == w).count();
     let report = SoakReport {
         command: "soak".into(),
-        op: Op::Qr,
+        op,
         seed: a.seed,
         runs: details.len(),
         correct: count(SoakVerdict::Correct),
@@ -239,26 +253,34 @@ mod tests {
 
     #[test]
     fn a_seed_gives_the_same_runs_and_every_run_is_a_valid_command() {
-        let draw = |seed| {
-            let mut rng = StdRng::seed_from_u64(seed);
-            (0..200).map(|_| Scenario::draw(&mut rng)).collect::<Vec<_>>()
-        };
-        let runs = draw(7);
-        assert_eq!(runs, draw(7));
-        assert_ne!(runs, draw(8));
-        let json = std::path::Path::new("/tmp/x.json");
-        for sc in &runs {
-            let words = sc.args(60, json);
-            let cli =
-                <crate::cli::Cli as clap::Parser>::try_parse_from(std::iter::once("ftla".to_string()).chain(words))
-                    .unwrap_or_else(|e| panic!("{sc:?}: {e}"));
-            let crate::cli::Command::Qr(q) = cli.command else { panic!("{sc:?}") };
-            crate::problem::FactorJob::from_qr(q).unwrap_or_else(|e| panic!("{sc:?}: {e}"));
+        for op in [Op::Qr, Op::Lu] {
+            let draw = |seed| {
+                let mut rng = StdRng::seed_from_u64(seed);
+                (0..200).map(|_| Scenario::draw(&mut rng, op)).collect::<Vec<_>>()
+            };
+            let runs = draw(7);
+            assert_eq!(runs, draw(7));
+            assert_ne!(runs, draw(8));
+            let json = std::path::Path::new("/tmp/x.json");
+            for sc in &runs {
+                let words = sc.args(60, json);
+                let cli =
+                    <crate::cli::Cli as clap::Parser>::try_parse_from(std::iter::once("ftla".to_string()).chain(words))
+                        .unwrap_or_else(|e| panic!("{sc:?}: {e}"));
+                let job = match cli.command {
+                    crate::cli::Command::Qr(q) if op == Op::Qr => crate::problem::FactorJob::from_qr(q),
+                    crate::cli::Command::Lu(l) if op == Op::Lu => crate::problem::FactorJob::from_lu(l),
+                    _ => panic!("{sc:?}"),
+                };
+                job.unwrap_or_else(|e| panic!("{sc:?}: {e}"));
+            }
+            // Double kills, and unrecoverable ones among them, are drawn;
+            // LU's own phase too.
+            assert!(runs.iter().any(|s| s.kills.len() == 2 && s.recoverable));
+            assert!(runs.iter().any(|s| !s.recoverable));
+            assert!(runs.iter().any(|s| s.kills.iter().any(|k| k.contains("repair:"))));
+            assert_eq!(runs.iter().any(|s| s.kills.iter().any(|k| k.ends_with(":swap"))), op == Op::Lu);
         }
-        // Double kills, and unrecoverable ones among them, are drawn.
-        assert!(runs.iter().any(|s| s.kills.len() == 2 && s.recoverable));
-        assert!(runs.iter().any(|s| !s.recoverable));
-        assert!(runs.iter().any(|s| s.kills.iter().any(|k| k.contains("repair:"))));
     }
 
     #[test]

@@ -29,15 +29,27 @@ fn help_lists_every_command_and_option() {
     for o in ["--grid <PxQ>", "--spares <S>", "--kill <R[,R...]>", "--reps <K>", "--json <FILE>", "--timeout <SECS>"] {
         assert!(rep.stdout.contains(o), "missing {o}:\n{}", rep.stdout);
     }
-    // Each command's help is its own: LU has no fault-tolerance options
-    // (yet), QR documents them without promising what does not exist.
-    let lu = ftla(&["lu", "--help"]);
-    assert!(!lu.stdout.contains("--ft") && !lu.stdout.contains("--kill"), "{}", lu.stdout);
+    // QR and LU document the same fault-tolerance options (LU's kill
+    // phases include its row exchange, and it solves), without promising
+    // what does not exist.
+    let ft = [
+        "--ft",
+        "--kill <R@STEP:PHASE[,...]>",
+        "--spares <S>",
+        "--compare",
+        "--reps",
+        "--verify",
+        "--corrupt <R@STEP>",
+    ];
     let qr = ftla(&["qr", "--help"]);
-    for o in ["--ft", "--kill <R@STEP:PHASE[,...]>", "--spares <S>", "--compare", "--verify", "--corrupt <R@STEP>"] {
-        assert!(qr.stdout.contains(o), "missing {o}:\n{}", qr.stdout);
+    let lu = ftla(&["lu", "--help"]);
+    for (help, extra) in [(&qr, &[][..]), (&lu, &["--solve", "swap"][..])] {
+        for o in ft.iter().chain(extra) {
+            assert!(help.stdout.contains(o), "missing {o}:\n{}", help.stdout);
+        }
+        assert!(!help.stdout.contains("checkpoint"), "{}", help.stdout);
     }
-    assert!(!qr.stdout.contains("checkpoint"), "{}", qr.stdout);
+    assert!(!qr.stdout.contains("--solve"), "{}", qr.stdout);
 }
 
 #[test]
@@ -51,7 +63,12 @@ fn bad_arguments_fail_fast_with_a_clear_message() {
         (vec!["grid-demo", "--step", "9"], "--step 9 must be below --steps 4"),
         (vec!["demo", "--grid", "2x1"], "needs at least 2 process columns"),
         (vec!["qr", "--n", "10", "--kill", "1@2:panel"], "--ft"),
-        (vec!["lu", "--n", "10", "--ft"], "unexpected argument '--ft'"),
+        (vec!["lu", "--n", "10", "--kill", "1@2:panel"], "--ft"),
+        (vec!["lu", "--ft", "--grid", "2x1", "--n", "10"], "needs at least 2 process columns"),
+        (vec!["lu", "--ft", "--grid", "2x2", "--n", "100", "--nb", "16", "--kill", "1@2:pivot"], "not a phase of lu"),
+        (vec!["lu", "--ft", "--grid", "2x2", "--n", "100", "--nb", "16", "--kill", "1@7:swap"], "the last is 6"),
+        (vec!["lu", "--m", "100", "--n", "90", "--solve"], "--solve needs a square matrix"),
+        (vec!["soak", "--op", "cg"], "invalid value 'cg'"),
         (vec!["frobnicate"], "unrecognized subcommand"),
         // A kill that can never fire names the last step.
         (vec!["qr", "--ft", "--grid", "2x2", "--n", "100", "--nb", "16", "--kill", "1@99:panel"], "the last is 6"),

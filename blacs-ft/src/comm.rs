@@ -58,9 +58,12 @@ fn count(n: usize) -> Result<c_int> {
 
 /// Completes a request without holding a core while it waits: MPI_Test in
 /// a tight loop for the first ~100 µs (short waits cost nothing extra),
-/// then tests with short sleeps in between. A blocking MPI wait spins,
-/// which on an oversubscribed node takes the core from the rank everybody
-/// is waiting for. Returns MPI's code.
+/// then yielding the core between tests up to 20 ms (a rank that is
+/// runnable gets it at once, and this one sees the message as soon as it
+/// is scheduled again, which a sleep would delay by its length), then
+/// with short sleeps in between (a long wait costs no CPU). A blocking MPI
+/// wait spins, which on an oversubscribed node takes the core from the
+/// rank everybody is waiting for. Returns MPI's code.
 fn wait_politely(req: &mut Handle) -> c_int {
     let start = std::time::Instant::now();
     let mut nap = std::time::Duration::from_micros(10);
@@ -71,9 +74,12 @@ fn wait_politely(req: &mut Handle) -> c_int {
         if rc != 0 || done != 0 {
             return rc;
         }
-        if start.elapsed() > std::time::Duration::from_micros(100) {
+        let waited = start.elapsed();
+        if waited > std::time::Duration::from_millis(20) {
             std::thread::sleep(nap);
             nap = (nap * 2).min(std::time::Duration::from_micros(200));
+        } else if waited > std::time::Duration::from_micros(100) {
+            std::thread::yield_now();
         }
     }
 }
@@ -88,6 +94,26 @@ pub struct PendingAgree {
 }
 
 impl PendingAgree {
+    /// Progresses the agreement without blocking; `true` once it has
+    /// completed (a later [`PendingAgree::wait`] then returns at once).
+    /// An agreement is a tree: a process that computes while its
+    /// agreement is in flight lets the others' complete only while it is
+    /// inside MPI.
+    pub fn test(&mut self) -> Result<bool> {
+        let Some(req) = self.req.as_mut() else { return Ok(true) };
+        let mut done: c_int = 0;
+        // SAFETY: req is a live request handle; done is an out-parameter.
+        let rc = unsafe { ffi::ftla_test(req, &mut done) };
+        if rc != 0 {
+            // The request stays: Drop keeps the flag alive for MPI.
+            return check(rc, Some(self.comm)).map(|()| false);
+        }
+        if done != 0 {
+            self.req = None;
+        }
+        Ok(done != 0)
+    }
+
     /// Completes the agreement: the bitwise AND of every live rank's flag,
     /// or a process-failure error (see `MPIX_Comm_agree`).
     pub fn wait(mut self) -> Result<i32> {
@@ -124,6 +150,16 @@ pub struct PendingBcast<T: Element> {
 }
 
 impl<T: Element> PendingBcast<T> {
+    /// Progresses the broadcast without blocking; `true` once it has
+    /// completed (a later [`PendingBcast::wait`] then returns at once).
+    pub fn test(&mut self) -> Result<bool> {
+        let mut done: c_int = 0;
+        // SAFETY: req is a live (or completed, then null) request handle;
+        // done is an out-parameter.
+        check(unsafe { ffi::ftla_test(&mut self.req, &mut done) }, Some(self.comm))?;
+        Ok(done != 0)
+    }
+
     /// Completes the broadcast and returns the buffer (the root's data on
     /// every rank).
     pub fn wait(mut self) -> Result<Vec<T>> {

@@ -29,6 +29,8 @@ pub struct GridAgreement(Agreement);
 enum Agreement {
     Pending(PendingAgree),
     Done(bool),
+    /// Progressing it failed: [`Grid::finish_agree`] returns the error.
+    Failed(Error),
 }
 
 /// Which processes take part in a grid operation (BLACS `SCOPE`).
@@ -403,6 +405,15 @@ impl Grid {
         self.fail(pending.wait())
     }
 
+    /// Progresses a broadcast started by [`Grid::ibroadcast`] without
+    /// blocking: `true` once it has completed. A process whose broadcast is
+    /// large calls it between chunks of its computation, so that the
+    /// receivers get the data meanwhile. A failure revokes the grid, as at
+    /// [`Grid::wait_broadcast`].
+    pub fn test_broadcast<T: Element>(&self, pending: &mut PendingBcast<T>) -> Result<bool> {
+        self.fail(pending.test())
+    }
+
     /// Element-wise sum along `scope` (BLACS dgsum2d). `root = None`: every
     /// process gets the result; `Some(r)`: only `r` does.
     pub fn sum<T: Element>(&self, scope: Scope, buf: &mut [T], root: Option<i32>) -> Result<()> {
@@ -532,6 +543,23 @@ impl Grid {
         match started.0 {
             Agreement::Done(v) => Ok(v),
             Agreement::Pending(p) => Ok(self.fail(p.wait())? & 1 == 1),
+            Agreement::Failed(e) => Err(e),
+        }
+    }
+
+    /// Progresses an agreement started by [`Grid::start_agree`] without
+    /// blocking, for a process that computes while it runs (the others'
+    /// agreement may need this one's participation to complete): `true`
+    /// once it has completed or failed. An error is kept for
+    /// [`Grid::finish_agree`], which returns it.
+    pub fn progress_agree(&self, started: &mut GridAgreement) -> bool {
+        let Agreement::Pending(p) = &mut started.0 else { return true };
+        match self.fail(p.test()) {
+            Ok(done) => done,
+            Err(e) => {
+                started.0 = Agreement::Failed(e);
+                true
+            }
         }
     }
 

@@ -78,6 +78,30 @@ impl ReverseNeighborLayout {
     pub fn overhead_model(&self) -> f64 {
         self.overhead_flops().ratio()
     }
+
+    /// Trailing-update flops of the plain and the fault-tolerant LU: step `k` solves the
+    /// block row of U (TRSM, `jb²` per column) and updates the rows below it
+    /// (`2·(M − j0 − jb)·jb` per column), over the data columns right of the panel for the
+    /// plain LU and, for the extra work, over the padding and the active checksum pairs.
+    pub fn overhead_flops_lu(&self) -> OverheadFlops {
+        let kmax = self.m().min(self.n());
+        let nb = self.nb();
+        let mut flops = OverheadFlops { plain_update: 0.0, extra_update: 0.0 };
+        for k in 0..kmax.div_ceil(nb) {
+            let j0 = k * nb;
+            let jb = nb.min(kmax - j0);
+            let per_col = (jb * jb) as f64 + 2.0 * (self.m() - j0 - jb) as f64 * jb as f64;
+            flops.plain_update += per_col * (self.n() - j0 - jb) as f64;
+            flops.extra_update += per_col * (self.active_end_col(k) - self.n()) as f64;
+        }
+        flops
+    }
+
+    /// [`Self::overhead_model`] for the LU: `extra / plain` of
+    /// [`Self::overhead_flops_lu`]; tends to `2/Q` as well.
+    pub fn overhead_model_lu(&self) -> f64 {
+        self.overhead_flops_lu().ratio()
+    }
 }
 
 #[cfg(test)]
@@ -124,6 +148,15 @@ mod tests {
         assert_eq!(f.plain_update, 4.0 * (12.0 + 6.0 + 2.0));
         assert_eq!(f.extra_update, 4.0 * (16.0 + 12.0 + 4.0 + 2.0));
         assert_eq!(l.overhead_model(), 34.0 / 20.0);
+    }
+
+    #[test]
+    fn the_lu_model_is_near_the_qr_one_and_two_over_q() {
+        for q in [2usize, 4] {
+            let l = ReverseNeighborLayout::new(4096, 4096, 64, 1, q).unwrap();
+            let (qr, lu) = (l.overhead_model(), l.overhead_model_lu());
+            assert!(lu >= 2.0 / q as f64 && (lu - qr).abs() < 0.05 * qr, "q={q}: lu {lu}, qr {qr}");
+        }
     }
 
     #[test]

@@ -168,8 +168,11 @@ pub trait Algorithm {
     /// Phase 1 of step `k` (collective): communication into scratch only.
     /// Moves `clock` through [`Algorithm::STEP_PHASES`].
     fn exchange(&mut self, grid: &Grid, k: u64, clock: &mut PhaseClock) -> Result<Self::Scratch, Self::Error>;
-    /// Local work done while the step's agreement runs (none by default).
-    fn while_agreeing(&mut self, _scratch: &mut Self::Scratch) {}
+    /// Local work into scratch while the step's agreement runs (none by
+    /// default). `agreed` advances the agreement and says whether it has
+    /// completed: call it between pieces of work of about a millisecond
+    /// (the others' agreement may need this process to take part).
+    fn while_agreeing(&mut self, _scratch: &mut Self::Scratch, _agreed: &mut dyn FnMut() -> bool) {}
     /// Phase 3 of step `k`: the local commit.
     fn commit(&mut self, grid: &Grid, k: u64, scratch: Self::Scratch);
     /// Phase 1 of step `k` failed: restores what it touched.
@@ -362,6 +365,9 @@ pub fn run<A: Algorithm>(
                 _ => blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into(),
             });
         }
+        // Committed: no step yet, and the initial replicated state (what a
+        // replacement joining before the first step's commit starts from).
+        region.commit(0, alg.state());
     }
     let mut recoveries = Vec::new();
     // A joining replacement starts in the survivors' recovery: its blocks
@@ -409,8 +415,8 @@ fn steps<A: Algorithm>(region: &mut Region, alg: &mut A, committed: &mut u64) ->
             // Phase 2: the commit point, with the algorithm's local work
             // overlapping it.
             clock.mark(Phase::Commit);
-            let started = grid.start_agree(true)?;
-            alg.while_agreeing(&mut scratch);
+            let mut started = grid.start_agree(true)?;
+            alg.while_agreeing(&mut scratch, &mut || grid.progress_agree(&mut started));
             if !grid.finish_agree(started)? {
                 return Err(blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into());
             }

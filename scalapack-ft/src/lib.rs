@@ -14,6 +14,7 @@ pub mod error;
 pub mod generate;
 pub mod io;
 pub mod lu;
+pub mod lu_ft;
 pub mod matrix;
 pub mod memory;
 pub mod norms;

@@ -205,6 +205,10 @@ pub struct FactorReport {
     /// QR only: ‖I − QᵀQ‖₁ / (M·eps).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub orthogonality: Option<Checked>,
+    /// LU with `--solve`: ScaLAPACK's ‖A·x − b‖₁ / (‖A‖₁·‖x‖₁·N·eps) of the
+    /// solve with the factors.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub solve_residual: Option<f64>,
     /// Local DGEMM rate per rank, measured in the same run.
     #[serde(deserialize_with = "nan_if_null")]
     pub dgemm_gflops: f64,
@@ -249,6 +253,7 @@ impl FactorReport {
             gflops: 0.0,
             residual: Checked::NotChecked,
             orthogonality: None,
+            solve_residual: None,
             dgemm_gflops: 0.0,
             blas_kernel: String::new(),
             blas_threads_per_rank: None,

@@ -7,6 +7,7 @@
 //!     CASE = M,N,NB[,KIND]   KIND: uniform (default) | diagdom | cond
 //! lu-checks errors --grid PxQ [--panel-width W] [--timeout S]
 //! lu-checks bench  --grid PxQ --n N --nb NB [--panel-width W] [--reps R] [--seed S] [--no-check] [--timeout S]
+//! lu-checks ft     --grid PxQ [--seed S] [--timeout S] CASE...
 //! ```
 //!
 //! `check` factors each case with `pdgetrf`, prints (grid rank 0)
@@ -19,13 +20,20 @@
 //! `AGREE case=.. same=true|false info=..` after comparing all ranks' errors.
 //! `bench` prints `BENCH grid=PxQ n=.. nb=.. time_s=.. gflops=.. residual=..`
 //! (time: the slowest rank, best of the repetitions; flops 2N³/3).
+//! `ft` factors each case with `pdgetrf_ft` (failure-free, checksums
+//! verified) and with `pdgetrf`, and prints `FTCASE m=.. n=.. nb=..
+//! kind=.. pivots=same|differ factors_differ_by=.. lu_residual=..
+//! checksums=ok|MISMATCH ok|FAIL`; then singular matrices and bad input
+//! through `pdgetrf_ft`, reported as `errors` does (`ERROR`/`AGREE` lines).
 //! `--panel-width` sets [`LuOptions::row_panel_width`] (1×Q grids only).
 
 use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
 use blacs_ft::{Grid, GridOptions, Injector, Joined, Runtime, Scope};
+use recovery::Region;
 use scalapack_ft::blas::{self, Trans};
 use scalapack_ft::generate::{Generator, MatrixKind};
 use scalapack_ft::lu::{lu_residual, pdgetrf, pdgetrf_with, pdgetrs, solve_residual, LuOptions, Transpose};
+use scalapack_ft::lu_ft::{pdgetrf_ft, FtOptions};
 use scalapack_ft::pblas::pdgemm;
 use scalapack_ft::{DistMatrix, Error};
 use std::time::Duration;
@@ -106,11 +114,18 @@ fn main() {
             rt.finish(1)
         }
     };
-    let outcome = match a.mode.as_str() {
-        "check" => check(&grid, &a),
-        "errors" => errors(&grid, &a.opts()),
-        "bench" => bench(&grid, &a),
-        other => Err(format!("unknown mode {other}")),
+    let (outcome, grid) = match a.mode.as_str() {
+        "ft" => match Region::new(grid) {
+            Ok(mut region) => {
+                let outcome = ft(&mut region, &a);
+                (outcome, region.into_grid())
+            }
+            Err(e) => {
+                println!("REGION-ERROR {e}");
+                rt.finish(1)
+            }
+        },
+        mode => (run_mode(&grid, &a, mode), grid),
     };
     let ok = outcome.is_ok();
     match &outcome {
@@ -122,6 +137,106 @@ fn main() {
     }
     grid.close();
     rt.finish(if ok { 0 } else { 1 })
+}
+
+/// The modes on a plain grid.
+fn run_mode(grid: &Grid, a: &Args, mode: &str) -> Result<String, String> {
+    match mode {
+        "check" => check(grid, a),
+        "errors" => errors(grid, &a.opts()),
+        "bench" => bench(grid, a),
+        other => Err(format!("unknown mode {other}")),
+    }
+}
+
+/// `ft`: pdgetrf_ft against pdgetrf, then its singular and bad inputs.
+fn ft(region: &mut Region, a: &Args) -> Result<String, String> {
+    let verify = FtOptions { verify: true, corrupt: None };
+    let mut failed = Vec::new();
+    for case in &a.cases {
+        let parts: Vec<&str> = case.split(',').collect();
+        let num = |i: usize| parts.get(i).and_then(|p| p.parse::<usize>().ok()).ok_or(format!("bad case {case}"));
+        let (m, n, nb) = (num(0)?, num(1)?, num(2)?);
+        let kind_name = parts.get(3).copied().unwrap_or("uniform");
+        let gen = Generator::new(kind_of(kind_name)?, a.seed, m, n).map_err(s)?;
+        let a0 = generate(region.grid(), &gen, nb, false)?;
+        let (mut plain, mut plain_ipiv) = (a0.clone(), Vec::new());
+        pdgetrf(region.grid(), &mut plain, &mut plain_ipiv).map_err(s)?;
+        let (mut f, mut ipiv) = (a0.clone(), Vec::new());
+        let report = pdgetrf_ft(region, &mut f, &mut ipiv, &verify).map_err(s)?;
+        let grid = region.grid();
+        let checks = report.check.is_some_and(|c| c.ok);
+        // The same pivots; the factors equal up to rounding (the checksum
+        // columns ride in the same DGEMM calls, which may block them
+        // differently).
+        let mut worst = [
+            f.local().iter().zip(plain.local()).fold(0.0f64, |w, (x, y)| w.max((x - y).abs())),
+            if checks { 0.0 } else { 1.0 },
+        ];
+        grid.max(Scope::All, &mut worst).map_err(s)?;
+        let same = ipiv == plain_ipiv && same_everywhere(grid, digest(&format!("{ipiv:?}")))?;
+        let res = lu_residual(grid, &a0, &f, &ipiv).map_err(s)?;
+        let ok = same && worst[0] < 1e-10 && worst[1] == 0.0 && res < 16.0;
+        if grid.rank() == 0 {
+            println!(
+                "FTCASE m={m} n={n} nb={nb} kind={kind_name} pivots={} factors_differ_by={:.1e} lu_residual={res:.3e} \
+                 checksums={} {}",
+                if same { "same" } else { "differ" },
+                worst[0],
+                if worst[1] == 0.0 { "ok" } else { "MISMATCH" },
+                if ok { "ok" } else { "FAIL" }
+            );
+        }
+        if !ok {
+            failed.push(case.clone());
+        }
+    }
+    // Singular: completed, the first zero pivot reported the same way on
+    // every rank, as pdgetrf does.
+    let gen = Generator::new(MatrixKind::Uniform, 7, 24, 24).map_err(s)?;
+    for (name, zero_col, nb) in
+        [("ft-singular-mid", 9usize, 4usize), ("ft-singular-start", 12, 4), ("ft-singular-last", 23, 5)]
+    {
+        let az =
+            DistMatrix::from_fn(
+                region.grid(),
+                24,
+                24,
+                nb,
+                nb,
+                |i, j| if j == zero_col { 0.0 } else { gen.element(i, j) },
+            )
+            .map_err(s)?;
+        let (mut f, mut ipiv) = (az.clone(), Vec::new());
+        let r = pdgetrf_ft(region, &mut f, &mut ipiv, &verify).map(|_| ());
+        let grid = region.grid();
+        let res = lu_residual(grid, &az, &f, &ipiv).map_err(s)?;
+        if grid.rank() == 0 {
+            println!("SINGULAR case={name} lu_residual={res:.3e}");
+        }
+        if res >= 16.0 || !report(grid, name, r, zero_col as i32 + 1)? {
+            failed.push(name.to_string());
+        }
+    }
+    // Bad input: MB ≠ NB (-606), a NaN (-3).
+    let mut ipiv = Vec::new();
+    let mut bad = DistMatrix::zeros(region.grid(), 16, 16, 2, 4).map_err(s)?;
+    let r = pdgetrf_ft(region, &mut bad, &mut ipiv, &FtOptions::default()).map(|_| ());
+    if !report(region.grid(), "ft-mbnb", r, -606)? {
+        failed.push("ft-mbnb".into());
+    }
+    let mut nan =
+        DistMatrix::from_fn(region.grid(), 16, 16, 4, 4, |i, j| if (i, j) == (5, 7) { f64::NAN } else { 1.0 })
+            .map_err(s)?;
+    let r = pdgetrf_ft(region, &mut nan, &mut ipiv, &FtOptions::default()).map(|_| ());
+    if !report(region.grid(), "ft-nan", r, -3)? {
+        failed.push("ft-nan".into());
+    }
+    if failed.is_empty() {
+        Ok(format!("{} cases, singular and bad input as expected", a.cases.len()))
+    } else {
+        Err(format!("failed: {}", failed.join(" ")))
+    }
 }
 
 fn s<E: std::fmt::Display>(e: E) -> String {

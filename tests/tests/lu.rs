@@ -188,3 +188,58 @@ fn errors_agree_on_a_2x1_grid() {
 fn errors_agree_on_a_2x3_grid() {
     errors_agree("2x3", &[]);
 }
+
+/// pdgetrf_ft without failures: the pivots and factors of pdgetrf (square,
+/// tall, wide, partial last blocks, a process row without rows, a
+/// diagonally dominant matrix that interchanges nothing), consistent
+/// checksums; singular matrices and bad input reported as pdgetrf reports
+/// them, the same on every rank.
+fn ft_matches_pdgetrf(grid: &str, cases: &[&str]) {
+    let mut args = vec!["ft", "--grid", grid];
+    args.extend_from_slice(cases);
+    let out = lu_checks(&args);
+    assert_eq!(out.code, Some(0), "job failed:\nstdout:\n{}\nstderr:\n{}", out.stdout, out.stderr);
+    for case in cases {
+        let parts: Vec<&str> = case.split(',').collect();
+        let kind = parts.get(3).copied().unwrap_or("uniform");
+        let head = format!("FTCASE m={} n={} nb={} kind={kind} ", parts[0], parts[1], parts[2]);
+        let line = out.stdout.lines().find(|l| l.starts_with(&head)).unwrap_or_else(|| {
+            panic!("no result for case {case} on {grid}:\n{}", out.stdout);
+        });
+        let f = fields(line);
+        assert!(line.ends_with(" ok") && f["pivots"] == "same" && f["checksums"] == "ok", "{grid} {case}: {line}");
+    }
+    let (p, q) = grid.split_once('x').unwrap();
+    let ranks: usize = p.parse::<usize>().unwrap() * q.parse::<usize>().unwrap();
+    for (case, info, text) in [
+        ("ft-singular-mid", 10, "U(10,10) is exactly zero"),
+        ("ft-singular-start", 13, "U(13,13) is exactly zero"),
+        ("ft-singular-last", 24, "U(24,24) is exactly zero"),
+        ("ft-mbnb", -606, "MB_A must equal NB_A"),
+        ("ft-nan", -3, "NaN"),
+    ] {
+        let lines: Vec<&str> =
+            out.stdout.lines().filter(|l| l.starts_with(&format!("ERROR case={case} rank="))).collect();
+        assert_eq!(lines.len(), ranks, "{grid} {case}: one line per rank expected:\n{}", out.stdout);
+        for l in &lines {
+            assert!(l.contains(&format!(" info={info} ")) && l.contains(text), "{grid} {case}: {l}");
+        }
+        let agree = format!("AGREE case={case} same=true info={info}");
+        assert!(out.stdout.lines().any(|l| l == agree), "{grid}: missing '{agree}':\n{}", out.stdout);
+    }
+}
+
+#[test]
+fn ft_lu_matches_pdgetrf_on_a_1x2_grid() {
+    ft_matches_pdgetrf("1x2", &["200,200,16", "150,180,16", "211,199,12", "64,64,16,diagdom"]);
+}
+
+#[test]
+fn ft_lu_matches_pdgetrf_on_a_2x2_grid() {
+    ft_matches_pdgetrf("2x2", &["200,200,16", "150,180,16", "211,199,12", "6,40,8", "64,64,16,diagdom"]);
+}
+
+#[test]
+fn ft_lu_matches_pdgetrf_on_a_2x3_grid() {
+    ft_matches_pdgetrf("2x3", &["200,200,16", "260,200,16", "100,200,16", "97,97,7"]);
+}

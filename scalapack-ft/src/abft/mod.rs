@@ -20,12 +20,14 @@
 
 mod encode;
 mod extended;
+mod options;
 mod rebuild;
 mod verify;
 mod workspace;
 
 pub(crate) use encode::encode_checksums;
 pub(crate) use extended::{Extended, Start};
+pub use options::{FtOptions, FtReport};
 pub(crate) use rebuild::rebuild_lost_blocks;
 pub(crate) use verify::verify_checksums;
 pub use verify::ChecksumCheck;

@@ -38,11 +38,11 @@
 
 mod check;
 mod factor;
-mod panel;
+pub(crate) mod panel;
 mod ring;
 mod row;
 mod solve;
-mod swap;
+pub(crate) mod swap;
 
 pub use check::{lu_residual, solve_residual};
 pub use factor::{pdgetrf, pdgetrf_with, LuOptions};

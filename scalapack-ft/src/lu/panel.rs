@@ -40,9 +40,19 @@ pub(crate) struct Panel {
 impl Panel {
     /// An empty panel of the right size (to factor into or receive into).
     pub fn new(j0: usize, jb: usize, lw: usize) -> Panel {
-        let mut buf = vec![0.0; 2 + jb + lw * jb];
+        let mut buf = vec![0.0; Panel::message_len(jb, lw)];
         buf[0] = jb as f64;
         Panel { j0, jb, lw, buf }
+    }
+
+    /// A panel from a received message (see [`Panel::validate`]).
+    pub fn from_message(j0: usize, jb: usize, lw: usize, buf: Vec<f64>) -> Panel {
+        Panel { j0, jb, lw, buf }
+    }
+
+    /// The message's length for a panel of `jb` columns and `lw` local rows.
+    pub fn message_len(jb: usize, lw: usize) -> usize {
+        2 + jb + lw * jb
     }
 
     /// The whole message.
@@ -136,6 +146,58 @@ pub(crate) fn factor_panel(grid: &Grid, a: &mut DistMatrix, j0: usize, jb: usize
     };
     panel.set_header(&piv, zero);
     Ok(panel)
+}
+
+/// One process row: factors a panel whose rows `j0..M` are already packed
+/// in `panel`, recording its pivots and first zero pivot. Local: no
+/// communication, so it can run while a collective is in flight; it calls
+/// `progress` between its inner blocks of [`INNER`] columns (LAPACK's
+/// right-looking blocked DGETRF: `DGETRF` on the inner panel, its
+/// interchanges on the other columns, TRSM, GEMM).
+pub(crate) fn factor_packed(panel: &mut Panel, progress: &mut dyn FnMut()) {
+    let (j0, jb, lw) = (panel.j0, panel.jb, panel.lw);
+    let ld = lw.max(1);
+    let mut piv = Vec::with_capacity(jb);
+    let mut zero = None;
+    let l = panel.l_mut();
+    // (One process row: the panel has at least as many rows as columns.)
+    debug_assert!(lw >= jb);
+    let mut c0 = 0;
+    while c0 < jb {
+        let w = INNER.min(jb - c0);
+        let mut ip: Vec<c_int> = vec![0; w];
+        let info = blas::dgetrf(lw - c0, w, &mut l[c0 + c0 * ld..], ld, &mut ip);
+        if info > 0 && zero.is_none() {
+            zero = Some(j0 + c0 + info as usize - 1);
+        }
+        // The inner panel's interchanges on the columns left and right of it.
+        for (i, &p) in ip.iter().enumerate() {
+            let (r, p) = (c0 + i, c0 + (p.max(1) as usize) - 1);
+            piv.push(j0 + p);
+            if r != p {
+                for c in (0..c0).chain(c0 + w..jb) {
+                    l.swap(r + c * ld, p + c * ld);
+                }
+            }
+        }
+        let right = jb - c0 - w;
+        if right > 0 {
+            let (head, tail) = l.split_at_mut((c0 + w) * ld);
+            let l11 = &head[c0 + c0 * ld..];
+            blas::dtrsm(Side::Left, Uplo::Lower, Trans::No, Diag::Unit, w, right, 1.0, l11, ld, &mut tail[c0..], ld);
+            if lw > c0 + w {
+                // U12's rows, packed: they share columns with A22 below them.
+                let mut u12 = Vec::new();
+                super::pack(tail, ld, c0..c0 + w, 0..right, &mut u12);
+                let l21 = &head[c0 + w + c0 * ld..];
+                let a22 = &mut tail[c0 + w..];
+                blas::dgemm(Trans::No, Trans::No, lw - c0 - w, right, w, -1.0, l21, ld, &u12, w, 1.0, a22, ld);
+            }
+        }
+        progress();
+        c0 += w;
+    }
+    panel.set_header(&piv, zero);
 }
 
 /// Which global rows the local panel rows are.

@@ -3,7 +3,8 @@
 //! protocol of `recovery::protocol`, and the ABFT of [`crate::abft`].
 
 use crate::abft::{
-    encode_checksums, rebuild_lost_blocks, verify_checksums, ChecksumCheck, Extended, FtWorkspace, Start,
+    encode_checksums, rebuild_lost_blocks, verify_checksums, ChecksumCheck, Extended, FtOptions, FtReport, FtWorkspace,
+    Start,
 };
 use crate::blas::Trans;
 use crate::error::{agree_on_arguments, check_finite, Error, Result};
@@ -12,30 +13,13 @@ use crate::qr::factor::check_square_blocks;
 use crate::qr::reflectors::{factor_panel, Panel};
 use blacs_ft::{Grid, PendingBcast};
 use checksum::ReverseNeighborLayout;
-use recovery::protocol::{self, Algorithm, Phase, PhaseClock, RecoveryRecord};
+use recovery::protocol::{self, Algorithm, Phase, PhaseClock};
 use recovery::Region;
 use std::ops::Range;
 
-/// Options of [`pdgeqrf_ft`].
-#[derive(Clone, Debug, Default)]
-pub struct FtOptions {
-    /// Check the checksum relations at the end and report them.
-    pub verify: bool,
-    /// Test hook for silent-error detection: at the commit of step `.1`,
-    /// grid rank `.0` adds 1.0 to one element of its trailing data.
-    pub corrupt: Option<(i32, u64)>,
-}
-
-/// What a fault-tolerant factorization did besides factoring.
-#[derive(Clone, Debug, Default)]
-pub struct FtReport {
-    /// Its recoveries, the same on every rank.
-    pub recoveries: Vec<RecoveryRecord>,
-    /// Predicted extra trailing-update work of the checksums, as a fraction.
-    pub overhead_model: f64,
-    /// The checksum relations at the end (with `verify`).
-    pub check: Option<ChecksumCheck>,
-}
+/// The phases of a step before its commit, in order: the panel, its
+/// broadcast along the process rows (V and T), and the update's reduction.
+pub const STEP_PHASES: &[Phase] = &[Phase::Panel, Phase::Bcast, Phase::Update];
 
 /// Fault-tolerant QR factorization: the same result as
 /// [`crate::qr::pdgeqrf`] (R and V in `a`, `tau` replicated), computed with
@@ -214,7 +198,7 @@ impl Algorithm for QrSteps {
     type State = Vec<f64>;
     type Check = ChecksumCheck;
     const OP: &'static str = "qr";
-    const STEP_PHASES: &'static [Phase] = &[Phase::Panel, Phase::Bcast, Phase::Update];
+    const STEP_PHASES: &'static [Phase] = STEP_PHASES;
 
     fn steps(&self) -> u64 {
         self.panels
@@ -278,7 +262,7 @@ impl Algorithm for QrSteps {
 
     /// With one process row W needs no communication: it is formed while
     /// the agreement runs.
-    fn while_agreeing(&mut self, s: &mut StepScratch) {
+    fn while_agreeing(&mut self, s: &mut StepScratch, _agreed: &mut dyn FnMut() -> bool) {
         if s.w.is_none() {
             s.w = Some(s.panel.local_w(&self.ext.e, s.cols.clone()));
         }

@@ -11,6 +11,6 @@
 
 mod factor;
 
-pub use crate::abft::{ChecksumCheck, FtWorkspace};
-pub use factor::{pdgeqrf_ft, pdgeqrf_ft_in, FtOptions, FtReport};
+pub use crate::abft::{ChecksumCheck, FtOptions, FtReport, FtWorkspace};
+pub use factor::{pdgeqrf_ft, pdgeqrf_ft_in, STEP_PHASES};
 pub use recovery::protocol::RecoveryRecord;

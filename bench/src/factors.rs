@@ -1,0 +1,161 @@
+//! What a factorization leaves next to the factored matrix (QR's tau,
+//! LU's pivots), and the one path that checks it and writes it out, for
+//! the plain and the fault-tolerant runs alike.
+
+use crate::problem::{make_matrix, FactorJob};
+use blacs_ft::Grid;
+use recovery::Region;
+use scalapack_ft::abft::{FtOptions, FtReport, FtWorkspace};
+use scalapack_ft::dist_io::{write_matrix, write_vector, VectorData};
+use scalapack_ft::report::Op;
+use scalapack_ft::{lu, lu_ft, qr, qr_ft, DistMatrix, Error};
+
+/// The factors besides the matrix.
+pub enum Factors {
+    /// QR's Householder scalars.
+    Tau(Vec<f64>),
+    /// LU's pivots (0-based, global).
+    Pivots(Vec<i64>),
+}
+
+impl Factors {
+    /// Empty factors of `op`, to be filled by its factorization.
+    pub fn of(op: Op) -> Factors {
+        match op {
+            Op::Qr => Factors::Tau(Vec::new()),
+            Op::Lu => Factors::Pivots(Vec::new()),
+        }
+    }
+
+    /// Collective: the plain factorization (`pdgeqrf`, `pdgetrf`) of
+    /// `mat`, in place. A singular LU is a result, not a failure: it is
+    /// returned (the factors are complete) for the caller to report.
+    pub fn factor(&mut self, grid: &Grid, mat: &mut DistMatrix) -> Result<Option<Error>, Error> {
+        match self {
+            Factors::Tau(tau) => qr::pdgeqrf(grid, mat, tau).map(|()| None),
+            Factors::Pivots(ipiv) => singular_is_a_result(lu::pdgetrf(grid, mat, ipiv)).map(|(_, s)| s),
+        }
+    }
+
+    /// Collective: the fault-tolerant factorization (`pdgeqrf_ft_in`,
+    /// `pdgetrf_ft_in`) of `mat`, as [`Factors::factor`]. A singular LU's
+    /// report is the default one (its recoveries are not returned with the
+    /// singularity).
+    pub fn factor_ft(
+        &mut self,
+        region: &mut Region,
+        mat: &mut DistMatrix,
+        opts: &FtOptions,
+        work: &mut FtWorkspace,
+    ) -> Result<(FtReport, Option<Error>), Error> {
+        match self {
+            Factors::Tau(tau) => qr_ft::pdgeqrf_ft_in(region, mat, tau, opts, work).map(|r| (r, None)),
+            Factors::Pivots(ipiv) => singular_is_a_result(lu_ft::pdgetrf_ft_in(region, mat, ipiv, opts, work))
+                .map(|(r, s)| (r.unwrap_or_default(), s)),
+        }
+    }
+}
+
+/// `Err(Singular)` as `Ok((None, Some(error)))`.
+fn singular_is_a_result<T>(r: Result<T, Error>) -> Result<(Option<T>, Option<Error>), Error> {
+    match r {
+        Ok(x) => Ok((Some(x), None)),
+        Err(e @ Error::Singular { .. }) => Ok((None, Some(e))),
+        Err(e) => Err(e),
+    }
+}
+
+/// The residuals of a factored matrix against the original.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Residuals {
+    /// ‖A − QR‖ or ‖PA − LU‖, scaled as ScaLAPACK's testers do.
+    pub residual: Option<f64>,
+    /// QR: ‖I − QᵀQ‖.
+    pub orthogonality: Option<f64>,
+    /// LU with `--solve`: the solve's residual.
+    pub solve: Option<f64>,
+}
+
+impl Residuals {
+    /// Every residual that was computed is below 16.
+    pub fn pass(&self) -> bool {
+        [self.residual, self.orthogonality, self.solve].iter().flatten().all(|&r| r < 16.0)
+    }
+
+    /// `, residual 0.012, orthogonality 0.3` for the summary line.
+    pub fn summary(&self) -> String {
+        let mut s = String::new();
+        for (name, v) in
+            [("residual", self.residual), ("orthogonality", self.orthogonality), ("solve residual", self.solve)]
+        {
+            if let Some(v) = v {
+                s.push_str(&format!(", {name} {v:.3}"));
+            }
+        }
+        s
+    }
+}
+
+/// Collective: the checks the job asks for (`--check`, `--solve`), against
+/// the original matrix, regenerated or re-read (`original`, when the
+/// caller kept a copy).
+pub fn check(
+    grid: &Grid,
+    a: &FactorJob,
+    original: Option<DistMatrix>,
+    fact: &DistMatrix,
+    factors: &Factors,
+) -> Result<Residuals, scalapack_ft::Error> {
+    let mut r = Residuals::default();
+    if !a.check && !a.solve {
+        return Ok(r);
+    }
+    let orig = match original {
+        Some(o) => o,
+        None => make_matrix(grid, a, true)?,
+    };
+    match factors {
+        Factors::Tau(tau) => {
+            if a.check {
+                r.residual = Some(qr::check::qr_residual(grid, &orig, fact, tau)?);
+                r.orthogonality = Some(qr::check::orthogonality(grid, fact, tau)?);
+            }
+        }
+        Factors::Pivots(ipiv) => {
+            if a.check {
+                r.residual = Some(lu::lu_residual(grid, &orig, fact, ipiv)?);
+            }
+            if a.solve {
+                // b = A·(1, …, 1)ᵀ, so that x should be all ones.
+                let nb = fact.nb();
+                let ones = DistMatrix::from_fn(grid, orig.n(), 1, nb, nb, |_, _| 1.0)?;
+                let mut b = DistMatrix::zeros(grid, orig.m(), 1, nb, nb)?;
+                scalapack_ft::pblas::pdgemm(
+                    grid,
+                    scalapack_ft::blas::Trans::No,
+                    scalapack_ft::blas::Trans::No,
+                    1.0,
+                    &orig,
+                    &ones,
+                    0.0,
+                    &mut b,
+                )?;
+                let mut x = b.clone();
+                lu::pdgetrs(grid, lu::Transpose::NoTrans, fact, ipiv, &mut x)?;
+                r.solve = Some(lu::solve_residual(grid, &orig, &x, &b)?);
+            }
+        }
+    }
+    Ok(r)
+}
+
+/// Collective: `--output`: the factored matrix, and tau or the pivots
+/// next to it (`FILE.tau.npy`, `FILE.ipiv.npy`).
+pub fn write(grid: &Grid, a: &FactorJob, fact: &DistMatrix, factors: &Factors) -> Result<(), scalapack_ft::Error> {
+    let Some(out) = &a.output else { return Ok(()) };
+    write_matrix(grid, fact, out)?;
+    match factors {
+        Factors::Tau(tau) => write_vector(grid, &out.with_extension("tau.npy"), VectorData::F64(tau)),
+        Factors::Pivots(ipiv) => write_vector(grid, &out.with_extension("ipiv.npy"), VectorData::I64(ipiv)),
+    }
+}

@@ -1,0 +1,26 @@
+//! The options and the report of the fault-tolerant factorizations.
+
+use super::ChecksumCheck;
+use recovery::protocol::RecoveryRecord;
+
+/// Options of the fault-tolerant factorizations (`pdgeqrf_ft`,
+/// `pdgetrf_ft`).
+#[derive(Clone, Debug, Default)]
+pub struct FtOptions {
+    /// Check the checksum relations at the end and report them.
+    pub verify: bool,
+    /// Test hook for silent-error detection: at the commit of step `.1`,
+    /// grid rank `.0` adds 1.0 to one element of its trailing data.
+    pub corrupt: Option<(i32, u64)>,
+}
+
+/// What a fault-tolerant factorization did besides factoring.
+#[derive(Clone, Debug, Default)]
+pub struct FtReport {
+    /// Its recoveries, the same on every rank.
+    pub recoveries: Vec<RecoveryRecord>,
+    /// Predicted extra trailing-update work of the checksums, as a fraction.
+    pub overhead_model: f64,
+    /// The checksum relations at the end (with `verify`).
+    pub check: Option<ChecksumCheck>,
+}

@@ -1,0 +1,80 @@
+//! One process row: the look-ahead, computed in scratch while the step's
+//! agreement runs. The owner of the next panel brings that panel's
+//! columns through the step's interchanges, TRSM and DGEMM on a copy (all
+//! rows are local with one process row) and factors it; the commit writes
+//! the copy back and sends the panel at once, so the other process columns
+//! find it at the next step instead of idling through its factorization.
+//!
+//! (Only the next panel: a process that computes while its agreement is in
+//! flight slows the agreement down for everybody, since it takes part in
+//! it only between its pieces of work.)
+
+use crate::abft::Extended;
+use crate::blas::{self, Diag, Side, Trans, Uplo};
+use crate::lu::panel::{factor_packed, Panel};
+use std::ops::Range;
+
+/// Flops of one chunk between two looks at the agreement (about a
+/// millisecond of DGEMM).
+const CHUNK_FLOPS: f64 = 4.0e7;
+
+/// The next panel, computed early (see the module documentation).
+pub(super) struct Early {
+    /// Its local columns (the first trailing ones on its owner).
+    pub cols: Range<usize>,
+    /// Their rows `j0..M` (leading dimension `M − j0`) as the step leaves
+    /// them: the panel's backup.
+    pub updated: Vec<f64>,
+    /// The panel, factored from them.
+    pub next: Panel,
+}
+
+/// Columns of one chunk of an update of `rows` rows by a `jb`-wide panel.
+pub(super) fn chunk_columns(rows: usize, jb: usize) -> usize {
+    ((CHUNK_FLOPS / (2.0 * rows.max(1) as f64 * jb.max(1) as f64)) as usize).max(16)
+}
+
+/// On the owner of the next panel (`nw` columns, the first of `trail`):
+/// that panel through step `panel` (interchanges `swaps`) in scratch, and
+/// factored; `agreed` advances the agreement between the pieces.
+pub(super) fn compute(
+    ext: &Extended,
+    panel: &Panel,
+    swaps: &[(usize, usize)],
+    trail: Range<usize>,
+    nw: usize,
+    agreed: &mut dyn FnMut() -> bool,
+) -> Early {
+    let (j0, jb, lw) = (panel.j0, panel.jb, panel.lw);
+    let mut updated = Vec::new();
+    let cols = trail.start..trail.start + nw;
+    update(ext, panel, swaps, cols.clone(), &mut updated);
+    agreed();
+    let mut next = Panel::new(j0 + jb, nw, lw - jb);
+    let mut rows = Vec::new();
+    crate::lu::pack(&updated, lw, jb..lw, 0..nw, &mut rows);
+    next.l_mut().copy_from_slice(&rows);
+    factor_packed(&mut next, &mut || {
+        agreed();
+    });
+    Early { cols, updated, next }
+}
+
+/// Local columns `cols` (rows `j0..M`) through step `panel` into `out`.
+fn update(ext: &Extended, panel: &Panel, swaps: &[(usize, usize)], cols: Range<usize>, out: &mut Vec<f64>) {
+    let (j0, jb, lw) = (panel.j0, panel.jb, panel.lw);
+    let n = cols.len();
+    crate::lu::pack(ext.e.local(), ext.e.lld(), j0..j0 + lw, cols, out);
+    for &(r, p) in swaps.iter().filter(|(r, p)| r != p) {
+        for t in 0..n {
+            out.swap(t * lw + r - j0, t * lw + p - j0);
+        }
+    }
+    blas::dtrsm(Side::Left, Uplo::Lower, Trans::No, Diag::Unit, jb, n, 1.0, panel.l(), lw, out, lw);
+    if lw > jb {
+        let mut u12 = Vec::new();
+        crate::lu::pack(out, lw, 0..jb, 0..n, &mut u12);
+        let l21 = &panel.l()[jb..];
+        blas::dgemm(Trans::No, Trans::No, lw - jb, n, jb, -1.0, l21, lw, &u12, jb, 1.0, &mut out[jb..], lw);
+    }
+}

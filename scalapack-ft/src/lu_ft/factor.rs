@@ -1,0 +1,502 @@
+//! The `pdgetrf_ft` driver: the LU's steps on the step-commit protocol of
+//! `recovery::protocol` and the ABFT of [`crate::abft`].
+//!
+//! Phase 1 of step k (scratch only): the panel factorization with its
+//! pivot search (on a backed-up panel), the panel's broadcast along the
+//! process rows, the exchange of the rows its interchanges move between
+//! process rows, and the block row of U (the TRSM on the diagonal process
+//! row, from the moved rows) broadcast down the process columns. The
+//! commit: the interchanges (finished L, trailing and checksum columns,
+//! and the rows of D_g), U's block row, the DGEMM update of the trailing
+//! and checksum columns, and the panel's L into D_g — with a look-ahead:
+//! the owner of the next panel updates its columns first, factors it (on a
+//! backed-up copy that a failure restores) and starts sending it before
+//! the rest of its update, so that the other process columns find it
+//! waiting at the next step instead of idling through its factorization.
+
+use super::early::{self, Early};
+use super::rows::{self, Columns, Moves};
+use crate::abft::{
+    encode_checksums, rebuild_lost_blocks, verify_checksums, ChecksumCheck, Extended, FtOptions, FtReport, FtWorkspace,
+    Start,
+};
+use crate::blas::{self, Diag, Side, Trans, Uplo};
+use crate::error::{agree_on_arguments, check_finite, Error, Result};
+use crate::lu::panel::{factor_panel, Panel};
+use crate::lu::{arg_error, check_grid, entry};
+use crate::matrix::DistMatrix;
+use blacs_ft::{Grid, PendingBcast, Scope};
+use checksum::ReverseNeighborLayout;
+use recovery::protocol::{self, Algorithm, Phase, PhaseClock};
+use recovery::{Region, Replicated};
+use std::ops::Range;
+
+const ROUTINE: &str = "pdgetrf_ft";
+
+/// The phases of a step before its commit, in order: the panel with its
+/// pivot search, its broadcast along the process rows, the row exchange,
+/// and U's block row (solved, and broadcast down the process columns).
+pub const STEP_PHASES: &[Phase] = &[Phase::Panel, Phase::Bcast, Phase::Swap, Phase::Update];
+
+/// Fault-tolerant LU factorization with partial pivoting: the same result
+/// as [`crate::lu::pdgetrf`] — L (unit lower, below the diagonal) and U in
+/// `a`, and the same pivots in `ipiv` — computed with reverse-neighboring
+/// checksums so that any one lost process per process row can be rebuilt
+/// mid-factorization.
+///
+/// * `region` (global): the resilient region holding the grid and the status
+///   log (the call records its committed steps and pivots there).
+/// * `a` (local input/output): M×N, square blocks (MB = NB), first block on
+///   process (0, 0), Q ≥ 2.
+/// * `ipiv` (global output): resized to min(M, N), the same on every
+///   process: `ipiv[i]` is the 0-based global row interchanged with row
+///   `i` at step `i` (as [`crate::lu::pdgetrf`]).
+///
+/// # Errors
+/// As [`crate::lu::pdgetrf`], agreed on every process: argument errors
+/// (with ScaLAPACK's positions), a NaN or an infinity in A (position 3),
+/// and [`Error::Singular`] for the first exactly-zero pivot once the
+/// factorization has completed.
+///
+/// # Fault tolerance
+/// The right checksums ride through the row interchanges, the TRSM and
+/// the DGEMM of every step, so they stay row sums of the transformed
+/// matrix; the left factor L of the finished columns is protected by the
+/// sums D_g, to which every later interchange is applied too. A process
+/// failure in any phase is repaired in place: every survivor is at the last
+/// committed step, the lost blocks (L, U, the checksum copies, the sums)
+/// are rebuilt and the pivots handed over, and the loop resumes, with the
+/// same pivots as a failure-free run. A replacement calls `pdgetrf_ft`
+/// with a matrix of the same shape (its content is rebuilt). Two losses in
+/// one process row are [`blacs_ft::Error::Unrecoverable`] on every
+/// survivor. A loss before the checksums exist returns a process failure,
+/// `a` holding its input (see [`crate::qr_ft::pdgeqrf_ft`]).
+pub fn pdgetrf_ft(region: &mut Region, a: &mut DistMatrix, ipiv: &mut Vec<i64>, opts: &FtOptions) -> Result<FtReport> {
+    pdgetrf_ft_in(region, a, ipiv, opts, &mut FtWorkspace::new())
+}
+
+/// [`pdgetrf_ft`] in caller-owned scratch (see
+/// [`crate::qr_ft::pdgeqrf_ft_in`]: the same [`FtWorkspace`] serves both).
+pub fn pdgetrf_ft_in(
+    region: &mut Region,
+    a: &mut DistMatrix,
+    ipiv: &mut Vec<i64>,
+    opts: &FtOptions,
+    work: &mut FtWorkspace,
+) -> Result<FtReport> {
+    let mn = a.m().min(a.n());
+    let start = protocol::enter::<LuState, Error>(region, ROUTINE)?;
+    if let protocol::Start::Done(done) = start {
+        // Completed before a later failure: the result is already in `a`.
+        ipiv.clone_from(&done.ipiv);
+        return done.singular().map(|()| FtReport::default());
+    }
+    let grid = region.grid();
+    let layout = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
+    let mut check = check_args(grid, a).and_then(|()| {
+        layout.as_ref().map(|_| ()).map_err(|e| {
+            arg_error(ROUTINE, 6, entry::NB, "A", format!("cannot carry reverse-neighboring checksums: {e}"))
+        })
+    });
+    if !start.joining() {
+        check = check.and_then(|()| check_finite(ROUTINE, 3, a));
+    }
+    let mut ext = None;
+    if let (Ok(()), Ok(layout)) = (&check, &layout) {
+        let how = if start.joining() { Start::Join } else { Start::Fresh };
+        match Extended::new(grid, a, layout, work, how, ROUTINE) {
+            Ok(e) => ext = Some(e),
+            Err(e) => check = Err(e),
+        }
+    }
+    let verdict = protocol::agree_to_start(region, "lu", &start, check, |grid, local| {
+        agree_on_arguments(grid, local)
+            .err()
+            .unwrap_or_else(|| blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into())
+    });
+    let (Ok(()), Some(ext), Ok(layout)) = (verdict.as_ref(), ext.take(), layout) else {
+        if let Some(ext) = ext {
+            ext.release(a, work, false);
+        }
+        return Err(verdict.err().unwrap_or_else(|| {
+            blacs_ft::Error::Unrecoverable { reason: format!("{ROUTINE}: no extended matrix after the checks") }.into()
+        }));
+    };
+    let overhead_model = layout.overhead_model_lu();
+    let mut lu = LuSteps {
+        nsteps: mn.div_ceil(a.nb()) as u64,
+        state: LuState { ipiv: vec![0; mn], zero: None },
+        ext,
+        layout,
+        backup: None,
+        ahead: None,
+        mycol: region.grid().mycol() as usize,
+        corrupt: opts.corrupt,
+    };
+    let outcome = protocol::run(region, &mut lu, start, opts.verify);
+    lu.ext.release(a, work, outcome.is_ok());
+    let outcome = outcome?;
+    // (As pdgetrf: a singular matrix is factored, and said so.)
+    ipiv.clone_from(&lu.state.ipiv);
+    lu.state.singular()?;
+    Ok(FtReport { recoveries: outcome.recoveries, overhead_model, check: outcome.check })
+}
+
+/// The local argument checks (agreed by the caller).
+fn check_args(grid: &Grid, a: &DistMatrix) -> Result<()> {
+    check_grid(grid, a, ROUTINE, 6, "A")?;
+    if a.mb() != a.nb() {
+        return Err(arg_error(
+            ROUTINE,
+            6,
+            entry::NB,
+            "NB_A",
+            format!("MB_A must equal NB_A (square blocks), got MB_A = {}, NB_A = {}", a.mb(), a.nb()),
+        ));
+    }
+    for (entry, name, src) in [(entry::RSRC, "RSRC_A", a.desc().rsrc()), (entry::CSRC, "CSRC_A", a.desc().csrc())] {
+        if src != 0 {
+            return Err(arg_error(
+                ROUTINE,
+                6,
+                entry,
+                name,
+                format!("must be 0 (the first block on process (0, 0)), got {src}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// LU's replicated state: the pivots so far (0-based, global) and the
+/// first exactly-zero pivot.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct LuState {
+    ipiv: Vec<i64>,
+    zero: Option<usize>,
+}
+
+impl LuState {
+    /// `Err(Singular)` for the first zero pivot, as pdgetrf reports it.
+    fn singular(&self) -> Result<()> {
+        match self.zero {
+            Some(index) => Err(Error::Singular { routine: ROUTINE.into(), index }),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Replicated for LuState {
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut words = Vec::with_capacity(self.ipiv.len() + 1);
+        words.push(self.zero.map_or(-1, |z| z as i64));
+        words.extend_from_slice(&self.ipiv);
+        words.to_bytes()
+    }
+
+    fn from_bytes(bytes: &[u8]) -> Option<Self> {
+        let words = Vec::<i64>::from_bytes(bytes)?;
+        let (&zero, ipiv) = words.split_first()?;
+        Some(LuState { ipiv: ipiv.to_vec(), zero: usize::try_from(zero).ok() })
+    }
+}
+
+/// The next panel as its owner carries it into the next step: the factored
+/// panel (or the error that stopped it), its backup, and its broadcast in
+/// flight.
+type LookAhead = (Result<Panel>, Vec<f64>, Option<PendingBcast<f64>>);
+
+/// What phase 1 of a step hands to its commit.
+struct StepScratch {
+    panel: Panel,
+    /// The panel's interchanges, `(row, pivot)` in order.
+    swaps: Vec<(usize, usize)>,
+    /// The columns they apply to here.
+    cols: Columns,
+    /// With more than one process row: the rows moved onto this process.
+    moves: Option<Moves>,
+    /// With more than one process row: U's block row (`jb × trail`).
+    u: Vec<f64>,
+    /// The local trailing columns: the data right of the panel and the
+    /// active checksum pairs.
+    trail: Range<usize>,
+    /// One process row, on the next panel's owner: that panel through
+    /// this step and factored while the agreement ran (see
+    /// [`super::early`]).
+    early: Option<Early>,
+}
+
+/// Progresses the look-ahead panel's broadcast; a failure is kept for the
+/// next step's phase 1 to report.
+fn progress(grid: &Grid, ahead: &mut LookAhead) {
+    if let (Ok(_), Some(sending)) = (&ahead.0, &mut ahead.2) {
+        if let Err(e) = grid.test_broadcast(sending) {
+            ahead.0 = Err(e.into());
+        }
+    }
+}
+
+/// The LU's share of the protocol: its steps on the extended matrix.
+struct LuSteps {
+    ext: Extended,
+    layout: ReverseNeighborLayout,
+    state: LuState,
+    nsteps: u64,
+    /// The current panel's backup (local column, data), on its owner.
+    backup: Option<(usize, Vec<f64>)>,
+    /// The next panel, factored by its owner during the last agreement.
+    ahead: Option<LookAhead>,
+    /// This process's grid column (the same after a repair).
+    mycol: usize,
+    corrupt: Option<(i32, u64)>,
+}
+
+impl LuSteps {
+    /// First column and width of panel `k`.
+    fn block(&self, k: usize) -> (usize, usize) {
+        let nb = self.ext.e.nb();
+        let mn = self.state.ipiv.len();
+        (k * nb, nb.min(mn - k * nb))
+    }
+}
+
+impl Algorithm for LuSteps {
+    type Error = Error;
+    type Scratch = StepScratch;
+    type State = LuState;
+    type Check = ChecksumCheck;
+    const OP: &'static str = "lu";
+    const STEP_PHASES: &'static [Phase] = STEP_PHASES;
+
+    fn steps(&self) -> u64 {
+        self.nsteps
+    }
+
+    fn state(&self) -> &LuState {
+        &self.state
+    }
+
+    fn set_state(&mut self, state: LuState) {
+        if state.ipiv.len() == self.state.ipiv.len() {
+            self.state = state;
+        }
+    }
+
+    fn encode(&mut self, grid: &Grid) -> Result<()> {
+        encode_checksums(grid, &mut self.ext, &self.layout)
+    }
+
+    fn exchange(&mut self, grid: &Grid, k: u64, clock: &mut PhaseClock) -> Result<StepScratch> {
+        let k = k as usize;
+        let (j0, jb) = self.block(k);
+        let ext = &mut self.ext;
+        let (myrow, mycol) = (grid.myrow() as usize, grid.mycol() as usize);
+        let owner = ext.e.col_owner(j0);
+        let lr0 = ext.e.local_rows_before(j0);
+        let lw = ext.e.local_rows() - lr0;
+        let lc0 = ext.e.local_cols_before(j0);
+        // The panel, with its pivot search, on a backed-up panel (or the
+        // one its owner factored ahead, during the last commit).
+        clock.enter(grid, Phase::Panel);
+        let (early, backup, sending) = match self.ahead.take() {
+            Some((panel, backup, sending)) => (Some(panel), Some(backup), sending),
+            None => (None, (mycol == owner).then(|| ext.panel_backup(lc0, jb)), None),
+        };
+        self.backup = backup.map(|b| (lc0, b));
+        let mine = match (mycol == owner, early) {
+            (false, _) => None,
+            (true, Some(done)) => Some(done?),
+            (true, None) => Some(factor_panel(grid, &mut ext.e, j0, jb)?),
+        };
+        // Along the process rows: L (with U11 on the diagonal process row)
+        // and the pivots. Non-blocking on every process, as the owner's
+        // look-ahead send is (blocking and non-blocking broadcasts do not
+        // match); the wait sleeps once it runs long.
+        clock.enter(grid, Phase::Bcast);
+        let panel = match (mine, sending) {
+            // Sent during the last commit: only its completion is left.
+            (Some(done), Some(pending)) => {
+                grid.wait_broadcast(pending)?;
+                done
+            }
+            (Some(mine), None) => {
+                grid.wait_broadcast(grid.ibroadcast(Scope::Row, mine.message().to_vec(), owner as i32)?)?;
+                mine
+            }
+            (None, _) => {
+                let buf = vec![0.0; Panel::message_len(jb, lw)];
+                Panel::from_message(j0, jb, lw, grid.wait_broadcast(grid.ibroadcast(Scope::Row, buf, owner as i32)?)?)
+            }
+        };
+        panel.validate(ext.e.m())?;
+        let swaps = panel.swaps();
+        let panel_cols = if mycol == owner { lc0..lc0 + jb } else { lc0..lc0 };
+        let cols = Columns::new(ext, panel_cols);
+        let trail = ext.e.local_cols_before(j0 + jb)..ext.e.local_cols_before(self.layout.active_end_col(k));
+        // The rows the interchanges move between process rows.
+        clock.enter(grid, Phase::Swap);
+        let moves = if grid.nprow() > 1 { Some(rows::exchange(grid, ext, &swaps, &cols)?) } else { None };
+        // U's block row: solved on the diagonal process row from the moved
+        // rows, then down the process column.
+        clock.enter(grid, Phase::Update);
+        let mut u = Vec::new();
+        if let Some(moves) = &moves {
+            let pr = ext.e.row_owner(j0);
+            u = vec![0.0; jb * trail.len()];
+            if myrow == pr {
+                let (lld, data) = (ext.e.lld(), ext.e.local());
+                for i in 0..jb {
+                    let li = lr0 + i;
+                    let moved = moves.row(li);
+                    for (t, c) in trail.clone().enumerate() {
+                        u[i + t * jb] = moved.map_or(data[c * lld + li], |row| row[cols.position(c)]);
+                    }
+                }
+                if !trail.is_empty() {
+                    blas::dtrsm(
+                        Side::Left,
+                        Uplo::Lower,
+                        Trans::No,
+                        Diag::Unit,
+                        jb,
+                        trail.len(),
+                        1.0,
+                        panel.l(),
+                        lw,
+                        &mut u,
+                        jb,
+                    );
+                }
+            }
+            grid.broadcast(Scope::Column, &mut u, pr as i32)?;
+        }
+        Ok(StepScratch { panel, swaps, cols, moves, u, trail, early: None })
+    }
+
+    /// One process row, on the owner of the next panel: that panel
+    /// through this step in scratch, and factored (look-ahead, see
+    /// [`super::early`]).
+    fn while_agreeing(&mut self, s: &mut StepScratch, agreed: &mut dyn FnMut() -> bool) {
+        let (n0, mn) = (s.panel.j0 + s.panel.jb, self.state.ipiv.len());
+        if s.moves.is_some() || s.trail.is_empty() || n0 >= mn || self.ext.e.col_owner(n0) != self.mycol {
+            return;
+        }
+        let nw = self.ext.e.nb().min(mn - n0);
+        s.early = Some(early::compute(&self.ext, &s.panel, &s.swaps, s.trail.clone(), nw, agreed));
+    }
+
+    fn commit(&mut self, grid: &Grid, k: u64, s: StepScratch) {
+        let StepScratch { panel, swaps, cols, moves, mut u, trail, early } = s;
+        self.backup = None;
+        let (j0, jb) = (panel.j0, panel.jb);
+        let ext = &mut self.ext;
+        match &moves {
+            Some(m) => rows::apply(ext, &cols, m),
+            None => rows::swap_in_place(ext, &cols, &swaps),
+        }
+        let (lr, lld) = (ext.e.local_rows(), ext.e.lld());
+        let lr0 = ext.e.local_rows_before(j0);
+        let lrb = ext.e.local_rows_before(j0 + jb);
+        let lw = panel.lw;
+        let myrow = grid.myrow() as usize;
+        let diagonal_row = ext.e.row_owner(j0) == myrow;
+        if !trail.is_empty() {
+            // The next panel's columns computed early are written back;
+            // the rest are updated here.
+            let rest = early.as_ref().map_or(trail.start, |e| e.cols.end)..trail.end;
+            if moves.is_none() {
+                // One process row: the block row is local; solve it in place.
+                if !rest.is_empty() {
+                    let data = ext.e.local_mut();
+                    let b = &mut data[lr0 + rest.start * lld..];
+                    blas::dtrsm(
+                        Side::Left,
+                        Uplo::Lower,
+                        Trans::No,
+                        Diag::Unit,
+                        jb,
+                        rest.len(),
+                        1.0,
+                        panel.l(),
+                        lw,
+                        b,
+                        lld,
+                    );
+                    crate::lu::pack(data, lld, lr0..lr0 + jb, rest.clone(), &mut u);
+                }
+                if let Some(e) = &early {
+                    crate::lu::unpack(&e.updated, ext.e.local_mut(), lld, lr0..lr, e.cols.clone());
+                }
+            } else if diagonal_row {
+                crate::lu::unpack(&u, ext.e.local_mut(), lld, lr0..lr0 + jb, trail.clone());
+            }
+            // `u` holds U's block row from column `u0` on.
+            let u0 = if moves.is_none() { rest.start } else { trail.start };
+            let update = |ext: &mut Extended, cols: Range<usize>| {
+                if lrb < lr && !cols.is_empty() {
+                    let l21 = &panel.l()[lrb - lr0..];
+                    let b = &u[(cols.start - u0) * jb..];
+                    let c = &mut ext.e.local_mut()[lrb + cols.start * lld..];
+                    blas::dgemm(Trans::No, Trans::No, lr - lrb, cols.len(), jb, -1.0, l21, lw, b, jb, 1.0, c, lld);
+                }
+            };
+            match early {
+                Some(Early { next, .. }) => {
+                    // The next panel's columns as this step left them are
+                    // its backup (a failure restores them); then the panel
+                    // factored early goes in, and its broadcast starts and
+                    // progresses between the chunks of the rest of the
+                    // update (MPI moves a large message only while its
+                    // sender is inside MPI).
+                    let ncols = trail.start..trail.start + next.jb;
+                    let nbackup = ext.panel_backup(ncols.start, next.jb);
+                    crate::lu::unpack(next.l(), ext.e.local_mut(), lld, lrb..lr, ncols.clone());
+                    let mut ahead: LookAhead = match grid.ibroadcast(Scope::Row, next.message().to_vec(), grid.mycol())
+                    {
+                        Ok(sending) => (Ok(next), nbackup, Some(sending)),
+                        Err(e) => (Err(e.into()), nbackup, None),
+                    };
+                    let step = early::chunk_columns(lr - lrb, jb);
+                    let mut c = rest.start;
+                    while c < rest.end {
+                        let end = (c + step).min(rest.end);
+                        update(ext, c..end);
+                        c = end;
+                        progress(grid, &mut ahead);
+                    }
+                    if ahead.0.is_err() {
+                        // Reported at the next step's phase 1.
+                        ext.restore_panel(ncols.start, &ahead.1);
+                    }
+                    self.ahead = Some(ahead);
+                }
+                None => update(ext, rest),
+            }
+        }
+        ext.accumulate_finished(&self.layout, k as usize, j0, jb, panel.l(), lw);
+        for (i, p) in panel.pivots().enumerate() {
+            self.state.ipiv[j0 + i] = p as i64;
+        }
+        if self.state.zero.is_none() {
+            self.state.zero = panel.zero();
+        }
+        if self.corrupt == Some((grid.rank(), k)) {
+            ext.corrupt_trailing(j0 + jb);
+        }
+    }
+
+    fn abort(&mut self, _k: u64) {
+        if let Some((lc0, b)) = self.backup.take() {
+            self.ext.restore_panel(lc0, &b);
+        }
+        self.ahead = None;
+    }
+
+    fn rebuild(&mut self, grid: &Grid, committed: u64, lost: &[i32]) -> Result<()> {
+        rebuild_lost_blocks(grid, &mut self.ext, &self.layout, committed as usize, lost)
+    }
+
+    fn verify(&self, grid: &Grid, committed: u64) -> Result<ChecksumCheck> {
+        verify_checksums(grid, &self.ext, &self.layout, committed as usize)
+    }
+}

@@ -1,0 +1,21 @@
+//! `pdgetrf_ft`: ABFT LU with partial pivoting that survives SIGKILLed
+//! ranks, on the step-commit protocol of [`recovery::protocol`] and the
+//! checksums of [`crate::abft`] — the same layer as
+//! [`crate::qr_ft::pdgeqrf_ft`].
+//!
+//! The right checksums C_g ride through each step's row interchanges,
+//! TRSM and DGEMM like any trailing column, so they stay row sums of the
+//! transformed matrix. The left factor L of the finished columns is
+//! protected by D_g, its row sums per group; every later interchange is
+//! applied to the finished L rows at once (eagerly, not deferred to the
+//! end) and to the rows of D_g with them, so the sums never go stale.
+//! The pivots are replicated on every rank and handed to replacements with
+//! the committed step.
+
+mod early;
+mod factor;
+mod rows;
+
+pub use crate::abft::{ChecksumCheck, FtOptions, FtReport, FtWorkspace};
+pub use factor::{pdgetrf_ft, pdgetrf_ft_in, STEP_PHASES};
+pub use recovery::protocol::RecoveryRecord;
