@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# The full fault matrix of pdgeqrf_ft and pdgetrf_ft: on 2x2 and 2x3 grids,
-# every rank killed at an early, a middle and the last step, in each of the
-# operation's phases (QR: panel, bcast, update, commit; LU: panel, bcast,
-# swap, update, commit), and before the checksums exist (args, encode: the
-# call restarts), through a spawn and through a hot spare; each run must
-# finish with ScaLAPACK's residual checks passing and consistent checksums
-# (LU: and the solve's residual). Every launch has a hard timeout. Prints
-# one line per run and "N passed, N failed" at the end; exit code 1 if any
-# run failed.
+# The full fault matrix of pdgeqrf_ft, pdgetrf_ft and pdcg_ft: on 2x2 and
+# 2x3 grids, every rank killed at an early, a middle and the last step (CG:
+# iteration), in each of the operation's phases (QR: panel, bcast, update,
+# commit; LU: panel, bcast, swap, update, commit; CG: matvec, dot, commit),
+# and before the checksums exist (args, encode: the call restarts), through
+# a spawn and through a hot spare; each run must finish with ScaLAPACK's
+# residual checks passing and consistent checksums (LU: and the solve's
+# residual; CG: converged in the failure-free run's number of iterations).
+# Every launch has a hard timeout. Prints one line per run and "N passed,
+# N failed" at the end; exit code 1 if any run failed.
 # LU also runs on 1x3, where the owner of the next panel factors it while
 # the step's agreement runs (one process row only).
-#   scripts/fault-matrix.sh                # QR on 2x2, 2x3; LU on 2x2, 2x3, 1x3 (722 runs)
+#   scripts/fault-matrix.sh                # QR on 2x2, 2x3; LU on 2x2, 2x3, 1x3; CG on 2x2, 2x3 (942 runs)
 #   scripts/fault-matrix.sh qr 2x2         # one operation, one grid
 #   scripts/fault-matrix.sh lu             # one operation, its grids
 set -uo pipefail
@@ -18,16 +19,23 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$here/scripts/setup.sh"
 cargo build --release --quiet --manifest-path "$here/Cargo.toml" -p ftla-bench || exit 1
 ftla="$here/target/release/ftla"
-ops=(qr lu)
-case "${1:-}" in qr | lu) ops=("$1"); shift ;; esac
+ops=(qr lu cg)
+case "${1:-}" in qr | lu | cg) ops=("$1"); shift ;; esac
 given=("$@")
-steps=(0 6 12)
 pass=0; fail=0
 tmp=$(mktemp -d)
 for op in "${ops[@]}"; do
+steps=(0 6 12); same='True'
 if [ "$op" = qr ]; then
   # 260x200 in 16-blocks: 13 panels, steps 0..12.
   shape=(--m 260 --n 200 --nb 16); phases=(panel bcast update commit); extra=(); grids=("${given[@]:-2x2 2x3}")
+elif [ "$op" = cg ]; then
+  # The 2-D Poisson matrix of 400 points: iterations 1.., the initial
+  # residual at step 0; every run must take the failure-free run's count.
+  shape=(--n 400 --nb 16); phases=(matvec dot commit); extra=(); grids=("${given[@]:-2x2 2x3}")
+  its=$("$ftla" cg --grid 2x2 "${shape[@]}" --timeout 120 | sed -n 's/.* \([0-9]*\) iterations (converged.*/\1/p')
+  [ -n "$its" ] || { echo "cg: the failure-free solve did not converge"; exit 1; }
+  steps=(1 $((its / 2)) $((its - 1))); same="r['iterations'] == $its"
 else
   # 200x200 in 16-blocks: 13 panels, steps 0..12; a uniform matrix, so
   # that the pivots interchange rows (a diagonally dominant one would not).
@@ -53,7 +61,7 @@ for grid in ${grids[*]}; do
           0:args | 0:encode) expect='r["restarts"] == 1' ;;
           *) expect="[x[\"ranks\"] for x in r[\"recoveries\"]] == [[$rank]]" ;;
         esac
-        if [ $rc -eq 0 ] && python3 -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r['ok'] and ($expect) else 1)" "$json" 2>/dev/null; then
+        if [ $rc -eq 0 ] && python3 -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r['ok'] and ($expect) and ($same) else 1)" "$json" 2>/dev/null; then
           pass=$((pass + 1)); verdict=ok
         else
           fail=$((fail + 1)); verdict="FAILED (exit $rc)"

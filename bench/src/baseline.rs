@@ -134,7 +134,7 @@ fn parse_driver_output(stdout: &str) -> Result<DriverReport, String> {
         residual: num("residual")?,
         orthogonality: match op {
             Op::Qr => Some(num("orthogonality")?),
-            Op::Lu => None,
+            Op::Lu | Op::Cg => None,
         },
         eps: num("eps")?,
         dgemm_gflops: num("dgemm_gflops")?,

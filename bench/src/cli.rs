@@ -75,9 +75,19 @@ pub enum Command {
     /// residuals and the local DGEMM rate in the same JSON fields. Needs
     /// `scripts/setup.sh --scalapack`.
     Baseline(BaselineArgs),
+    /// Conjugate gradients: pdcg, or the fault-tolerant pdcg_ft (--ft).
+    ///
+    /// Solves A·x = b for a dense symmetric positive definite A (default:
+    /// the 2-D Poisson matrix) and b with entries in [0.5, 1.5), and reports
+    /// the iterations, whether it converged, the true relative residual
+    /// ‖b−Ax‖/‖b‖, the time and Gflop/s (2N² per iteration). With --ft:
+    /// kills (phases matvec, dot, commit at an iteration), hot spares, the
+    /// recovery breakdown, silent errors caught by the checksums
+    /// (--corrupt), and (--compare) the plain solve timed in the same job.
+    Cg(CgArgs),
     /// Random kills, many runs: counts correct, unrecoverable, hung, wrong.
     ///
-    /// Runs many `ftla qr --ft` (--op lu: `ftla lu --ft`) jobs on random grids, sizes, ranks, steps,
+    /// Runs many `ftla qr --ft` (--op lu|cg: `ftla lu|cg --ft`) jobs on random grids, sizes, ranks, steps,
     /// phases and repair points (double kills among them), each under a
     /// timeout, and counts correct, reported-unrecoverable, hung and
     /// wrong-answer runs. Prints the exact command of every run that was not
@@ -140,15 +150,16 @@ pub fn parse_grid(v: &str) -> Result<GridShape, String> {
     Ok(GridShape { p, q })
 }
 
-/// Parses a matrix kind: `uniform`, `dd`, `spd` or `cond:C` (C ≥ 1).
+/// Parses a matrix kind: `uniform`, `dd`, `spd`, `poisson2d` or `cond:C` (C ≥ 1).
 pub fn parse_kind(s: &str) -> Result<MatrixKind, String> {
     Ok(match s {
         "uniform" => MatrixKind::Uniform,
         "dd" | "diagonally-dominant" => MatrixKind::DiagonallyDominant,
         "spd" => MatrixKind::Spd,
+        "poisson2d" => MatrixKind::Poisson2d,
         other => match other.strip_prefix("cond:").and_then(|c| c.parse::<f64>().ok()) {
             Some(c) if c >= 1.0 && c.is_finite() => MatrixKind::Conditioned { cond: c },
-            _ => return Err(format!("`{other}` is not one of uniform, dd, spd, cond:C (C ≥ 1)")),
+            _ => return Err(format!("`{other}` is not one of uniform, dd, spd, poisson2d, cond:C (C ≥ 1)")),
         },
     })
 }
@@ -184,8 +195,9 @@ pub struct MatrixArgs {
     /// Block size of the 2-D block-cyclic layout.
     #[arg(long, value_name = "NB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
     pub nb: u64,
-    /// Generated matrix: uniform | dd (diagonally dominant) | spd | cond:C
-    /// (default: uniform for QR, dd for LU).
+    /// Generated matrix: uniform | dd (diagonally dominant) | spd |
+    /// poisson2d | cond:C (default: uniform for QR, dd for LU, poisson2d for
+    /// CG).
     #[arg(long, value_name = "KIND", value_parser = parse_kind)]
     pub matrix: Option<MatrixKind>,
     /// Seed of the generated matrix.
@@ -214,8 +226,10 @@ pub struct FtArgs {
     #[arg(long)]
     pub ft: bool,
     /// With --ft: SIGKILL grid rank R at STEP in PHASE (args and encode at
-    /// step 0; then at any step QR's panel, bcast, update, commit, or LU's
-    /// panel, bcast, swap, update, commit), or at a point of the repair:
+    /// step 0; then at any step QR's panel, bcast, update, commit, LU's
+    /// panel, bcast, swap, update, commit, or CG's matvec, dot, commit —
+    /// CG's step k is iteration k, step 0 the initial residual), or at a
+    /// point of the repair:
     /// R@repair:ATTEMPT:{revoke,shrink,spawn,merge}, R@repair:BUILD:split,
     /// R@region:REPAIR:share. Comma-separated.
     #[arg(long, value_name = "R@STEP:PHASE[,...]", requires = "ft")]
@@ -238,7 +252,8 @@ pub struct FtArgs {
     #[arg(long, requires = "ft")]
     pub verify: bool,
     /// With --ft: add 1.0 to one element on rank R at STEP (a silent error
-    /// for --verify to report).
+    /// for --verify to report; CG: corrupts R's matrix-vector product of
+    /// iteration STEP, which the checksums catch and recompute).
     #[arg(long, value_name = "R@STEP", requires = "ft", value_parser = parse_corrupt)]
     pub corrupt: Option<(i32, u64)>,
 }
@@ -263,6 +278,26 @@ pub struct LuArgs {
     /// report ScaLAPACK's solve residual.
     #[arg(long)]
     pub solve: bool,
+    #[command(flatten)]
+    pub ft: FtArgs,
+    #[command(flatten)]
+    pub launch: LaunchArgs,
+}
+
+/// `ftla cg`.
+#[derive(Args, Debug, Clone)]
+pub struct CgArgs {
+    #[command(flatten)]
+    pub matrix: MatrixArgs,
+    /// Stop when ‖r‖ ≤ TOL·‖b‖ (the recurrence's residual).
+    #[arg(long, value_name = "T", default_value_t = 1e-8)]
+    pub tol: f64,
+    /// At most K iterations (default: N).
+    #[arg(long, value_name = "K")]
+    pub maxit: Option<u64>,
+    /// Jacobi preconditioning (z = diag(A)⁻¹·r).
+    #[arg(long)]
+    pub jacobi: bool,
     #[command(flatten)]
     pub ft: FtArgs,
     #[command(flatten)]
@@ -350,9 +385,26 @@ pub enum Library {
 
 /// The factorizations of the baseline.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FactorArg {
+    Qr,
+    Lu,
+}
+
+impl From<FactorArg> for Op {
+    fn from(o: FactorArg) -> Op {
+        match o {
+            FactorArg::Qr => Op::Qr,
+            FactorArg::Lu => Op::Lu,
+        }
+    }
+}
+
+/// The operations of the soak and the scaling runs.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OpArg {
     Qr,
     Lu,
+    Cg,
 }
 
 impl From<OpArg> for Op {
@@ -360,6 +412,7 @@ impl From<OpArg> for Op {
         match o {
             OpArg::Qr => Op::Qr,
             OpArg::Lu => Op::Lu,
+            OpArg::Cg => Op::Cg,
         }
     }
 }
@@ -372,7 +425,7 @@ pub struct BaselineArgs {
     pub library: Library,
     /// The factorization.
     #[arg(value_enum)]
-    pub op: OpArg,
+    pub op: FactorArg,
     /// Process grid, row-major.
     #[arg(long, value_name = "PxQ", value_parser = parse_grid)]
     pub grid: GridShape,
@@ -405,7 +458,7 @@ pub struct SoakArgs {
     /// Seed of the random choices (the same seed gives the same runs).
     #[arg(long, value_name = "S", default_value_t = 1)]
     pub seed: u64,
-    /// The factorization to soak (its fault-tolerant driver).
+    /// The operation to soak (its fault-tolerant driver).
     #[arg(long, value_enum, default_value = "qr")]
     pub op: OpArg,
     /// Seconds after which one run counts as hung (it is then killed).
@@ -428,7 +481,7 @@ pub enum ScaleMode {
 /// `ftla scale`.
 #[derive(Args, Debug, Clone)]
 pub struct ScaleArgs {
-    /// The factorization.
+    /// The operation.
     #[arg(long, value_enum)]
     pub op: OpArg,
     /// Strong (fixed N) or weak (fixed N²/ranks) scaling.
@@ -448,11 +501,11 @@ pub struct ScaleArgs {
     /// Block size.
     #[arg(long, value_name = "NB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
     pub nb: u64,
-    /// Also run every point fault-tolerant (pdgeqrf_ft or pdgetrf_ft; grids with Q ≥ 2), and
+    /// Also run every point fault-tolerant (pdgeqrf_ft, pdgetrf_ft or pdcg_ft; grids with Q ≥ 2), and
     /// report the overhead against the plain run and its model.
     #[arg(long)]
     pub ft: bool,
-    /// With --ft: kills in every FT run of every point (ftla qr|lu --kill).
+    /// With --ft: kills in every FT run of every point (ftla qr|lu|cg --kill).
     #[arg(long, value_name = "R@STEP:PHASE[,...]", requires = "ft")]
     pub kill: Option<String>,
     /// Repetitions per point and kind; the median time is reported.

@@ -1,8 +1,8 @@
-//! `ftla qr --ft` and `ftla lu --ft`: the fault-tolerant factorizations
-//! (`pdgeqrf_ft`, `pdgetrf_ft`) with kills, spares, checksum verification
-//! and a comparison with the plain factorization.
+//! `ftla qr --ft`, `ftla lu --ft` and `ftla cg --ft`: the fault-tolerant
+//! drivers (`pdgeqrf_ft`, `pdgetrf_ft`, `pdcg_ft`) with kills, spares,
+//! checksum verification and a comparison with the plain run.
 
-use crate::factors::{self, Factors};
+use crate::factors::{self, CgSolve, Factors};
 use crate::problem::{make_matrix, write_json, FactorJob, FtJob};
 use crate::session::{local_dgemm_gflops, median, start_preparing, Session};
 use blacs_ft::{Injector, Scope};
@@ -84,11 +84,13 @@ struct Compare {
 }
 
 /// One repetition: the plain factorization, the failure-free FT one, and
-/// the FT one with the failure (when the repetition had one).
+/// the FT one with the failure (when the repetition had one); for CG also
+/// their iterations.
 struct Sample {
     plain: f64,
     free: f64,
     with: Option<f64>,
+    iterations: Option<(u64, u64, Option<u64>)>,
 }
 
 impl Compare {
@@ -123,7 +125,12 @@ impl Compare {
     fn report(&self) -> CompareReport {
         let (nonft, free, with) = self.medians();
         let (over, per_failure) = self.paired();
+        let its: Vec<_> = self.samples.iter().filter_map(|s| s.iterations).collect();
+        let cg = !its.is_empty();
         CompareReport {
+            iterations_nonft: cg.then(|| its.iter().map(|i| i.0).collect()),
+            iterations_ft: cg.then(|| its.iter().map(|i| i.1).collect()),
+            iterations_with_failure: (cg && with.is_some()).then(|| its.iter().filter_map(|i| i.2).collect()),
             nonft_time_s: nonft,
             ft_time_s: free,
             reps: self.samples.len(),
@@ -220,7 +227,7 @@ fn timed_ft(
         region.grid().barrier(Scope::All)?;
     }
     let t = Instant::now();
-    let mut factors = Factors::of(a.op);
+    let mut factors = Factors::of(a);
     let mut restarts = 0;
     let (report, singular) = loop {
         match factors.factor_ft(region, &mut mat, opts, &mut work) {
@@ -327,8 +334,10 @@ fn run_ft(
         let mut samples = Vec::new();
         // A restart (a kill before the checksums existed) is a failure too.
         let main_had_failure = !report.recoveries.is_empty() || restarts > 0;
-        // This repetition's FT run with the failure, if it had one.
-        let mut with_now = (main_had_failure && start_rep == 0).then_some(ft_secs);
+        // This repetition's FT run with the failure, if it had one (time,
+        // CG's iterations).
+        let iterations = |f: &Factors| f.solve().map(|s| s.report.iterations);
+        let mut with_now = (main_had_failure && start_rep == 0).then_some((ft_secs, iterations(&factors)));
         let kills = Injector::parse(ft.kill.as_deref().unwrap_or_default()).unwrap_or_default();
         for rep in start_rep..ft.reps {
             if rep > 0 && ft.kill.is_some() && !(joined && rep == start_rep) {
@@ -340,19 +349,20 @@ fn run_ft(
                 after_failure_run(region, ft, false, rep)?;
                 print_recoveries(region, &with.report, Some(rep));
                 if !with.report.recoveries.is_empty() || with.restarts > 0 {
-                    with_now = Some(with.secs);
+                    with_now = Some((with.secs, iterations(&with.factors)));
                 }
             }
             let grid = region.grid();
             let mut plain = make_matrix(grid, a, true)?;
             grid.barrier(Scope::All)?;
             let t = Instant::now();
-            Factors::of(a.op).factor(grid, &mut plain)?;
+            let mut plain_factors = Factors::of(a);
+            plain_factors.factor(grid, &mut plain)?;
             let mut nonft = [t.elapsed().as_secs_f64()];
             grid.max(Scope::All, &mut nonft)?;
             drop(plain);
-            let secs = if rep == 0 && ft.reps == 1 && !main_had_failure {
-                ft_secs
+            let (secs, free_its) = if rep == 0 && ft.reps == 1 && !main_had_failure {
+                (ft_secs, iterations(&factors))
             } else {
                 let again = timed_ft(region, a, &FtOptions::default(), &mut None)?;
                 if !again.report.recoveries.is_empty() || again.restarts > 0 {
@@ -361,9 +371,11 @@ fn run_ft(
                     }
                     .into());
                 }
-                again.secs
+                (again.secs, iterations(&again.factors))
             };
-            samples.push(Sample { plain: nonft[0], free: secs, with: with_now.take() });
+            let with = with_now.take();
+            let its = iterations(&plain_factors).zip(free_its).map(|(p, f)| (p, f, with.and_then(|w| w.1)));
+            samples.push(Sample { plain: nonft[0], free: secs, with: with.map(|w| w.0), iterations: its });
         }
         compare = Some(Compare { samples });
     }
@@ -374,7 +386,7 @@ fn run_ft(
     let timing = if ft_secs.is_nan() {
         "time unknown (every process that started the clock was replaced)".to_string()
     } else {
-        format!("{ft_secs:.3} s, {:.1} Gflop/s", a.op.flops(m, n) / ft_secs / 1e9)
+        format!("{ft_secs:.3} s, {:.1} Gflop/s", factors.flops(a.op, m, n) / ft_secs / 1e9)
     };
     let name = a.op.name().to_uppercase();
     let mut lines = vec![format!(
@@ -384,6 +396,16 @@ fn run_ft(
         report.recoveries.len(),
         if report.recoveries.len() == 1 { "y" } else { "ies" },
     )];
+    if let Some(s) = factors.solve() {
+        lines.push(cg_line(s));
+        for d in &s.report.detections {
+            lines.push(format!(
+                "silent error caught in the matrix-vector product of iteration {}: |eᵀ(Ap) − (eᵀA)p| = {:.2e} > {:.2e}, \
+                 recomputed",
+                d.iteration, d.defect, d.tolerance
+            ));
+        }
+    }
     if let Some(e) = &singular {
         lines.push(format!("{e} (INFO {} on every rank)", e.info()));
     }
@@ -392,6 +414,7 @@ fn run_ft(
         checks.push(match a.op {
             Op::Qr => format!("residual ‖A−QR‖₁/(‖A‖₁·max(M,N)·eps) = {r:.3}"),
             Op::Lu => format!("residual ‖PA−LU‖₁/(‖A‖₁·max(M,N)·eps) = {r:.3}"),
+            Op::Cg => format!("residual {r:.3}"),
         });
     }
     if let Some(o) = res.orthogonality {
@@ -421,11 +444,15 @@ fn run_ft(
             let model = report.overhead_model;
             let paired = cmp.samples.len() > 1;
             let of = if paired { format!("; medians of {}", cmp.samples.len()) } else { String::new() };
+            // (CG's checksums add no flops to its products: no model.)
+            let vs_model = if model > 0.0 {
+                format!("; model +{:.1} %, ratio {:.2}", 100.0 * model, (free / nonft - 1.0) / model)
+            } else {
+                String::new()
+            };
             let mut l = format!(
-                "overhead: plain {name} {nonft:.3} s, FT failure-free {free:.3} s ({:+.1} %; model +{:.1} %, ratio {:.2}{of})",
+                "overhead: plain {name} {nonft:.3} s, FT failure-free {free:.3} s ({:+.1} %{vs_model}{of})",
                 100.0 * (free / nonft - 1.0),
-                100.0 * model,
-                (free / nonft - 1.0) / model
             );
             if let Some(w) = with {
                 let n = cmp.with_s().len();
@@ -438,28 +465,36 @@ fn run_ft(
             lines.push(l);
             if paired {
                 let (over, per_failure) = cmp.paired();
-                let mut l = format!(
-                    "paired (median of the per-repetition ratios): FT failure-free {:+.1} %, ratio {:.2}",
-                    100.0 * over,
-                    over / model
-                );
+                let mut l =
+                    format!("paired (median of the per-repetition ratios): FT failure-free {:+.1} %", 100.0 * over);
+                if model > 0.0 {
+                    l.push_str(&format!(", ratio {:.2}", over / model));
+                }
                 if let Some(f) = per_failure {
                     l.push_str(&format!("; the failure {:+.1} %", 100.0 * f));
                 }
                 lines.push(l);
             }
         }
+        None if a.op == Op::Cg => {}
         None => lines.push(format!(
             "overhead model of the checksums: +{:.1} % trailing-update work",
             100.0 * report.overhead_model
         )),
+    }
+    if let Some(c) = compare.as_ref().map(Compare::report) {
+        if let (Some(p), Some(f)) = (&c.iterations_nonft, &c.iterations_ft) {
+            let w = c.iterations_with_failure.as_ref().map(|w| format!(", with the failure {w:?}")).unwrap_or_default();
+            lines.push(format!("iterations: plain {p:?}, FT failure-free {f:?}{w}"));
+        }
     }
     let summary = lines.join("; ");
     if grid.rank() == 0 {
         println!("{}{}", lines.join("\n  "), if ok { "" } else { "\n  FAILED" });
         if let Some(path) = &a.json {
             let mut r = FactorReport::new(a.op.name(), [a.grid.p, a.grid.q], m, n, a.nb);
-            r.timed(a.op, ft_secs);
+            r.timed_flops(factors.flops(a.op, m, n), ft_secs);
+            cg_fields(&mut r, &factors);
             r.ft = Some(true);
             r.spares = Some(ft.spares as i32);
             r.residual = res.residual.into();
@@ -480,4 +515,28 @@ fn run_ft(
         }
     }
     Ok((ok, summary))
+}
+
+/// CG's line of the summary: iterations, convergence, residuals.
+pub fn cg_line(s: &CgSolve) -> String {
+    let r = &s.report;
+    format!(
+        "{} iterations ({}, tol {:.1e}{}), true relative residual ‖b−Ax‖/‖b‖ = {:.2e} (recurrence {:.2e})",
+        r.iterations,
+        if r.converged { "converged" } else { "NOT converged" },
+        s.opts.tol,
+        if s.opts.jacobi { ", Jacobi" } else { "" },
+        r.relative_residual,
+        r.recurrence_residual
+    )
+}
+
+/// CG's fields of the JSON report (none for a factorization).
+pub fn cg_fields(r: &mut FactorReport, factors: &Factors) {
+    if let Some(s) = factors.solve() {
+        r.iterations = Some(s.report.iterations);
+        r.converged = Some(s.report.converged);
+        r.relative_residual = Some(s.report.relative_residual);
+        r.detections = Some(s.report.detections.clone());
+    }
 }

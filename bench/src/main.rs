@@ -59,6 +59,10 @@ fn main() {
             let launch = a.launch.clone();
             ("lu", FactorJob::from_lu(a).map(Job::Factor), launch)
         }
+        Command::Cg(a) => {
+            let launch = a.launch.clone();
+            ("cg", FactorJob::from_cg(a).map(Job::Factor), launch)
+        }
     };
     let job = job.unwrap_or_else(|e| usage_error(name, e));
     if !inside_mpi() {

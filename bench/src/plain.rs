@@ -1,7 +1,7 @@
-//! `ftla qr` and `ftla lu` without `--ft`: factor a generated or
-//! user-supplied matrix on a grid, time it, check it as ScaLAPACK's testers
-//! do, and report Gflop/s next to the local DGEMM rate measured in the same
-//! run.
+//! `ftla qr`, `ftla lu` and `ftla cg` without `--ft`: factor (or solve
+//! with) a generated or user-supplied matrix on a grid, time it, check it
+//! as ScaLAPACK's testers do, and report Gflop/s next to the local DGEMM
+//! rate measured in the same run.
 
 use crate::factors::{self, Factors};
 use crate::problem::{make_matrix, write_json, FactorJob};
@@ -33,7 +33,7 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
     let root = grid.rank() == 0;
     let mut mat = make_matrix(grid, a, true)?;
     let (m, n) = (mat.m(), mat.n());
-    let original = (a.check || a.solve).then(|| mat.clone());
+    let original = ((a.check || a.solve) && a.op != Op::Cg).then(|| mat.clone());
     let dgemm = local_dgemm_gflops(grid)?;
     if root {
         println!(
@@ -47,12 +47,13 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
     }
     grid.barrier(Scope::All)?;
     let t = Instant::now();
-    let mut factors = Factors::of(a.op);
+    let mut factors = Factors::of(a);
     let singular = factors.factor(grid, &mut mat)?;
     let mut secs = [t.elapsed().as_secs_f64()];
     grid.max(Scope::All, &mut secs)?;
     let mut report = FactorReport::new(a.op.name(), [a.grid.p, a.grid.q], m, n, a.nb);
-    report.timed(a.op, secs[0]);
+    report.timed_flops(factors.flops(a.op, m, n), secs[0]);
+    crate::ft_run::cg_fields(&mut report, &factors);
     let res = factors::check(grid, a, original, &mat, &factors)?;
     factors::write(grid, a, &mat, &factors)?;
     let ok = singular.is_none() && res.pass();
@@ -73,6 +74,9 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
         100.0 * report.gflops / (dgemm * grid.size() as f64).max(1e-9),
         res.summary()
     );
+    if let Some(s) = factors.solve() {
+        summary.push_str(&format!(", {}", crate::ft_run::cg_line(s)));
+    }
     if let Some(e) = &singular {
         summary.push_str(&format!(", {e}"));
     }

@@ -1,9 +1,9 @@
-//! What `ftla qr|lu|demo` factors: the validated job (grid, shape, matrix
+//! What `ftla qr|lu|cg|demo` runs: the validated job (grid, shape, matrix
 //! source, fault-tolerance options), the one path that makes its matrix,
 //! the memory it needs, the checks of its kill points, and the one path
 //! that writes its report.
 
-use crate::cli::{GridShape, LuArgs, QrArgs};
+use crate::cli::{CgArgs, GridShape, LuArgs, QrArgs};
 use blacs_ft::Injector;
 use recovery::protocol::Phase;
 use scalapack_ft::dist_io::read_matrix;
@@ -31,6 +31,8 @@ pub struct FactorJob {
     pub ft: Option<FtJob>,
     /// LU: solve with the factors and report the solve's residual.
     pub solve: bool,
+    /// CG: tolerance, iteration limit, preconditioning.
+    pub cg: scalapack_ft::cg::CgOptions,
 }
 
 /// The fault-tolerance options of a job.
@@ -53,6 +55,7 @@ pub fn op_phases(op: Op) -> Vec<Phase> {
     let steps = match op {
         Op::Qr => scalapack_ft::qr_ft::STEP_PHASES,
         Op::Lu => scalapack_ft::lu_ft::STEP_PHASES,
+        Op::Cg => scalapack_ft::cg_ft::STEP_PHASES,
     };
     [Phase::Args, Phase::Encode].into_iter().chain(steps.iter().copied()).chain([Phase::Commit]).collect()
 }
@@ -77,6 +80,23 @@ impl FactorJob {
             return Err(format!("--solve needs a square matrix, got {}x{} (drop --m or set it to --n)", job.m, job.n));
         }
         job.solve = a.solve;
+        job.with_ft(&a.ft)
+    }
+
+    /// `ftla cg`.
+    pub fn from_cg(a: CgArgs) -> Result<FactorJob, String> {
+        let mut job = FactorJob::common(Op::Cg, &a.matrix)?;
+        if job.input.is_none() && job.m != job.n {
+            return Err(format!("cg needs a square matrix, got {}x{} (drop --m or set it to --n)", job.m, job.n));
+        }
+        if !(a.tol.is_finite() && a.tol >= 0.0) {
+            return Err(format!("--tol must be finite and ≥ 0, got {}", a.tol));
+        }
+        let maxit = a.maxit.unwrap_or(job.n.max(1) as u64);
+        if maxit == 0 {
+            return Err("--maxit must be at least 1".into());
+        }
+        job.cg = scalapack_ft::cg::CgOptions { tol: a.tol, maxit, jacobi: a.jacobi };
         job.with_ft(&a.ft)
     }
 
@@ -131,6 +151,7 @@ impl FactorJob {
             check: true,
             json: a.json.clone(),
             solve: false,
+            cg: Default::default(),
             ft: Some(FtJob {
                 spares: a.spares,
                 kill: Some(format!("{}@qr:{step}:update", a.kill)),
@@ -149,7 +170,11 @@ impl FactorJob {
             }
         }
         let n = a.n.unwrap_or(0);
-        let default_kind = if op == Op::Lu { MatrixKind::DiagonallyDominant } else { MatrixKind::Uniform };
+        let default_kind = match op {
+            Op::Qr => MatrixKind::Uniform,
+            Op::Lu => MatrixKind::DiagonallyDominant,
+            Op::Cg => MatrixKind::Poisson2d,
+        };
         Ok(FactorJob {
             op,
             grid: a.grid,
@@ -164,6 +189,7 @@ impl FactorJob {
             json: a.json.clone(),
             ft: None,
             solve: false,
+            cg: Default::default(),
         })
     }
 
@@ -188,8 +214,12 @@ impl FactorJob {
     }
 
     /// Steps of the factorization (panels of NB columns), when the shape
-    /// is known.
+    /// is known; CG's most (the initial residual, `maxit` iterations, the
+    /// final residual).
     pub fn steps(&self) -> Option<u64> {
+        if self.op == Op::Cg {
+            return Some(self.cg.maxit + 2);
+        }
         self.shape().map(|(m, n)| m.min(n).div_ceil(self.nb) as u64)
     }
 
@@ -239,7 +269,9 @@ impl FactorJob {
                     if let (Some(s), Some(total)) = (step, steps) {
                         if s >= total {
                             return Err(format!(
-                                "--kill: step {s} never comes: the factorization has {total} step(s), the last is {}",
+                                "--kill: step {s} never comes: the {} has {}{total} step(s), the last is {}",
+                                if self.op == Op::Cg { "solve" } else { "factorization" },
+                                if self.op == Op::Cg { "at most " } else { "" },
                                 total.saturating_sub(1)
                             ));
                         }

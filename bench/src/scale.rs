@@ -1,8 +1,8 @@
 //! `ftla scale`: a weak or strong scaling sweep, one job per point.
 //!
-//! Every point is an `ftla qr|lu` job of its own on the most square grid
+//! Every point is an `ftla qr|lu|cg` job of its own on the most square grid
 //! for its rank count (P ≤ Q; Q ≥ 2 with `--ft`). A fault-tolerant point
-//! is one `ftla qr|lu --ft --compare` job, so its plain and FT times come
+//! is one `ftla qr|lu|cg --ft --compare` job, so its plain and FT times come
 //! from the same run. The sweep prints a progress line per point, then a
 //! table, and writes JSON, CSV and an SVG plot (Gflop/s and parallel
 //! efficiency against ranks, plain and FT on the same axes). With
@@ -188,13 +188,18 @@ fn measure_point(exe: &Path, a: &ScaleArgs, op: Op, ranks: u32, n: usize) -> Vec
         match job(exe, &args, a.timeout, a.hostfile.as_deref()) {
             Ok(rep) => {
                 let c = rep.compare.clone().unwrap_or_default();
+                // (CG's flops follow its iterations.)
+                let flops = |its: Option<u64>| match op {
+                    Op::Cg => scalapack_ft::cg::cg_flops(n, its.unwrap_or(0)),
+                    _ => op.flops(n, n),
+                };
                 let mut plain = FactorReport { ft: None, recoveries: None, overhead_model: None, ..rep.clone() };
-                plain.timed(op, c.nonft_time_s);
+                plain.timed_flops(flops(c.iterations_nonft.as_ref().and_then(|v| v.first().copied())), c.nonft_time_s);
                 out.push(Measured { ft: false, grid: g, result: Ok((c.nonft_time_s, plain)) });
                 // With kills, the FT point is the run with the failure.
                 let t = c.ft_with_failure_time_s.unwrap_or(c.ft_time_s);
                 let mut ft = rep;
-                ft.timed(op, t);
+                ft.timed_flops(flops(ft.iterations), t);
                 out.push(Measured { ft: true, grid: g, result: Ok((t, ft)) });
             }
             Err(e) => out.push(Measured { ft: true, grid: g, result: Err(e) }),

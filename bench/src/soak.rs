@@ -43,7 +43,8 @@ impl Scenario {
     /// one kill at a random step and phase (or before the checksums exist),
     /// and in one run of two a second kill — at the same point, during the
     /// repair of the first, or at a later step after it. LU runs solve
-    /// with the factors when the matrix is square.
+    /// with the factors when the matrix is square; CG runs solve the 2-D
+    /// Poisson problem.
     fn draw(rng: &mut StdRng, op: Op) -> Scenario {
         // A step's phases, its commit included.
         let phases: Vec<&str> =
@@ -51,8 +52,13 @@ impl Scenario {
         let (p, q) = GRIDS[rng.random_range(0..GRIDS.len())];
         let nb: usize = [8, 16, 32][rng.random_range(0..3)];
         let n = rng.random_range(3 * nb..=12 * nb + nb / 2);
-        let m = if rng.random_bool(0.25) { rng.random_range(n / 2 + nb..=2 * n) } else { n };
-        let steps = m.min(n).div_ceil(nb) as u64;
+        // (CG: square; its iterations on the 2-D Poisson matrix are at
+        // least the grid's width, ⌈√N⌉, so kills up to there fire.)
+        let m = if op != Op::Cg && rng.random_bool(0.25) { rng.random_range(n / 2 + nb..=2 * n) } else { n };
+        let steps = match op {
+            Op::Cg => (n as f64).sqrt().ceil() as u64,
+            _ => m.min(n).div_ceil(nb) as u64,
+        };
         let spares = rng.random_range(0..=2u32);
         let size = p * q;
         let r1 = rng.random_range(0..size);
@@ -253,7 +259,7 @@ mod tests {
 
     #[test]
     fn a_seed_gives_the_same_runs_and_every_run_is_a_valid_command() {
-        for op in [Op::Qr, Op::Lu] {
+        for op in [Op::Qr, Op::Lu, Op::Cg] {
             let draw = |seed| {
                 let mut rng = StdRng::seed_from_u64(seed);
                 (0..200).map(|_| Scenario::draw(&mut rng, op)).collect::<Vec<_>>()
@@ -270,6 +276,7 @@ mod tests {
                 let job = match cli.command {
                     crate::cli::Command::Qr(q) if op == Op::Qr => crate::problem::FactorJob::from_qr(q),
                     crate::cli::Command::Lu(l) if op == Op::Lu => crate::problem::FactorJob::from_lu(l),
+                    crate::cli::Command::Cg(c) if op == Op::Cg => crate::problem::FactorJob::from_cg(c),
                     _ => panic!("{sc:?}"),
                 };
                 job.unwrap_or_else(|e| panic!("{sc:?}: {e}"));
@@ -280,6 +287,7 @@ mod tests {
             assert!(runs.iter().any(|s| !s.recoverable));
             assert!(runs.iter().any(|s| s.kills.iter().any(|k| k.contains("repair:"))));
             assert_eq!(runs.iter().any(|s| s.kills.iter().any(|k| k.ends_with(":swap"))), op == Op::Lu);
+            assert_eq!(runs.iter().any(|s| s.kills.iter().any(|k| k.ends_with(":matvec"))), op == Op::Cg);
         }
     }
 

@@ -68,7 +68,10 @@ fn bad_arguments_fail_fast_with_a_clear_message() {
         (vec!["lu", "--ft", "--grid", "2x2", "--n", "100", "--nb", "16", "--kill", "1@2:pivot"], "not a phase of lu"),
         (vec!["lu", "--ft", "--grid", "2x2", "--n", "100", "--nb", "16", "--kill", "1@7:swap"], "the last is 6"),
         (vec!["lu", "--m", "100", "--n", "90", "--solve"], "--solve needs a square matrix"),
-        (vec!["soak", "--op", "cg"], "invalid value 'cg'"),
+        (vec!["soak", "--op", "svd"], "invalid value 'svd'"),
+        (vec!["baseline", "scalapack", "cg", "--grid", "1x2", "--n", "8", "--nb", "4"], "invalid value 'cg'"),
+        (vec!["cg", "--grid", "2x2", "--n", "100", "--m", "50"], "cg needs a square matrix"),
+        (vec!["cg", "--grid", "2x2", "--n", "100", "--maxit", "0"], "--maxit must be at least 1"),
         (vec!["frobnicate"], "unrecognized subcommand"),
         // A kill that can never fire names the last step.
         (vec!["qr", "--ft", "--grid", "2x2", "--n", "100", "--nb", "16", "--kill", "1@99:panel"], "the last is 6"),

@@ -51,14 +51,28 @@ pub enum Phase {
     Bcast,
     /// The update's reduction into scratch (QR).
     Update,
+    /// A distributed matrix-vector product (CG: A·p, checked against the
+    /// column checksums).
+    Matvec,
+    /// The inner products of an iteration, reduced over the grid (CG).
+    Dot,
     /// The step's agreement and its local commit.
     Commit,
 }
 
 impl Phase {
     /// Every phase, in the order a call meets them.
-    pub const ALL: [Phase; 7] =
-        [Phase::Args, Phase::Encode, Phase::Panel, Phase::Swap, Phase::Bcast, Phase::Update, Phase::Commit];
+    pub const ALL: [Phase; 9] = [
+        Phase::Args,
+        Phase::Encode,
+        Phase::Panel,
+        Phase::Swap,
+        Phase::Bcast,
+        Phase::Update,
+        Phase::Matvec,
+        Phase::Dot,
+        Phase::Commit,
+    ];
 
     /// The phase's name in kill points and reports.
     pub fn name(self) -> &'static str {
@@ -69,6 +83,8 @@ impl Phase {
             Phase::Swap => "swap",
             Phase::Bcast => "bcast",
             Phase::Update => "update",
+            Phase::Matvec => "matvec",
+            Phase::Dot => "dot",
             Phase::Commit => "commit",
         }
     }

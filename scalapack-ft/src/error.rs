@@ -20,17 +20,26 @@ pub enum Error {
     /// process can get (`available`: what its machine had left, when
     /// known). Nothing was computed.
     Memory { routine: String, what: String, bytes: u64, available: Option<u64> },
+    /// An iterative solver met a search direction `p` with `pᵀA·p ≤ 0`
+    /// (`curvature`) at `iteration` (1-based): A is not positive definite.
+    /// INFO = `iteration`.
+    NotPositiveDefinite { routine: String, iteration: u64, curvature: f64 },
+    /// An iterative solver cannot go on (a non-finite value appeared, or a
+    /// checksum mismatch persisted after recomputing): `reason`.
+    Breakdown { routine: String, iteration: u64, reason: String },
 }
 
 impl Error {
     /// ScaLAPACK's INFO: `-(position*100 + entry)` for a descriptor entry,
-    /// `-position` for another argument, `index + 1` for a singular U.
+    /// `-position` for another argument, `index + 1` for a singular U, the
+    /// iteration for a matrix found not positive definite.
     pub fn info(&self) -> i32 {
         match self {
             Error::Argument { position, entry, .. } if *entry > 0 => -((position * 100 + entry) as i32),
             Error::Argument { position, .. } => -(*position as i32),
             Error::Singular { index, .. } => *index as i32 + 1,
-            Error::Grid(_) | Error::Memory { .. } => i32::MIN,
+            Error::NotPositiveDefinite { iteration, .. } => *iteration as i32,
+            Error::Grid(_) | Error::Memory { .. } | Error::Breakdown { .. } => i32::MIN,
         }
     }
 
@@ -65,6 +74,13 @@ impl fmt::Display for Error {
                     Some(a) => write!(f, "; {:.1} GiB available", crate::memory::gib(*a)),
                     None => write!(f, ", more than it could allocate"),
                 }
+            }
+            Error::NotPositiveDefinite { routine, iteration, curvature } => write!(
+                f,
+                "{routine}: pᵀA·p = {curvature:e} ≤ 0 at iteration {iteration}: the matrix is not positive definite"
+            ),
+            Error::Breakdown { routine, iteration, reason } => {
+                write!(f, "{routine}: breakdown at iteration {iteration}: {reason}")
             }
         }
     }

@@ -44,6 +44,12 @@ pub enum MatrixKind {
     DiagonallyDominant,
     /// Symmetric uniform plus `n` on the diagonal: symmetric positive definite. Square only.
     Spd,
+    /// The 5-point Laplacian of a `w`-wide grid of `n` points (`w = ⌈√n⌉`,
+    /// rows of `w`, the last one possibly short; Dirichlet boundary): 4 on
+    /// the diagonal, −1 for each neighbour. Symmetric positive definite
+    /// (irreducibly diagonally dominant), condition number growing like n:
+    /// the classic test for conjugate gradients. Square only.
+    Poisson2d,
     /// `H1 · Σ · H2` with singular values geometrically spaced from 1 to `1/cond`,
     /// so the 2-norm condition number is exactly `cond` (≥ 1, finite).
     Conditioned {
@@ -54,12 +60,13 @@ pub enum MatrixKind {
 }
 
 impl MatrixKind {
-    /// Short name for messages: `uniform`, `diagdom`, `spd`, `cond`.
+    /// Short name for messages: `uniform`, `diagdom`, `spd`, `poisson2d`, `cond`.
     pub fn name(&self) -> &'static str {
         match self {
             MatrixKind::Uniform => "uniform",
             MatrixKind::DiagonallyDominant => "diagdom",
             MatrixKind::Spd => "spd",
+            MatrixKind::Poisson2d => "poisson2d",
             MatrixKind::Conditioned { .. } => "cond",
         }
     }
@@ -235,7 +242,9 @@ impl Generator {
     /// ```
     pub fn new(kind: MatrixKind, seed: u64, m: usize, n: usize) -> Result<Self, GenError> {
         let cond = match kind {
-            MatrixKind::Spd if m != n => return Err(GenError::NotSquare { kind: kind.name(), m, n }),
+            MatrixKind::Spd | MatrixKind::Poisson2d if m != n => {
+                return Err(GenError::NotSquare { kind: kind.name(), m, n })
+            }
             MatrixKind::Conditioned { cond } => Some(ConditionedParams::new(seed, m, n, cond)?),
             _ => None,
         };
@@ -278,6 +287,7 @@ impl Generator {
                 let d = if i == j { self.n as f64 } else { 0.0 };
                 uniform(self.seed, i.min(j), i.max(j)) + d
             }
+            MatrixKind::Poisson2d => poisson2d(self.n, i, j),
             MatrixKind::Conditioned { .. } => match &self.cond {
                 Some(p) => p.element(i, j),
                 None => f64::NAN,
@@ -377,6 +387,20 @@ impl Generator {
 ///
 /// Returns NaN when `(i, j)` is outside the matrix or the kind is invalid for
 /// the shape (`Spd` not square, `Conditioned` with `cond < 1`); use
+/// Element `(i, j)` of the 5-point Laplacian on `n` points in rows of
+/// `⌈√n⌉` (see [`MatrixKind::Poisson2d`]).
+fn poisson2d(n: usize, i: usize, j: usize) -> f64 {
+    let w = (n as f64).sqrt().ceil().max(1.0) as usize;
+    let (lo, hi) = (i.min(j), i.max(j));
+    if i == j {
+        4.0
+    } else if (hi - lo == 1 && lo / w == hi / w) || hi - lo == w {
+        -1.0
+    } else {
+        0.0
+    }
+}
+
 /// [`Generator::new`] to get the reason instead. For `Conditioned` every call
 /// redoes the O(m + n) precomputation: build a [`Generator`] for more than a
 /// few elements.
@@ -563,6 +587,25 @@ mod tests {
     fn uniform_independent_of_shape() {
         // An element depends on (seed, i, j) only, not on the matrix size.
         assert_eq!(element(MatrixKind::Uniform, 5, 10, 10, 3, 4), element(MatrixKind::Uniform, 5, 100, 7, 3, 4));
+    }
+
+    #[test]
+    fn poisson2d_is_the_five_point_laplacian() {
+        // 10 points in rows of 4: 0..4, 4..8, 8..10.
+        let n = 10;
+        let a = Generator::new(MatrixKind::Poisson2d, 0, n, n).expect("valid").dense();
+        let at = |i: usize, j: usize| a[i + j * n];
+        for i in 0..n {
+            assert_eq!(at(i, i), 4.0);
+            let off: f64 = (0..n).filter(|&j| j != i).map(|j| at(i, j)).sum();
+            assert!((-4.0..=-2.0).contains(&off), "row {i}: {off}");
+            for j in 0..n {
+                assert_eq!(at(i, j), at(j, i));
+            }
+        }
+        // Neighbours in a row and across rows; no wrap-around from 3 to 4.
+        assert_eq!((at(1, 2), at(3, 4), at(1, 5), at(9, 5), at(0, 2)), (-1.0, 0.0, -1.0, -1.0, 0.0));
+        assert!(Generator::new(MatrixKind::Poisson2d, 0, 3, 4).is_err());
     }
 
     #[test]

@@ -8,6 +8,8 @@
 pub mod abft;
 pub mod array;
 pub mod blas;
+pub mod cg;
+pub mod cg_ft;
 pub mod descriptor;
 pub mod dist_io;
 pub mod error;

@@ -13,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A factorization the tool runs.
+/// An operation the tool runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Op {
@@ -21,27 +21,32 @@ pub enum Op {
     Qr,
     /// `pdgetrf`.
     Lu,
+    /// `pdcg` / `pdcg_ft`: conjugate gradients.
+    Cg,
 }
 
 impl Op {
-    /// Lower-case name (`qr`, `lu`).
+    /// Lower-case name (`qr`, `lu`, `cg`).
     pub fn name(self) -> &'static str {
         match self {
             Op::Qr => "qr",
             Op::Lu => "lu",
+            Op::Cg => "cg",
         }
     }
 
     /// Floating-point operations of the factorization of an `m`×`n`
     /// matrix: the leading terms of LAPACK's counts, 2MN² − 2N³/3 for QR
     /// (M ≥ N) and MN² − N³/3 for LU (2N³/3 when square), with M and N
-    /// swapped when M < N.
+    /// swapped when M < N. For CG, whose count depends on its iterations,
+    /// one matrix-vector product (2N²); see [`crate::cg::cg_flops`].
     pub fn flops(self, m: usize, n: usize) -> f64 {
         let (m, n) = (m as f64, n as f64);
         let (big, small) = if m >= n { (m, n) } else { (n, m) };
         match self {
             Op::Qr => 2.0 * big * small * small - 2.0 * small * small * small / 3.0,
             Op::Lu => big * small * small - small * small * small / 3.0,
+            Op::Cg => 2.0 * m * n,
         }
     }
 }
@@ -168,6 +173,14 @@ pub struct CompareReport {
     /// Median of the per-repetition ratios with-failure/failure-free, minus 1.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub paired_failure_overhead: Option<f64>,
+    /// CG: the iterations of each plain, failure-free FT and FT-with-the-
+    /// failure run.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub iterations_nonft: Option<Vec<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub iterations_ft: Option<Vec<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub iterations_with_failure: Option<Vec<u64>>,
 }
 
 /// The report of one factorization run: `ftla qr|lu` (plain or `--ft`)
@@ -232,7 +245,20 @@ pub struct FactorReport {
     pub checksum_check: Option<crate::abft::ChecksumCheck>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub compare: Option<CompareReport>,
-    /// The residuals passed (< 16) and the checksums, where verified, held.
+    /// CG: iterations run.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub iterations: Option<u64>,
+    /// CG: the tolerance was met within the iteration limit.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub converged: Option<bool>,
+    /// CG: the true relative residual ‖b − A·x‖₂/‖b‖₂, recomputed.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub relative_residual: Option<f64>,
+    /// CG with --ft: the silent errors caught in matrix-vector products.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub detections: Option<Vec<crate::cg::Detection>>,
+    /// The residuals passed (< 16; CG: converged, and the true residual
+    /// within 10·tol) and the checksums, where verified, held.
     pub ok: bool,
 }
 
@@ -263,14 +289,23 @@ impl FactorReport {
             overhead_model: None,
             checksum_check: None,
             compare: None,
+            iterations: None,
+            converged: None,
+            relative_residual: None,
+            detections: None,
             ok: false,
         }
     }
 
     /// Sets `time_s` and the rate of `op` on this report's shape.
     pub fn timed(&mut self, op: Op, seconds: f64) {
+        self.timed_flops(op.flops(self.m, self.n), seconds);
+    }
+
+    /// Sets `time_s` and the rate of `flops` floating-point operations.
+    pub fn timed_flops(&mut self, flops: f64, seconds: f64) {
         self.time_s = seconds;
-        self.gflops = if seconds > 0.0 { op.flops(self.m, self.n) / seconds / 1e9 } else { f64::NAN };
+        self.gflops = if seconds > 0.0 { flops / seconds / 1e9 } else { f64::NAN };
     }
 }
 

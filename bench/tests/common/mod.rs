@@ -65,6 +65,7 @@ impl Ft {
     fn step_phases(&self) -> Vec<&'static str> {
         let steps = match self.op {
             "qr" => scalapack_ft::qr_ft::STEP_PHASES,
+            "cg" => scalapack_ft::cg_ft::STEP_PHASES,
             _ => scalapack_ft::lu_ft::STEP_PHASES,
         };
         steps.iter().chain(&[Phase::Commit]).map(|p| p.name()).collect()
@@ -122,7 +123,9 @@ impl Ft {
     /// hanging. Either way the second kill really happened at `point` (the
     /// injector says so).
     pub fn second_kill_during_the_repair(&self, point: &str, spares: &str, second: i32) {
-        let kills = format!("3@4:update,{second}@{point}");
+        // (In the last phase before the commit: QR's and LU's update, CG's dot.)
+        let phases = self.step_phases();
+        let kills = format!("3@4:{},{second}@{point}", phases[phases.len() - 2]);
         let started = Instant::now();
         let (out, json) = self.run(&["--grid", "2x2", "--spares", spares, "--kill", &kills, "--check", "--verify"]);
         let fired = point.replace('*', "1");
@@ -206,8 +209,12 @@ pub fn report(r: Option<FactorReport>, out: &Captured) -> FactorReport {
 }
 
 /// The residual (and for QR the orthogonality) computed, and every
-/// computed residual below 16.
+/// computed residual below 16; for CG, converged (its true residual is
+/// checked against the tolerance in `ok`).
 pub fn residuals_pass(r: &FactorReport) -> bool {
+    if r.command == "cg" {
+        return r.converged == Some(true) && r.relative_residual.is_some_and(|v| v.is_finite());
+    }
     let below = |c: Option<scalapack_ft::report::Checked>| c.and_then(|c| c.value()).is_some_and(|v| v < 16.0);
     below(Some(r.residual))
         && (r.command != "qr" || below(r.orthogonality))

@@ -56,7 +56,10 @@ pub const STEP_PHASES: &[Phase] = &[Phase::Panel, Phase::Bcast, Phase::Swap, Pha
 /// As [`crate::lu::pdgetrf`], agreed on every process: argument errors
 /// (with ScaLAPACK's positions), a NaN or an infinity in A (position 3),
 /// and [`Error::Singular`] for the first exactly-zero pivot once the
-/// factorization has completed.
+/// factorization has completed (the same index on every process, a
+/// replacement's included). A run that ends singular returns that error
+/// instead of its [`FtReport`]: its recoveries are not returned (the grid's
+/// epoch still counts its repairs).
 ///
 /// # Fault tolerance
 /// The right checksums ride through the row interchanges, the TRSM and

@@ -1,0 +1,441 @@
+//! The `pdcg_ft` driver: CG's iterations (the ones of [`crate::cg`]) as
+//! steps of the step-commit protocol.
+//!
+//! Step 0 is the initial residual, step k ≥ 1 is iteration k, and one last
+//! step recomputes the true residual; each step's phase 1 (the product,
+//! checked, and the inner products) writes scratch only, its commit
+//! updates the vectors and the replicated scalars locally.
+
+use crate::abft::{
+    encode_checksums, rebuild_lost_blocks, verify_checksums, ChecksumCheck, Extended, FtOptions, FtWorkspace, Start,
+};
+use crate::cg::iteration::{self, ColumnSums, Operator, Scalars};
+use crate::cg::vectors::Vectors;
+use crate::cg::{solve as cg_solve, CgOptions, CgReport, Detection};
+use crate::error::{agree_on_arguments, Error, Result};
+use crate::lu::{arg_error, entry};
+use crate::matrix::DistMatrix;
+use blacs_ft::{Grid, Scope};
+use checksum::ReverseNeighborLayout;
+use recovery::protocol::{self, Algorithm, Phase, PhaseClock};
+use recovery::{Region, Replicated};
+
+const ROUTINE: &str = "pdcg_ft";
+
+/// The phases of a step before its commit: the matrix-vector product
+/// (with its checksum test) and the inner products.
+pub const STEP_PHASES: &[Phase] = &[Phase::Matvec, Phase::Dot];
+
+/// Fault-tolerant [`crate::cg::pdcg`]: the same solve, the same report,
+/// plus the recoveries and the silent errors caught.
+///
+/// * `region` (global): the resilient region holding the grid and the
+///   status log.
+/// * `a` (local input): as for `pdcg`; Q ≥ 2 process columns. Its storage
+///   holds the checksums during the call (see [`pdcg_ft_in`]); its values
+///   are unchanged.
+/// * `b` (local input), `x` (local input/output), `opts` (global): as for
+///   `pdcg`.
+/// * `ft` (global): `verify` checks A's checksum relations at the end;
+///   `corrupt: Some((r, k))` corrupts grid rank r's first matrix-vector
+///   product of iteration k (a silent error, for tests).
+///
+/// # Errors
+/// As `pdcg`, agreed on every process, and a grid with one process
+/// column (nothing to copy a lost process's vectors from) is an argument
+/// error at the call. A solve that ends in an error returns it instead of
+/// the report (its recoveries are not returned).
+///
+/// # Fault tolerance
+/// A process failure in any phase of an iteration is repaired in place:
+/// every survivor is at the last committed iteration; A's lost blocks are
+/// rebuilt from its checksums, the lost vector pieces copied from another
+/// process of the same process row, the scalars handed over; the solve
+/// goes on from that iteration — no rollback, no lost iteration, the
+/// iterates of a failure-free run (up to the rounding of the rebuilt A).
+/// A replacement calls `pdcg_ft` with matrices of the same shapes (their
+/// content is rebuilt). Two losses in one process row are
+/// [`blacs_ft::Error::Unrecoverable`] on every survivor; a loss before the
+/// checksums exist returns a process failure (see
+/// [`crate::qr_ft::pdgeqrf_ft`]). Each product is checked against eᵀA: a
+/// silent error in it is recomputed and reported in
+/// [`CgReport::detections`].
+pub fn pdcg_ft(
+    region: &mut Region,
+    a: &mut DistMatrix,
+    b: &DistMatrix,
+    x: &mut DistMatrix,
+    opts: &CgOptions,
+    ft: &FtOptions,
+) -> Result<CgReport> {
+    pdcg_ft_in(region, a, b, x, opts, ft, &mut FtWorkspace::new())
+}
+
+/// [`pdcg_ft`] in caller-owned scratch: with [`FtWorkspace::in_place`] the
+/// checksums live in A's own storage and nothing is copied (see
+/// [`crate::qr_ft::pdgeqrf_ft_in`]).
+pub fn pdcg_ft_in(
+    region: &mut Region,
+    a: &mut DistMatrix,
+    b: &DistMatrix,
+    x: &mut DistMatrix,
+    opts: &CgOptions,
+    ft: &FtOptions,
+    work: &mut FtWorkspace,
+) -> Result<CgReport> {
+    let start = protocol::enter::<CgState, Error>(region, ROUTINE)?;
+    if let protocol::Start::Done(done) = start {
+        // Completed before a later failure: x is in place.
+        return done.outcome(opts).map(|r| CgReport { recoveries: Vec::new(), ..r });
+    }
+    let grid = region.grid();
+    let layout = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
+    let mut check = cg_solve::check_args(ROUTINE, grid, a, b, x, opts).and_then(|()| {
+        if grid.npcol() < 2 {
+            return Err(arg_error(
+                ROUTINE,
+                cg_solve::position::DESCA,
+                entry::CTXT,
+                "CTXT_A",
+                format!(
+                    "needs at least two process columns (this grid is {}x1): a lost process's vector pieces are \
+                     copied from another process of its row",
+                    grid.nprow()
+                ),
+            ));
+        }
+        layout.as_ref().map(|_| ()).map_err(|e| {
+            arg_error(
+                ROUTINE,
+                cg_solve::position::DESCA,
+                entry::NB,
+                "A",
+                format!("cannot carry reverse-neighboring checksums: {e}"),
+            )
+        })
+    });
+    if !start.joining() {
+        check = check.and_then(|()| cg_solve::check_inputs(ROUTINE, a, b, x));
+    }
+    let mut ext = None;
+    if let (Ok(()), Ok(layout)) = (&check, &layout) {
+        let how = if start.joining() { Start::Join } else { Start::Fresh };
+        match Extended::new(grid, a, layout, work, how, ROUTINE) {
+            Ok(e) => ext = Some(e),
+            Err(e) => check = Err(e),
+        }
+    }
+    let verdict = protocol::agree_to_start(region, "cg", &start, check, |grid, local| {
+        agree_on_arguments(grid, local)
+            .err()
+            .unwrap_or_else(|| blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into())
+    });
+    let (Ok(()), Some(ext), Ok(layout)) = (verdict.as_ref(), ext.take(), layout) else {
+        if let Some(ext) = ext {
+            ext.release(a, work, false);
+        }
+        return Err(verdict.err().unwrap_or_else(|| {
+            blacs_ft::Error::Unrecoverable { reason: format!("{ROUTINE}: no extended matrix after the checks") }.into()
+        }));
+    };
+    let lc = a.local_cols();
+    let mut cg = CgSteps {
+        ext,
+        layout,
+        lc,
+        inputs: Some((b, &*x)),
+        v: Vectors::default(),
+        sums: ColumnSums::default(),
+        state: CgState::default(),
+        opts: opts.clone(),
+        corrupt: ft.corrupt,
+        rebuilt_here: false,
+    };
+    let outcome = protocol::run(region, &mut cg, start, ft.verify);
+    let CgSteps { ext, v, state, rebuilt_here, .. } = cg;
+    // A's storage back (a replacement's A gets its rebuilt blocks).
+    ext.release(a, work, rebuilt_here);
+    let outcome = outcome?;
+    v.write_x(region.grid(), x);
+    let report = state.outcome(opts)?;
+    Ok(CgReport { recoveries: outcome.recoveries, check: outcome.check, ..report })
+}
+
+/// What the next step of a solve is.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+enum Next {
+    /// The initial residual.
+    #[default]
+    Start,
+    /// An iteration.
+    Iterate,
+    /// The true residual at the end.
+    Residual,
+    /// Nothing: the solve is over.
+    Done,
+}
+
+/// CG's replicated state: the scalars, where the solve stands, how it
+/// ended, and the silent errors caught so far.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct CgState {
+    /// Committed steps.
+    steps: u64,
+    next: Next,
+    scalars: Scalars,
+    iterations: u64,
+    /// ‖b − A·x‖₂², once recomputed.
+    true_rr: f64,
+    /// The error that ended the solve (same on every process).
+    error: Option<Error>,
+    detections: Vec<Detection>,
+}
+
+impl CgState {
+    /// The solve's report, or the error that ended it.
+    fn outcome(&self, opts: &CgOptions) -> Result<CgReport> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        Ok(CgReport {
+            iterations: self.iterations,
+            converged: cg_solve::converged(&self.scalars, opts),
+            relative_residual: iteration::relative(self.true_rr, self.scalars.bb),
+            recurrence_residual: self.scalars.relative(),
+            detections: self.detections.clone(),
+            ..CgReport::default()
+        })
+    }
+}
+
+const HEADER: usize = 11;
+
+impl Replicated for CgState {
+    fn to_bytes(&self) -> Vec<u8> {
+        let next = match self.next {
+            Next::Start => 0.0,
+            Next::Iterate => 1.0,
+            Next::Residual => 2.0,
+            Next::Done => 3.0,
+        };
+        // The error: kind (0 none, 1 not positive definite, 2 breakdown),
+        // iteration, curvature; a breakdown's reason travels as bytes.
+        let (kind, at, curvature, reason) = match &self.error {
+            None => (0.0, 0, 0.0, String::new()),
+            Some(Error::NotPositiveDefinite { iteration, curvature, .. }) => {
+                (1.0, *iteration, *curvature, String::new())
+            }
+            Some(Error::Breakdown { iteration, reason, .. }) => (2.0, *iteration, 0.0, reason.clone()),
+            Some(e) => (2.0, 0, 0.0, e.to_string()),
+        };
+        let s = &self.scalars;
+        let mut words = vec![
+            self.steps as f64,
+            next,
+            s.rho,
+            s.rr,
+            s.bb,
+            self.iterations as f64,
+            self.true_rr,
+            kind,
+            at as f64,
+            curvature,
+            self.detections.len() as f64,
+        ];
+        for d in &self.detections {
+            words.extend([d.iteration as f64, d.defect, d.tolerance]);
+        }
+        words.extend(reason.bytes().map(f64::from));
+        words.to_bytes()
+    }
+
+    fn from_bytes(bytes: &[u8]) -> Option<Self> {
+        let w = Vec::<f64>::from_bytes(bytes)?;
+        let head = w.get(..HEADER)?;
+        let next = match head[1] as i64 {
+            0 => Next::Start,
+            1 => Next::Iterate,
+            2 => Next::Residual,
+            3 => Next::Done,
+            _ => return None,
+        };
+        let nd = head[10] as usize;
+        let dets = w.get(HEADER..HEADER + 3 * nd)?;
+        let detections =
+            dets.chunks(3).map(|d| Detection { iteration: d[0] as u64, defect: d[1], tolerance: d[2] }).collect();
+        let reason: String = w[HEADER + 3 * nd..].iter().map(|&c| c as u8 as char).collect();
+        let error = match head[7] as i64 {
+            0 => None,
+            1 => Some(Error::NotPositiveDefinite {
+                routine: ROUTINE.into(),
+                iteration: head[8] as u64,
+                curvature: head[9],
+            }),
+            _ => Some(Error::Breakdown { routine: ROUTINE.into(), iteration: head[8] as u64, reason }),
+        };
+        Some(CgState {
+            steps: head[0] as u64,
+            next,
+            scalars: Scalars { rho: head[2], rr: head[3], bb: head[4] },
+            iterations: head[5] as u64,
+            true_rr: head[6],
+            error,
+            detections,
+        })
+    }
+}
+
+/// What phase 1 of a step hands to its commit.
+enum CgScratch {
+    Start(iteration::Start),
+    Iterate(iteration::Step),
+    Residual(f64, Vec<Detection>),
+    /// The solve cannot go on (the same error on every process): the
+    /// commit ends it.
+    Failed(Error),
+}
+
+/// CG's share of the protocol.
+struct CgSteps<'a> {
+    ext: Extended,
+    layout: ReverseNeighborLayout,
+    /// A's local columns (the extended matrix's data part).
+    lc: usize,
+    /// b and x₀, until the encoding takes them in row form.
+    inputs: Option<(&'a DistMatrix, &'a DistMatrix)>,
+    v: Vectors,
+    sums: ColumnSums,
+    state: CgState,
+    opts: CgOptions,
+    corrupt: Option<(i32, u64)>,
+    /// Whether this process's blocks were rebuilt (a replacement's).
+    rebuilt_here: bool,
+}
+
+impl CgSteps<'_> {
+    /// After step `k`'s commit: an iteration that converged, or the last
+    /// one allowed, is followed by the true residual.
+    fn after_commit(&mut self, k: u64) {
+        self.state.steps = k + 1;
+        if self.state.next == Next::Iterate
+            && (cg_solve::converged(&self.state.scalars, &self.opts) || self.state.iterations >= self.opts.maxit)
+        {
+            self.state.next = Next::Residual;
+        }
+    }
+}
+
+impl Algorithm for CgSteps<'_> {
+    type Error = Error;
+    type Scratch = CgScratch;
+    type State = CgState;
+    type Check = ChecksumCheck;
+    const OP: &'static str = "cg";
+    const STEP_PHASES: &'static [Phase] = STEP_PHASES;
+
+    fn steps(&self) -> u64 {
+        match self.state.next {
+            Next::Done => self.state.steps,
+            _ => self.state.steps + 1,
+        }
+    }
+
+    fn state(&self) -> &CgState {
+        &self.state
+    }
+
+    fn set_state(&mut self, state: CgState) {
+        self.state = state;
+    }
+
+    fn encode(&mut self, grid: &Grid) -> Result<()> {
+        encode_checksums(grid, &mut self.ext, &self.layout)?;
+        if let Some((b, x)) = self.inputs.take() {
+            self.v = Vectors::from_inputs(grid, &self.ext.e, b, x, self.opts.jacobi)?;
+        }
+        self.sums = ColumnSums::of(grid, &self.ext.e, self.lc)?;
+        Ok(())
+    }
+
+    fn exchange(&mut self, grid: &Grid, k: u64, clock: &mut PhaseClock) -> Result<CgScratch> {
+        let tamper = self.corrupt.filter(|&(r, at)| r == grid.rank() && at == k).map(|_| 1.0);
+        let mut enter = |phase| clock.enter(grid, phase);
+        let mut op = Operator {
+            a: &self.ext.e,
+            lc: self.lc,
+            sums: Some(&self.sums),
+            tamper,
+            enter: &mut enter,
+            routine: ROUTINE,
+        };
+        let done = match self.state.next {
+            Next::Start => iteration::start(&mut op, grid, &self.v).map(CgScratch::Start),
+            Next::Iterate => iteration::iterate(&mut op, grid, &self.v, &self.state.scalars, k).map(CgScratch::Iterate),
+            Next::Residual | Next::Done => {
+                iteration::true_residual(&mut op, grid, &self.v, k).map(|(rr, d)| CgScratch::Residual(rr, d))
+            }
+        };
+        match done {
+            Err(e) if !e.is_process_failure() => Ok(CgScratch::Failed(e)),
+            other => other,
+        }
+    }
+
+    fn commit(&mut self, _grid: &Grid, k: u64, scratch: CgScratch) {
+        match scratch {
+            CgScratch::Start(st) => {
+                self.state.detections.extend(st.detections.iter().cloned());
+                iteration::apply_start(&mut self.v, &mut self.state.scalars, st);
+                self.state.next = Next::Iterate;
+            }
+            CgScratch::Iterate(st) => {
+                self.state.detections.extend(st.detections.iter().cloned());
+                iteration::apply(&mut self.v, &mut self.state.scalars, st);
+                self.state.iterations += 1;
+            }
+            CgScratch::Residual(rr, d) => {
+                self.state.detections.extend(d);
+                self.state.true_rr = rr;
+                self.state.next = Next::Done;
+            }
+            CgScratch::Failed(e) => {
+                self.state.error = Some(e);
+                self.state.next = Next::Done;
+            }
+        }
+        self.after_commit(k);
+    }
+
+    fn abort(&mut self, _k: u64) {
+        // Phase 1 wrote scratch only.
+    }
+
+    fn rebuild(&mut self, grid: &Grid, _committed: u64, lost: &[i32]) -> Result<()> {
+        // A never changes: its blocks are rebuilt as a factorization's at
+        // step 0.
+        rebuild_lost_blocks(grid, &mut self.ext, &self.layout, 0, lost)?;
+        let q = grid.npcol();
+        if let Some(&victim) = lost.iter().find(|&&r| r / q == grid.myrow()) {
+            // The row's vector pieces, from its lowest surviving process.
+            let root = (0..q).find(|&c| c != victim % q).unwrap_or(0);
+            let lr = self.ext.e.local_rows();
+            let len = if self.opts.jacobi { 5 * lr } else { 4 * lr };
+            let mut buf = if grid.mycol() == root { self.v.pack() } else { vec![0.0; len] };
+            grid.broadcast(Scope::Row, &mut buf, root)?;
+            if grid.mycol() != root {
+                self.v.unpack(&buf, lr);
+            }
+            if grid.rank() == victim {
+                self.rebuilt_here = true;
+                self.inputs = None;
+            }
+        }
+        // The column sums cover the rebuilt blocks.
+        self.sums = ColumnSums::of(grid, &self.ext.e, self.lc)?;
+        Ok(())
+    }
+
+    fn verify(&self, grid: &Grid, _committed: u64) -> Result<ChecksumCheck> {
+        verify_checksums(grid, &self.ext, &self.layout, 0)
+    }
+}
