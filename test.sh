@@ -16,3 +16,5 @@ echo "== tests"
 cargo test --workspace --quiet 2>&1
 echo "== soak (short; the long one: ftla soak --runs 100 --seed S)"
 cargo run --quiet -p ftla-bench -- soak --runs 12 --seed 20261123
+cargo run --quiet -p ftla-bench -- soak --op lu --runs 6 --seed 20261123
+cargo run --quiet -p ftla-bench -- soak --op cg --runs 6 --seed 20261123

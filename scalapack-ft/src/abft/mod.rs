@@ -16,19 +16,25 @@
 //! * [`rebuild_lost_blocks`]: a lost process's blocks from its process
 //!   row's survivors and the checksums (collective);
 //! * [`verify_checksums`]: the checksum relations, recomputed (collective);
+//! * [`set_up_call`]: the start of every call (the extended matrix, the
+//!   agreed verdict on the arguments);
 //! * [`FtWorkspace`]: caller-owned storage for all of it.
 
 mod encode;
 mod extended;
+mod lookahead;
 mod options;
 mod rebuild;
+mod set_up;
 mod verify;
 mod workspace;
 
 pub(crate) use encode::encode_checksums;
-pub(crate) use extended::{Extended, Start};
+pub(crate) use extended::Extended;
+pub(crate) use lookahead::{owners_panel, LookAhead};
 pub use options::{FtOptions, FtReport};
 pub(crate) use rebuild::rebuild_lost_blocks;
+pub(crate) use set_up::set_up_call;
 pub(crate) use verify::verify_checksums;
 pub use verify::ChecksumCheck;
 pub use workspace::FtWorkspace;

@@ -7,12 +7,13 @@
 //! updates the vectors and the replicated scalars locally.
 
 use crate::abft::{
-    encode_checksums, rebuild_lost_blocks, verify_checksums, ChecksumCheck, Extended, FtOptions, FtWorkspace, Start,
+    encode_checksums, rebuild_lost_blocks, set_up_call, verify_checksums, ChecksumCheck, Extended, FtOptions,
+    FtWorkspace,
 };
 use crate::cg::iteration::{self, ColumnSums, Operator, Scalars};
 use crate::cg::vectors::Vectors;
 use crate::cg::{solve as cg_solve, CgOptions, CgReport, Detection};
-use crate::error::{agree_on_arguments, Error, Result};
+use crate::error::{Error, Result};
 use crate::lu::{arg_error, entry};
 use crate::matrix::DistMatrix;
 use blacs_ft::{Grid, Scope};
@@ -117,27 +118,7 @@ pub fn pdcg_ft_in(
     if !start.joining() {
         check = check.and_then(|()| cg_solve::check_inputs(ROUTINE, a, b, x));
     }
-    let mut ext = None;
-    if let (Ok(()), Ok(layout)) = (&check, &layout) {
-        let how = if start.joining() { Start::Join } else { Start::Fresh };
-        match Extended::new(grid, a, layout, work, how, ROUTINE) {
-            Ok(e) => ext = Some(e),
-            Err(e) => check = Err(e),
-        }
-    }
-    let verdict = protocol::agree_to_start(region, "cg", &start, check, |grid, local| {
-        agree_on_arguments(grid, local)
-            .err()
-            .unwrap_or_else(|| blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into())
-    });
-    let (Ok(()), Some(ext), Ok(layout)) = (verdict.as_ref(), ext.take(), layout) else {
-        if let Some(ext) = ext {
-            ext.release(a, work, false);
-        }
-        return Err(verdict.err().unwrap_or_else(|| {
-            blacs_ft::Error::Unrecoverable { reason: format!("{ROUTINE}: no extended matrix after the checks") }.into()
-        }));
-    };
+    let (ext, layout) = set_up_call(region, "cg", ROUTINE, &start, a, work, layout.ok(), check)?;
     let lc = a.local_cols();
     let mut cg = CgSteps {
         ext,

@@ -17,15 +17,15 @@
 use super::early::{self, Early};
 use super::rows::{self, Columns, Moves};
 use crate::abft::{
-    encode_checksums, rebuild_lost_blocks, verify_checksums, ChecksumCheck, Extended, FtOptions, FtReport, FtWorkspace,
-    Start,
+    self, encode_checksums, owners_panel, rebuild_lost_blocks, set_up_call, verify_checksums, ChecksumCheck, Extended,
+    FtOptions, FtReport, FtWorkspace,
 };
 use crate::blas::{self, Diag, Side, Trans, Uplo};
-use crate::error::{agree_on_arguments, check_finite, Error, Result};
+use crate::error::{check_finite, Error, Result};
 use crate::lu::panel::{factor_panel, Panel};
 use crate::lu::{arg_error, check_grid, entry};
 use crate::matrix::DistMatrix;
-use blacs_ft::{Grid, PendingBcast, Scope};
+use blacs_ft::{Grid, Scope};
 use checksum::ReverseNeighborLayout;
 use recovery::protocol::{self, Algorithm, Phase, PhaseClock};
 use recovery::{Region, Replicated};
@@ -104,27 +104,7 @@ pub fn pdgetrf_ft_in(
     if !start.joining() {
         check = check.and_then(|()| check_finite(ROUTINE, 3, a));
     }
-    let mut ext = None;
-    if let (Ok(()), Ok(layout)) = (&check, &layout) {
-        let how = if start.joining() { Start::Join } else { Start::Fresh };
-        match Extended::new(grid, a, layout, work, how, ROUTINE) {
-            Ok(e) => ext = Some(e),
-            Err(e) => check = Err(e),
-        }
-    }
-    let verdict = protocol::agree_to_start(region, "lu", &start, check, |grid, local| {
-        agree_on_arguments(grid, local)
-            .err()
-            .unwrap_or_else(|| blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into())
-    });
-    let (Ok(()), Some(ext), Ok(layout)) = (verdict.as_ref(), ext.take(), layout) else {
-        if let Some(ext) = ext {
-            ext.release(a, work, false);
-        }
-        return Err(verdict.err().unwrap_or_else(|| {
-            blacs_ft::Error::Unrecoverable { reason: format!("{ROUTINE}: no extended matrix after the checks") }.into()
-        }));
-    };
+    let (ext, layout) = set_up_call(region, "lu", ROUTINE, &start, a, work, layout.ok(), check)?;
     let overhead_model = layout.overhead_model_lu();
     let mut lu = LuSteps {
         nsteps: mn.div_ceil(a.nb()) as u64,
@@ -204,10 +184,8 @@ impl Replicated for LuState {
     }
 }
 
-/// The next panel as its owner carries it into the next step: the factored
-/// panel (or the error that stopped it), its backup, and its broadcast in
-/// flight.
-type LookAhead = (Result<Panel>, Vec<f64>, Option<PendingBcast<f64>>);
+/// The next panel as its owner carries it into the next step.
+type LookAhead = abft::LookAhead<Panel>;
 
 /// What phase 1 of a step hands to its commit.
 struct StepScratch {
@@ -301,16 +279,10 @@ impl Algorithm for LuSteps {
         // The panel, with its pivot search, on a backed-up panel (or the
         // one its owner factored ahead, during the last commit).
         clock.enter(grid, Phase::Panel);
-        let (early, backup, sending) = match self.ahead.take() {
-            Some((panel, backup, sending)) => (Some(panel), Some(backup), sending),
-            None => (None, (mycol == owner).then(|| ext.panel_backup(lc0, jb)), None),
-        };
-        self.backup = backup.map(|b| (lc0, b));
-        let mine = match (mycol == owner, early) {
-            (false, _) => None,
-            (true, Some(done)) => Some(done?),
-            (true, None) => Some(factor_panel(grid, &mut ext.e, j0, jb)?),
-        };
+        let (mine, sending) =
+            owners_panel(ext, self.ahead.take(), mycol == owner, (lc0, jb), &mut self.backup, |ext| {
+                factor_panel(grid, &mut ext.e, j0, jb)
+            })?;
         // Along the process rows: L (with U11 on the diagonal process row)
         // and the pivots. Non-blocking on every process, as the owner's
         // look-ahead send is (blocking and non-blocking broadcasts do not

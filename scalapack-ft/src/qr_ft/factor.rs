@@ -3,15 +3,15 @@
 //! protocol of `recovery::protocol`, and the ABFT of [`crate::abft`].
 
 use crate::abft::{
-    encode_checksums, rebuild_lost_blocks, verify_checksums, ChecksumCheck, Extended, FtOptions, FtReport, FtWorkspace,
-    Start,
+    self, encode_checksums, owners_panel, rebuild_lost_blocks, set_up_call, verify_checksums, ChecksumCheck, Extended,
+    FtOptions, FtReport, FtWorkspace,
 };
 use crate::blas::Trans;
-use crate::error::{agree_on_arguments, check_finite, Error, Result};
+use crate::error::{check_finite, Error, Result};
 use crate::matrix::DistMatrix;
 use crate::qr::factor::check_square_blocks;
 use crate::qr::reflectors::{factor_panel, Panel};
-use blacs_ft::{Grid, PendingBcast};
+use blacs_ft::Grid;
 use checksum::ReverseNeighborLayout;
 use recovery::protocol::{self, Algorithm, Phase, PhaseClock};
 use recovery::Region;
@@ -98,30 +98,7 @@ pub fn pdgeqrf_ft_in(
         // (A replacement's A is meaningless until it is rebuilt.)
         check = check.and_then(|()| check_finite(ROUTINE, 3, a));
     }
-    // The extended matrix is set up before the verdict, so that a process
-    // that cannot get its memory says so in the agreement (A is untouched
-    // until the encoding).
-    let mut ext = None;
-    if let (Ok(()), Ok(layout)) = (&check, &layout) {
-        let how = if start.joining() { Start::Join } else { Start::Fresh };
-        match Extended::new(grid, a, layout, work, how, ROUTINE) {
-            Ok(e) => ext = Some(e),
-            Err(e) => check = Err(e),
-        }
-    }
-    let verdict = protocol::agree_to_start(region, "qr", &start, check, |grid, local| {
-        agree_on_arguments(grid, local)
-            .err()
-            .unwrap_or_else(|| blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into())
-    });
-    let (Ok(()), Some(ext), Ok(layout)) = (verdict.as_ref(), ext.take(), layout) else {
-        if let Some(ext) = ext {
-            ext.release(a, work, false);
-        }
-        return Err(verdict.err().unwrap_or_else(|| {
-            blacs_ft::Error::Unrecoverable { reason: format!("{ROUTINE}: no extended matrix after the checks") }.into()
-        }));
-    };
+    let (ext, layout) = set_up_call(region, "qr", ROUTINE, &start, a, work, layout.ok(), check)?;
     let kmax = a.m().min(a.n());
     let overhead_model = layout.overhead_model();
     let mut qr = QrSteps {
@@ -157,10 +134,8 @@ fn first_block_at_origin(a: &DistMatrix) -> Result<()> {
     Ok(())
 }
 
-/// The next panel as its owner carries it into the next step: the factored
-/// reflectors (or the error that stopped them), the panel's backup, and its
-/// broadcast in flight.
-type LookAhead = (Result<Panel>, Vec<f64>, Option<PendingBcast<f64>>);
+/// The next panel as its owner carries it into the next step.
+type LookAhead = abft::LookAhead<Panel>;
 
 /// What phase 1 of a step hands to the commit: the panel's reflectors, the
 /// W of the update (reduced over the process column; with one process row
@@ -229,16 +204,10 @@ impl Algorithm for QrSteps {
         let lrows = ext.e.local_rows() - ext.e.local_rows_before(j0);
         let lc0 = ext.e.local_cols_before(j0);
         clock.enter(grid, Phase::Panel);
-        let (early, backup, sending) = match self.ahead.take() {
-            Some((panel, backup, sending)) => (Some(panel), Some(backup), sending),
-            None => (None, (mycol == owner).then(|| ext.panel_backup(lc0, jb)), None),
-        };
-        self.backup = backup.map(|b| (lc0, b));
-        let mine = match (mycol == owner, early) {
-            (false, _) => None,
-            (true, Some(done)) => Some(done?),
-            (true, None) => Some(factor_panel(grid, &mut ext.e, j0, jb)?),
-        };
+        let (mine, sending) =
+            owners_panel(ext, self.ahead.take(), mycol == owner, (lc0, jb), &mut self.backup, |ext| {
+                factor_panel(grid, &mut ext.e, j0, jb)
+            })?;
         clock.enter(grid, Phase::Bcast);
         let panel = match (mine, sending) {
             // Sent during the previous commit: only its completion is left.

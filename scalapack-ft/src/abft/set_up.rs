@@ -1,0 +1,56 @@
+//! The start of every fault-tolerant call: its extended matrix set up, then
+//! the agreed verdict on its arguments.
+
+use super::extended::{Extended, Start};
+use super::workspace::FtWorkspace;
+use crate::error::{agree_on_arguments, Result};
+use crate::matrix::DistMatrix;
+use checksum::ReverseNeighborLayout;
+use recovery::{protocol, Region};
+
+/// Collective: sets up the call's extended matrix over `a` (when this
+/// process's own checks, `check`, passed and `layout` exists), then
+/// agrees on the verdict with every process (see
+/// [`protocol::agree_to_start`]). The extended matrix is set up before the
+/// verdict, so that a process that cannot get its memory says so in the
+/// agreement (A is untouched until the encoding).
+///
+/// On any refusal `a` and `work` get their storage back and every process
+/// returns the same error.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn set_up_call<S>(
+    region: &mut Region,
+    op: &str,
+    routine: &str,
+    start: &protocol::Start<S>,
+    a: &mut DistMatrix,
+    work: &mut FtWorkspace,
+    layout: Option<ReverseNeighborLayout>,
+    mut check: Result<()>,
+) -> Result<(Extended, ReverseNeighborLayout)> {
+    let mut ext = None;
+    if let (Ok(()), Some(layout)) = (&check, &layout) {
+        let how = if start.joining() { Start::Join } else { Start::Fresh };
+        match Extended::new(region.grid(), a, layout, work, how, routine) {
+            Ok(e) => ext = Some(e),
+            Err(e) => check = Err(e),
+        }
+    }
+    let verdict = protocol::agree_to_start(region, op, start, check, |grid, local| {
+        agree_on_arguments(grid, local)
+            .err()
+            .unwrap_or_else(|| blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into())
+    });
+    match (verdict, ext, layout) {
+        (Ok(()), Some(ext), Some(layout)) => Ok((ext, layout)),
+        (verdict, ext, _) => {
+            if let Some(ext) = ext {
+                ext.release(a, work, false);
+            }
+            Err(verdict.err().unwrap_or_else(|| {
+                blacs_ft::Error::Unrecoverable { reason: format!("{routine}: no extended matrix after the checks") }
+                    .into()
+            }))
+        }
+    }
+}
