@@ -123,7 +123,10 @@ impl Operator<'_> {
                 blas::dgemv(Trans::No, lr, self.lc, 1.0, a.local(), a.lld().max(1), &at_cols, 0.0, &mut q);
             }
             if let (Some(t), 0, true) = (self.tamper, attempt, lr > 0) {
-                q[0] += t;
+                // Well above the checksum test's rounding bound, whatever
+                // the scale of A and v.
+                let scale = self.sums.map_or(0.0, |s| s.abs.iter().zip(&at_cols).map(|(c, v)| c * v.abs()).sum());
+                q[0] += t * (1.0 + 1e3 * (n as f64 + 2.0) * f64::EPSILON * scale * grid.npcol() as f64);
             }
             if grid.npcol() > 1 {
                 grid.sum(Scope::Row, &mut q, None)?;
@@ -151,6 +154,7 @@ impl Operator<'_> {
             // Rounding: each of eᵀ(A·v) and (eᵀA)·v is within about
             // n·eps·Σ|A||v| of the exact value.
             let (eq, cv, cabs) = (dots[k], dots[k + 1], dots[k + 2]);
+            finite(self.routine, iteration, &[eq, cv, cabs])?;
             let defect = (eq - cv).abs();
             let tolerance = 8.0 * (n as f64 + 2.0) * f64::EPSILON * cabs;
             if defect <= tolerance {

@@ -75,9 +75,10 @@ pub fn pdcg(grid: &Grid, a: &DistMatrix, b: &DistMatrix, x: &mut DistMatrix, opt
     })
 }
 
-/// Whether the recurrence's residual meets the tolerance.
+/// Whether the recurrence's residual meets the tolerance: ‖r‖ ≤ tol·‖b‖,
+/// or ‖r‖ ≤ tol when b = 0 (the residual [`Scalars::relative`] reports).
 pub(crate) fn converged(s: &Scalars, opts: &CgOptions) -> bool {
-    s.rr <= opts.tol * opts.tol * s.bb
+    s.relative() <= opts.tol
 }
 
 /// The local argument checks of both solvers (agreed by the caller).

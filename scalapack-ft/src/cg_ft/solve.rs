@@ -137,8 +137,9 @@ pub fn pdcg_ft_in(
     // A's storage back (a replacement's A gets its rebuilt blocks).
     ext.release(a, work, rebuilt_here);
     let outcome = outcome?;
-    v.write_x(region.grid(), x);
+    // (x is left as it was when the solve ends in an error, as pdcg does.)
     let report = state.outcome(opts)?;
+    v.write_x(region.grid(), x);
     Ok(CgReport { recoveries: outcome.recoveries, check: outcome.check, ..report })
 }
 
@@ -207,6 +208,7 @@ impl Replicated for CgState {
                 (1.0, *iteration, *curvature, String::new())
             }
             Some(Error::Breakdown { iteration, reason, .. }) => (2.0, *iteration, 0.0, reason.clone()),
+            // (Only the two above end a solve: see `exchange`.)
             Some(e) => (2.0, 0, 0.0, e.to_string()),
         };
         let s = &self.scalars;
@@ -233,19 +235,23 @@ impl Replicated for CgState {
     fn from_bytes(bytes: &[u8]) -> Option<Self> {
         let w = Vec::<f64>::from_bytes(bytes)?;
         let head = w.get(..HEADER)?;
-        let next = match head[1] as i64 {
+        let whole = |x: f64| (x.is_finite() && x >= 0.0 && x.fract() == 0.0).then_some(x as usize);
+        let next = match whole(head[1])? {
             0 => Next::Start,
             1 => Next::Iterate,
             2 => Next::Residual,
             3 => Next::Done,
             _ => return None,
         };
-        let nd = head[10] as usize;
-        let dets = w.get(HEADER..HEADER + 3 * nd)?;
+        let nd = whole(head[10])?;
+        let end = nd.checked_mul(3)?.checked_add(HEADER)?;
+        let dets = w.get(HEADER..end)?;
         let detections =
             dets.chunks(3).map(|d| Detection { iteration: d[0] as u64, defect: d[1], tolerance: d[2] }).collect();
-        let reason: String = w[HEADER + 3 * nd..].iter().map(|&c| c as u8 as char).collect();
-        let error = match head[7] as i64 {
+        let bytes: Vec<u8> =
+            w[end..].iter().map(|&c| whole(c).and_then(|b| u8::try_from(b).ok())).collect::<Option<_>>()?;
+        let reason = String::from_utf8(bytes).ok()?;
+        let error = match whole(head[7])? {
             0 => None,
             1 => Some(Error::NotPositiveDefinite {
                 routine: ROUTINE.into(),
@@ -357,7 +363,10 @@ impl Algorithm for CgSteps<'_> {
             }
         };
         match done {
-            Err(e) if !e.is_process_failure() => Ok(CgScratch::Failed(e)),
+            // Findings from replicated values, the same on every process:
+            // the solve ends with them. Anything else (a local error) goes
+            // to the protocol as any driver's does.
+            Err(e @ (Error::NotPositiveDefinite { .. } | Error::Breakdown { .. })) => Ok(CgScratch::Failed(e)),
             other => other,
         }
     }
@@ -418,5 +427,47 @@ impl Algorithm for CgSteps<'_> {
 
     fn verify(&self, grid: &Grid, _committed: u64) -> Result<ChecksumCheck> {
         verify_checksums(grid, &self.ext, &self.layout, 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_replicated_state_survives_its_round_trip() {
+        let base = CgState {
+            steps: 12,
+            next: Next::Iterate,
+            scalars: Scalars { rho: 0.5, rr: 1e-9, bb: 4.0 },
+            iterations: 11,
+            true_rr: 0.0,
+            error: None,
+            detections: vec![Detection { iteration: 7, defect: 1.0, tolerance: 2e-7 }],
+        };
+        let npd = CgState {
+            error: Some(Error::NotPositiveDefinite { routine: ROUTINE.into(), iteration: 3, curvature: -0.25 }),
+            next: Next::Done,
+            ..base.clone()
+        };
+        let breakdown = CgState {
+            error: Some(Error::Breakdown {
+                routine: ROUTINE.into(),
+                iteration: 9,
+                reason: "pᵀq ≤ 0 — non-finite".into(),
+            }),
+            next: Next::Residual,
+            ..base.clone()
+        };
+        for s in [base, npd, breakdown] {
+            assert_eq!(CgState::from_bytes(&s.to_bytes()), Some(s));
+        }
+        // Corrupt bytes are refused, not misread.
+        assert_eq!(CgState::from_bytes(&[1, 2, 3]), None);
+        let mut words = vec![0.0; HEADER];
+        words[10] = f64::NAN;
+        assert_eq!(CgState::from_bytes(&words.to_bytes()), None);
+        words[10] = 1e300;
+        assert_eq!(CgState::from_bytes(&words.to_bytes()), None);
     }
 }
