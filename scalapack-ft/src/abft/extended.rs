@@ -37,8 +37,8 @@ impl Extended {
     /// storage when it has room for the extra columns (nothing is copied;
     /// A is unusable until [`Extended::release`]), else in the workspace's
     /// storage with A's blocks copied in. The padding columns and the D_g
-    /// are zeroed; the checksum columns too unless the call is fresh (the
-    /// encoding then overwrites them all).
+    /// are zeroed; the checksum columns are left to the encoding (a fresh
+    /// call) or to the rebuild (a replacement), which write them all.
     ///
     /// `routine` names the call in a memory error.
     pub fn new(
@@ -67,7 +67,13 @@ impl Extended {
         for g in 0..layout.groups() {
             d.push(if layout.holds_pair(g, mycol) {
                 let mut buf = work.d.pop().unwrap_or_default();
-                buf.clear();
+                // (A replacement's sums are all written by the rebuild: a
+                // buffer it already holds is taken as it is.)
+                if start == Start::Join && buf.len() >= lr * nb {
+                    buf.truncate(lr * nb);
+                } else {
+                    buf.clear();
+                }
                 if let Err(e) = crate::memory::grow_zeroed(&mut buf, lr * nb, routine, "the left-factor checksums") {
                     work.d.extend(d.into_iter().flatten());
                     return Err(e);
@@ -95,8 +101,12 @@ impl Extended {
                 e.local_mut()[j * lde..j * lde + lr].copy_from_slice(&a.local()[j * lda..j * lda + lr]);
             }
         }
+        // The padding is zeroed. The checksum columns are not: a fresh
+        // call encodes them all, and a replacement receives every one it
+        // holds from the duplicates during the rebuild (zeroing them first
+        // would keep the survivors waiting while it touches them again).
         let checksums_from = layout.n_extended() - 2 * layout.groups() * nb;
-        let zero_to = if start == Start::Fresh { e.local_cols_before(checksums_from) } else { e.local_cols() };
+        let zero_to = e.local_cols_before(checksums_from);
         e.local_mut()[lc * lde..zero_to * lde].fill(0.0);
         Ok(Extended { e, d, data_n: a.n(), in_place })
     }
