@@ -58,13 +58,22 @@ impl ReverseNeighborLayout {
     /// Trailing-update flops of the plain and the fault-tolerant QR for this layout
     /// (see [`crate::overhead`] for the formula).
     pub fn overhead_flops(&self) -> OverheadFlops {
+        let m = self.m();
+        self.update_flops(|j0, jb| 4.0 * (m - j0) as f64 * jb as f64)
+    }
+
+    /// The sums of every step's trailing update: `per_col(j0, jb)` flops
+    /// per updated column (step `k` with panel columns `j0..j0 + jb`) over
+    /// the data columns right of the panel (plain) and over the padding and
+    /// the active checksum pairs (extra).
+    fn update_flops(&self, per_col: impl Fn(usize, usize) -> f64) -> OverheadFlops {
         let kmax = self.m().min(self.n());
         let nb = self.nb();
         let mut flops = OverheadFlops { plain_update: 0.0, extra_update: 0.0 };
         for k in 0..kmax.div_ceil(nb) {
             let j0 = k * nb;
             let jb = nb.min(kmax - j0);
-            let per_col = 4.0 * (self.m() - j0) as f64 * jb as f64;
+            let per_col = per_col(j0, jb);
             flops.plain_update += per_col * (self.n() - j0 - jb) as f64;
             flops.extra_update += per_col * (self.active_end_col(k) - self.n()) as f64;
         }
@@ -84,17 +93,8 @@ impl ReverseNeighborLayout {
     /// (`2·(M − j0 − jb)·jb` per column), over the data columns right of the panel for the
     /// plain LU and, for the extra work, over the padding and the active checksum pairs.
     pub fn overhead_flops_lu(&self) -> OverheadFlops {
-        let kmax = self.m().min(self.n());
-        let nb = self.nb();
-        let mut flops = OverheadFlops { plain_update: 0.0, extra_update: 0.0 };
-        for k in 0..kmax.div_ceil(nb) {
-            let j0 = k * nb;
-            let jb = nb.min(kmax - j0);
-            let per_col = (jb * jb) as f64 + 2.0 * (self.m() - j0 - jb) as f64 * jb as f64;
-            flops.plain_update += per_col * (self.n() - j0 - jb) as f64;
-            flops.extra_update += per_col * (self.active_end_col(k) - self.n()) as f64;
-        }
-        flops
+        let m = self.m();
+        self.update_flops(|j0, jb| (jb * jb) as f64 + 2.0 * (m - j0 - jb) as f64 * jb as f64)
     }
 
     /// [`Self::overhead_model`] for the LU: `extra / plain` of

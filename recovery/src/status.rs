@@ -17,29 +17,23 @@ pub trait Replicated: Sized {
     fn from_bytes(bytes: &[u8]) -> Option<Self>;
 }
 
-impl Replicated for Vec<f64> {
-    fn to_bytes(&self) -> Vec<u8> {
-        self.iter().flat_map(|x| x.to_le_bytes()).collect()
-    }
-    fn from_bytes(bytes: &[u8]) -> Option<Self> {
-        bytes
-            .len()
-            .is_multiple_of(8)
-            .then(|| bytes.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes"))).collect())
-    }
+/// A vector of 8-byte words, little-endian.
+macro_rules! replicated_words {
+    ($($t:ty),*) => {$(
+        impl Replicated for Vec<$t> {
+            fn to_bytes(&self) -> Vec<u8> {
+                self.iter().flat_map(|x| x.to_le_bytes()).collect()
+            }
+            fn from_bytes(bytes: &[u8]) -> Option<Self> {
+                bytes.len().is_multiple_of(8).then(|| {
+                    bytes.chunks_exact(8).map(|c| <$t>::from_le_bytes(c.try_into().expect("8 bytes"))).collect()
+                })
+            }
+        }
+    )*};
 }
 
-impl Replicated for Vec<i64> {
-    fn to_bytes(&self) -> Vec<u8> {
-        self.iter().flat_map(|x| x.to_le_bytes()).collect()
-    }
-    fn from_bytes(bytes: &[u8]) -> Option<Self> {
-        bytes
-            .len()
-            .is_multiple_of(8)
-            .then(|| bytes.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes"))).collect())
-    }
-}
+replicated_words!(f64, i64);
 
 /// State of one library call in the log.
 #[derive(Clone, Debug, PartialEq)]

@@ -4,7 +4,7 @@ use super::iteration::{self, Operator, Scalars};
 use super::vectors::Vectors;
 use super::{CgOptions, CgReport};
 use crate::error::{agree_on_arguments, check_finite, Error, Result};
-use crate::lu::{arg_error, check_grid, entry};
+use crate::lu::{arg_error, check_first_block_at_origin, check_grid, check_square_blocks, entry};
 use crate::matrix::DistMatrix;
 use blacs_ft::Grid;
 
@@ -97,27 +97,9 @@ pub(crate) fn check_args(
     if a.m() != a.n() {
         return Err(arg_error(routine, DESCA, entry::N, "N_A", format!("A must be square, got {}x{}", a.m(), a.n())));
     }
-    if a.mb() != a.nb() {
-        return Err(arg_error(
-            routine,
-            DESCA,
-            entry::NB,
-            "NB_A",
-            format!("MB_A must equal NB_A (square blocks), got MB_A = {}, NB_A = {}", a.mb(), a.nb()),
-        ));
-    }
+    check_square_blocks(routine, DESCA, a)?;
     for (pos, name, m) in [(DESCA, "A", a), (DESCB, "B", b), (DESCX, "X", x)] {
-        for (entry, what, src) in [(entry::RSRC, "RSRC", m.desc().rsrc()), (entry::CSRC, "CSRC", m.desc().csrc())] {
-            if src != 0 {
-                return Err(arg_error(
-                    routine,
-                    pos,
-                    entry,
-                    &format!("{what}_{name}"),
-                    format!("must be 0 (the first block on process (0, 0)), got {src}"),
-                ));
-            }
-        }
+        check_first_block_at_origin(routine, pos, name, m)?;
     }
     for (pos, name, v) in [(DESCB, "B", b), (DESCX, "X", x)] {
         if v.m() != a.m() || v.n() != 1 {

@@ -28,8 +28,8 @@
 use super::panel::{factor_panel, Panel, StepLoop};
 use super::ring::{self, Incoming, Poll};
 use super::swap::interchange;
-use super::{arg_error, check_grid, entry, pack};
-use crate::blas::{self, Diag, Side, Trans, Uplo};
+use super::{check_grid, pack};
+use crate::blas;
 use crate::error::{agree_on_arguments, check_finite, Error, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::{Grid, Scope};
@@ -113,15 +113,7 @@ pub fn pdgetrf_with(grid: &Grid, a: &mut DistMatrix, ipiv: &mut Vec<i64>, opts: 
 /// The local argument checks of [`pdgetrf`] (agreed by the caller).
 fn check_args(grid: &Grid, a: &DistMatrix) -> Result<()> {
     check_grid(grid, a, "pdgetrf", 6, "A")?;
-    if a.mb() != a.nb() {
-        return Err(arg_error(
-            "pdgetrf",
-            6,
-            entry::NB,
-            "NB_A",
-            format!("MB_A must equal NB_A (square blocks), got MB_A = {}, NB_A = {}", a.mb(), a.nb()),
-        ));
-    }
+    super::check_square_blocks("pdgetrf", 6, a)?;
     check_finite("pdgetrf", 3, a)
 }
 
@@ -252,9 +244,8 @@ impl<'g, 'm> Driver<'g, 'm> {
         }
         if self.myrow == pr {
             let data = a.local_mut();
-            let l11 = cur.l();
             let b = &mut data[lr0 + cols.start * lld..];
-            blas::dtrsm(Side::Left, Uplo::Lower, Trans::No, Diag::Unit, jb, cols.len(), 1.0, l11, cur.lw, b, lld);
+            cur.solve_block_row(cols.len(), b, lld);
             pack(data, lld, lr0..lr0 + jb, cols, u);
         } else {
             u.clear();

@@ -112,6 +112,43 @@ pub(crate) fn check_grid(
     Ok(())
 }
 
+/// `a`'s blocks are square (MB_A = NB_A): argument `position`, entry NB.
+pub(crate) fn check_square_blocks(routine: &str, position: u32, a: &DistMatrix) -> crate::error::Result<()> {
+    if a.mb() != a.nb() {
+        return Err(arg_error(
+            routine,
+            position,
+            entry::NB,
+            "NB_A",
+            format!("MB_A must equal NB_A (square blocks), got MB_A = {}, NB_A = {}", a.mb(), a.nb()),
+        ));
+    }
+    Ok(())
+}
+
+/// Matrix `name`'s first block is on process (0, 0) (RSRC = CSRC = 0), as
+/// the checksum-extended matrix's is: argument `position`, entry RSRC or
+/// CSRC.
+pub(crate) fn check_first_block_at_origin(
+    routine: &str,
+    position: u32,
+    name: &str,
+    m: &DistMatrix,
+) -> crate::error::Result<()> {
+    for (entry, what, src) in [(entry::RSRC, "RSRC", m.desc().rsrc()), (entry::CSRC, "CSRC", m.desc().csrc())] {
+        if src != 0 {
+            return Err(arg_error(
+                routine,
+                position,
+                entry,
+                &format!("{what}_{name}"),
+                format!("must be 0 (the first block on process (0, 0)), got {src}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Copies the local submatrix rows `r0..r1`, columns `c0..c1` of a
 /// column-major array with leading dimension `ld` into `out`
 /// (column-major, leading dimension `r1 - r0`), replacing its contents.

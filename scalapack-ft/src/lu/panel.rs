@@ -70,6 +70,13 @@ impl Panel {
         &self.buf[2 + self.jb..]
     }
 
+    /// U's block row from the interchanged rows: `b := L11⁻¹·b` for the
+    /// `jb × ncols` block `b` (leading dimension `ldb`), L11 the panel's
+    /// unit lower triangle (on the diagonal process row).
+    pub fn solve_block_row(&self, ncols: usize, b: &mut [f64], ldb: usize) {
+        blas::dtrsm(Side::Left, Uplo::Lower, Trans::No, Diag::Unit, self.jb, ncols, 1.0, self.l(), self.lw, b, ldb);
+    }
+
     /// The local panel rows, to fill in.
     pub fn l_mut(&mut self) -> &mut [f64] {
         let off = 2 + self.jb;

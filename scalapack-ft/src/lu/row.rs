@@ -24,7 +24,7 @@ use super::panel::{Panel, StepLoop};
 use super::ring::{self, Incoming, Poll};
 use super::swap::interchange;
 use super::{pack, tags};
-use crate::blas::{self, Diag, Side, Trans, Uplo};
+use crate::blas;
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::index::{indxl2g, numroc};
@@ -147,7 +147,7 @@ impl<'g, 'm> RowDriver<'g, 'm> {
         let data = self.a.local_mut();
         if !cols.is_empty() {
             let b = &mut data[j0 + cols.start * lld..];
-            blas::dtrsm(Side::Left, Uplo::Lower, Trans::No, Diag::Unit, wk, cols.len(), 1.0, cur.l(), cur.lw, b, lld);
+            cur.solve_block_row(cols.len(), b, lld);
         }
         pack(data, lld, j0..j0 + wk, cols, &mut self.ubuf);
     }

@@ -72,15 +72,7 @@ fn check_args(grid: &Grid, a: &DistMatrix, ipiv: &[i64], b: &DistMatrix) -> Resu
     if a.m() != n {
         return Err(arg_error(ROUTINE, 7, entry::M, "M_A", format!("A must be square: M_A = {}, N_A = {n}", a.m())));
     }
-    if a.mb() != a.nb() {
-        return Err(arg_error(
-            ROUTINE,
-            7,
-            entry::NB,
-            "NB_A",
-            format!("MB_A must equal NB_A (square blocks), got MB_A = {}, NB_A = {}", a.mb(), a.nb()),
-        ));
-    }
+    super::check_square_blocks(ROUTINE, 7, a)?;
     if ipiv.len() != n {
         return Err(arg_error(ROUTINE, 8, 0, "IPIV", format!("has {} entries, N = {n}", ipiv.len())));
     }

@@ -10,7 +10,7 @@
 //! it only between its pieces of work.)
 
 use crate::abft::Extended;
-use crate::blas::{self, Diag, Side, Trans, Uplo};
+use crate::blas::{self, Trans};
 use crate::lu::panel::{factor_packed, Panel};
 use std::ops::Range;
 
@@ -70,7 +70,7 @@ fn update(ext: &Extended, panel: &Panel, swaps: &[(usize, usize)], cols: Range<u
             out.swap(t * lw + r - j0, t * lw + p - j0);
         }
     }
-    blas::dtrsm(Side::Left, Uplo::Lower, Trans::No, Diag::Unit, jb, n, 1.0, panel.l(), lw, out, lw);
+    panel.solve_block_row(n, out, lw);
     if lw > jb {
         let mut u12 = Vec::new();
         crate::lu::pack(out, lw, 0..jb, 0..n, &mut u12);

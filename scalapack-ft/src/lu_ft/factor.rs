@@ -20,10 +20,10 @@ use crate::abft::{
     self, encode_checksums, owners_panel, rebuild_lost_blocks, set_up_call, verify_checksums, ChecksumCheck, Extended,
     FtOptions, FtReport, FtWorkspace,
 };
-use crate::blas::{self, Diag, Side, Trans, Uplo};
+use crate::blas::{self, Trans};
 use crate::error::{check_finite, Error, Result};
 use crate::lu::panel::{factor_panel, Panel};
-use crate::lu::{arg_error, check_grid, entry};
+use crate::lu::{arg_error, check_first_block_at_origin, check_grid, check_square_blocks, entry};
 use crate::matrix::DistMatrix;
 use blacs_ft::{Grid, Scope};
 use checksum::ReverseNeighborLayout;
@@ -128,27 +128,8 @@ pub fn pdgetrf_ft_in(
 /// The local argument checks (agreed by the caller).
 fn check_args(grid: &Grid, a: &DistMatrix) -> Result<()> {
     check_grid(grid, a, ROUTINE, 6, "A")?;
-    if a.mb() != a.nb() {
-        return Err(arg_error(
-            ROUTINE,
-            6,
-            entry::NB,
-            "NB_A",
-            format!("MB_A must equal NB_A (square blocks), got MB_A = {}, NB_A = {}", a.mb(), a.nb()),
-        ));
-    }
-    for (entry, name, src) in [(entry::RSRC, "RSRC_A", a.desc().rsrc()), (entry::CSRC, "CSRC_A", a.desc().csrc())] {
-        if src != 0 {
-            return Err(arg_error(
-                ROUTINE,
-                6,
-                entry,
-                name,
-                format!("must be 0 (the first block on process (0, 0)), got {src}"),
-            ));
-        }
-    }
-    Ok(())
+    check_square_blocks(ROUTINE, 6, a)?;
+    check_first_block_at_origin(ROUTINE, 6, "A", a)
 }
 
 /// LU's replicated state: the pivots so far (0-based, global) and the
@@ -328,19 +309,7 @@ impl Algorithm for LuSteps {
                     }
                 }
                 if !trail.is_empty() {
-                    blas::dtrsm(
-                        Side::Left,
-                        Uplo::Lower,
-                        Trans::No,
-                        Diag::Unit,
-                        jb,
-                        trail.len(),
-                        1.0,
-                        panel.l(),
-                        lw,
-                        &mut u,
-                        jb,
-                    );
+                    panel.solve_block_row(trail.len(), &mut u, jb);
                 }
             }
             grid.broadcast(Scope::Column, &mut u, pr as i32)?;
@@ -384,19 +353,7 @@ impl Algorithm for LuSteps {
                 if !rest.is_empty() {
                     let data = ext.e.local_mut();
                     let b = &mut data[lr0 + rest.start * lld..];
-                    blas::dtrsm(
-                        Side::Left,
-                        Uplo::Lower,
-                        Trans::No,
-                        Diag::Unit,
-                        jb,
-                        rest.len(),
-                        1.0,
-                        panel.l(),
-                        lw,
-                        b,
-                        lld,
-                    );
+                    panel.solve_block_row(rest.len(), b, lld);
                     crate::lu::pack(data, lld, lr0..lr0 + jb, rest.clone(), &mut u);
                 }
                 if let Some(e) = &early {

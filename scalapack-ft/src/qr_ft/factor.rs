@@ -85,15 +85,17 @@ pub fn pdgeqrf_ft_in(
     }
     let grid = region.grid();
     let layout = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
-    let mut check = check_square_blocks(ROUTINE, a, 2).and_then(|()| first_block_at_origin(a)).and_then(|()| {
-        layout.as_ref().map(|_| ()).map_err(|e| Error::Argument {
-            routine: ROUTINE.into(),
-            position: 2,
-            entry: 0,
-            name: "A".into(),
-            reason: format!("cannot carry reverse-neighboring checksums: {e}"),
-        })
-    });
+    let mut check = check_square_blocks(ROUTINE, a, 2)
+        .and_then(|()| crate::lu::check_first_block_at_origin(ROUTINE, 2, "A", a))
+        .and_then(|()| {
+            layout.as_ref().map(|_| ()).map_err(|e| Error::Argument {
+                routine: ROUTINE.into(),
+                position: 2,
+                entry: 0,
+                name: "A".into(),
+                reason: format!("cannot carry reverse-neighboring checksums: {e}"),
+            })
+        });
     if !start.joining() {
         // (A replacement's A is meaningless until it is rebuilt.)
         check = check.and_then(|()| check_finite(ROUTINE, 3, a));
@@ -116,22 +118,6 @@ pub fn pdgeqrf_ft_in(
     let outcome = outcome?;
     *tau = qr.tau;
     Ok(FtReport { recoveries: outcome.recoveries, overhead_model, check: outcome.check })
-}
-
-/// The checksum-extended matrix starts on process (0, 0): so must A.
-fn first_block_at_origin(a: &DistMatrix) -> Result<()> {
-    for (entry, name, src) in [(7, "RSRC_A", a.desc().rsrc()), (8, "CSRC_A", a.desc().csrc())] {
-        if src != 0 {
-            return Err(Error::Argument {
-                routine: "pdgeqrf_ft".into(),
-                position: 2,
-                entry,
-                name: name.into(),
-                reason: format!("must be 0 (the first block on process (0, 0)), got {src}"),
-            });
-        }
-    }
-    Ok(())
 }
 
 /// The next panel as its owner carries it into the next step.
