@@ -18,3 +18,4 @@ echo "== soak (short; the long one: ftla soak --runs 100 --seed S)"
 cargo run --quiet -p ftla-bench -- soak --runs 12 --seed 20261123
 cargo run --quiet -p ftla-bench -- soak --op lu --runs 6 --seed 20261123
 cargo run --quiet -p ftla-bench -- soak --op cg --runs 6 --seed 20261123
+cargo run --quiet -p ftla-bench -- soak --op lu --recovery cof --runs 4 --seed 20261123

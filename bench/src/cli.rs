@@ -5,6 +5,7 @@
 //! reported like clap's own usage errors (exit code 2).
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use recovery::Policy;
 use scalapack_ft::generate::MatrixKind;
 use scalapack_ft::report::Op;
 use std::path::PathBuf;
@@ -164,6 +165,10 @@ pub fn parse_kind(s: &str) -> Result<MatrixKind, String> {
     })
 }
 
+fn parse_policy(s: &str) -> Result<Policy, String> {
+    Policy::parse(s).ok_or_else(|| format!("`{s}`: must be inplace, cof or auto"))
+}
+
 fn parse_corrupt(s: &str) -> Result<(i32, u64), String> {
     let (r, st) = s.split_once('@').ok_or("wants R@STEP")?;
     Ok((r.trim().parse().map_err(|_| "bad rank")?, st.trim().parse().map_err(|_| "bad step")?))
@@ -251,6 +256,29 @@ pub struct FtArgs {
     /// With --ft: check the checksum relations at the end.
     #[arg(long, requires = "ft")]
     pub verify: bool,
+    /// With --ft: how a lost process is recovered. inplace: the grid is
+    /// repaired (a hot spare, or a spawned process); cof
+    /// (checkpoint-on-failure): the survivors save their committed state,
+    /// the job is started again and resumes from it; auto: in place while
+    /// possible, cof when the repair is refused (no spare left and the
+    /// spawn fails).
+    #[arg(long, value_name = "POLICY", requires = "ft", default_value = "inplace", value_parser = parse_policy)]
+    pub recovery: Policy,
+    /// With --recovery cof|auto: where the checkpoints go (default
+    /// $TMPDIR/ftla-checkpoints-RUNID; on several nodes, a directory they
+    /// share). Deleted after a successful finish.
+    #[arg(long, value_name = "D", requires = "ft")]
+    pub checkpoint_dir: Option<PathBuf>,
+    /// With --recovery cof|auto: restarts from checkpoints allowed; 0 stops
+    /// after the first save, leaving the checkpoints for --resume (exit
+    /// code 76).
+    #[arg(long, value_name = "K", requires = "ft", default_value_t = 3)]
+    pub max_restarts: u32,
+    /// With --ft: start from the checkpoints an earlier run left in D
+    /// (under --recovery cof unless auto is given), with the same matrix
+    /// options.
+    #[arg(long, value_name = "D", requires = "ft")]
+    pub resume: Option<PathBuf>,
     /// With --ft: add 1.0 to one element on rank R at STEP (a silent error
     /// for --verify to report; CG: corrupts R's matrix-vector product of
     /// iteration STEP, which the checksums catch and recompute).
@@ -464,6 +492,10 @@ pub struct SoakArgs {
     /// Seconds after which one run counts as hung (it is then killed).
     #[arg(long, value_name = "SECS", default_value_t = 120)]
     pub run_timeout: u64,
+    /// The recovery policy of every run (inplace, cof, auto; with cof no
+    /// spares are drawn).
+    #[arg(long, value_name = "POLICY", default_value = "inplace", value_parser = parse_policy)]
+    pub recovery: Policy,
     /// Write every run and the counts as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

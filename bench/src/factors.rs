@@ -123,7 +123,12 @@ impl Factors {
                 s.x = Some(x);
                 done.map(|(r, e)| {
                     let r = r.unwrap_or_default();
-                    let ft = FtReport { recoveries: r.recoveries.clone(), overhead_model: 0.0, check: r.check.clone() };
+                    let ft = FtReport {
+                        recoveries: r.recoveries.clone(),
+                        overhead_model: 0.0,
+                        check: r.check.clone(),
+                        earlier_s: r.earlier_s,
+                    };
                     s.report = r;
                     (ft, e)
                 })

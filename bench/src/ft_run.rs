@@ -5,8 +5,9 @@
 use crate::factors::{self, CgSolve, Factors};
 use crate::problem::{make_matrix, write_json, FactorJob, FtJob};
 use crate::session::{local_dgemm_gflops, median, start_preparing, Session};
+use blacs_ft::launch::Outcome;
 use blacs_ft::{Injector, Scope};
-use recovery::Region;
+use recovery::{Region, RegionOptions};
 use scalapack_ft::abft::{FtOptions, FtReport, FtWorkspace};
 use scalapack_ft::blas;
 use scalapack_ft::report::{CompareReport, FactorReport, Op, RecoveryEntry};
@@ -44,29 +45,82 @@ fn in_place_or_empty(grid: &blacs_ft::Grid, mat: &mut scalapack_ft::DistMatrix) 
 /// Runs inside MPI; never returns.
 pub fn run(a: FactorJob) -> ! {
     blas::use_single_thread();
+    let options = match RegionOptions::from_env() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("ftla {} --ft: {e}", a.op.name());
+            std::process::exit(2)
+        }
+    };
+    // (A job started again from checkpoints does not repeat the kills of
+    // the recoveries before it.)
+    let injector = a.injector().after_restart(options.epoch_base);
     // A hot spare allocates and touches a replacement's matrix and
     // workspace while it is parked, not while the survivors wait.
-    let (s, mut prepared) = start_preparing(a.grid.p, a.grid.q, a.injector(), || SparePrep::new(&a));
+    let (s, mut prepared) = start_preparing(a.grid.p, a.grid.q, injector, || SparePrep::new(&a));
     let ft = a.ft.clone().unwrap_or_default();
     let Session { rt, grid } = s;
     let me = grid.rank();
-    let mut region = match Region::new(grid) {
+    let mut region = match Region::with_options(grid, options) {
         Ok(r) => r,
+        Err(e @ (blacs_ft::Error::Checkpoint { .. } | blacs_ft::Error::Unrecoverable { .. })) => {
+            // The same error on every rank: said once.
+            let outcome = if e.is_unrecoverable() { Outcome::Unrecoverable } else { Outcome::Failed };
+            if me == 0 {
+                println!("ftla {} --ft: cannot resume: {e}", a.op.name());
+                blacs_ft::launch::write_outcome(outcome, &e.to_string());
+            }
+            rt.finish(outcome.exit_code())
+        }
         Err(e) => {
             eprintln!("ftla {} --ft: rank {me}: cannot join the region: {e}", a.op.name());
             rt.finish(1)
         }
     };
+    if me == 0 {
+        if region.restarted_afresh() {
+            println!(
+                "ftla {} --ft: restarting the factorization from its input: the process was lost before the \
+                 checksums were encoded (checkpoint-on-failure restart)",
+                a.op.name()
+            );
+        }
+        if let Some(c) = region.resuming() {
+            println!(
+                "ftla {} --ft: resuming {} at step {} from the checkpoints in {}",
+                a.op.name(),
+                c.name,
+                c.committed,
+                region.options().dir().display()
+            );
+        }
+    }
     // Every repetition may repair as often as one run may.
     region.set_max_repairs(16 * ft.reps.max(1));
     let outcome = run_ft(&mut region, &a, &ft, &mut prepared);
+    if let Err(scalapack_ft::Error::Grid(e @ blacs_ft::Error::Checkpointed { epoch, .. })) = &outcome {
+        // The survivors saved their state: the job ends for a restart.
+        let gone = region.grid().failed_grid_ranks();
+        if (0..region.grid().size()).find(|r| !gone.contains(r)) == Some(region.grid().rank()) {
+            println!("ftla {} --ft: {e}", a.op.name());
+        }
+        let epoch = *epoch;
+        let detail = e.to_string();
+        let s = Session { rt, grid: region.into_grid() };
+        s.finish(Outcome::Checkpointed { epoch }, &detail)
+    }
     let unrecoverable = outcome.as_ref().is_err_and(|e| e.is_unrecoverable());
     let (ok, detail) = match outcome {
         Ok(x) => x,
         Err(e) => {
             // An agreed usage error is the same everywhere: said once. A
             // failure is said by every process that saw it.
-            let agreed = matches!(e, scalapack_ft::Error::Argument { .. } | scalapack_ft::Error::Memory { .. });
+            let agreed = matches!(
+                e,
+                scalapack_ft::Error::Argument { .. }
+                    | scalapack_ft::Error::Memory { .. }
+                    | scalapack_ft::Error::Grid(blacs_ft::Error::Checkpoint { .. })
+            );
             if !agreed || region.grid().rank() == 0 {
                 println!("ftla {} --ft: rank {}: {e}", a.op.name(), region.grid().rank());
             }
@@ -166,10 +220,19 @@ fn print_recoveries(region: &Region, report: &FtReport, rep: Option<usize>) {
     }
     let tag = rep.map(|r| format!("repetition {}: ", r + 1)).unwrap_or_default();
     for r in &report.recoveries {
+        let repair = match &r.cof {
+            Some(c) => format!("save {:.1} + relaunch {:.1} + load {:.1}", c.save_ms, c.relaunch_ms, c.load_ms),
+            None => format!("repair {:.1}", r.repair_ms),
+        };
         println!(
-            "  {tag}recovered ranks {:?} at step {} ({} phase) by {}: detect {:.1} + repair {:.1} + rebuild {:.1} = {:.1} \
-             ms",
-            r.ranks, r.step, r.phase, r.mode.as_str(), r.detect_ms, r.repair_ms, r.rebuild_ms, r.total_ms
+            "  {tag}recovered ranks {:?} at step {} ({} phase) by {}: detect {:.1} + {repair} + rebuild {:.1} = {:.1} ms",
+            r.ranks,
+            r.step,
+            r.phase,
+            r.mode.as_str(),
+            r.detect_ms,
+            r.rebuild_ms,
+            r.total_ms
         );
     }
 }
@@ -261,7 +324,8 @@ fn timed_ft(
     // The survivors' figures: a replacement's clock and count started late.
     // (When every process that started the clock was replaced, nobody has
     // it: the time is unknown, NaN.)
-    let mut v = [if joining { -1.0 } else { t.elapsed().as_secs_f64() }, restarts as f64];
+    // (A call restored from checkpoints ran partly in earlier jobs.)
+    let mut v = [if joining { -1.0 } else { t.elapsed().as_secs_f64() + report.earlier_s }, restarts as f64];
     region.grid().max(Scope::All, &mut v)?;
     let secs = if v[0] < 0.0 { f64::NAN } else { v[0] };
     Ok(FtRun { secs, report, factors, singular, fact: mat, restarts: v[1] as usize })
@@ -292,7 +356,9 @@ fn run_ft(
     }
     // 1. The fault-tolerant run (the kills happen here).
     let joined = region.is_joining();
-    let FtRun { secs: ft_secs, report, factors, singular, fact, restarts } = timed_ft(region, a, &opts, prepared)?;
+    let FtRun { secs: ft_secs, report, factors, singular, fact, mut restarts } = timed_ft(region, a, &opts, prepared)?;
+    // (A checkpoint-on-failure restart from the top is one too.)
+    restarts += region.restarted_afresh() as usize;
     // A replacement that joined a later repetition's failure run (`--reps`
     // with `--kill`) learns which one, and goes on from there.
     let start_rep = after_failure_run(region, ft, joined, 0)?;

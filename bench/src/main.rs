@@ -17,13 +17,15 @@ mod scale_plot;
 mod session;
 mod soak;
 
-use blacs_ft::launch::{inside_mpi, relaunch, Relaunch};
+use blacs_ft::launch::{inside_mpi, new_run_id, relaunch, CofRelaunch, Relaunch};
 use clap::Parser;
 use cli::{usage_error, Cli, Command, LaunchArgs};
 use problem::FactorJob;
 use std::time::Duration;
 
 /// A job that runs inside MPI.
+// (One value per process, made once: its size does not matter.)
+#[allow(clippy::large_enum_variant)]
 enum Job {
     GridDemo(demo::DemoJob),
     Repair(repair::RepairJob),
@@ -84,9 +86,42 @@ fn main() {
 
 /// Re-executes this command under `mpiexec`; never returns.
 fn launch_job(job: &Job, launch: &LaunchArgs) -> ! {
+    let cof = match job {
+        Job::Factor(FactorJob { ft: Some(ft), .. }) if ft.recovery != recovery::Policy::InPlace => {
+            Some(cof_relaunch(ft))
+        }
+        _ => None,
+    };
     relaunch(&Relaunch {
         nprocs: job.nprocs(),
         timeout: launch.timeout.filter(|&t| t > 0).map(Duration::from_secs),
         ulfm: !launch.no_ft,
+        cof,
     })
+}
+
+/// Checkpoint-on-failure's launch settings: a new run, or the run whose
+/// checkpoints `--resume` names (its identity and recoveries read from
+/// the first readable file; the job itself checks them all).
+fn cof_relaunch(ft: &problem::FtJob) -> CofRelaunch {
+    let from = ft.resume.as_deref().and_then(|d| {
+        let files = std::fs::read_dir(d).ok()?;
+        // The run most files belong to, its newest save (the job refuses
+        // the files of other runs, naming them).
+        let headers: Vec<_> =
+            files.filter_map(|f| recovery::cof::file::read_header(&f.ok()?.path()).ok()).map(|(h, _)| h).collect();
+        let votes = |id: u64| headers.iter().filter(|h| h.run_id == id).count();
+        headers.iter().max_by_key(|h| (votes(h.run_id), h.restarts, h.epoch)).cloned()
+    });
+    let run_id = from.as_ref().map_or_else(new_run_id, |h| h.run_id);
+    let dir =
+        ft.checkpoint_dir.clone().unwrap_or_else(|| recovery::RegionOptions { run_id, ..Default::default() }.dir());
+    CofRelaunch {
+        dir,
+        run_id,
+        max_restarts: ft.max_restarts,
+        resume: ft.resume.is_some(),
+        policy: ft.recovery.name(),
+        epoch_base: from.map_or(0, |h| h.epoch),
+    }
 }

@@ -47,6 +47,11 @@ pub struct FtJob {
     pub reps: usize,
     pub verify: bool,
     pub corrupt: Option<(i32, u64)>,
+    /// The recovery policy, and checkpoint-on-failure's settings.
+    pub recovery: recovery::Policy,
+    pub checkpoint_dir: Option<std::path::PathBuf>,
+    pub max_restarts: u32,
+    pub resume: Option<std::path::PathBuf>,
 }
 
 /// The phases where a kill can fire in the fault-tolerant factorization
@@ -121,8 +126,38 @@ impl FactorJob {
                 return Err(format!("--corrupt: rank {r} is not in the {} grid", self.grid));
             }
         }
-        self.ft =
-            Some(FtJob { spares: ft.spares, kill, compare: ft.compare, reps, verify: ft.verify, corrupt: ft.corrupt });
+        // `--resume` alone resumes under checkpoint-on-failure.
+        let policy = match (ft.recovery, &ft.resume) {
+            (recovery::Policy::InPlace, Some(_)) => recovery::Policy::Cof,
+            (p, _) => p,
+        };
+        if policy == recovery::Policy::Cof && ft.spares > 0 {
+            return Err("--spares needs --recovery inplace or auto (cof does not repair the grid in place)".into());
+        }
+        if policy != recovery::Policy::InPlace && kill.is_some() && reps > 1 {
+            return Err(format!(
+                "--reps {reps} with --kill repeats the failure in one job, but under --recovery {} a failure ends \
+                 the job and starts it again: use --reps 1",
+                policy.name()
+            ));
+        }
+        if let (Some(d), Some(r)) = (&ft.checkpoint_dir, &ft.resume) {
+            if d != r {
+                return Err("--checkpoint-dir and --resume name different directories (--resume D saves in D)".into());
+            }
+        }
+        self.ft = Some(FtJob {
+            spares: ft.spares,
+            kill,
+            compare: ft.compare,
+            reps,
+            verify: ft.verify,
+            corrupt: ft.corrupt,
+            recovery: policy,
+            checkpoint_dir: ft.resume.clone().or_else(|| ft.checkpoint_dir.clone()),
+            max_restarts: ft.max_restarts,
+            resume: ft.resume.clone(),
+        });
         Ok(self)
     }
 
@@ -159,6 +194,7 @@ impl FactorJob {
                 reps: 1,
                 verify: true,
                 corrupt: None,
+                ..FtJob::default()
             }),
         })
     }

@@ -50,7 +50,9 @@ impl Session {
     /// launcher's exit code), and
     /// finishes MPI within bounded time.
     pub fn finish(self, outcome: Outcome, detail: &str) -> ! {
-        if self.grid.rank() == 0 {
+        // (After a checkpoint rank 0 may be the lost process: every
+        // survivor reports it, the same way.)
+        if self.grid.rank() == 0 || matches!(outcome, Outcome::Checkpointed { .. }) {
             blacs_ft::launch::write_outcome(outcome, detail);
         }
         self.grid.close();
@@ -92,6 +94,7 @@ fn encode(r: &RepairReport, row: &mut [f64]) {
         match r.mode {
             RepairMode::Spawn => 2.0,
             RepairMode::Spare => 1.0,
+            RepairMode::Cof => 3.0,
             RepairMode::NoLoss => 0.0,
         },
         r.epoch as f64,
@@ -115,6 +118,7 @@ fn decode(row: &[f64]) -> RepairReport {
         split_ms: row[5],
         total_ms: row[6],
         mode: match row[7] as i32 {
+            3 => RepairMode::Cof,
             2 => RepairMode::Spawn,
             1 => RepairMode::Spare,
             _ => RepairMode::NoLoss,

@@ -15,6 +15,7 @@ use blacs_ft::launch::{run_with_timeout, EXIT_TIMEOUT, EXIT_UNRECOVERABLE};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use recovery::protocol::Phase;
+use recovery::Policy;
 use scalapack_ft::report::{FactorReport, Op, SoakReport, SoakRun, SoakVerdict};
 use std::time::{Duration, Instant};
 
@@ -36,6 +37,8 @@ struct Scenario {
     kills: Vec<String>,
     /// One loss per process row at a time: the run must finish correctly.
     recoverable: bool,
+    /// How a loss is recovered (`--recovery`).
+    recovery: Policy,
 }
 
 impl Scenario {
@@ -45,7 +48,7 @@ impl Scenario {
     /// repair of the first, or at a later step after it. LU runs solve
     /// with the factors when the matrix is square; CG runs solve the 2-D
     /// Poisson problem.
-    fn draw(rng: &mut StdRng, op: Op) -> Scenario {
+    fn draw(rng: &mut StdRng, op: Op, recovery: Policy) -> Scenario {
         // A step's phases, its commit included.
         let phases: Vec<&str> =
             op_phases(op).into_iter().filter(|p| !matches!(p, Phase::Args | Phase::Encode)).map(Phase::name).collect();
@@ -59,7 +62,8 @@ impl Scenario {
             Op::Cg => (n as f64).sqrt().ceil() as u64,
             _ => m.min(n).div_ceil(nb) as u64,
         };
-        let spares = rng.random_range(0..=2u32);
+        // (Checkpoint-on-failure takes no spares.)
+        let spares = if recovery == Policy::Cof { 0 } else { rng.random_range(0..=2u32) };
         let size = p * q;
         let r1 = rng.random_range(0..size);
         let row = |r: i32| r / q;
@@ -92,7 +96,8 @@ impl Scenario {
                 1 => {
                     let at = REPAIR_POINTS[rng.random_range(0..REPAIR_POINTS.len())];
                     kills.push(format!("{r2}@{at}"));
-                    let fires = !at.ends_with("spawn") || spares == 0;
+                    // (Under checkpoint-on-failure nothing is repaired.)
+                    let fires = recovery != Policy::Cof && (!at.ends_with("spawn") || spares == 0);
                     recoverable = before_checksums || !fires || row(r1) != row(r2);
                 }
                 // After it, at a later step (the repair made epoch 1); the
@@ -107,7 +112,7 @@ impl Scenario {
                 }
             }
         }
-        Scenario { op, p, q, m, n, nb, spares, kills, recoverable }
+        Scenario { op, p, q, m, n, nb, spares, kills, recoverable, recovery }
     }
 
     /// The arguments of `ftla` for this scenario.
@@ -120,6 +125,11 @@ impl Scenario {
         }
         a.extend(["--nb".into(), self.nb.to_string(), "--spares".into(), self.spares.to_string()]);
         a.extend(["--kill".into(), self.kills.join(","), "--check".into(), "--verify".into()]);
+        if self.recovery != Policy::InPlace {
+            // (Next to the report: the soak removes both after each run.)
+            let dir = json.with_extension("ckpt").display().to_string();
+            a.extend(["--recovery".into(), self.recovery.name().into(), "--checkpoint-dir".into(), dir]);
+        }
         if self.op == Op::Lu && self.m == self.n {
             a.push("--solve".into());
         }
@@ -156,17 +166,19 @@ pub fn run(a: SoakArgs) -> i32 {
     let inner = a.run_timeout.max(20);
     let outer = Duration::from_secs(inner + 30);
     println!(
-        "ftla soak: {} random runs of `ftla {} --ft` (seed {}), {inner} s timeout each",
+        "ftla soak: {} random runs of `ftla {} --ft --recovery {}` (seed {}), {inner} s timeout each",
         a.runs,
         op.name(),
+        a.recovery.name(),
         a.seed
     );
     let mut details = Vec::new();
     for index in 0..a.runs as usize {
-        let sc = Scenario::draw(&mut rng, op);
+        let sc = Scenario::draw(&mut rng, op, a.recovery);
         let args = sc.args(inner, &json);
         let command = format!("ftla {}", args.join(" ").replace(&format!(" --json {}", json.display()), ""));
         let _ = std::fs::remove_file(&json);
+        let _ = std::fs::remove_dir_all(json.with_extension("ckpt"));
         let mut cmd = std::process::Command::new(&exe);
         cmd.args(&args).env_remove("FTLA_KILL");
         let t = Instant::now();
@@ -215,6 +227,7 @@ pub fn run(a: SoakArgs) -> i32 {
         });
     }
     let _ = std::fs::remove_file(&json);
+    let _ = std::fs::remove_dir_all(json.with_extension("ckpt"));
     let count = |w: SoakVerdict| details.iter().filter(|d| d.verdict == w).count();
     let report = SoakReport {
         command: "soak".into(),
@@ -259,10 +272,10 @@ mod tests {
 
     #[test]
     fn a_seed_gives_the_same_runs_and_every_run_is_a_valid_command() {
-        for op in [Op::Qr, Op::Lu, Op::Cg] {
+        for (op, recovery) in [(Op::Qr, Policy::InPlace), (Op::Lu, Policy::Cof), (Op::Cg, Policy::Auto)] {
             let draw = |seed| {
                 let mut rng = StdRng::seed_from_u64(seed);
-                (0..200).map(|_| Scenario::draw(&mut rng, op)).collect::<Vec<_>>()
+                (0..200).map(|_| Scenario::draw(&mut rng, op, recovery)).collect::<Vec<_>>()
             };
             let runs = draw(7);
             assert_eq!(runs, draw(7));

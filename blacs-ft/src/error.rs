@@ -29,6 +29,22 @@ pub enum Error {
     /// A failure the grid cannot repair (two losses in one process row for
     /// ABFT data, no spare left and the spawn failed, ...).
     Unrecoverable { reason: String },
+    /// The grid cannot be repaired in place here: no hot spare is left and
+    /// spawning a replacement was refused (many batch systems refuse
+    /// `MPI_Comm_spawn`). Unrecoverable in place; under the `auto`
+    /// recovery policy the survivors save a checkpoint instead.
+    RepairRefused { reason: String },
+    /// A checkpoint (checkpoint-on-failure) that cannot be used: missing,
+    /// truncated, corrupt, or from another grid, matrix, call or run. The
+    /// same on every rank; `file` names the file (or the directory).
+    Checkpoint { file: String, reason: String },
+    /// Not a failure of the call: a process was lost, the grid was not
+    /// repaired in place (recovery policy `cof`, or `auto` when the repair
+    /// was refused), and the survivors saved their committed state in
+    /// `dir`. The process should exit with
+    /// [`crate::launch::EXIT_CHECKPOINTED`]; the launcher starts a new job
+    /// that resumes from `dir`.
+    Checkpointed { dir: String, step: u64, epoch: u32 },
     /// A local error raised on grid rank `rank` and agreed on by every rank.
     Remote { rank: i32, message: String },
     /// A bad argument, detected before any communication.
@@ -43,7 +59,13 @@ impl Error {
 
     /// True for [`Error::Unrecoverable`]: the run cannot go on, and says so.
     pub fn is_unrecoverable(&self) -> bool {
-        matches!(self, Error::Unrecoverable { .. })
+        matches!(self, Error::Unrecoverable { .. } | Error::RepairRefused { .. })
+    }
+
+    /// True for [`Error::Checkpointed`]: the survivors saved a checkpoint
+    /// and the job should end for a restart.
+    pub fn is_checkpointed(&self) -> bool {
+        matches!(self, Error::Checkpointed { .. })
     }
 
     /// Convenience constructor for [`Error::InvalidArgument`].
@@ -65,6 +87,13 @@ impl fmt::Display for Error {
                 write!(f, "ULFM is not available ({reason}): a lost process cannot be repaired in place")
             }
             Error::Unrecoverable { reason } => write!(f, "unrecoverable failure: {reason}"),
+            Error::RepairRefused { reason } => {
+                write!(f, "unrecoverable failure: the grid cannot be repaired in place: {reason}")
+            }
+            Error::Checkpoint { file, reason } => write!(f, "checkpoint {file}: {reason}"),
+            Error::Checkpointed { dir, step, .. } => {
+                write!(f, "a process was lost: committed state at step {step} saved in {dir} for a restart")
+            }
             Error::Remote { rank, message } => write!(f, "error on rank {rank}: {message}"),
             Error::InvalidArgument { arg, reason } => write!(f, "invalid argument {arg}: {reason}"),
         }

@@ -689,6 +689,30 @@ impl Grid {
         }
     }
 
+    /// Grid ranks this process knows to have failed (local; empty without
+    /// ULFM).
+    pub fn failed_grid_ranks(&self) -> Vec<i32> {
+        if self.ulfm == UlfmStatus::Available {
+            self.all.failed_ranks()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Best effort, after a failure that is not repaired in place (the
+    /// survivors saved checkpoints and leave): every live grid rank waits
+    /// here until all of them got here, so that nobody's exit ends the job
+    /// while another one still writes. An agreement, which works on the
+    /// revoked communicators; bounded by the repair timeout (past it this
+    /// process exits with `code`). Errors are ignored.
+    pub fn meet_before_exit(&self, code: i32) {
+        if self.ulfm == UlfmStatus::Available {
+            let _bound =
+                Deadline::arm_with_code("survivors meeting before they exit", crate::watchdog::repair_timeout(), code);
+            let _ = self.all.agree(1);
+        }
+    }
+
     /// Ends the job for the grid (call once, from every grid rank, at the
     /// end): a barrier so that no rank leaves while others still print or
     /// communicate, then the parked spares are released. Errors are ignored:

@@ -122,6 +122,20 @@ impl Injector {
         Injector { specs }
     }
 
+    /// The kills left for a job started again after `epochs` recoveries
+    /// (a checkpoint-on-failure restart): those of earlier epochs fired in
+    /// the jobs before and are dropped; the others fire `epochs` epochs
+    /// earlier in the new job, whose grid counts its repairs from 0.
+    pub fn after_restart(&self, epochs: u32) -> Injector {
+        let specs = self
+            .specs
+            .iter()
+            .filter(|k| k.epoch >= epochs)
+            .map(|k| KillSpec { epoch: k.epoch - epochs, ..k.clone() })
+            .collect();
+        Injector { specs }
+    }
+
     /// SIGKILLs this process if a kill matches the point.
     pub fn point(&self, rank: i32, epoch: u32, op: &str, step: u64, phase: &str) {
         if self.specs.iter().any(|k| k.matches(rank, epoch, op, step, phase)) {
@@ -195,5 +209,14 @@ mod tests {
         assert!(!inj.specs()[0].matches(1, 0, "qr", 2, "update"));
         assert!(inj.specs()[1].matches(3, 5, "lu", 17, "panel"));
         assert!(!inj.specs()[1].matches(3, 4, "lu", 17, "panel"));
+    }
+
+    #[test]
+    fn a_restarted_job_keeps_only_the_kills_of_later_epochs() {
+        let inj = Injector::parse("1@qr:2:update, 3@*:panel/1, 2@7/3").unwrap().after_restart(1);
+        assert_eq!(inj.specs().len(), 2);
+        assert!(inj.specs()[0].matches(3, 0, "lu", 17, "panel"));
+        assert!(inj.specs()[1].matches(2, 2, "qr", 7, "update"));
+        assert!(Injector::parse("1@2").unwrap().after_restart(0).specs()[0].matches(1, 0, "qr", 2, "x"));
     }
 }

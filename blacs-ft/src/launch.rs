@@ -23,6 +23,23 @@ pub const EXIT_TIMEOUT: i32 = 124;
 /// Exit code of a job that reported a failure it could not recover from
 /// (for example two lost processes in one process row).
 pub const EXIT_UNRECOVERABLE: i32 = 3;
+/// Exit code of a process that saved a checkpoint after a failure
+/// (checkpoint-on-failure), and of the launcher when it leaves the
+/// checkpoints for a later `--resume` (`--max-restarts` reached).
+pub const EXIT_CHECKPOINTED: i32 = 76;
+/// Recovery policy of the job's resilient regions: `inplace`, `cof` or `auto`.
+pub const RECOVERY_VAR: &str = "FTLA_RECOVERY";
+/// Directory of the checkpoints (checkpoint-on-failure).
+pub const CHECKPOINT_DIR_VAR: &str = "FTLA_CHECKPOINT_DIR";
+/// Identity of a run, kept across its restarts (hexadecimal).
+pub const RUN_ID_VAR: &str = "FTLA_RUN_ID";
+/// Set to `1` in a job that resumes from the checkpoints in [`CHECKPOINT_DIR_VAR`].
+pub const RESUME_VAR: &str = "FTLA_RESUME";
+/// Recoveries before this job (repair epochs of the jobs before it, each
+/// restart counting one): kills of earlier epochs do not fire again.
+pub const EPOCH_BASE_VAR: &str = "FTLA_EPOCH_BASE";
+/// Restarts of the run so far (0 in its first job).
+pub const RESTARTS_VAR: &str = "FTLA_RESTARTS";
 /// Environment variable whose value marks every process of one job.
 pub const JOB_TAG_VAR: &str = "FTLA_JOB_TAG";
 /// How long a job may take to end once grid rank 0 reported its outcome
@@ -47,6 +64,52 @@ pub struct Relaunch {
     /// Launch with ULFM enabled (`--with-ft ulfm`); `false` runs without
     /// fault tolerance, as a plain MPI job.
     pub ulfm: bool,
+    /// Checkpoint-on-failure: relaunch the job when its survivors saved
+    /// checkpoints (`None`: a saved checkpoint ends the launcher with
+    /// [`EXIT_CHECKPOINTED`]).
+    pub cof: Option<CofRelaunch>,
+}
+
+/// How the launcher runs a job under checkpoint-on-failure.
+#[derive(Clone, Debug)]
+pub struct CofRelaunch {
+    /// The checkpoint directory.
+    pub dir: std::path::PathBuf,
+    /// The run's identity (a new one per run; kept across its restarts).
+    pub run_id: u64,
+    /// Restarts allowed; 0 stops after the first save, leaving the
+    /// checkpoints for `--resume`.
+    pub max_restarts: u32,
+    /// The first job resumes from checkpoints left by an earlier run.
+    pub resume: bool,
+    /// The recovery policy passed to the jobs (`cof` or `auto`).
+    pub policy: &'static str,
+    /// Recoveries of the run before its first job here (a resumed run's).
+    pub epoch_base: u32,
+}
+
+impl CofRelaunch {
+    /// The environment of one job of the run.
+    fn env(&self, restarts: u32, epoch_base: u32, resume: bool) -> Vec<(&'static str, String)> {
+        vec![
+            (RECOVERY_VAR, self.policy.to_string()),
+            (CHECKPOINT_DIR_VAR, self.dir.display().to_string()),
+            (RUN_ID_VAR, format!("{:016x}", self.run_id)),
+            (RESUME_VAR, if resume { "1" } else { "" }.to_string()),
+            (EPOCH_BASE_VAR, epoch_base.to_string()),
+            (RESTARTS_VAR, restarts.to_string()),
+        ]
+    }
+}
+
+/// A new run identity: the clock and the process id, mixed.
+pub fn new_run_id() -> u64 {
+    let t = now_nanos() as u64;
+    let x = t ^ ((std::process::id() as u64) << 32) ^ 0x9E37_79B9_7F4A_7C15;
+    // (splitmix64's finaliser: nearby clocks give unrelated identities.)
+    let x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    let x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
 }
 
 /// The outcome of a job, as grid rank 0 reports it.
@@ -59,6 +122,10 @@ pub enum Outcome {
     /// Stopped by a failure it could not recover from, reported as such:
     /// exit code [`EXIT_UNRECOVERABLE`].
     Unrecoverable,
+    /// A process was lost and the survivors saved checkpoints
+    /// (checkpoint-on-failure): exit code [`EXIT_CHECKPOINTED`]. `epoch`
+    /// counts the recoveries of the run so far, this one included.
+    Checkpointed { epoch: u32 },
 }
 
 impl Outcome {
@@ -67,6 +134,7 @@ impl Outcome {
             Outcome::Ok => "ok",
             Outcome::Failed => "fail",
             Outcome::Unrecoverable => "unrecoverable",
+            Outcome::Checkpointed { .. } => "checkpointed",
         }
     }
 
@@ -76,11 +144,16 @@ impl Outcome {
             Outcome::Ok => 0,
             Outcome::Failed => 1,
             Outcome::Unrecoverable => EXIT_UNRECOVERABLE,
+            Outcome::Checkpointed { .. } => EXIT_CHECKPOINTED,
         }
     }
 
     fn parse(text: &str) -> Option<Outcome> {
-        let word = text.split_whitespace().next()?;
+        let mut words = text.split_whitespace();
+        let word = words.next()?;
+        if word == "checkpointed" {
+            return Some(Outcome::Checkpointed { epoch: words.next()?.parse().ok()? });
+        }
         [Outcome::Ok, Outcome::Failed, Outcome::Unrecoverable].into_iter().find(|o| o.word() == word)
     }
 }
@@ -115,7 +188,7 @@ pub fn mpiexec_command(r: &Relaunch) -> Command {
     if unsafe { libc::getuid() } == 0 {
         cmd.arg("--allow-run-as-root");
     }
-    for v in ["FTLA_STATUS_FILE", "FTLA_KILL", "OPENBLAS_NUM_THREADS", JOB_TAG_VAR] {
+    for v in ["FTLA_STATUS_FILE", "FTLA_KILL", "OPENBLAS_NUM_THREADS", JOB_TAG_VAR].iter().chain(FORWARDED) {
         cmd.args(["-x", v]);
     }
     if let Ok(extra) = std::env::var("FTLA_MPIEXEC_ARGS") {
@@ -149,15 +222,52 @@ pub fn relaunch(r: &Relaunch) -> ! {
         );
     }
     let started = Instant::now();
-    for attempt in 1..=LAUNCH_ATTEMPTS {
+    let mut restarts = 0;
+    let mut epoch_base = r.cof.as_ref().map_or(0, |c| c.epoch_base);
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
         // (A signal that came between two attempts ends the launcher.)
         let sig = STOP_SIGNAL.load(Ordering::SeqCst);
         if sig != 0 {
             std::process::exit(128 + sig);
         }
-        let (code, outcome, launcher_failed) = launch_once(r, started);
-        if let Some(o) = Outcome::parse(&outcome) {
-            std::process::exit(o.exit_code());
+        let env = r.cof.as_ref().map(|c| c.env(restarts, epoch_base, c.resume || restarts > 0)).unwrap_or_default();
+        let (code, outcome, launcher_failed) = launch_once(r, started, &env);
+        match (Outcome::parse(&outcome), &r.cof) {
+            (Some(Outcome::Checkpointed { epoch }), Some(cof)) if restarts < cof.max_restarts => {
+                restarts += 1;
+                epoch_base = epoch;
+                attempt = 0;
+                eprintln!(
+                    "ftla: a process was lost; the survivors saved checkpoints in {}: starting the job again \
+                     (restart {restarts} of at most {})",
+                    cof.dir.display(),
+                    cof.max_restarts
+                );
+                continue;
+            }
+            (Some(Outcome::Checkpointed { .. }), cof) => {
+                let dir = cof
+                    .as_ref()
+                    .map(|c| c.dir.display().to_string())
+                    .unwrap_or_else(|| "the checkpoint directory".into());
+                eprintln!(
+                    "ftla: a process was lost; the survivors saved checkpoints in {dir}; not restarting ({} restart(s) \
+                     allowed): continue with --resume {dir}",
+                    cof.as_ref().map_or(0, |c| c.max_restarts)
+                );
+                std::process::exit(EXIT_CHECKPOINTED);
+            }
+            (Some(o), cof) => {
+                if let (Outcome::Ok, Some(c)) = (o, cof) {
+                    // The checkpoints are deleted by the processes that
+                    // loaded them; the directory goes when it is empty.
+                    let _ = std::fs::remove_dir(&c.dir);
+                }
+                std::process::exit(o.exit_code());
+            }
+            (None, _) => {}
         }
         let time_left = r.timeout.is_none_or(|t| started.elapsed() < t);
         if launcher_failed && attempt < LAUNCH_ATTEMPTS && time_left {
@@ -168,8 +278,19 @@ pub fn relaunch(r: &Relaunch) -> ! {
         eprintln!("ftla: the job ended without reporting an outcome (mpiexec exit code {code})");
         std::process::exit(1);
     }
-    std::process::exit(1)
 }
+
+/// The variables of recovery passed on to every process (set, possibly
+/// empty, by [`launch_once`]).
+const FORWARDED: &[&str] = &[
+    RECOVERY_VAR,
+    CHECKPOINT_DIR_VAR,
+    RUN_ID_VAR,
+    RESUME_VAR,
+    EPOCH_BASE_VAR,
+    RESTARTS_VAR,
+    crate::universe::REFUSE_SPAWN_VAR,
+];
 
 /// Launches of one job when the launcher itself fails to start.
 pub const LAUNCH_ATTEMPTS: u32 = 3;
@@ -242,12 +363,21 @@ pub fn kill_tagged(tag: &str) {
 /// none), and whether the launcher reported failing before starting any
 /// rank. Exits with [`EXIT_TIMEOUT`] once `since` is older than the
 /// timeout, and with 128 + the signal when stopped by one.
-fn launch_once(r: &Relaunch, since: Instant) -> (i32, String, bool) {
+fn launch_once(r: &Relaunch, since: Instant, env: &[(&'static str, String)]) -> (i32, String, bool) {
     let status = std::env::temp_dir().join(format!("ftla-status-{}-{}", std::process::id(), now_nanos()));
     let _ = std::fs::remove_file(&status);
     let tag = job_tag();
     let mut cmd = mpiexec_command(r);
     cmd.env("FTLA_STATUS_FILE", &status).env(JOB_TAG_VAR, &tag);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    // Every variable passed on with `-x` is set (empty when unused).
+    for v in FORWARDED {
+        if std::env::var_os(v).is_none() && !env.iter().any(|(k, _)| k == v) {
+            cmd.env(v, "");
+        }
+    }
     if std::env::var_os("OPENBLAS_NUM_THREADS").is_none() {
         cmd.env("OPENBLAS_NUM_THREADS", "1");
     }
@@ -385,8 +515,13 @@ fn now_nanos() -> u128 {
 /// Does nothing when `FTLA_STATUS_FILE` is unset (a job launched by hand).
 pub fn write_outcome(outcome: Outcome, detail: &str) {
     if let Some(path) = std::env::var_os("FTLA_STATUS_FILE").filter(|p| !p.is_empty()) {
-        let tmp = std::path::PathBuf::from(format!("{}.tmp", path.to_string_lossy()));
-        let text = format!("{} {detail}\n", outcome.word());
+        // (Several survivors may report a checkpoint at once: each writes
+        // its own temporary file; the renames are atomic.)
+        let tmp = std::path::PathBuf::from(format!("{}.{}.tmp", path.to_string_lossy(), std::process::id()));
+        let text = match outcome {
+            Outcome::Checkpointed { epoch } => format!("{} {epoch} {detail}\n", outcome.word()),
+            _ => format!("{} {detail}\n", outcome.word()),
+        };
         if std::fs::write(&tmp, text).is_ok() {
             let _ = std::fs::rename(&tmp, &path);
         }

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// How a dead rank's place was filled (written `spawn`, `spare`, `none`).
+/// How a dead rank's place was filled (written `spawn`, `spare`, `cof`, `none`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RepairMode {
@@ -10,17 +10,21 @@ pub enum RepairMode {
     Spawn,
     /// A parked hot spare took the place; nothing was spawned.
     Spare,
+    /// Checkpoint-on-failure: the survivors saved their committed state,
+    /// the job was started again, and the lost blocks were rebuilt there.
+    Cof,
     /// Nobody died (a local error was propagated): communicators rebuilt only.
     #[serde(rename = "none")]
     NoLoss,
 }
 
 impl RepairMode {
-    /// `"spawn"`, `"spare"` or `"none"`, as written in JSON reports.
+    /// `"spawn"`, `"spare"`, `"cof"` or `"none"`, as written in JSON reports.
     pub fn as_str(self) -> &'static str {
         match self {
             RepairMode::Spawn => "spawn",
             RepairMode::Spare => "spare",
+            RepairMode::Cof => "cof",
             RepairMode::NoLoss => "none",
         }
     }

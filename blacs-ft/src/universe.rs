@@ -23,6 +23,9 @@ pub(crate) const SPARE: i64 = -1;
 const MAX_ATTEMPTS: u32 = 8;
 /// Exit code of a spawned replacement whose hand-over was abandoned.
 pub const EXIT_ABANDONED: i32 = 75;
+/// Test switch: when set (and not `0`), every `MPI_Comm_spawn` of a repair
+/// fails at once, as on a batch system that refuses it.
+pub const REFUSE_SPAWN_VAR: &str = "FTLA_TEST_REFUSE_SPAWN";
 
 /// Replicated state: one entry per universe rank.
 #[derive(Debug)]
@@ -261,7 +264,16 @@ impl Universe {
         agreed(&self.comm, true)?;
         trace!("spawning {} replacement(s)", to_spawn.len());
         let guard = Deadline::arm("MPI_Comm_spawn of a replacement", repair_timeout());
-        let spawned = self.comm.spawn(&launch.exe, &launch.args, to_spawn.len() as i32, 0);
+        let spawned = if std::env::var_os(REFUSE_SPAWN_VAR).is_some_and(|v| !v.is_empty() && v != "0") {
+            // Test switch: a batch system that refuses MPI_Comm_spawn.
+            Err(Error::Mpi {
+                code: 0,
+                class: 0,
+                message: format!("MPI_Comm_spawn refused ({REFUSE_SPAWN_VAR} is set)"),
+            })
+        } else {
+            self.comm.spawn(&launch.exe, &launch.args, to_spawn.len() as i32, 0)
+        };
         drop(guard);
         injector.point(me_grid, start_epoch, "repair", report.attempts as u64, "spawn");
         let ok = spawned.as_ref().map(|c| c.remote_size() == to_spawn.len() as i32).unwrap_or(false);
@@ -285,7 +297,7 @@ impl Universe {
                     Err(err) => err.to_string(),
                     Ok(_) => e.to_string(),
                 };
-                return Err(Error::Unrecoverable {
+                return Err(Error::RepairRefused {
                     reason: format!(
                         "{} grid rank(s) lost ({:?}), no hot spare left, and spawning a replacement failed: {detail}",
                         to_spawn.len(),

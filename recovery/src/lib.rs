@@ -15,13 +15,20 @@
 //! protocol does the rest — the agreements, the repair, the hand-over to
 //! replacements and the recovery records.
 //!
+//! [`cof`] is the other way to recover, checkpoint-on-failure: under the
+//! region's [`cof::Policy`] the survivors save their committed state
+//! instead of repairing the grid, the job is started again, and the
+//! interrupted call resumes from the files.
+//!
 //! Fault injection (SIGKILL a rank at a named point) is re-exported from
 //! `blacs-ft`, where the repair protocol itself has injection points.
 
+pub mod cof;
 pub mod protocol;
 mod status;
 
 pub use blacs_ft::inject::{kill_self, Injector, KillSpec};
+pub use cof::{Policy, RegionOptions};
 pub use status::{CallRecord, CallState, Replicated, StatusLog};
 
 use blacs_ft::{Error, Grid, RepairReport};
@@ -41,6 +48,12 @@ pub struct Region {
     /// the survivors' rebuild instead of starting.
     joining: bool,
     max_repairs: usize,
+    options: RegionOptions,
+    /// The checkpoint this job resumes from, until its call takes it.
+    resumed: Option<cof::Resumed>,
+    /// This job was started again from checkpoints that held no call in
+    /// progress (the body runs from the top).
+    restarted_afresh: bool,
 }
 
 impl Region {
@@ -50,7 +63,16 @@ impl Region {
         // A replacement from any epoch of the survivors' last repair (one
         // that joined while a further process was lost is one too).
         let joining = grid.take_newcomer();
-        let mut region = Region { grid, log: StatusLog::new(), repairs: Vec::new(), joining, max_repairs: 16 };
+        let mut region = Region {
+            grid,
+            log: StatusLog::new(),
+            repairs: Vec::new(),
+            joining,
+            max_repairs: 16,
+            options: RegionOptions::default(),
+            resumed: None,
+            restarted_afresh: false,
+        };
         if joining {
             // A survivor lost during the hand-over: repair with the others
             // (they repair again, see `Region::repair`), then receive.
@@ -66,6 +88,88 @@ impl Region {
             }
         }
         Ok(region)
+    }
+
+    /// [`Region::new`] with recovery settings: the policy (in place,
+    /// checkpoint-on-failure, or auto) and, for a job started again after
+    /// a checkpoint-on-failure save, the checkpoints to resume from.
+    ///
+    /// # Errors
+    /// With `options.resume`: the same [`Error::Checkpoint`] on every
+    /// rank when the checkpoints cannot be used (see [`cof`]), never a
+    /// silent resume.
+    ///
+    /// # Fault tolerance
+    /// Collective when resuming (every rank reads its own file and the
+    /// ranks agree on one save).
+    pub fn with_options(grid: Box<Grid>, mut options: RegionOptions) -> Result<Region, Error> {
+        let mut region = Region::new(grid)?;
+        if options.resume {
+            let dir = options.dir();
+            // (The launcher names the run it resumes.)
+            let run_id = (options.run_id != 0).then_some(options.run_id);
+            let resumed = cof::load(&region.grid, &dir, run_id)?;
+            // Later saves carry on the run these checkpoints came from.
+            options.run_id = resumed.reference.run_id;
+            options.restarts = options.restarts.max(resumed.reference.restarts.saturating_add(1));
+            options.epoch_base = options.epoch_base.max(resumed.reference.epoch);
+            options.checkpoint_dir = Some(dir);
+            if resumed.reference.call.is_some() {
+                region.resumed = Some(resumed);
+            } else {
+                // Nothing was in progress: the job simply starts afresh.
+                cof::file::remove(&resumed.dir, region.grid.rank());
+                region.restarted_afresh = true;
+            }
+        }
+        region.options = options;
+        Ok(region)
+    }
+
+    /// The recovery settings.
+    pub fn options(&self) -> &RegionOptions {
+        &self.options
+    }
+
+    /// True in a job started again from checkpoints saved while no call
+    /// was in progress (a process lost before a call's first commit
+    /// point): the region's body simply runs again from the top.
+    pub fn restarted_afresh(&self) -> bool {
+        self.restarted_afresh
+    }
+
+    /// The interrupted call this job resumes from checkpoints, while no
+    /// call has taken it yet (`None` otherwise).
+    pub fn resuming(&self) -> Option<&cof::SavedCall> {
+        self.resumed.as_ref().and_then(|r| r.reference.call.as_ref())
+    }
+
+    /// Called by a fault-tolerant call as it starts, before
+    /// [`Region::enter_call`]: the checkpoint it resumes from when it is the
+    /// interrupted call of a resumed job.
+    ///
+    /// # Errors
+    /// Another call at the interrupted call's place in the region (the
+    /// program does not make the calls it made before): the same
+    /// [`Error::Checkpoint`] on every rank.
+    pub fn take_resumed(&mut self, name: &str) -> Result<Option<cof::Resumed>, Error> {
+        let at = self.log.position() as u64;
+        let Some(call) = self.resuming() else { return Ok(None) };
+        if call.index != at {
+            return Ok(None);
+        }
+        if call.name != name {
+            let r = self.resumed.take().expect("a resumed call");
+            return Err(Error::Checkpoint {
+                file: r.dir.display().to_string(),
+                reason: format!(
+                    "saved in {} (library call {} of the region); the call there now is {name}",
+                    call_name(&r),
+                    at + 1
+                ),
+            });
+        }
+        Ok(self.resumed.take())
     }
 
     /// True on a replacement whose first library call has not yet joined
@@ -131,7 +235,7 @@ impl Region {
     /// [`Error::Remote`] with `message`, not a hang.
     pub fn refuse_join(&mut self, message: impl Into<String>) -> Error {
         let _ = self.grid.raise(message);
-        match self.repair() {
+        match self.repair_in_place() {
             Err(e) => e,
             Ok(_) => Error::Unrecoverable { reason: "a replacement's error went unnoticed by the survivors".into() },
         }
@@ -155,6 +259,48 @@ impl Region {
         self.log.complete(replicated.to_bytes());
     }
 
+    /// Recovers from a process failure outside a call's protected steps
+    /// (nothing in progress): under the in-place policy repairs the grid
+    /// and hands the log to the replacements (collective with their
+    /// [`Region::new`]); under checkpoint-on-failure saves that nothing is
+    /// in progress and returns [`Error::Checkpointed`] (see
+    /// [`Region::repair_or_save`]).
+    pub fn repair(&mut self) -> Result<RepairReport, Error> {
+        self.repair_or_save(|| cof::Saving::NothingInProgress)
+    }
+
+    /// Recovers from a process failure as the region's policy says:
+    /// * in place: repairs the grid ([`Region::repair_in_place`]);
+    /// * checkpoint-on-failure: writes `saving()` to this process's
+    ///   checkpoint, waits for the other survivors to have written theirs,
+    ///   and returns [`Error::Checkpointed`] (the job ends and is started
+    ///   again from the files);
+    /// * auto: in place, and checkpoint-on-failure when the repair is
+    ///   refused ([`Error::RepairRefused`]: no spare left and the spawn
+    ///   failed) or ULFM cannot repair ([`Error::UlfmUnavailable`]).
+    pub fn repair_or_save<'a>(&mut self, saving: impl FnOnce() -> cof::Saving<'a>) -> Result<RepairReport, Error> {
+        match self.options.policy {
+            Policy::InPlace => self.repair_in_place(),
+            Policy::Cof => Err(cof::save(&self.grid, &self.options, &self.log, saving())),
+            Policy::Auto => match self.repair_in_place() {
+                Err(e @ (Error::RepairRefused { .. } | Error::UlfmUnavailable { .. })) => {
+                    if self.grid.rank() == self.lowest_live_rank() {
+                        eprintln!("ftla: {e}; saving checkpoints instead (recovery policy auto)");
+                    }
+                    Err(cof::save(&self.grid, &self.options, &self.log, saving()))
+                }
+                other => other,
+            },
+        }
+    }
+
+    /// The lowest grid rank this process knows to be alive (itself when it
+    /// knows of no failure below it): who speaks for the survivors.
+    fn lowest_live_rank(&self) -> i32 {
+        let gone = self.grid.failed_grid_ranks();
+        (0..self.grid.size()).find(|r| !gone.contains(r)).unwrap_or(self.grid.rank())
+    }
+
     /// Repairs the grid after a process failure and hands the log to the
     /// replacements. Collective with the replacements' [`Region::new`].
     ///
@@ -165,7 +311,7 @@ impl Region {
     /// A process lost while the log is handed over is repaired at once, the
     /// replacements of both losses receiving the log; the last repair's
     /// report is returned.
-    pub fn repair(&mut self) -> Result<RepairReport, Error> {
+    pub fn repair_in_place(&mut self) -> Result<RepairReport, Error> {
         loop {
             if self.log.repairs() >= self.max_repairs as u64 {
                 return Err(Error::Unrecoverable { reason: format!("more than {} repairs", self.max_repairs) });
@@ -183,6 +329,12 @@ impl Region {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// After the interrupted call of a resumed job completed: its
+    /// checkpoint is deleted (each process deletes its own file).
+    pub fn forget_checkpoint(&self, resumed: &cof::Resumed) {
+        cof::file::remove(&resumed.dir, self.grid.rank());
     }
 
     /// Runs `body` until it succeeds: on a process failure that escaped the
@@ -205,6 +357,11 @@ impl Region {
     pub fn into_grid(self) -> Box<Grid> {
         self.grid
     }
+}
+
+/// The routine a resumed checkpoint was saved in.
+fn call_name(r: &cof::Resumed) -> String {
+    r.reference.call.as_ref().map_or_else(String::new, |c| c.name.clone())
 }
 
 /// Runs `body` on the grid; when it fails with a process-failure error,

@@ -27,8 +27,12 @@
 //!   to the replacements, the rebuild, and one recovery record the same on
 //!   every process;
 //! * the final commit point (with the optional verification), after which
-//!   the call is complete in the region's log.
+//!   the call is complete in the region's log;
+//! * under checkpoint-on-failure ([`crate::cof`]), the save of the
+//!   committed state instead of the repair, and in the restarted job the
+//!   load, after which the lost blocks are rebuilt as after a repair.
 
+use crate::cof::{self, Resumed, Saving, Snapshot};
 use crate::{CallState, Region, Replicated};
 use blacs_ft::{Grid, RepairMode, Scope};
 use std::fmt;
@@ -199,6 +203,14 @@ pub trait Algorithm {
     fn rebuild(&mut self, grid: &Grid, committed: u64, lost: &[i32]) -> Result<(), Self::Error>;
     /// Collective, at the end: checks the checksum relations.
     fn verify(&self, grid: &Grid, committed: u64) -> Result<Self::Check, Self::Error>;
+    /// The call's global shape (`M=… N=… NB=…` and whatever else a
+    /// checkpoint must match), the same on every process.
+    fn shape(&self) -> String;
+    /// The local arrays that hold this process's committed state besides
+    /// the replicated state (the extended matrix, the left-factor sums,
+    /// ...): a checkpoint saves them after a failure (checkpoint-on-failure)
+    /// and the restarted call loads them, in this order.
+    fn saved_arrays(&mut self) -> Vec<&mut [f64]>;
 }
 
 /// One recovery of a fault-tolerant call, the same on every process.
@@ -220,6 +232,98 @@ pub struct RecoveryRecord {
     pub total_ms: f64,
     /// How the lost processes were replaced.
     pub mode: RepairMode,
+    /// Checkpoint-on-failure's parts (`repair_ms` is their sum).
+    pub cof: Option<CofBreakdown>,
+}
+
+/// What a checkpoint-on-failure recovery took besides the detection and
+/// the rebuild, the slowest process's each.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CofBreakdown {
+    /// Writing the checkpoint (synced to disk).
+    pub save_ms: f64,
+    /// From the end of the save to the start of the load: the old job's
+    /// end and the new job's start (MPI start-up, the grid).
+    pub relaunch_ms: f64,
+    /// Reading and checking the checkpoints.
+    pub load_ms: f64,
+}
+
+impl RecoveryRecord {
+    const WORDS: usize = 12;
+
+    /// Records as bytes (a checkpoint keeps a call's earlier recoveries).
+    pub fn encode(records: &[RecoveryRecord]) -> Vec<u8> {
+        let mut w = Vec::new();
+        for r in records {
+            let c = r.cof.unwrap_or_default();
+            w.extend([
+                r.step as f64,
+                Phase::ALL.iter().position(|&p| p == r.phase).unwrap_or(0) as f64,
+                r.detect_ms,
+                r.repair_ms,
+                r.rebuild_ms,
+                r.total_ms,
+                mode_code(r.mode),
+                r.cof.is_some() as u8 as f64,
+                c.save_ms,
+                c.relaunch_ms,
+                c.load_ms,
+                r.ranks.len() as f64,
+            ]);
+            w.extend(r.ranks.iter().map(|&k| k as f64));
+        }
+        w.to_bytes()
+    }
+
+    /// Records back from [`RecoveryRecord::encode`] (`None`: not such bytes).
+    pub fn decode(bytes: &[u8]) -> Option<Vec<RecoveryRecord>> {
+        let w = Vec::<f64>::from_bytes(bytes)?;
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at < w.len() {
+            let h = w.get(at..at.checked_add(Self::WORDS)?)?;
+            let n = h[11];
+            if !(n >= 0.0 && n.fract() == 0.0 && n <= w.len() as f64) {
+                return None;
+            }
+            let end = (at + Self::WORDS).checked_add(n as usize)?;
+            let ranks = w.get(at + Self::WORDS..end)?.iter().map(|&k| k as i32).collect();
+            out.push(RecoveryRecord {
+                ranks,
+                step: h[0] as u64,
+                phase: *Phase::ALL.get(h[1] as usize)?,
+                detect_ms: h[2],
+                repair_ms: h[3],
+                rebuild_ms: h[4],
+                total_ms: h[5],
+                mode: mode_of(h[6]),
+                cof: (h[7] != 0.0).then_some(CofBreakdown { save_ms: h[8], relaunch_ms: h[9], load_ms: h[10] }),
+            });
+            at = end;
+        }
+        Some(out)
+    }
+}
+
+/// A repair mode as a number that combines by maximum (CoF over spawn
+/// over spare over none).
+fn mode_code(m: RepairMode) -> f64 {
+    match m {
+        RepairMode::Cof => 3.0,
+        RepairMode::Spawn => 2.0,
+        RepairMode::Spare => 1.0,
+        RepairMode::NoLoss => 0.0,
+    }
+}
+
+fn mode_of(code: f64) -> RepairMode {
+    match code as i32 {
+        3 => RepairMode::Cof,
+        2 => RepairMode::Spawn,
+        1 => RepairMode::Spare,
+        _ => RepairMode::NoLoss,
+    }
 }
 
 /// What a fault-tolerant call did besides computing.
@@ -229,6 +333,9 @@ pub struct Outcome<C> {
     pub recoveries: Vec<RecoveryRecord>,
     /// The checksum relations at the end, when asked for.
     pub check: Option<C>,
+    /// Seconds the call ran in the jobs before this one and between them
+    /// (checkpoint-on-failure restarts; 0 otherwise).
+    pub earlier_s: f64,
 }
 
 /// How a fault-tolerant call starts on this process, from the region's log.
@@ -242,6 +349,21 @@ pub enum Start<S> {
     /// A replacement joining the survivors' recovery of the interrupted
     /// call, at `committed` steps with their replicated state.
     Join { committed: u64, state: S },
+    /// The interrupted call of a job started again from checkpoints
+    /// (checkpoint-on-failure): every process starts it, loads its
+    /// checkpoint and rebuilds what is missing.
+    Restore(Box<Restore<S>>),
+}
+
+/// Where a call restored from checkpoints resumes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Restore<S> {
+    /// Committed steps.
+    pub committed: u64,
+    /// The replicated state at that commit.
+    pub state: S,
+    /// The checkpoints.
+    pub from: Resumed,
 }
 
 impl<S> Start<S> {
@@ -258,7 +380,16 @@ impl<S> Start<S> {
 /// inside them; only a replacement resumes one), or a state in the log
 /// that does not decode: unrecoverable, on this process.
 pub fn enter<S: Replicated, E: ProtocolError>(region: &mut Region, name: &str) -> Result<Start<S>, E> {
+    let resumed = region.take_resumed(name)?;
     let (state, joining) = region.enter_call(name);
+    if let Some(from) = resumed {
+        let call = from.reference.call.as_ref().expect("a resumed call");
+        let state = S::from_bytes(&call.state).ok_or_else(|| blacs_ft::Error::Checkpoint {
+            file: from.dir.display().to_string(),
+            reason: format!("the replicated state of {name} does not decode"),
+        })?;
+        return Ok(Start::Restore(Box::new(Restore { committed: call.committed, state, from })));
+    }
     let corrupt =
         || blacs_ft::Error::Unrecoverable { reason: format!("{name}: the state in the status log is corrupt") };
     match state {
@@ -348,7 +479,13 @@ pub fn run<A: Algorithm>(
     start: Start<A::State>,
     verify: bool,
 ) -> Result<Outcome<A::Check>, A::Error> {
+    let started = Instant::now();
     let mut committed = 0;
+    let mut recoveries = Vec::new();
+    // A restored call: the time before this job, and the CoF parts of its
+    // recovery.
+    let mut earlier_s = 0.0;
+    let mut restored: Option<(Resumed, Loaded)> = None;
     let joining = match start {
         Start::Join { committed: c, state } => {
             committed = c;
@@ -356,11 +493,27 @@ pub fn run<A: Algorithm>(
             true
         }
         Start::Fresh => false,
+        Start::Restore(r) => {
+            let Restore { committed: c, state, from } = *r;
+            let loaded = load(region, alg, &from)?;
+            let call = from.reference.call.as_ref().expect("a resumed call");
+            recoveries = RecoveryRecord::decode(&call.history).ok_or_else(|| blacs_ft::Error::Checkpoint {
+                file: from.dir.display().to_string(),
+                reason: "the recoveries recorded in the checkpoint do not decode".into(),
+            })?;
+            committed = c;
+            alg.set_state(state);
+            // The log holds the restored commit (what a save or a
+            // replacement would start from).
+            region.commit(c, alg.state());
+            restored = Some((from, loaded));
+            false
+        }
         Start::Done(_) => {
             return Err(blacs_ft::Error::Unrecoverable { reason: "a completed call cannot run again".into() }.into())
         }
     };
-    if !joining {
+    if !joining && restored.is_none() {
         let grid = region.grid();
         let t = Instant::now();
         grid.inject(A::OP, 0, Phase::Encode.name());
@@ -385,32 +538,69 @@ pub fn run<A: Algorithm>(
         // replacement joining before the first step's commit starts from).
         region.commit(0, alg.state());
     }
-    let mut recoveries = Vec::new();
     // A joining replacement starts in the survivors' recovery: its blocks
-    // are meaningless until they are rebuilt.
+    // are meaningless until they are rebuilt. So does a restored call
+    // (whose lost processes have no checkpoint).
     let mut valid = !joining;
     let mut failure: Option<(Phase, f64, bool)> = joining.then_some((Phase::Commit, 0.0, false));
+    let mut cof_times = None;
+    if let Some((from, loaded)) = &restored {
+        let own = from.own.as_ref().and_then(|(_, h, _)| h.call.as_ref());
+        valid = loaded.valid;
+        let phase = own.and_then(|c| Phase::parse(&c.phase)).unwrap_or(Phase::Commit);
+        // (A process lost while the checkpoints were loaded: recovered
+        // from at once, as any other failure.)
+        failure = Some((phase, own.map_or(0.0, |c| c.detect_ms), loaded.lost));
+        cof_times = Some(loaded.times);
+    }
     loop {
         if let Some((phase, detect_ms, mut need_repair)) = failure.take() {
             let record = loop {
                 let t = Instant::now();
-                let mode = if need_repair { Some(region.repair()?.mode) } else { None };
+                let mode = if need_repair {
+                    let history = RecoveryRecord::encode(&recoveries);
+                    let elapsed_s = earlier_s + started.elapsed().as_secs_f64();
+                    let shape = alg.shape();
+                    let saving = || match valid {
+                        false => Saving::Nothing,
+                        true => Saving::Call(Snapshot {
+                            arrays: alg.saved_arrays().into_iter().map(|a| &*a).collect(),
+                            shape,
+                            phase: phase.name(),
+                            detect_ms,
+                            elapsed_s,
+                            history,
+                        }),
+                    };
+                    Some(region.repair_or_save(saving)?.mode)
+                } else {
+                    None
+                };
                 need_repair = true;
                 let repair_ms = t.elapsed().as_secs_f64() * 1e3;
-                let mine = valid.then_some(Opinion { phase, detect_ms, repair_ms, mode });
-                match after_repair(region, alg, &mut committed, mine) {
+                let mine = valid.then_some(Opinion { phase, detect_ms, repair_ms, mode, cof: cof_times });
+                match after_repair(region, alg, &mut committed, mine, cof_times.is_some()) {
                     Ok(r) => break r,
                     Err(e) if e.is_process_failure() => continue,
                     Err(e) => return Err(e),
                 }
             };
             valid = true;
+            if let (Some(c), Some((from, _))) = (cof_times.take().and(record.cof), &restored) {
+                // The call ran before the save, then the save and the
+                // relaunch took their time (the slowest process's).
+                let before = from.own.as_ref().and_then(|(_, h, _)| h.call.as_ref()).map_or(0.0, |c| c.elapsed_s);
+                earlier_s = before + (c.save_ms + c.relaunch_ms) / 1e3;
+            }
             recoveries.push(record);
         }
         match steps(region, alg, &mut committed).and_then(|()| finish(region, alg, committed, verify)) {
             Ok(check) => {
                 region.complete(alg.state());
-                return Ok(Outcome { recoveries, check });
+                if let Some((from, _)) = &restored {
+                    region.forget_checkpoint(from);
+                }
+                return Ok(Outcome { recoveries, check, earlier_s });
             }
             Err(f) if f.error.is_process_failure() => {
                 failure = Some((f.phase, f.since.elapsed().as_secs_f64() * 1e3, true));
@@ -418,6 +608,64 @@ pub fn run<A: Algorithm>(
             Err(f) => return Err(f.error),
         }
     }
+}
+
+/// What loading a restored call's checkpoint gave this process.
+struct Loaded {
+    /// The CoF parts of the recovery, as this process saw them.
+    times: CofBreakdown,
+    /// It holds its committed state (it had a file, and read it).
+    valid: bool,
+    /// A process was lost meanwhile: recover (repair, or save again).
+    lost: bool,
+}
+
+/// Collective, at the start of a call restored from checkpoints: checks
+/// that they were saved for a call of this shape, loads this process's
+/// arrays from its file (a process without one is rebuilt afterwards), and
+/// agrees that every process did (an agreement: a process lost meanwhile
+/// is seen the same way everywhere, and recovered from).
+///
+/// # Errors
+/// The same [`blacs_ft::Error::Checkpoint`] on every process, naming the
+/// file: another shape, arrays of other lengths, a corrupt payload.
+fn load<A: Algorithm>(region: &Region, alg: &mut A, from: &Resumed) -> Result<Loaded, A::Error> {
+    let t = Instant::now();
+    let grid = region.grid();
+    let call = from.reference.call.as_ref().expect("a resumed call");
+    let shape = alg.shape();
+    if call.shape != shape {
+        // (The shapes are global: every process finds the same.)
+        return Err(blacs_ft::Error::Checkpoint {
+            file: from.dir.display().to_string(),
+            reason: format!("saved by {} for {}; this call is for {shape}", call.name, call.shape),
+        }
+        .into());
+    }
+    let local = match &from.own {
+        None => Ok(()),
+        Some((path, header, offset)) => cof::file::read_payload(path, header, *offset, &mut alg.saved_arrays())
+            .map_err(|reason| (path.display().to_string(), reason)),
+    };
+    let read = local.is_ok();
+    let lost = match grid.agree(read) {
+        Ok(true) => false,
+        Ok(false) => {
+            // Somebody's file is bad: its reason, everywhere.
+            cof::agree_on(grid, local)?;
+            return Err(
+                blacs_ft::Error::Unrecoverable { reason: "a checkpoint was refused without a reason".into() }.into()
+            );
+        }
+        Err(e) if e.is_process_failure() => true,
+        Err(e) => return Err(e.into()),
+    };
+    let times = CofBreakdown {
+        save_ms: from.own.as_ref().map_or(0.0, |(_, h, _)| h.save_ms),
+        relaunch_ms: from.own.as_ref().map_or(0.0, |(_, h, _)| (from.started_ms - h.saved_at_ms).max(0.0)),
+        load_ms: from.load_ms + t.elapsed().as_secs_f64() * 1e3,
+    };
+    Ok(Loaded { times, valid: read && from.own.is_some(), lost })
 }
 
 /// Steps `committed..`; on an error this process is at the last committed
@@ -498,6 +746,8 @@ struct Opinion {
     detect_ms: f64,
     repair_ms: f64,
     mode: Option<RepairMode>,
+    /// A restored call's checkpoint-on-failure parts.
+    cof: Option<CofBreakdown>,
 }
 
 /// Collective after a repair, over survivors and replacements: agree on the
@@ -509,6 +759,7 @@ fn after_repair<A: Algorithm>(
     alg: &mut A,
     committed: &mut u64,
     mine: Option<Opinion>,
+    restored: bool,
 ) -> Result<RecoveryRecord, A::Error> {
     let t = Instant::now();
     let valid = mine.is_some();
@@ -550,36 +801,39 @@ fn after_repair<A: Algorithm>(
     // survivor saw the failure in (the phase of the step it interrupted),
     // the repair's mode. (A replacement has no opinion.)
     let mut v = match &mine {
-        Some(o) => [
-            o.detect_ms,
-            o.repair_ms,
-            rebuild_ms,
-            -(Phase::ALL.iter().position(|&p| p == o.phase).unwrap_or(0) as f64),
-            match o.mode {
-                Some(RepairMode::Spawn) => 2.0,
-                Some(RepairMode::Spare) => 1.0,
-                _ => 0.0,
-            },
-        ],
-        None => [0.0, 0.0, rebuild_ms, f64::MIN, 0.0],
+        Some(o) => {
+            let c = o.cof.unwrap_or_default();
+            [
+                o.detect_ms,
+                o.repair_ms,
+                rebuild_ms,
+                -(Phase::ALL.iter().position(|&p| p == o.phase).unwrap_or(0) as f64),
+                o.mode.map_or(0.0, mode_code),
+                c.save_ms,
+                c.relaunch_ms,
+                c.load_ms,
+            ]
+        }
+        None => [0.0, 0.0, rebuild_ms, f64::MIN, 0.0, 0.0, 0.0, 0.0],
     };
     grid.max(Scope::All, &mut v)?;
     region.commit(*committed, alg.state());
     let phase = Phase::ALL[((-v[3]) as usize).min(Phase::ALL.len() - 1)];
-    let mode = match v[4] as i32 {
-        2 => RepairMode::Spawn,
-        1 => RepairMode::Spare,
-        _ => RepairMode::NoLoss,
+    let cof = restored.then_some(CofBreakdown { save_ms: v[5], relaunch_ms: v[6], load_ms: v[7] });
+    let (mode, repair_ms) = match cof {
+        Some(c) => (RepairMode::Cof, c.save_ms + c.relaunch_ms + c.load_ms),
+        None => (mode_of(v[4]), v[1]),
     };
     Ok(RecoveryRecord {
         ranks: lost,
         step: *committed,
         phase,
         detect_ms: v[0],
-        repair_ms: v[1],
+        repair_ms,
         rebuild_ms: v[2],
-        total_ms: v[0] + v[1] + v[2],
+        total_ms: v[0] + repair_ms + v[2],
         mode,
+        cof,
     })
 }
 
@@ -617,5 +871,30 @@ mod tests {
         assert!(Phase::Args < Phase::Panel && Phase::Panel < Phase::Commit);
         assert!(Phase::Encode.before_steps() && !Phase::Swap.before_steps());
         assert_eq!(Phase::parse("pivot"), None);
+    }
+
+    #[test]
+    fn recovery_records_survive_their_encoding() {
+        let a = RecoveryRecord {
+            ranks: vec![1, 4],
+            step: 7,
+            phase: Phase::Update,
+            detect_ms: 1.5,
+            repair_ms: 20.0,
+            rebuild_ms: 3.25,
+            total_ms: 24.75,
+            mode: RepairMode::Spare,
+            cof: None,
+        };
+        let b = RecoveryRecord {
+            ranks: vec![2],
+            mode: RepairMode::Cof,
+            cof: Some(CofBreakdown { save_ms: 5.0, relaunch_ms: 900.0, load_ms: 12.0 }),
+            ..a.clone()
+        };
+        let both = vec![a, b];
+        assert_eq!(RecoveryRecord::decode(&RecoveryRecord::encode(&both)), Some(both));
+        assert_eq!(RecoveryRecord::decode(&[]), Some(vec![]));
+        assert_eq!(RecoveryRecord::decode(&vec![1.0; 5].to_bytes()), None);
     }
 }

@@ -153,6 +153,18 @@ impl StatusLog {
         }
     }
 
+    /// The current call (the last one entered) and its position, if it is
+    /// in the log.
+    pub fn current(&self) -> Option<(usize, &CallRecord)> {
+        let i = self.cursor.checked_sub(1)?;
+        self.calls.get(i).map(|c| (i, c))
+    }
+
+    /// The position the next [`StatusLog::enter`] gives its call.
+    pub fn position(&self) -> usize {
+        self.cursor
+    }
+
     fn current_mut(&mut self) -> Option<&mut CallRecord> {
         self.cursor.checked_sub(1).and_then(|i| self.calls.get_mut(i))
     }

@@ -127,12 +127,21 @@ pub struct RecoveryEntry {
     pub step: u64,
     /// Phase in which the failure surfaced.
     pub phase: String,
-    /// `spawn` or `spare`.
+    /// `spawn`, `spare` or `cof`.
     pub mode: String,
     pub detect_ms: f64,
     pub repair_ms: f64,
     pub rebuild_ms: f64,
     pub total_ms: f64,
+    /// Checkpoint-on-failure (`mode` `cof`): writing the checkpoints, the
+    /// old job's end and the new one's start, reading them (`repair_ms` is
+    /// their sum).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub save_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relaunch_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_ms: Option<f64>,
 }
 
 impl From<&recovery::protocol::RecoveryRecord> for RecoveryEntry {
@@ -147,6 +156,9 @@ impl From<&recovery::protocol::RecoveryRecord> for RecoveryEntry {
             repair_ms: round_ms(r.repair_ms),
             rebuild_ms: round_ms(r.rebuild_ms),
             total_ms: round_ms(r.total_ms),
+            save_ms: r.cof.map(|c| round_ms(c.save_ms)),
+            relaunch_ms: r.cof.map(|c| round_ms(c.relaunch_ms)),
+            load_ms: r.cof.map(|c| round_ms(c.load_ms)),
         }
     }
 }

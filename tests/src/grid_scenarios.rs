@@ -47,6 +47,7 @@ fn main() {
             nprocs: (p * q + a.spares) as u32,
             timeout: Some(Duration::from_secs(a.timeout)),
             ulfm: !a.no_ft,
+            cof: None,
         });
     }
     let mut rt = match Runtime::init() {

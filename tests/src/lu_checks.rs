@@ -89,7 +89,12 @@ fn main() {
     let a = <Args as clap::Parser>::parse();
     let (p, q) = a.grid;
     if !inside_mpi() {
-        relaunch(&Relaunch { nprocs: (p * q) as u32, timeout: Some(Duration::from_secs(a.timeout)), ulfm: true });
+        relaunch(&Relaunch {
+            nprocs: (p * q) as u32,
+            timeout: Some(Duration::from_secs(a.timeout)),
+            ulfm: true,
+            cof: None,
+        });
     }
     blas::use_single_thread();
     let mut rt = match Runtime::init() {

@@ -39,7 +39,12 @@ fn main() {
     let (grid_shape, timeout, cases) = (cli.grid, cli.timeout, cli.cases);
     let (p, q) = grid_shape;
     if !inside_mpi() {
-        relaunch(&Relaunch { nprocs: (p * q) as u32, timeout: Some(Duration::from_secs(timeout)), ulfm: true });
+        relaunch(&Relaunch {
+            nprocs: (p * q) as u32,
+            timeout: Some(Duration::from_secs(timeout)),
+            ulfm: true,
+            cof: None,
+        });
     }
     scalapack_ft::blas::use_single_thread();
     let mut rt = Runtime::init().expect("MPI");

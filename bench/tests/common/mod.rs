@@ -195,9 +195,15 @@ impl Ft {
 /// Runs `ftla ARGS --timeout 120` (one job at a time, a hard limit of 150
 /// s: a hang fails the test).
 pub fn ftla(args: &[&str]) -> Captured {
+    ftla_with(args, &[])
+}
+
+/// [`ftla`] with more environment variables.
+pub fn ftla_with(args: &[&str], env: &[(&str, &str)]) -> Captured {
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ftla"));
     cmd.args(args).args(["--timeout", "120"]).env_remove("FTLA_KILL");
+    cmd.envs(env.iter().copied());
     let out = run_with_timeout(cmd, Duration::from_secs(150)).expect("run ftla");
     assert!(!out.timed_out, "ftla {args:?} hung:\n{}\n{}", out.stdout, out.stderr);
     out

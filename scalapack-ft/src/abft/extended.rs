@@ -131,6 +131,19 @@ impl Extended {
         work.ext = self.e.into_local();
     }
 
+    /// The call's global shape as a checkpoint records it.
+    pub fn shape(&self) -> String {
+        format!("M={} N={} NB={}", self.e.m(), self.data_n, self.e.nb())
+    }
+
+    /// This process's arrays of the ABFT state: the extended matrix's local
+    /// storage, then the D_g it holds (what a checkpoint saves).
+    pub fn saved_arrays(&mut self) -> Vec<&mut [f64]> {
+        let mut v: Vec<&mut [f64]> = vec![self.e.local_mut()];
+        v.extend(self.d.iter_mut().flatten().map(|d| d.as_mut_slice()));
+        v
+    }
+
     /// Local column range of extended block column `bc`, if this process holds it.
     pub fn local_block(&self, bc: usize) -> Option<std::ops::Range<usize>> {
         let nb = self.e.nb();

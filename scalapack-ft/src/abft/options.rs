@@ -23,4 +23,7 @@ pub struct FtReport {
     pub overhead_model: f64,
     /// The checksum relations at the end (with `verify`).
     pub check: Option<ChecksumCheck>,
+    /// Seconds the call ran in earlier jobs and between them, when it was
+    /// restored from checkpoints (checkpoint-on-failure; 0 otherwise).
+    pub earlier_s: f64,
 }

@@ -80,6 +80,9 @@ pub struct CgReport {
     /// The checksum relations of A at the end (fault-tolerant solver,
     /// when asked for).
     pub check: Option<crate::abft::ChecksumCheck>,
+    /// Seconds the solve ran in earlier jobs and between them, when it was
+    /// restored from checkpoints (checkpoint-on-failure; 0 otherwise).
+    pub earlier_s: f64,
 }
 
 /// Flops of `iterations` CG iterations on an N×N dense matrix (the

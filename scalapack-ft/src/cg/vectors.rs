@@ -64,6 +64,22 @@ impl Vectors {
         [&self.b[..], &self.x, &self.r, &self.p, &self.dinv].concat()
     }
 
+    /// Every vector, mutable, each `lr` long (`dinv` too with `jacobi`):
+    /// sized first where they are not yet (a process restored from a
+    /// checkpoint reads them in).
+    pub fn arrays_mut(&mut self, lr: usize, jacobi: bool) -> Vec<&mut [f64]> {
+        let mut all = vec![&mut self.b, &mut self.x, &mut self.r, &mut self.p];
+        if jacobi {
+            all.push(&mut self.dinv);
+        }
+        all.into_iter()
+            .map(|v| {
+                v.resize(lr, 0.0);
+                v.as_mut_slice()
+            })
+            .collect()
+    }
+
     /// The inverse of [`Vectors::pack`] (`lr` entries per vector).
     pub fn unpack(&mut self, data: &[f64], lr: usize) {
         let mut parts = data.chunks(lr.max(1));

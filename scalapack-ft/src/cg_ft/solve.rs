@@ -140,7 +140,7 @@ pub fn pdcg_ft_in(
     // (x is left as it was when the solve ends in an error, as pdcg does.)
     let report = state.outcome(opts)?;
     v.write_x(region.grid(), x);
-    Ok(CgReport { recoveries: outcome.recoveries, check: outcome.check, ..report })
+    Ok(CgReport { recoveries: outcome.recoveries, check: outcome.check, earlier_s: outcome.earlier_s, ..report })
 }
 
 /// What the next step of a solve is.
@@ -427,6 +427,21 @@ impl Algorithm for CgSteps<'_> {
 
     fn verify(&self, grid: &Grid, _committed: u64) -> Result<ChecksumCheck> {
         verify_checksums(grid, &self.ext, &self.layout, 0)
+    }
+
+    /// The matrix's shape and the options the vectors depend on.
+    fn shape(&self) -> String {
+        let o = &self.opts;
+        format!("{} tol={:e} maxit={} jacobi={}", self.ext.shape(), o.tol, o.maxit, o.jacobi)
+    }
+
+    /// A and its sums, then the vectors (restored processes take no inputs).
+    fn saved_arrays(&mut self) -> Vec<&mut [f64]> {
+        self.inputs = None;
+        let lr = self.ext.e.local_rows();
+        let mut v = self.ext.saved_arrays();
+        v.extend(self.v.arrays_mut(lr, self.opts.jacobi));
+        v
     }
 }
 

@@ -122,7 +122,7 @@ pub fn pdgetrf_ft_in(
     // (As pdgetrf: a singular matrix is factored, and said so.)
     ipiv.clone_from(&lu.state.ipiv);
     lu.state.singular()?;
-    Ok(FtReport { recoveries: outcome.recoveries, overhead_model, check: outcome.check })
+    Ok(FtReport { recoveries: outcome.recoveries, overhead_model, check: outcome.check, earlier_s: outcome.earlier_s })
 }
 
 /// The local argument checks (agreed by the caller).
@@ -430,5 +430,13 @@ impl Algorithm for LuSteps {
 
     fn verify(&self, grid: &Grid, committed: u64) -> Result<ChecksumCheck> {
         verify_checksums(grid, &self.ext, &self.layout, committed as usize)
+    }
+
+    fn shape(&self) -> String {
+        self.ext.shape()
+    }
+
+    fn saved_arrays(&mut self) -> Vec<&mut [f64]> {
+        self.ext.saved_arrays()
     }
 }

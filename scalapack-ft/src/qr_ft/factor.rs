@@ -117,7 +117,7 @@ pub fn pdgeqrf_ft_in(
     qr.ext.release(a, work, outcome.is_ok());
     let outcome = outcome?;
     *tau = qr.tau;
-    Ok(FtReport { recoveries: outcome.recoveries, overhead_model, check: outcome.check })
+    Ok(FtReport { recoveries: outcome.recoveries, overhead_model, check: outcome.check, earlier_s: outcome.earlier_s })
 }
 
 /// The next panel as its owner carries it into the next step.
@@ -278,5 +278,13 @@ impl Algorithm for QrSteps {
 
     fn verify(&self, grid: &Grid, committed: u64) -> Result<ChecksumCheck> {
         verify_checksums(grid, &self.ext, &self.layout, committed as usize)
+    }
+
+    fn shape(&self) -> String {
+        self.ext.shape()
+    }
+
+    fn saved_arrays(&mut self) -> Vec<&mut [f64]> {
+        self.ext.saved_arrays()
     }
 }

@@ -1,0 +1,495 @@
+//! One process's checkpoint file: a header and the payload of its local
+//! arrays, written atomically and read back with every check that keeps a
+//! bad file from being resumed silently.
+//!
+//! Layout (little-endian):
+//!
+//! ```text
+//! "FTLACKPT"  version (u32)  header length H (u32)
+//! header (H bytes: the fields of `Header`, the payload's length and CRC-32)
+//! CRC-32 of everything above (u32)
+//! payload: the arrays' f64 values, one after the other
+//! ```
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// The first bytes of every checkpoint file.
+const MAGIC: &[u8; 8] = b"FTLACKPT";
+/// The format this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+/// Bytes before the header: magic, version, header length.
+const LEAD: usize = 16;
+/// Values converted per write or read (1 MiB of payload).
+const CHUNK: usize = 1 << 17;
+
+/// The interrupted call a checkpoint holds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SavedCall {
+    /// Position of the call among the region's library calls (0-based).
+    pub index: u64,
+    /// The routine (`pdgeqrf_ft`, ...).
+    pub name: String,
+    /// Committed steps: the restarted call resumes there.
+    pub committed: u64,
+    /// The replicated state at that commit (bytes, see [`crate::Replicated`]).
+    pub state: Vec<u8>,
+    /// The call's global shape (`M=… N=… NB=…`): a restart of another
+    /// shape is refused.
+    pub shape: String,
+    /// The phase in which this process saw the failure.
+    pub phase: String,
+    /// From the start of that phase to the failure's detection.
+    pub detect_ms: f64,
+    /// Time the call had run before the save, in this job and the ones
+    /// before it.
+    pub elapsed_s: f64,
+    /// The call's earlier recoveries (encoded records).
+    pub history: Vec<u8>,
+    /// Lengths of the local arrays in the payload (values).
+    pub arrays: Vec<u64>,
+}
+
+/// What a checkpoint file says about itself.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Header {
+    /// The run that wrote it (kept across its restarts).
+    pub run_id: u64,
+    /// Restarts of the run before the job that wrote it.
+    pub restarts: u32,
+    /// Recoveries of the run up to this one included (kills of earlier
+    /// epochs do not fire again in the restarted job).
+    pub epoch: u32,
+    /// Grid shape and the writer's grid rank.
+    pub p: i32,
+    pub q: i32,
+    pub rank: i32,
+    /// Repairs in place the region had gone through.
+    pub repairs: u64,
+    /// The interrupted call, or `None` when no call was in progress (the
+    /// restarted job runs from the top).
+    pub call: Option<SavedCall>,
+    /// When the save was complete (ms since the Unix epoch).
+    pub saved_at_ms: f64,
+    /// How long the save took.
+    pub save_ms: f64,
+    /// Payload bytes and their CRC-32.
+    pub payload_len: u64,
+    pub payload_crc: u32,
+}
+
+/// The file of grid rank `rank` in `dir`.
+pub fn path_of(dir: &Path, rank: i32) -> PathBuf {
+    dir.join(format!("rank-{rank}.ckpt"))
+}
+
+/// The temporary file a save of `rank` writes before renaming it.
+fn temp_of(dir: &Path, rank: i32) -> PathBuf {
+    dir.join(format!(".rank-{rank}.ckpt.tmp"))
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn unix_ms() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64() * 1e3).unwrap_or(0.0)
+}
+
+/// Writes the pieces of a header in order.
+#[derive(Default)]
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn u64(&mut self, x: u64) {
+        self.0.extend_from_slice(&x.to_le_bytes());
+    }
+    fn f64(&mut self, x: f64) {
+        self.0.extend_from_slice(&x.to_le_bytes());
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.u64(b.len() as u64);
+        self.0.extend_from_slice(b);
+    }
+}
+
+/// Reads them back.
+struct Reader<'a> {
+    v: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let piece = self.v.get(self.at..self.at.checked_add(n)?)?;
+        self.at += n;
+        Some(piece)
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn f64(&mut self) -> Option<f64> {
+        Some(f64::from_bits(self.u64()?))
+    }
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        let n = usize::try_from(self.u64()?).ok()?;
+        self.take(n)
+    }
+    fn string(&mut self) -> Option<String> {
+        String::from_utf8(self.bytes()?.to_vec()).ok()
+    }
+}
+
+impl Header {
+    /// The header as bytes (for the file, and for a broadcast).
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
+        let mut w = Writer::default();
+        w.u64(self.run_id);
+        w.u64(self.restarts as u64);
+        w.u64(self.epoch as u64);
+        w.u64(self.p as u64);
+        w.u64(self.q as u64);
+        w.u64(self.rank as u64);
+        w.u64(self.repairs);
+        w.f64(self.saved_at_ms);
+        w.f64(self.save_ms);
+        w.u64(self.payload_len);
+        w.u64(self.payload_crc as u64);
+        match &self.call {
+            None => w.u64(0),
+            Some(c) => {
+                w.u64(1);
+                w.u64(c.index);
+                w.bytes(c.name.as_bytes());
+                w.u64(c.committed);
+                w.bytes(&c.state);
+                w.bytes(c.shape.as_bytes());
+                w.bytes(c.phase.as_bytes());
+                w.f64(c.detect_ms);
+                w.f64(c.elapsed_s);
+                w.bytes(&c.history);
+                w.u64(c.arrays.len() as u64);
+                for &n in &c.arrays {
+                    w.u64(n);
+                }
+            }
+        }
+        w.0
+    }
+
+    /// A header back from [`Header::to_bytes`].
+    pub(crate) fn from_bytes(v: &[u8]) -> Option<Header> {
+        let mut r = Reader { v, at: 0 };
+        let small = |x: u64| u32::try_from(x).ok();
+        let mut h = Header {
+            run_id: r.u64()?,
+            restarts: small(r.u64()?)?,
+            epoch: small(r.u64()?)?,
+            p: small(r.u64()?)? as i32,
+            q: small(r.u64()?)? as i32,
+            rank: small(r.u64()?)? as i32,
+            repairs: r.u64()?,
+            saved_at_ms: r.f64()?,
+            save_ms: r.f64()?,
+            payload_len: r.u64()?,
+            payload_crc: small(r.u64()?)?,
+            call: None,
+        };
+        if r.u64()? == 1 {
+            let index = r.u64()?;
+            let name = r.string()?;
+            let committed = r.u64()?;
+            let state = r.bytes()?.to_vec();
+            let shape = r.string()?;
+            let phase = r.string()?;
+            let detect_ms = r.f64()?;
+            let elapsed_s = r.f64()?;
+            let history = r.bytes()?.to_vec();
+            let n = usize::try_from(r.u64()?).ok()?;
+            let arrays = (0..n.min(1 << 16)).map(|_| r.u64()).collect::<Option<Vec<_>>>()?;
+            if arrays.len() != n {
+                return None;
+            }
+            h.call =
+                Some(SavedCall { index, name, committed, state, shape, phase, detect_ms, elapsed_s, history, arrays });
+        }
+        (r.at == v.len()).then_some(h)
+    }
+
+    /// The bytes that must be equal in every file of one save (everything
+    /// but the writer's own rank, timings, payload and view of the failure).
+    pub fn identity(&self) -> Vec<u8> {
+        let mut h = self.clone();
+        h.rank = 0;
+        h.saved_at_ms = 0.0;
+        h.save_ms = 0.0;
+        h.payload_len = 0;
+        h.payload_crc = 0;
+        if let Some(c) = &mut h.call {
+            // (A replacement that joined in place knows fewer of the
+            // call's earlier recoveries: the reference's count.)
+            c.history.clear();
+            c.phase.clear();
+            c.detect_ms = 0.0;
+            c.elapsed_s = 0.0;
+            c.arrays.clear();
+        }
+        h.to_bytes()
+    }
+}
+
+/// The values of `arrays` as little-endian bytes, in chunks.
+fn for_each_chunk(arrays: &[&[f64]], mut f: impl FnMut(&[u8]) -> std::io::Result<()>) -> std::io::Result<()> {
+    let mut buf = Vec::with_capacity(CHUNK * 8);
+    for a in arrays {
+        for chunk in a.chunks(CHUNK) {
+            buf.clear();
+            buf.extend(chunk.iter().flat_map(|x| x.to_le_bytes()));
+            f(&buf)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes `header` and `arrays` to grid rank `header.rank`'s file in
+/// `dir` atomically: a temporary file readable by the owner only, its data
+/// synced, then renamed over the final name (and the directory synced), so
+/// a process killed while saving leaves no partial checkpoint. Fills in
+/// the payload's length and CRC, the save time and its end. Returns the
+/// final path.
+pub fn write(dir: &Path, header: &mut Header, arrays: &[&[f64]]) -> Result<PathBuf, String> {
+    let t = std::time::Instant::now();
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| format!("cannot create the checkpoint directory {}: {e}", dir.display()))?;
+    let tmp = temp_of(dir, header.rank);
+    let fin = path_of(dir, header.rank);
+    let fail = |what: &str, e: std::io::Error| format!("cannot {what} {}: {e}", tmp.display());
+    let _ = std::fs::remove_file(&tmp);
+    let mut f =
+        OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp).map_err(|e| fail("create", e))?;
+    header.payload_len = arrays.iter().map(|a| a.len() as u64 * 8).sum();
+    // The header has a fixed length: written first with placeholders,
+    // then again once the payload's CRC and the timings are known.
+    let body = header.to_bytes();
+    let lead_len = LEAD + body.len() + 4;
+    f.write_all(&vec![0u8; lead_len]).map_err(|e| fail("write", e))?;
+    let mut crc = crc32fast::Hasher::new();
+    for_each_chunk(arrays, |b| {
+        crc.update(b);
+        f.write_all(b)
+    })
+    .map_err(|e| fail("write", e))?;
+    header.payload_crc = crc.finalize();
+    f.sync_data().map_err(|e| fail("sync", e))?;
+    header.save_ms = t.elapsed().as_secs_f64() * 1e3;
+    header.saved_at_ms = unix_ms();
+    f.write_all_at(&lead(header), 0).map_err(|e| fail("write", e))?;
+    f.sync_all().map_err(|e| fail("sync", e))?;
+    drop(f);
+    std::fs::rename(&tmp, &fin).map_err(|e| fail("rename", e))?;
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(fin)
+}
+
+/// Magic, version, header length, header, header CRC.
+fn lead(header: &Header) -> Vec<u8> {
+    let body = header.to_bytes();
+    let mut v = Vec::with_capacity(LEAD + body.len() + 4);
+    v.extend_from_slice(MAGIC);
+    v.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    v.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    v.extend_from_slice(&body);
+    let crc = crc32fast::hash(&v);
+    v.extend_from_slice(&crc.to_le_bytes());
+    v
+}
+
+/// Reads and checks the header of the checkpoint at `path`: magic,
+/// version, the header's CRC, and the file's length against the payload
+/// it announces (a truncated file is caught here). The error is the
+/// reason, for a message that names the file.
+pub fn read_header(path: &Path) -> Result<(Header, u64), String> {
+    let mut f = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+    let size = f.metadata().map_err(|e| format!("cannot stat: {e}"))?.len();
+    let mut head = [0u8; LEAD];
+    f.read_exact(&mut head).map_err(|_| format!("truncated: {size} bytes, not even a header"))?;
+    if &head[..8] != MAGIC {
+        return Err("not an ftla checkpoint (bad magic number)".into());
+    }
+    let version = u32::from_le_bytes(head[8..12].try_into().expect("4 bytes"));
+    if version != FORMAT_VERSION {
+        return Err(format!("format version {version}; this build reads version {FORMAT_VERSION}"));
+    }
+    let hl = u32::from_le_bytes(head[12..16].try_into().expect("4 bytes")) as u64;
+    if LEAD as u64 + hl + 4 > size {
+        return Err(format!("truncated: {size} bytes, the header alone needs {}", LEAD as u64 + hl + 4));
+    }
+    let mut body = vec![0u8; hl as usize + 4];
+    f.read_exact(&mut body).map_err(|e| format!("cannot read the header: {e}"))?;
+    let (body, crc) = body.split_at(hl as usize);
+    let mut whole = head.to_vec();
+    whole.extend_from_slice(body);
+    if crc32fast::hash(&whole) != u32::from_le_bytes(crc.try_into().expect("4 bytes")) {
+        return Err("header checksum mismatch (the file is corrupt)".into());
+    }
+    let h = Header::from_bytes(body).ok_or("header does not decode (the file is corrupt)")?;
+    let offset = LEAD as u64 + hl + 4;
+    let announced = offset.checked_add(h.payload_len).ok_or("header announces an impossible payload length")?;
+    if size != announced {
+        return Err(format!(
+            "{}: {size} bytes, the header announces {announced}",
+            if size < announced { "truncated" } else { "too long" },
+        ));
+    }
+    Ok((h, offset))
+}
+
+/// Reads the payload of the checkpoint at `path` (header `h` at payload
+/// `offset`, from [`read_header`]) into `arrays`, which must have the
+/// lengths it was saved with, and checks its CRC: a corrupt payload is an
+/// error, never data.
+pub fn read_payload(path: &Path, h: &Header, offset: u64, arrays: &mut [&mut [f64]]) -> Result<(), String> {
+    let saved: Vec<u64> = h.call.as_ref().map(|c| c.arrays.clone()).unwrap_or_default();
+    let want: Vec<u64> = arrays.iter().map(|a| a.len() as u64).collect();
+    if saved != want {
+        return Err(format!(
+            "holds local arrays of {saved:?} values; this process needs {want:?} (another grid position, matrix or \
+             call)"
+        ));
+    }
+    let f = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+    let mut at = offset;
+    let mut crc = crc32fast::Hasher::new();
+    let mut buf = vec![0u8; CHUNK * 8];
+    for a in arrays.iter_mut() {
+        for chunk in a.chunks_mut(CHUNK) {
+            let b = &mut buf[..chunk.len() * 8];
+            f.read_exact_at(b, at).map_err(|e| format!("cannot read the payload: {e}"))?;
+            at += b.len() as u64;
+            crc.update(b);
+            for (x, c) in chunk.iter_mut().zip(b.chunks_exact(8)) {
+                *x = f64::from_le_bytes(c.try_into().expect("8 bytes"));
+            }
+        }
+    }
+    if crc.finalize() != h.payload_crc {
+        return Err("payload checksum mismatch (the file is corrupt)".into());
+    }
+    Ok(())
+}
+
+/// Removes grid rank `rank`'s checkpoint and any temporary file of it in
+/// `dir` (after a successful finish).
+pub fn remove(dir: &Path, rank: i32) {
+    let _ = std::fs::remove_file(path_of(dir, rank));
+    let _ = std::fs::remove_file(temp_of(dir, rank));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn header(rank: i32) -> Header {
+        Header {
+            run_id: 0xABCD,
+            restarts: 0,
+            epoch: 1,
+            p: 2,
+            q: 2,
+            rank,
+            repairs: 0,
+            call: Some(SavedCall {
+                index: 0,
+                name: "pdgeqrf_ft".into(),
+                committed: 3,
+                state: vec![1, 2, 3],
+                shape: "M=8 N=8 NB=2".into(),
+                phase: "update".into(),
+                detect_ms: 1.5,
+                elapsed_s: 0.25,
+                history: vec![],
+                arrays: vec![3, 2],
+            }),
+            saved_at_ms: 0.0,
+            save_ms: 0.0,
+            payload_len: 0,
+            payload_crc: 0,
+        }
+    }
+
+    #[test]
+    fn a_checkpoint_reads_back_exactly_and_only_its_owner_may_read_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut h = header(1);
+        let (a, b) = (vec![1.0, -2.5, f64::MAX], vec![0.125, 3.0]);
+        let path = write(dir.path(), &mut h, &[&a, &b]).unwrap();
+        assert_eq!(path, path_of(dir.path(), 1));
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        assert!(!temp_of(dir.path(), 1).exists());
+        let (back, offset) = read_header(&path).unwrap();
+        assert_eq!(back, h);
+        assert!(h.save_ms >= 0.0 && h.saved_at_ms > 0.0);
+        let (mut x, mut y) = (vec![0.0; 3], vec![0.0; 2]);
+        read_payload(&path, &back, offset, &mut [&mut x, &mut y]).unwrap();
+        assert_eq!((x, y), (a, b));
+        // Another process's arrays do not fit.
+        let mut z = vec![0.0; 4];
+        assert!(read_payload(&path, &back, offset, &mut [&mut z]).unwrap_err().contains("needs [4]"));
+        remove(dir.path(), 1);
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn truncated_and_corrupt_files_are_refused_with_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut h = header(0);
+        let path = write(dir.path(), &mut h, &[&[1.0, 2.0, 3.0], &[4.0, 5.0]]).unwrap();
+        let good = std::fs::read(&path).unwrap();
+        // A flipped payload bit: the header is fine, the payload CRC is not.
+        let mut bad = good.clone();
+        *bad.last_mut().unwrap() ^= 1;
+        std::fs::write(&path, &bad).unwrap();
+        let (back, offset) = read_header(&path).unwrap();
+        let (mut x, mut y) = (vec![0.0; 3], vec![0.0; 2]);
+        let e = read_payload(&path, &back, offset, &mut [&mut x, &mut y]).unwrap_err();
+        assert!(e.contains("payload checksum mismatch"), "{e}");
+        // A flipped header bit.
+        let mut bad = good.clone();
+        bad[LEAD + 3] ^= 0x10;
+        std::fs::write(&path, &bad).unwrap();
+        assert!(read_header(&path).unwrap_err().contains("header checksum mismatch"));
+        // Truncated.
+        std::fs::write(&path, &good[..good.len() - 5]).unwrap();
+        assert!(read_header(&path).unwrap_err().starts_with("truncated"));
+        std::fs::write(&path, &good[..10]).unwrap();
+        assert!(read_header(&path).unwrap_err().starts_with("truncated"));
+        // Not a checkpoint; another format version.
+        std::fs::write(&path, b"hello, this is not a checkpoint file").unwrap();
+        assert!(read_header(&path).unwrap_err().contains("not an ftla checkpoint"));
+        let mut bad = good.clone();
+        bad[8] = 9;
+        std::fs::write(&path, &bad).unwrap();
+        assert!(read_header(&path).unwrap_err().contains("format version 9"));
+    }
+
+    #[test]
+    fn identities_differ_exactly_where_a_save_must_agree() {
+        let (a, mut b) = (header(0), header(3));
+        b.save_ms = 9.0;
+        b.call.as_mut().unwrap().detect_ms = 7.0;
+        b.call.as_mut().unwrap().arrays = vec![1];
+        assert_eq!(a.identity(), b.identity());
+        b.run_id = 1;
+        assert_ne!(a.identity(), b.identity());
+        let mut c = header(0);
+        c.call.as_mut().unwrap().committed = 4;
+        assert_ne!(a.identity(), c.identity());
+        let empty = Header { call: None, ..header(2) };
+        assert_eq!(Header::from_bytes(&empty.to_bytes()), Some(empty));
+    }
+}

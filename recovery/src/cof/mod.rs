@@ -1,0 +1,353 @@
+//! Checkpoint-on-failure (CoF, DESIGN §6): for jobs whose grid cannot be
+//! repaired in place (the batch system refuses `MPI_Comm_spawn`, no hot
+//! spare is left, or the policy says so).
+//!
+//! Nothing is saved while nothing fails. When a process is lost, every
+//! survivor writes its committed state — its blocks of the extended
+//! matrix, the left-factor sums, the call's replicated state and the
+//! status of the call — to one file per grid rank ([`file`]), and the job
+//! ends ([`blacs_ft::launch::EXIT_CHECKPOINTED`]). The launcher starts a new
+//! job, which loads the files at the start of its region ([`load`]); the
+//! interrupted call resumes at its committed step, the lost process's
+//! blocks rebuilt by the same ABFT code as after an in-place repair.
+//!
+//! What the MPI must provide: that survivors regain control after a
+//! process dies (Open MPI 5: `mpiexec --with-ft ulfm`, which `ftla` and
+//! `ftla launch` pass). Without it the runtime ends the whole job (Open
+//! MPI's default), or the survivors block for ever in their next
+//! collective (`--enable-recovery` without ULFM), and no recovery of any
+//! kind is possible. Spawning, shrinking and merging are not needed.
+
+pub mod file;
+
+pub use file::{Header, SavedCall};
+
+use crate::StatusLog;
+use blacs_ft::launch::{
+    CHECKPOINT_DIR_VAR, EPOCH_BASE_VAR, EXIT_CHECKPOINTED, RECOVERY_VAR, RESTARTS_VAR, RESUME_VAR, RUN_ID_VAR,
+};
+use blacs_ft::{Error, Grid, Scope};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// How a resilient region recovers from a lost process.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Policy {
+    /// Repair the grid in place (ULFM: a hot spare or a spawned process).
+    #[default]
+    InPlace,
+    /// Checkpoint-on-failure: the survivors save and the job is started again.
+    Cof,
+    /// In place while possible; checkpoint-on-failure when the repair is
+    /// refused (no spare left and the spawn fails, or no usable ULFM).
+    Auto,
+}
+
+impl Policy {
+    /// `inplace`, `cof` or `auto`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::InPlace => "inplace",
+            Policy::Cof => "cof",
+            Policy::Auto => "auto",
+        }
+    }
+
+    /// The policy called `name`.
+    pub fn parse(name: &str) -> Option<Policy> {
+        [Policy::InPlace, Policy::Cof, Policy::Auto].into_iter().find(|p| p.name() == name)
+    }
+}
+
+/// The recovery settings of a region.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RegionOptions {
+    /// The recovery policy.
+    pub policy: Policy,
+    /// Where checkpoints go (`None`: see [`RegionOptions::dir`]).
+    pub checkpoint_dir: Option<PathBuf>,
+    /// The run's identity, written in every checkpoint (a resumed job
+    /// adopts its checkpoints').
+    pub run_id: u64,
+    /// Load the checkpoints in the directory at the region's start.
+    pub resume: bool,
+    /// Recoveries of the run before this job.
+    pub epoch_base: u32,
+    /// Restarts of the run before this job.
+    pub restarts: u32,
+}
+
+impl RegionOptions {
+    /// The settings the launcher (`ftla`, `ftla launch`) passes to every
+    /// process: `FTLA_RECOVERY`, `FTLA_CHECKPOINT_DIR`, `FTLA_RUN_ID`,
+    /// `FTLA_RESUME`, `FTLA_EPOCH_BASE`, `FTLA_RESTARTS` (unset or empty:
+    /// the defaults, in-place repair).
+    pub fn from_env() -> Result<RegionOptions, Error> {
+        let var = |v: &str| std::env::var(v).ok().filter(|s| !s.is_empty());
+        let bad = |v: &str, why: &str| Error::invalid(v, why.to_string());
+        let policy = match var(RECOVERY_VAR) {
+            None => Policy::InPlace,
+            Some(p) => Policy::parse(&p).ok_or_else(|| bad(RECOVERY_VAR, "must be inplace, cof or auto"))?,
+        };
+        let number = |v: &str| -> Result<u32, Error> {
+            var(v).map_or(Ok(0), |s| s.parse().map_err(|_| bad(v, "must be a non-negative integer")))
+        };
+        Ok(RegionOptions {
+            policy,
+            checkpoint_dir: var(CHECKPOINT_DIR_VAR).map(PathBuf::from),
+            run_id: match var(RUN_ID_VAR) {
+                None => 0,
+                Some(s) => u64::from_str_radix(&s, 16).map_err(|_| bad(RUN_ID_VAR, "must be hexadecimal"))?,
+            },
+            resume: var(RESUME_VAR).is_some_and(|s| s != "0"),
+            epoch_base: number(EPOCH_BASE_VAR)?,
+            restarts: number(RESTARTS_VAR)?,
+        })
+    }
+
+    /// The checkpoint directory: the one set, else
+    /// `$TMPDIR/ftla-checkpoints-RUNID` (on one node; a job on several
+    /// nodes needs one on a file system they share).
+    pub fn dir(&self) -> PathBuf {
+        self.checkpoint_dir
+            .clone()
+            .unwrap_or_else(|| std::env::temp_dir().join(format!("ftla-checkpoints-{:016x}", self.run_id)))
+    }
+}
+
+/// What a process saves when the grid is not repaired in place.
+pub enum Saving<'a> {
+    /// Nothing valid: its blocks were being rebuilt (they are rebuilt
+    /// again in the restarted job).
+    Nothing,
+    /// No call in progress: the restarted job runs the region's body from
+    /// the top.
+    NothingInProgress,
+    /// The current call's committed state.
+    Call(Snapshot<'a>),
+}
+
+/// A call's committed state on this process.
+pub struct Snapshot<'a> {
+    /// The local arrays (see `protocol::Algorithm::saved_arrays`).
+    pub arrays: Vec<&'a [f64]>,
+    /// The call's global shape.
+    pub shape: String,
+    /// Where this process saw the failure, and how long detecting it took.
+    pub phase: &'static str,
+    pub detect_ms: f64,
+    /// Time the call ran so far (this job and the jobs before it).
+    pub elapsed_s: f64,
+    /// The call's earlier recoveries (encoded records).
+    pub history: Vec<u8>,
+}
+
+/// Writes this process's checkpoint (`saving`) and waits for the other
+/// survivors to have written theirs; returns the error every survivor
+/// returns, [`Error::Checkpointed`]. A process that cannot write says why
+/// on standard error: its blocks are then missing in the restarted job,
+/// which rebuilds them if it can and names the files if it cannot.
+pub(crate) fn save(grid: &Grid, opts: &RegionOptions, log: &StatusLog, saving: Saving<'_>) -> Error {
+    let dir = opts.dir();
+    let epoch = opts.epoch_base.saturating_add(grid.epoch()).saturating_add(1);
+    let mut header = Header {
+        run_id: opts.run_id,
+        restarts: opts.restarts,
+        epoch,
+        p: grid.nprow(),
+        q: grid.npcol(),
+        rank: grid.rank(),
+        repairs: log.repairs(),
+        call: None,
+        saved_at_ms: 0.0,
+        save_ms: 0.0,
+        payload_len: 0,
+        payload_crc: 0,
+    };
+    let current = log.current();
+    let step = current.map_or(0, |(_, c)| c.committed);
+    let written = match saving {
+        Saving::Nothing => None,
+        Saving::NothingInProgress => Some(file::write(&dir, &mut header, &[])),
+        Saving::Call(s) => Some(match current {
+            None => Err("no call in progress in the status log".to_string()),
+            Some((index, c)) => {
+                header.call = Some(SavedCall {
+                    index: index as u64,
+                    name: c.name.clone(),
+                    committed: c.committed,
+                    state: c.replicated.clone(),
+                    shape: s.shape,
+                    phase: s.phase.to_string(),
+                    detect_ms: s.detect_ms,
+                    elapsed_s: s.elapsed_s,
+                    history: s.history,
+                    arrays: s.arrays.iter().map(|a| a.len() as u64).collect(),
+                });
+                file::write(&dir, &mut header, &s.arrays)
+            }
+        }),
+    };
+    match written {
+        Some(Err(e)) => eprintln!("ftla: grid rank {}: checkpoint not saved: {e}", grid.rank()),
+        Some(Ok(path)) if std::env::var_os("FTLA_DEBUG").is_some() => {
+            eprintln!("[ftla rank {}] saved {} in {:.1} ms", grid.rank(), path.display(), header.save_ms)
+        }
+        _ => {}
+    }
+    grid.meet_before_exit(EXIT_CHECKPOINTED);
+    Error::Checkpointed { dir: dir.display().to_string(), step, epoch }
+}
+
+/// A job resuming from checkpoints: what every rank agreed on when its
+/// region started.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resumed {
+    /// The checkpoint directory.
+    pub dir: PathBuf,
+    /// The save every file belongs to (the lowest rank's header).
+    pub reference: Header,
+    /// This rank's file, its header and where its payload starts (`None`:
+    /// its blocks are rebuilt by the others).
+    pub own: Option<(PathBuf, Header, u64)>,
+    /// When the loading started (ms since the Unix epoch) and how long
+    /// reading and agreeing on the headers took.
+    pub started_ms: f64,
+    pub load_ms: f64,
+}
+
+/// Collective: every rank gets `Ok` when every `local` is `Ok`, else the
+/// lowest failing rank's [`Error::Checkpoint`] (file, reason) everywhere.
+pub(crate) fn agree_on(grid: &Grid, local: Result<(), (String, String)>) -> Result<(), Error> {
+    let Some(bad) = grid.lowest_rank_where(local.is_err())? else {
+        return Ok(());
+    };
+    let mine = match &local {
+        Err((file, reason)) if grid.rank() == bad => format!("{file}\0{reason}"),
+        _ => String::new(),
+    };
+    let bytes = grid.broadcast_vec(mine.into_bytes(), bad)?;
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let (file, reason) = text.split_once('\0').unwrap_or((&text, ""));
+    Err(Error::Checkpoint { file: file.to_string(), reason: reason.to_string() })
+}
+
+/// Why `mine` does not belong to the save `reference` (held by grid rank
+/// `holder`) belongs to.
+fn mismatch(mine: &Header, reference: &Header, holder: i32) -> String {
+    let theirs = format!("grid rank {holder}'s checkpoint");
+    if mine.run_id != reference.run_id {
+        return format!("from another run (run {:016x}; {theirs} is from run {:016x})", mine.run_id, reference.run_id);
+    }
+    let (a, b) = (mine.call.as_ref(), reference.call.as_ref());
+    match (a, b) {
+        (Some(a), Some(b)) if (a.index, &a.name) != (b.index, &b.name) => {
+            format!(
+                "saved in {} (call {} of the region); {theirs} in {} (call {})",
+                a.name,
+                a.index + 1,
+                b.name,
+                b.index + 1
+            )
+        }
+        (Some(a), Some(b)) if a.committed != b.committed => {
+            format!("saved at step {}; {theirs} at step {}", a.committed, b.committed)
+        }
+        (Some(a), Some(b)) if a.shape != b.shape => format!("saved for {}; {theirs} for {}", a.shape, b.shape),
+        (Some(_), None) | (None, Some(_)) => format!("does not hold the same call as {theirs}"),
+        _ => format!("does not match {theirs} (another save of this run)"),
+    }
+}
+
+/// Collective, at the start of a resumed job's region: reads and checks
+/// every rank's checkpoint header in `dir` and agrees on one save (of the
+/// run `run_id`, when given: a file of another run is refused before
+/// anything else).
+///
+/// # Errors
+/// The same [`Error::Checkpoint`] on every rank, naming the file: one that
+/// cannot be read, is truncated or corrupt, or comes from another grid,
+/// call or run; or none at all. The files of two ranks of one process row
+/// missing (the checksums rebuild one per row) are
+/// [`Error::Unrecoverable`], naming the files. Files of an earlier save
+/// of the same run (a newer one exists) are ignored, said on standard
+/// error: those ranks are rebuilt.
+pub(crate) fn load(grid: &Grid, dir: &Path, run_id: Option<u64>) -> Result<Resumed, Error> {
+    let t = Instant::now();
+    let started_ms = file::unix_ms();
+    let me = grid.rank();
+    let path = file::path_of(dir, me);
+    let name = path.display().to_string();
+    let own = if path.exists() {
+        file::read_header(&path).and_then(|(h, offset)| {
+            if let Some(id) = run_id.filter(|&id| id != h.run_id) {
+                Err(format!("from another run (run {:016x}; this job resumes run {id:016x})", h.run_id))
+            } else if h.rank != me || (h.p, h.q) != (grid.nprow(), grid.npcol()) {
+                Err(format!(
+                    "written by grid rank {} of a {}x{} grid; this process is grid rank {me} of a {}x{} grid",
+                    h.rank,
+                    h.p,
+                    h.q,
+                    grid.nprow(),
+                    grid.npcol()
+                ))
+            } else {
+                Ok(Some((h, offset)))
+            }
+        })
+    } else {
+        Ok(None)
+    };
+    agree_on(grid, own.as_ref().map(|_| ()).map_err(|r| (name.clone(), r.clone())))?;
+    let mut own = own.unwrap_or_default();
+    // The newest save counts; older files of the run are left out.
+    let mut newest = [own.as_ref().map_or(-1, |(h, _)| h.restarts as i64)];
+    grid.max(Scope::All, &mut newest)?;
+    if newest[0] < 0 {
+        return Err(Error::Checkpoint {
+            file: dir.display().to_string(),
+            reason: "no checkpoint file (rank-R.ckpt) in this directory".into(),
+        });
+    }
+    if own.as_ref().is_some_and(|(h, _)| (h.restarts as i64) < newest[0]) {
+        eprintln!("ftla: {name} is from an earlier save of this run: left out, its blocks are rebuilt");
+        own = None;
+    }
+    let holder = grid.lowest_rank_where(own.is_some())?.unwrap_or(0);
+    let bytes = grid.broadcast_vec(own.as_ref().map(|(h, _)| h.to_bytes()).unwrap_or_default(), holder)?;
+    let reference = Header::from_bytes(&bytes).ok_or_else(|| Error::Checkpoint {
+        file: file::path_of(dir, holder).display().to_string(),
+        reason: "its header did not reach the other ranks intact".into(),
+    })?;
+    let fits = match &own {
+        Some((h, _)) if h.identity() != reference.identity() => Err((name.clone(), mismatch(h, &reference, holder))),
+        _ => Ok(()),
+    };
+    agree_on(grid, fits)?;
+    if reference.call.is_some() {
+        let flags = grid.allgather(Scope::All, &[own.is_none() as i64])?;
+        let missing: Vec<i32> = (0..flags.len() as i32).filter(|&r| flags[r as usize] != 0).collect();
+        let q = grid.npcol();
+        for row in 0..grid.nprow() {
+            let in_row: Vec<i32> = missing.iter().copied().filter(|r| r / q == row).collect();
+            if in_row.len() > 1 {
+                // (Two losses in one process row: unrecoverable, as in place.)
+                let files: Vec<String> = in_row.iter().map(|&r| file::path_of(dir, r).display().to_string()).collect();
+                return Err(Error::Unrecoverable {
+                    reason: format!(
+                        "the checkpoints {} are missing: grid ranks {in_row:?} were all lost in process row {row}, \
+                         and the checksums rebuild one process per process row",
+                        files.join(", ")
+                    ),
+                });
+            }
+        }
+    }
+    Ok(Resumed {
+        dir: dir.to_path_buf(),
+        reference,
+        own: own.map(|(h, offset)| (path, h, offset)),
+        started_ms,
+        load_ms: t.elapsed().as_secs_f64() * 1e3,
+    })
+}
