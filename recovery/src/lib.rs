@@ -54,6 +54,9 @@ pub struct Region {
     /// This job was started again from checkpoints that held no call in
     /// progress (the body runs from the top).
     restarted_afresh: bool,
+    /// The interrupted call took its checkpoint but has not yet recovered
+    /// from it: the files are still the run's latest save.
+    restoring: bool,
 }
 
 impl Region {
@@ -72,6 +75,7 @@ impl Region {
             options: RegionOptions::default(),
             resumed: None,
             restarted_afresh: false,
+            restoring: false,
         };
         if joining {
             // A survivor lost during the hand-over: repair with the others
@@ -153,6 +157,13 @@ impl Region {
     /// program does not make the calls it made before): the same
     /// [`Error::Checkpoint`] on every rank.
     pub fn take_resumed(&mut self, name: &str) -> Result<Option<cof::Resumed>, Error> {
+        if self.restoring && self.resumed.is_none() {
+            // The restored call lost a process before it recovered, was
+            // repaired in place and starts afresh: its checkpoint is of no
+            // use any more.
+            self.restoring = false;
+            cof::file::remove(&self.options.dir(), self.grid.rank());
+        }
         let at = self.log.position() as u64;
         let Some(call) = self.resuming() else { return Ok(None) };
         if call.index != at {
@@ -169,7 +180,14 @@ impl Region {
                 ),
             });
         }
+        self.restoring = true;
         Ok(self.resumed.take())
+    }
+
+    /// Called by the protocol once a restored call has recovered from its
+    /// checkpoint (its state is committed in this job).
+    pub(crate) fn restored(&mut self) {
+        self.restoring = false;
     }
 
     /// True on a replacement whose first library call has not yet joined
@@ -266,7 +284,10 @@ impl Region {
     /// in progress and returns [`Error::Checkpointed`] (see
     /// [`Region::repair_or_save`]).
     pub fn repair(&mut self) -> Result<RepairReport, Error> {
-        self.repair_or_save(|| cof::Saving::NothingInProgress)
+        // (A restored call lost a process before it recovered: its
+        // checkpoints are still the latest save, and stay.)
+        let keep = self.restoring;
+        self.repair_or_save(|| if keep { cof::Saving::Nothing } else { cof::Saving::NothingInProgress })
     }
 
     /// Recovers from a process failure as the region's policy says:

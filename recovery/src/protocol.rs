@@ -586,6 +586,7 @@ pub fn run<A: Algorithm>(
                 }
             };
             valid = true;
+            region.restored();
             if let (Some(c), Some((from, _))) = (cof_times.take().and(record.cof), &restored) {
                 // The call ran before the save, then the save and the
                 // relaunch took their time (the slowest process's).
