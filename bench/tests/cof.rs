@@ -8,7 +8,9 @@
 
 mod common;
 
+use blacs_ft::launch::Captured;
 use common::{ftla, ftla_with, report, residuals_pass, Ft};
+use scalapack_ft::report::FactorReport;
 use std::path::{Path, PathBuf};
 
 /// A fresh checkpoint directory for one test (not created).
@@ -27,6 +29,15 @@ fn files_in(dir: &Path) -> Vec<String> {
     v
 }
 
+/// `ftla OP --ft` on 2x2 under `--recovery cof` with its checkpoints in
+/// `dir`, killed at `kill`, with `more` arguments.
+fn run_cof(ft: &Ft, dir: &Path, kill: &str, more: &[&str]) -> (Captured, Option<FactorReport>) {
+    let d = dir.display().to_string();
+    let mut args = vec!["--grid", "2x2", "--recovery", "cof", "--checkpoint-dir", &d, "--kill", kill];
+    args.extend(more);
+    ft.run(&args)
+}
+
 /// Each kill `R@STEP:PHASE` on 2x2 under `--recovery cof`: exit 0, a
 /// correct result, one recovery of rank R by `cof` at step STEP or the
 /// next, with its breakdown, and no checkpoint file left.
@@ -34,18 +45,7 @@ fn survives_cof(ft: &Ft, kills: &[&str]) {
     for kill in kills {
         let dir = fresh_dir("survive");
         let d = dir.display().to_string();
-        let (out, json) = ft.run(&[
-            "--grid",
-            "2x2",
-            "--recovery",
-            "cof",
-            "--checkpoint-dir",
-            &d,
-            "--kill",
-            kill,
-            "--check",
-            "--verify",
-        ]);
+        let (out, json) = run_cof(ft, &dir, kill, &["--check", "--verify"]);
         assert_eq!(out.code, Some(0), "kill {kill}:\n{}\n{}", out.stdout, out.stderr);
         let r = report(json, &out);
         assert!(r.ok && residuals_pass(&r), "kill {kill}: {r:?}");
@@ -106,16 +106,7 @@ fn cg_resumes_from_checkpoints_after_each_rank_is_killed_early_midway_and_late()
     }
     // No iteration lost or added by a restart.
     let dir = fresh_dir("cg-its");
-    let (out, json) = cg.run(&[
-        "--grid",
-        "2x2",
-        "--recovery",
-        "cof",
-        "--checkpoint-dir",
-        &dir.display().to_string(),
-        "--kill",
-        "2@30:dot",
-    ]);
+    let (out, json) = run_cof(&cg, &dir, "2@30:dot", &[]);
     assert_eq!(report(json, &out).iterations, Some(want), "{}", out.stdout);
 }
 
@@ -124,8 +115,7 @@ fn a_kill_before_the_checksums_restarts_the_job_from_its_input() {
     let dir = fresh_dir("encode");
     let d = dir.display().to_string();
     let qr = Ft::new("qr", &["--n", "256", "--nb", "32"]);
-    let (out, json) =
-        qr.run(&["--grid", "2x2", "--recovery", "cof", "--checkpoint-dir", &d, "--kill", "1@0:encode", "--check"]);
+    let (out, json) = run_cof(&qr, &dir, "1@0:encode", &["--check"]);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     let r = report(json, &out);
     assert!(r.ok && residuals_pass(&r), "{r:?}");
@@ -307,17 +297,7 @@ fn a_second_loss_in_the_restarted_job_is_saved_and_resumed_again() {
     let lu = Ft::new("lu", &["--n", "256", "--nb", "32", "--solve"]);
     // Rank 1 at step 2; then, in the restarted job (recovery epoch 1),
     // rank 2 at step 4.
-    let (out, json) = lu.run(&[
-        "--grid",
-        "2x2",
-        "--recovery",
-        "cof",
-        "--checkpoint-dir",
-        &d,
-        "--kill",
-        "1@2:update,2@4:bcast/1",
-        "--check",
-    ]);
+    let (out, json) = run_cof(&lu, &dir, "1@2:update,2@4:bcast/1", &["--check"]);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     let r = report(json, &out);
     assert!(r.ok && residuals_pass(&r), "{r:?}");

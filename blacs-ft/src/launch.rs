@@ -292,6 +292,11 @@ const FORWARDED: &[&str] = &[
     crate::universe::REFUSE_SPAWN_VAR,
 ];
 
+/// How often the launcher looks for the job's processes once it reported
+/// its outcome, and how long mpiexec may stay alone after its ranks ended.
+const SCAN: Duration = Duration::from_millis(200);
+const LINGER: Duration = Duration::from_millis(400);
+
 /// Launches of one job when the launcher itself fails to start.
 pub const LAUNCH_ATTEMPTS: u32 = 3;
 
@@ -404,6 +409,9 @@ fn launch_once(r: &Relaunch, since: Instant, env: &[(&'static str, String)]) -> 
         let _ = child.wait();
     };
     let mut outcome_seen: Option<Instant> = None;
+    // When the ranks were last looked for, and since when only mpiexec is left.
+    let mut last_scan = Instant::now();
+    let mut alone_since: Option<Instant> = None;
     let code = loop {
         match child.try_wait() {
             Ok(Some(st)) => break st.code().unwrap_or(1),
@@ -435,6 +443,24 @@ fn launch_once(r: &Relaunch, since: Instant, env: &[(&'static str, String)]) -> 
         }
         if outcome_seen.is_none() && status.exists() {
             outcome_seen = Some(Instant::now());
+        }
+        if outcome_seen.is_some_and(|t| t.elapsed() > Duration::from_millis(300)) && last_scan.elapsed() > SCAN {
+            // Every process of the job but mpiexec itself has ended: it has
+            // nothing left to forward or wait for. (Open MPI's lingers at
+            // times when every rank that saw a failure exits without
+            // MPI_Finalize, as the survivors of a checkpoint-on-failure
+            // save do.)
+            last_scan = Instant::now();
+            let only_mpiexec = tagged_processes(&tag).iter().all(|&p| p == pid);
+            match (only_mpiexec, alone_since) {
+                (false, _) => alone_since = None,
+                (true, None) => alone_since = Some(Instant::now()),
+                (true, Some(t)) if t.elapsed() > LINGER => {
+                    end_job(&mut child);
+                    break 0;
+                }
+                _ => {}
+            }
         }
         if outcome_seen.is_some_and(|t| t.elapsed() > OUTCOME_GRACE) {
             let left = tagged_processes(&tag).len();

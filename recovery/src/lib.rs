@@ -23,6 +23,7 @@
 //! Fault injection (SIGKILL a rank at a named point) is re-exported from
 //! `blacs-ft`, where the repair protocol itself has injection points.
 
+mod bytes;
 pub mod cof;
 pub mod protocol;
 mod status;

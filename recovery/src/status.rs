@@ -4,6 +4,7 @@
 //! resume, kept as bytes ([`Replicated`] says how a type becomes them).
 //! Survivors hand it to replacements after a repair.
 
+use crate::bytes::{Reader, Writer};
 use blacs_ft::Grid;
 
 /// State a fault-tolerant call keeps replicated on every process and
@@ -173,35 +174,30 @@ impl StatusLog {
     /// repairs` (u64 each)`, per call: name length (u64), name bytes,
     /// committed (u64), done (u8), state length (u64), state bytes]`.
     fn encode(&self) -> Vec<u8> {
-        let mut v = Vec::new();
-        let word = |v: &mut Vec<u8>, x: u64| v.extend_from_slice(&x.to_le_bytes());
-        word(&mut v, self.calls.len() as u64);
-        word(&mut v, self.cursor as u64);
-        word(&mut v, self.repairs);
+        let mut w = Writer::default();
+        w.u64(self.calls.len() as u64);
+        w.u64(self.cursor as u64);
+        w.u64(self.repairs);
         for r in &self.calls {
-            word(&mut v, r.name.len() as u64);
-            v.extend_from_slice(r.name.as_bytes());
-            word(&mut v, r.committed);
-            v.push(r.done as u8);
-            word(&mut v, r.replicated.len() as u64);
-            v.extend_from_slice(&r.replicated);
+            w.bytes(r.name.as_bytes());
+            w.u64(r.committed);
+            w.0.push(r.done as u8);
+            w.bytes(&r.replicated);
         }
-        v
+        w.0
     }
 
     fn decode(v: &[u8]) -> Option<StatusLog> {
-        let mut r = Reader { v, at: 0 };
-        let n = r.word()? as usize;
-        let cursor = r.word()? as usize;
-        let repairs = r.word()?;
+        let mut r = Reader::new(v);
+        let n = r.u64()? as usize;
+        let cursor = r.u64()? as usize;
+        let repairs = r.u64()?;
         let mut calls = Vec::with_capacity(n.min(1024));
         for _ in 0..n {
-            let len = r.word()? as usize;
-            let name = String::from_utf8(r.take(len)?.to_vec()).ok()?;
-            let committed = r.word()?;
+            let name = r.string()?;
+            let committed = r.u64()?;
             let done = r.take(1)?[0] != 0;
-            let dl = r.word()? as usize;
-            let replicated = r.take(dl)?.to_vec();
+            let replicated = r.bytes()?.to_vec();
             calls.push(CallRecord { name, committed, done, replicated });
         }
         Some(StatusLog { calls, cursor, repairs })
@@ -227,23 +223,6 @@ impl StatusLog {
                 reason: "the status log received after a repair is corrupt".into(),
             }),
         }
-    }
-}
-
-/// Reads the pieces of [`StatusLog::encode`]'s output in order.
-struct Reader<'a> {
-    v: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let piece = self.v.get(self.at..self.at.checked_add(n)?)?;
-        self.at += n;
-        Some(piece)
-    }
-    fn word(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
 }
 

@@ -11,6 +11,7 @@
 //! payload: the arrays' f64 values, one after the other
 //! ```
 
+use crate::bytes::{Reader, Writer};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
@@ -95,50 +96,6 @@ pub fn unix_ms() -> f64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64() * 1e3).unwrap_or(0.0)
 }
 
-/// Writes the pieces of a header in order.
-#[derive(Default)]
-struct Writer(Vec<u8>);
-
-impl Writer {
-    fn u64(&mut self, x: u64) {
-        self.0.extend_from_slice(&x.to_le_bytes());
-    }
-    fn f64(&mut self, x: f64) {
-        self.0.extend_from_slice(&x.to_le_bytes());
-    }
-    fn bytes(&mut self, b: &[u8]) {
-        self.u64(b.len() as u64);
-        self.0.extend_from_slice(b);
-    }
-}
-
-/// Reads them back.
-struct Reader<'a> {
-    v: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let piece = self.v.get(self.at..self.at.checked_add(n)?)?;
-        self.at += n;
-        Some(piece)
-    }
-    fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-    fn f64(&mut self) -> Option<f64> {
-        Some(f64::from_bits(self.u64()?))
-    }
-    fn bytes(&mut self) -> Option<&'a [u8]> {
-        let n = usize::try_from(self.u64()?).ok()?;
-        self.take(n)
-    }
-    fn string(&mut self) -> Option<String> {
-        String::from_utf8(self.bytes()?.to_vec()).ok()
-    }
-}
-
 impl Header {
     /// The header as bytes (for the file, and for a broadcast).
     pub(crate) fn to_bytes(&self) -> Vec<u8> {
@@ -178,7 +135,7 @@ impl Header {
 
     /// A header back from [`Header::to_bytes`].
     pub(crate) fn from_bytes(v: &[u8]) -> Option<Header> {
-        let mut r = Reader { v, at: 0 };
+        let mut r = Reader::new(v);
         let small = |x: u64| u32::try_from(x).ok();
         let mut h = Header {
             run_id: r.u64()?,
@@ -212,7 +169,7 @@ impl Header {
             h.call =
                 Some(SavedCall { index, name, committed, state, shape, phase, detect_ms, elapsed_s, history, arrays });
         }
-        (r.at == v.len()).then_some(h)
+        r.done().then_some(h)
     }
 
     /// The bytes that must be equal in every file of one save (everything
