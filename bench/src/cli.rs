@@ -86,6 +86,16 @@ pub enum Command {
     /// recovery breakdown, silent errors caught by the checksums
     /// (--corrupt), and (--compare) the plain solve timed in the same job.
     Cg(CgArgs),
+    /// Runs any program under mpiexec with fault tolerance on.
+    ///
+    /// Starts NP processes of PROGRAM (plus the spares) under the MPI's
+    /// mpiexec with ULFM enabled, as `ftla`'s own commands run: kill points
+    /// from FTLA_KILL reach every process, signals are forwarded to the job
+    /// and nothing of it outlives the launcher, and the exit code is the
+    /// outcome the job reports through ftla's runtime (else mpiexec's). With
+    /// --recovery cof|auto a job whose survivors saved checkpoints is
+    /// started again, resuming from them.
+    Launch(LaunchProgramArgs),
     /// Random kills, many runs: counts correct, unrecoverable, hung, wrong.
     ///
     /// Runs many `ftla qr --ft` (--op lu|cg: `ftla lu|cg --ft`) jobs on random grids, sizes, ranks, steps,
@@ -114,6 +124,34 @@ pub struct LaunchArgs {
     /// (nothing can be repaired in place).
     #[arg(long)]
     pub no_ft: bool,
+}
+
+/// `ftla launch`.
+#[derive(Args, Debug, Clone)]
+pub struct LaunchProgramArgs {
+    /// Processes that hold grid ranks.
+    #[arg(long, value_name = "NP", value_parser = clap::value_parser!(u32).range(1..))]
+    pub np: u32,
+    /// Hot spares started besides them (they park inside the grid's set-up).
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub spares: u32,
+    /// How a lost process is recovered (inplace, cof, auto; see `ftla qr --help`).
+    #[arg(long, value_name = "POLICY", default_value = "inplace", value_parser = parse_policy)]
+    pub recovery: Policy,
+    /// With --recovery cof|auto: where the checkpoints go.
+    #[arg(long, value_name = "D")]
+    pub checkpoint_dir: Option<PathBuf>,
+    /// With --recovery cof|auto: restarts from checkpoints allowed.
+    #[arg(long, value_name = "K", default_value_t = 3)]
+    pub max_restarts: u32,
+    /// Start from the checkpoints an earlier run left in D.
+    #[arg(long, value_name = "D")]
+    pub resume: Option<PathBuf>,
+    #[command(flatten)]
+    pub launch: LaunchArgs,
+    /// The program and its arguments (after `--`).
+    #[arg(last = true, required = true, value_name = "PROGRAM")]
+    pub program: Vec<String>,
 }
 
 /// A process grid `P×Q`.

@@ -49,6 +49,7 @@ fn main() {
         Command::Baseline(a) => std::process::exit(baseline::run(a)),
         Command::Soak(a) => std::process::exit(soak::run(a)),
         Command::Scale(a) => std::process::exit(scale::run(a)),
+        Command::Launch(a) => launch_program(a),
         // Commands that are one MPI job.
         Command::GridDemo(a) => ("grid-demo", demo::DemoJob::new(&a).map(Job::GridDemo), a.launch),
         Command::Repair(a) => ("repair", repair::RepairJob::new(&a).map(Job::Repair), a.launch),
@@ -88,7 +89,7 @@ fn main() {
 fn launch_job(job: &Job, launch: &LaunchArgs) -> ! {
     let cof = match job {
         Job::Factor(FactorJob { ft: Some(ft), .. }) if ft.recovery != recovery::Policy::InPlace => {
-            Some(cof_relaunch(ft))
+            Some(cof_relaunch(ft.recovery, ft.checkpoint_dir.clone(), ft.max_restarts, ft.resume.as_deref()))
         }
         _ => None,
     };
@@ -97,14 +98,43 @@ fn launch_job(job: &Job, launch: &LaunchArgs) -> ! {
         timeout: launch.timeout.filter(|&t| t > 0).map(Duration::from_secs),
         ulfm: !launch.no_ft,
         cof,
+        program: None,
+    })
+}
+
+/// `ftla launch`: any program under mpiexec; never returns.
+fn launch_program(a: cli::LaunchProgramArgs) -> ! {
+    if a.recovery == recovery::Policy::Cof && a.spares > 0 {
+        usage_error("launch", "--spares needs --recovery inplace or auto (cof does not repair the grid in place)");
+    }
+    // (`--resume` alone resumes under checkpoint-on-failure.)
+    let policy = match (a.recovery, &a.resume) {
+        (recovery::Policy::InPlace, Some(_)) => recovery::Policy::Cof,
+        (p, _) => p,
+    };
+    let cof = (policy != recovery::Policy::InPlace).then(|| {
+        let dir = a.resume.clone().or_else(|| a.checkpoint_dir.clone());
+        cof_relaunch(policy, dir, a.max_restarts, a.resume.as_deref())
+    });
+    relaunch(&Relaunch {
+        nprocs: a.np + a.spares,
+        timeout: a.launch.timeout.filter(|&t| t > 0).map(Duration::from_secs),
+        ulfm: !a.launch.no_ft,
+        cof,
+        program: Some(a.program),
     })
 }
 
 /// Checkpoint-on-failure's launch settings: a new run, or the run whose
 /// checkpoints `--resume` names (its identity and recoveries read from
-/// the first readable file; the job itself checks them all).
-fn cof_relaunch(ft: &problem::FtJob) -> CofRelaunch {
-    let from = ft.resume.as_deref().and_then(|d| {
+/// the files; the job itself checks them all).
+fn cof_relaunch(
+    policy: recovery::Policy,
+    checkpoint_dir: Option<std::path::PathBuf>,
+    max_restarts: u32,
+    resume: Option<&std::path::Path>,
+) -> CofRelaunch {
+    let from = resume.and_then(|d| {
         let files = std::fs::read_dir(d).ok()?;
         // The run most files belong to, its newest save (the job refuses
         // the files of other runs, naming them).
@@ -114,14 +144,13 @@ fn cof_relaunch(ft: &problem::FtJob) -> CofRelaunch {
         headers.iter().max_by_key(|h| (votes(h.run_id), h.restarts, h.epoch)).cloned()
     });
     let run_id = from.as_ref().map_or_else(new_run_id, |h| h.run_id);
-    let dir =
-        ft.checkpoint_dir.clone().unwrap_or_else(|| recovery::RegionOptions { run_id, ..Default::default() }.dir());
+    let dir = checkpoint_dir.unwrap_or_else(|| recovery::RegionOptions { run_id, ..Default::default() }.dir());
     CofRelaunch {
         dir,
         run_id,
-        max_restarts: ft.max_restarts,
-        resume: ft.resume.is_some(),
-        policy: ft.recovery.name(),
+        max_restarts,
+        resume: resume.is_some(),
+        policy: policy.name(),
         epoch_base: from.map_or(0, |h| h.epoch),
     }
 }

@@ -22,7 +22,7 @@ fn ftla(args: &[&str]) -> Captured {
 fn help_lists_every_command_and_option() {
     let top = ftla(&["--help"]);
     assert_eq!(top.code, Some(0));
-    for c in ["demo", "grid-demo", "repair", "qr", "lu", "baseline", "soak", "scale"] {
+    for c in ["demo", "grid-demo", "repair", "qr", "lu", "baseline", "soak", "scale", "launch"] {
         assert!(top.stdout.contains(&format!("  {c} ")), "{}", top.stdout);
     }
     let rep = ftla(&["repair", "--help"]);
@@ -230,4 +230,59 @@ fn a_nan_in_the_input_is_one_clear_error_for_every_factorization() {
         assert!(!all.contains("panicked") && !all.contains("backtrace"), "{all}");
     }
     let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn launch_runs_any_program_under_mpiexec_and_exits_with_its_outcome() {
+    // Two processes of a shell: MPI's environment, and the kill points.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ftla"));
+    cmd.args(["launch", "--np", "2", "--timeout", "60", "--", "sh", "-c"])
+        .arg("echo rank $OMPI_COMM_WORLD_RANK of $OMPI_COMM_WORLD_SIZE kills=$FTLA_KILL")
+        .env("FTLA_KILL", "1@x:3");
+    let out = {
+        let _one_at_a_time = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+        run_with_timeout(cmd, Duration::from_secs(90)).expect("run ftla")
+    };
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    for r in 0..2 {
+        assert!(out.stdout.contains(&format!("rank {r} of 2 kills=1@x:3")), "{}", out.stdout);
+    }
+    // A program that reports no outcome: mpiexec's exit code.
+    let out = ftla(&["launch", "--np", "2", "--timeout", "60", "--", "sh", "-c", "exit 5"]);
+    assert_eq!(out.code, Some(5), "{}\n{}", out.stdout, out.stderr);
+    // A program on ftla's runtime reports its outcome; under
+    // checkpoint-on-failure the launcher starts it again after a save.
+    let dir = std::env::temp_dir().join(format!("ftla-launch-cof-{}", std::process::id()));
+    let d = dir.display().to_string();
+    let out = ftla(&[
+        "launch",
+        "--np",
+        "4",
+        "--recovery",
+        "cof",
+        "--checkpoint-dir",
+        &d,
+        "--timeout",
+        "120",
+        "--",
+        env!("CARGO_BIN_EXE_ftla"),
+        "qr",
+        "--ft",
+        "--grid",
+        "2x2",
+        "--n",
+        "256",
+        "--nb",
+        "32",
+        "--check",
+        "--kill",
+        "1@3:update",
+    ]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("starting the job again (restart 1"), "{}", out.stderr);
+    assert!(out.stdout.contains("by cof") && out.stdout.contains("pass: < 16"), "{}", out.stdout);
+    assert!(!dir.exists(), "{d} left behind");
+    // Nothing to launch.
+    let out = ftla(&["launch", "--np", "2"]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
 }

@@ -68,6 +68,10 @@ pub struct Relaunch {
     /// checkpoints (`None`: a saved checkpoint ends the launcher with
     /// [`EXIT_CHECKPOINTED`]).
     pub cof: Option<CofRelaunch>,
+    /// The program and its arguments (`None`: this program again, with its
+    /// own arguments). A program that reports no outcome (see
+    /// [`write_outcome`]) ends the launcher with `mpiexec`'s exit code.
+    pub program: Option<Vec<String>>,
 }
 
 /// How the launcher runs a job under checkpoint-on-failure.
@@ -195,8 +199,15 @@ pub fn mpiexec_command(r: &Relaunch) -> Command {
         cmd.args(extra.split_whitespace());
     }
     cmd.arg("-n").arg(r.nprocs.to_string());
-    let exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default();
-    cmd.arg(exe).args(std::env::args().skip(1));
+    match &r.program {
+        Some(argv) => {
+            cmd.args(argv);
+        }
+        None => {
+            let exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default();
+            cmd.arg(exe).args(std::env::args().skip(1));
+        }
+    }
     cmd
 }
 
@@ -274,6 +285,10 @@ pub fn relaunch(r: &Relaunch) -> ! {
             eprintln!("ftla: the MPI launcher failed before starting any rank; launching again");
             std::thread::sleep(Duration::from_millis(200));
             continue;
+        }
+        if r.program.is_some() {
+            // Another program: its job's outcome is mpiexec's.
+            std::process::exit(code);
         }
         eprintln!("ftla: the job ended without reporting an outcome (mpiexec exit code {code})");
         std::process::exit(1);

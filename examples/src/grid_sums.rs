@@ -43,7 +43,13 @@ fn parse_grid(v: &str) -> Result<(i32, i32), String> {
 fn main() {
     let Cli { grid: (p, q), rounds } = <Cli as clap::Parser>::parse();
     if !inside_mpi() {
-        relaunch(&Relaunch { nprocs: (p * q) as u32, timeout: Some(Duration::from_secs(300)), ulfm: true, cof: None });
+        relaunch(&Relaunch {
+            nprocs: (p * q) as u32,
+            timeout: Some(Duration::from_secs(300)),
+            ulfm: true,
+            cof: None,
+            program: None,
+        });
     }
     let mut rt = Runtime::init().expect("MPI start-up");
     let injector = Injector::from_env().unwrap_or_default();

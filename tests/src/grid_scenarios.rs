@@ -48,6 +48,7 @@ fn main() {
             timeout: Some(Duration::from_secs(a.timeout)),
             ulfm: !a.no_ft,
             cof: None,
+            program: None,
         });
     }
     let mut rt = match Runtime::init() {

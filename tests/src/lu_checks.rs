@@ -94,6 +94,7 @@ fn main() {
             timeout: Some(Duration::from_secs(a.timeout)),
             ulfm: true,
             cof: None,
+            program: None,
         });
     }
     blas::use_single_thread();

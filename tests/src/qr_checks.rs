@@ -44,6 +44,7 @@ fn main() {
             timeout: Some(Duration::from_secs(timeout)),
             ulfm: true,
             cof: None,
+            program: None,
         });
     }
     scalapack_ft::blas::use_single_thread();
