@@ -17,8 +17,7 @@
 use super::early::{self, Early};
 use super::rows::{self, Columns, Moves};
 use crate::abft::{
-    self, encode_checksums, owners_panel, rebuild_lost_blocks, set_up_call, verify_checksums, ChecksumCheck, Extended,
-    FtOptions, FtReport, FtWorkspace,
+    self, encode_checksums, owners_panel, set_up_call, ChecksumCheck, Extended, FtOptions, FtReport, FtWorkspace,
 };
 use crate::blas::{self, Trans};
 use crate::error::{check_finite, Error, Result};
@@ -417,26 +416,5 @@ impl Algorithm for LuSteps {
         }
     }
 
-    fn abort(&mut self, _k: u64) {
-        if let Some((lc0, b)) = self.backup.take() {
-            self.ext.restore_panel(lc0, &b);
-        }
-        self.ahead = None;
-    }
-
-    fn rebuild(&mut self, grid: &Grid, committed: u64, lost: &[i32]) -> Result<()> {
-        rebuild_lost_blocks(grid, &mut self.ext, &self.layout, committed as usize, lost)
-    }
-
-    fn verify(&self, grid: &Grid, committed: u64) -> Result<ChecksumCheck> {
-        verify_checksums(grid, &self.ext, &self.layout, committed as usize)
-    }
-
-    fn shape(&self) -> String {
-        self.ext.shape()
-    }
-
-    fn saved_arrays(&mut self) -> Vec<&mut [f64]> {
-        self.ext.saved_arrays()
-    }
+    abft::panel_driver_on_extended!();
 }
