@@ -148,6 +148,9 @@ int ftla_comm_set_errors_return(h_t comm) {
 }
 int ftla_comm_rank(h_t comm, int *rank) { return MPI_Comm_rank(COMM(comm), rank); }
 int ftla_comm_size(h_t comm, int *size) { return MPI_Comm_size(COMM(comm), size); }
+/* The Fortran handle (MPI_Fint) of a communicator: what a C ABI can hand to
+ * an application without knowing its MPI's C handle type. */
+int ftla_comm_c2f(h_t comm) { return (int)MPI_Comm_c2f(COMM(comm)); }
 int ftla_comm_remote_size(h_t comm, int *size) { return MPI_Comm_remote_size(COMM(comm), size); }
 int ftla_comm_dup(h_t comm, h_t *out) {
   MPI_Comm c = MPI_COMM_NULL;

@@ -277,6 +277,14 @@ impl Comm {
         s
     }
 
+    /// The communicator's Fortran handle (`MPI_Comm_c2f`): how code in
+    /// another language gets it (C: `MPI_Comm_f2c`). The handle stays valid
+    /// as long as this `Comm` lives.
+    pub fn fortran_handle(&self) -> i32 {
+        // SAFETY: valid handle.
+        unsafe { ffi::ftla_comm_c2f(self.h) }
+    }
+
     /// Size of the remote group of an inter-communicator.
     pub fn remote_size(&self) -> i32 {
         let mut s = 0;

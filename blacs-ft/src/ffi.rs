@@ -33,6 +33,7 @@ extern "C" {
     pub fn ftla_finalized(flag: *mut c_int) -> c_int;
     pub fn ftla_init(provided: *mut c_int) -> c_int;
     pub fn ftla_finalize() -> c_int;
+    pub fn ftla_comm_c2f(comm: Handle) -> c_int;
     pub fn ftla_abort(comm: Handle, code: c_int) -> c_int;
     pub fn ftla_wtime() -> f64;
     /// Returns the length written (or a negative MPI error code).

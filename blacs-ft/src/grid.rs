@@ -129,7 +129,10 @@ impl Grid {
     ///   [`Runtime::world_dup`]. Its first `p*q` ranks become grid ranks in
     ///   order; the rest become parked hot spares. A spawned replacement
     ///   ignores it and joins the survivors through its parent.
-    /// * `p`, `q` (global): grid shape.
+    /// * `p`, `q` (global): grid shape. A spawned replacement may pass
+    ///   `p = q = 0` to take the shape of the job it joins (a program that
+    ///   learns the shape only after it joined, e.g. through the C ABI's
+    ///   `Cftla_pinfo`).
     ///
     /// A spare parks inside this call (sleeping between polls) until it is
     /// needed, then returns [`Joined::Active`], or until the job ends,
@@ -189,7 +192,7 @@ impl Grid {
         if !matches!(universe.comm.agree(1), Ok(1)) {
             abandon("hand-over not agreed");
         }
-        if (universe.p, universe.q) != (p, q) {
+        if (p, q) != (0, 0) && (universe.p, universe.q) != (p, q) {
             return Err(Error::invalid(
                 "P,Q",
                 format!("replacement started for a {p}x{q} grid but the job runs {}x{}", universe.p, universe.q),

@@ -424,6 +424,10 @@ fn launch_once(r: &Relaunch, since: Instant, env: &[(&'static str, String)]) -> 
         let _ = child.wait();
     };
     let mut outcome_seen: Option<Instant> = None;
+    // An outcome a process reported as it exited (the C ABI's): the
+    // others may still be running the program's last lines, so no grace
+    // applies; the job ends when its processes have.
+    let mut at_exit = false;
     // When the ranks were last looked for, and since when only mpiexec is left.
     let mut last_scan = Instant::now();
     let mut alone_since: Option<Instant> = None;
@@ -458,6 +462,7 @@ fn launch_once(r: &Relaunch, since: Instant, env: &[(&'static str, String)]) -> 
         }
         if outcome_seen.is_none() && status.exists() {
             outcome_seen = Some(Instant::now());
+            at_exit = std::fs::read_to_string(&status).is_ok_and(|t| t.contains(AT_EXIT_MARK));
         }
         if outcome_seen.is_some_and(|t| t.elapsed() > Duration::from_millis(300)) && last_scan.elapsed() > SCAN {
             // Every process of the job but mpiexec itself has ended: it has
@@ -477,7 +482,7 @@ fn launch_once(r: &Relaunch, since: Instant, env: &[(&'static str, String)]) -> 
                 _ => {}
             }
         }
-        if outcome_seen.is_some_and(|t| t.elapsed() > OUTCOME_GRACE) {
+        if !at_exit && outcome_seen.is_some_and(|t| t.elapsed() > OUTCOME_GRACE) {
             let left = tagged_processes(&tag).len();
             eprintln!(
                 "ftla: the job reported its outcome, but {left} of its processes did not end within {} s; \
@@ -555,6 +560,24 @@ fn now_nanos() -> u128 {
 /// Writes the job's outcome for [`relaunch`] (call on grid rank 0 only).
 /// Does nothing when `FTLA_STATUS_FILE` is unset (a job launched by hand).
 pub fn write_outcome(outcome: Outcome, detail: &str) {
+    write_outcome_file(outcome, detail, false);
+}
+
+/// [`write_outcome`] for programs in which every process reports as it
+/// exits (the C ABI's report their exit status this way): a process
+/// reporting [`Outcome::Ok`] writes only when no process has reported yet,
+/// any other outcome replaces what is there — one process that failed
+/// makes the job's outcome a failure, whichever reports first. The
+/// launcher then waits for the job's processes to end (no grace period:
+/// the others may still be running the program's last lines).
+pub fn write_outcome_unless_failed(outcome: Outcome, detail: &str) {
+    write_outcome_file(outcome, &format!("{detail} {AT_EXIT_MARK}"), outcome == Outcome::Ok);
+}
+
+/// Marks an outcome written by [`write_outcome_unless_failed`].
+const AT_EXIT_MARK: &str = "(reported at a process's exit)";
+
+fn write_outcome_file(outcome: Outcome, detail: &str, only_if_first: bool) {
     if let Some(path) = std::env::var_os("FTLA_STATUS_FILE").filter(|p| !p.is_empty()) {
         // (Several survivors may report a checkpoint at once: each writes
         // its own temporary file; the renames are atomic.)
@@ -564,7 +587,13 @@ pub fn write_outcome(outcome: Outcome, detail: &str) {
             _ => format!("{} {detail}\n", outcome.word()),
         };
         if std::fs::write(&tmp, text).is_ok() {
-            let _ = std::fs::rename(&tmp, &path);
+            if only_if_first {
+                // A hard link never replaces an existing file.
+                let _ = std::fs::hard_link(&tmp, &path);
+                let _ = std::fs::remove_file(&tmp);
+            } else {
+                let _ = std::fs::rename(&tmp, &path);
+            }
         }
     }
 }

@@ -58,3 +58,9 @@ pub use watchdog::EXIT_STALLED;
 pub fn mpiexec_path() -> String {
     std::env::var("FTLA_MPIEXEC").unwrap_or_else(|_| env!("FTLA_BUILD_MPIEXEC").to_string())
 }
+
+/// The MPI C compiler wrapper this crate was built with: the one to build
+/// C programs that link ftla's C ABI (the same MPI library).
+pub fn mpicc_path() -> &'static str {
+    env!("FTLA_BUILD_MPICC")
+}

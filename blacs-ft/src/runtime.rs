@@ -187,14 +187,42 @@ impl Runtime {
     /// (`FTLA_FINALIZE_TIMEOUT` seconds, default 20) that ends the process
     /// if it does not return.
     pub fn finish(self, code: i32) -> ! {
+        if self.finalize(code) {
+            std::process::exit(code);
+        }
+        // SAFETY: terminating the process without finalize, on purpose.
+        unsafe { libc::_exit(code) }
+    }
+
+    /// [`Runtime::finish`] without ending the process: finalizes MPI
+    /// within a bounded time (past it the process ends with `code`), or,
+    /// after a failure or repair was seen, marks MPI as done without
+    /// finalizing it (see [`Runtime::finish`]). Returns whether MPI was
+    /// finalized; when it was not, the process must end with `_exit`
+    /// (Open MPI's exit-time clean-up may hang on the dead peers too).
+    pub fn finalize(self, code: i32) -> bool {
         let _ = std::io::stdout().flush();
         let _ = std::io::stderr().flush();
         let spawned = self.parent.is_some() || SPAWNED.load(Ordering::Acquire);
         drop(self.parent);
+        let mut finalized = 0;
+        // SAFETY: out-parameter.
+        unsafe { ffi::ftla_finalized(&mut finalized) };
+        if finalized != 0 {
+            // (Finalized by the program itself.)
+            MPI_DONE.store(true, Ordering::Release);
+            return true;
+        }
         if !SAW_FAILURE.load(Ordering::Acquire) {
             let secs: u64 = std::env::var("FTLA_FINALIZE_TIMEOUT").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
+            // (The program may go on after a finalize that returned: the
+            // watchdog then stands down.)
+            static RETURNED: AtomicBool = AtomicBool::new(false);
             std::thread::spawn(move || {
                 std::thread::sleep(Duration::from_secs(secs));
+                if RETURNED.load(Ordering::Acquire) {
+                    return;
+                }
                 let _ = writeln!(std::io::stderr(), "ftla: MPI_Finalize did not return in {secs} s; exiting");
                 // SAFETY: terminating the process.
                 unsafe { libc::_exit(code) };
@@ -202,7 +230,8 @@ impl Runtime {
             MPI_DONE.store(true, Ordering::Release);
             // SAFETY: MPI was initialised by init().
             unsafe { ffi::ftla_finalize() };
-            std::process::exit(code);
+            RETURNED.store(true, Ordering::Release);
+            return true;
         }
         MPI_DONE.store(true, Ordering::Release);
         if !spawned {
@@ -211,8 +240,7 @@ impl Runtime {
             // the job) leave.
             std::thread::sleep(Duration::from_millis(200));
         }
-        // SAFETY: terminating the process without finalize, on purpose.
-        unsafe { libc::_exit(code) }
+        false
     }
 }
 

@@ -1,0 +1,185 @@
+/*
+ * The C ABI's contract, checked from C on a 2x2 grid (tests/capi.rs runs it
+ * under `ftla launch --np 4`): ScaLAPACK's INFO codes for bad arguments,
+ * the workspace query, a singular matrix, the tools, the grid functions,
+ * the communicator getter, the plain routines and the CG. Prints
+ * "ok NAME" or "FAIL NAME ..." per check; exit status 0 when all passed.
+ */
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ftla.h"
+
+static int failures = 0, iam = -1;
+
+static void expect(const char *name, int got, int want) {
+    if (got == want) {
+        if (iam == 0) printf("ok %s\n", name);
+    } else {
+        printf("FAIL %s: got %d, want %d (process %d)\n", name, got, want, iam);
+        failures++;
+    }
+}
+
+static int l2g(int l, int nb, int p, int np) { return (l / nb) * np * nb + p * nb + l % nb; }
+
+int main(void) {
+    int nprocs, ictxt, nprow, npcol, myrow, mycol, info;
+    const int zero = 0, one = 1, two = 2, n = 64, nb = 8;
+    Cftla_pinfo(&iam, &nprocs);
+    expect("pinfo nprocs", nprocs, 4);
+    Cftla_gridinit(&ictxt, "Row", 2, 2);
+    expect("gridinit ictxt valid", ictxt >= 0, 1);
+    int again;
+    Cftla_gridinit(&again, "Row", 2, 2);
+    expect("a second grid is refused", again, -1);
+    Cftla_gridinfo(ictxt, &nprow, &npcol, &myrow, &mycol);
+    expect("gridinfo row-major", myrow * npcol + mycol, iam);
+    int bad[4];
+    Cftla_gridinfo(ictxt + 7, &bad[0], &bad[1], &bad[2], &bad[3]);
+    expect("gridinfo of no grid", bad[0] + bad[1] + bad[2] + bad[3], -4);
+    expect("not a replacement", Cftla_is_replacement(ictxt), 0);
+
+    MPI_Comm comm = MPI_Comm_f2c(Cftla_comm_f(ictxt));
+    int size = 0, rank = -1, sum = 0;
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &rank);
+    MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, comm);
+    expect("grid communicator size", size, 4);
+    expect("grid communicator ranks", sum, 0 + 1 + 2 + 3);
+
+    int nn = 10, nb3 = 3, p0 = 0, p1 = 1, np2 = 2;
+    expect("numroc p0", ftla_numroc_(&nn, &nb3, &p0, &zero, &np2), 6);
+    expect("numroc p1", ftla_numroc_(&nn, &nb3, &p1, &zero, &np2), 4);
+
+    int mloc = ftla_numroc_(&n, &nb, &myrow, &zero, &nprow);
+    int nloc = ftla_numroc_(&n, &nb, &mycol, &zero, &npcol);
+    int lld = mloc, desca[9], descb[9], desc_bad[9];
+    ftla_descinit_(desca, &n, &n, &nb, &nb, &zero, &zero, &ictxt, &lld, &info);
+    expect("descinit", info, 0);
+    int neg = -1;
+    ftla_descinit_(desc_bad, &neg, &n, &nb, &nb, &zero, &zero, &ictxt, &lld, &info);
+    expect("descinit M < 0 is INFO -2", info, -2);
+    int small = 0;
+    ftla_descinit_(desc_bad, &n, &n, &nb, &nb, &zero, &zero, &ictxt, &small, &info);
+    expect("descinit LLD too small is INFO -9", info, -9);
+    expect("descinit raises LLD", desc_bad[8], mloc);
+    int nogrid = ictxt + 7;
+    ftla_descinit_(desc_bad, &n, &n, &nb, &nb, &zero, &zero, &nogrid, &lld, &info);
+    expect("descinit of no grid is INFO -8", info, -8);
+
+    double *a = malloc(sizeof(double) * lld * nloc), *tau = malloc(sizeof(double) * nloc);
+    int *ipiv = malloc(sizeof(int) * (mloc + nb));
+    double w;
+    int lwork = -1;
+    for (int k = 0; k < lld * nloc; k++) a[k] = 0.5 - (double)((k * 7919 + iam * 104729) % 1000) / 1000.0;
+
+    /* Workspace query: ScaLAPACK's NB*(Mp0 + Nq0 + NB). */
+    pdgeqrf_ft_(&n, &n, a, &one, &one, desca, tau, &w, &lwork, &info);
+    expect("workspace query", info == 0 && (int)w == nb * (mloc + nloc + nb), 1);
+    lwork = (int)w;
+    double *work = malloc(sizeof(double) * lwork);
+
+    /* Bad arguments: the same INFO on every process. */
+    int m_neg = -1, ia2 = 2, lw_small = 1;
+    pdgeqrf_ft_(&m_neg, &n, a, &one, &one, desca, tau, work, &lwork, &info);
+    expect("M < 0 is INFO -1", info, -1);
+    pdgeqrf_ft_(&n, &n, a, &ia2, &one, desca, tau, work, &lwork, &info);
+    expect("IA = 2 is INFO -4", info, -4);
+    pdgeqrf_ft_(&n, &n, a, &one, &one, desca, tau, work, &lw_small, &info);
+    expect("LWORK too small is INFO -9", info, -9);
+    memcpy(desc_bad, desca, sizeof desca);
+    desc_bad[4] = nb / 2;
+    pdgeqrf_ft_(&n, &n, a, &one, &one, desc_bad, tau, work, &lwork, &info);
+    expect("MB != NB is INFO -606", info, -606);
+    memcpy(desc_bad, desca, sizeof desca);
+    desc_bad[1] = ictxt + 7;
+    pdgetrf_ft_(&n, &n, a, &one, &one, desc_bad, ipiv, &info);
+    expect("no such grid is INFO -602", info, -602);
+    memcpy(desc_bad, desca, sizeof desca);
+    desc_bad[6] = 1;
+    pdgetrf_ft_(&n, &n, a, &one, &one, desc_bad, ipiv, &info);
+    expect("RSRC != 0 is INFO -607", info, -607);
+    memcpy(desc_bad, desca, sizeof desca);
+    desc_bad[8] = 1; /* too small on every process row: local checks, agreed */
+    pdgetrf_ft_(&n, &n, a, &one, &one, desc_bad, ipiv, &info);
+    expect("LLD too small is INFO -609", info, -609);
+    int mbig = n + 1;
+    pdgetrf_ft_(&mbig, &n, a, &one, &one, desca, ipiv, &info);
+    expect("M > M_A is INFO -603", info, -603);
+
+    /* A singular matrix: column 5 zero; the factorization completes, and
+       INFO = the first zero pivot (1-based), the same everywhere. */
+    for (int lj = 0; lj < nloc; lj++)
+        for (int li = 0; li < mloc; li++) {
+            int i = l2g(li, nb, myrow, nprow), j = l2g(lj, nb, mycol, npcol);
+            a[li + lj * lld] = j == 4 ? 0.0 : (i == j ? 4.0 : 0.0) + 1.0 / (1.0 + i + 2 * j);
+        }
+    pdgetrf_ft_(&n, &n, a, &one, &one, desca, ipiv, &info);
+    int infos[4], all_same = 1;
+    MPI_Allgather(&info, 1, MPI_INT, infos, 1, MPI_INT, comm);
+    for (int k = 1; k < 4; k++) all_same &= infos[k] == infos[0];
+    expect("singular: INFO > 0, the same everywhere", info > 0 && all_same, 1);
+
+    /* The plain routines, and the solve: A = diag(4) + Hilbert-like, b = A*1. */
+    for (int lj = 0; lj < nloc; lj++)
+        for (int li = 0; li < mloc; li++) {
+            int i = l2g(li, nb, myrow, nprow), j = l2g(lj, nb, mycol, npcol);
+            a[li + lj * lld] = (i == j ? 4.0 : 0.0) + 1.0 / (1.0 + i + j);
+        }
+    double *a0 = malloc(sizeof(double) * lld * nloc);
+    memcpy(a0, a, sizeof(double) * lld * nloc);
+    ftla_pdgeqrf_(&n, &n, a, &one, &one, desca, tau, work, &lwork, &info);
+    expect("plain pdgeqrf", info, 0);
+    memcpy(a, a0, sizeof(double) * lld * nloc);
+    ftla_pdgetrf_(&n, &n, a, &one, &one, desca, ipiv, &info);
+    expect("plain pdgetrf", info, 0);
+    ftla_descinit_(descb, &n, &one, &nb, &nb, &zero, &zero, &ictxt, &lld, &info);
+    double *b = malloc(sizeof(double) * lld), *x = malloc(sizeof(double) * lld);
+    for (int li = 0; li < mloc; li++) {
+        int i = l2g(li, nb, myrow, nprow);
+        double s = 0;
+        for (int j = 0; j < n; j++) s += (i == j ? 4.0 : 0.0) + 1.0 / (1.0 + i + j);
+        b[li] = s;
+        x[li] = 0.0;
+    }
+    double *b0 = malloc(sizeof(double) * lld);
+    memcpy(b0, b, sizeof(double) * lld);
+    ftla_pdgetrs_("N", &n, &one, a, &one, &one, desca, ipiv, b, &one, &one, descb, &info);
+    double err = 0;
+    for (int li = 0; li < (mycol == 0 ? mloc : 0); li++) err = fmax(err, fabs(b[li] - 1.0));
+    expect("pdgetrs solves A x = A 1", info == 0 && err < 1e-10, 1);
+    ftla_pdgetrs_("Q", &n, &one, a, &one, &one, desca, ipiv, b, &one, &one, descb, &info);
+    expect("TRANS = Q is INFO -1", info, -1);
+
+    /* CG on the same symmetric positive definite matrix. */
+    double tol = 1e-10, resid = -1;
+    int maxit = 200, iter = -1;
+    pdcg_ft_(&n, a0, &one, &one, desca, b0, &one, &one, descb, x, &one, &one, descb, &tol, &maxit, &iter, &resid,
+             &info);
+    err = 0;
+    for (int li = 0; li < (mycol == 0 ? mloc : 0); li++) err = fmax(err, fabs(x[li] - 1.0));
+    expect("pdcg_ft converges to 1", info == 0 && iter > 0 && resid < 1e-9 && err < 1e-8, 1);
+    int maxit2 = 2;
+    memset(x, 0, sizeof(double) * lld);
+    pdcg_ft_(&n, a0, &one, &one, desca, b0, &one, &one, descb, x, &one, &one, descb, &tol, &maxit2, &iter, &resid,
+             &info);
+    expect("pdcg_ft not converged is INFO MAXIT+1", info, maxit2 + 1);
+
+    /* A grid with one process column cannot carry the checksums. */
+    Cftla_gridexit(ictxt);
+    int ictxt1;
+    Cftla_gridinit(&ictxt1, "Row", 4, 1);
+    expect("gridinit 4x1", ictxt1 >= 0, 1);
+    int lld1 = ftla_numroc_(&n, &nb, &iam, &zero, &(int){4});
+    ftla_descinit_(desca, &n, &n, &nb, &nb, &zero, &zero, &ictxt1, &lld1, &info);
+    pdgeqrf_ft_(&n, &n, a, &one, &one, desca, tau, work, &lwork, &info);
+    expect("one process column is INFO -602", info, -602);
+    (void)two;
+    Cftla_gridexit(ictxt1);
+    Cftla_exit(0);
+    return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,143 @@
+//! The C ABI from C: `examples/c/qr_lu_solve.c` (a ScaLAPACK-style program)
+//! and `tests/c/abi_checks.c`, compiled with the MPI's `mpicc` against
+//! `capi/include/ftla.h` and `libftla.so`, run under `ftla launch --np 4`
+//! on a 2x2 grid, with kills.
+
+mod common;
+
+use blacs_ft::launch::{run_with_timeout, Captured};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The directory of the `libftla.so` built with this test (a dependency's
+/// cdylib stays in `deps/`; the workspace's own build is one up).
+fn lib_dir() -> PathBuf {
+    let deps = std::env::current_exe().expect("test path").parent().expect("deps dir").to_path_buf();
+    [deps.clone(), deps.join("..")]
+        .into_iter()
+        .find(|d| d.join("libftla.so").is_file())
+        .unwrap_or_else(|| panic!("no libftla.so next to {} (cargo builds it with ftla-capi)", deps.display()))
+}
+
+/// Compiles a C program against the header and the library (once per test
+/// binary and program).
+fn compile(source: &str, name: &str) -> PathBuf {
+    let out = std::env::temp_dir().join(format!("ftla-capi-test-{}-{name}", std::process::id()));
+    let lib = lib_dir();
+    let mut cc = Command::new(blacs_ft::mpicc_path());
+    cc.args(["-O2", "-Wall", "-Werror", "-I"])
+        .arg(root().join("capi/include"))
+        .arg(root().join(source))
+        .arg("-L")
+        .arg(&lib)
+        .args(["-lftla", "-lopenblas", "-lm"])
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .arg("-o")
+        .arg(&out);
+    let done = run_with_timeout(cc, Duration::from_secs(120)).expect("run mpicc");
+    assert_eq!(done.code, Some(0), "mpicc {source} failed:\n{}\n{}", done.stdout, done.stderr);
+    out
+}
+
+fn example() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| compile("examples/c/qr_lu_solve.c", "qr_lu_solve"))
+}
+
+/// `ftla launch ARGS -- PROGRAM 256 32 2 2` with `FTLA_KILL = kill`.
+fn launch(args: &[&str], kill: &str) -> Captured {
+    let mut all: Vec<&str> = vec!["launch", "--np", "4"];
+    all.extend_from_slice(args);
+    let prog = example().display().to_string();
+    all.extend_from_slice(&["--", &prog, "256", "32", "2", "2"]);
+    common::ftla_with(&all, &[("FTLA_KILL", kill)])
+}
+
+/// Each grid rank's verdict line.
+fn lines(out: &Captured) -> Vec<(i32, String)> {
+    let mut v: Vec<(i32, String)> = out
+        .stdout
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("qr_lu_solve: grid rank ")?;
+            Some((rest.split_whitespace().next()?.parse().ok()?, l.to_string()))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Every grid rank found its R, L, U, pivots and x equal to LAPACK's
+/// (`r_lost`: except the R of the rank whose replacement joined after the QR).
+fn all_equal(out: &Captured, replaced: Option<i32>, r_lost: bool) {
+    let got = lines(out);
+    let ranks: Vec<i32> = got.iter().map(|(r, _)| *r).collect();
+    assert_eq!(ranks, vec![0, 1, 2, 3], "a line per grid rank:\n{}\n{}", out.stdout, out.stderr);
+    for (r, l) in &got {
+        let replacement = replaced == Some(*r);
+        assert_eq!(l.contains("[replacement]"), replacement, "{l}");
+        let r_ok = if replacement && r_lost {
+            l.contains("R lost before this process joined") && l.ends_with("INFO -10005 0 0")
+        } else {
+            l.contains("R equal to LAPACK's") && l.ends_with("INFO 0 0 0")
+        };
+        assert!(r_ok, "{l}");
+        for want in ["L and U equal to LAPACK's", "pivots identical", "x correct"] {
+            assert!(l.contains(want), "{l}");
+        }
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+}
+
+#[test]
+fn a_scalapack_style_c_program_survives_a_kill_in_pdgeqrf_ft_and_matches_lapack() {
+    // Failure-free.
+    all_equal(&launch(&[], ""), None, false);
+    // Grid rank 1 killed in step 3 of the QR: a spawned replacement runs
+    // main from the top, joins the QR's recovery and holds its R.
+    let out = launch(&[], "1@qr:3:update");
+    assert!(out.stderr.contains("injecting SIGKILL into rank 1 at qr:3:update"), "{}", out.stderr);
+    all_equal(&out, Some(1), false);
+    // Killed while the QR's arguments are agreed (before anything is
+    // protected): the call starts over with the replacement.
+    all_equal(&launch(&[], "3@qr:0:args"), Some(3), false);
+    // A hot spare replaces rank 2 killed in the LU's row exchange; it
+    // joined after the QR: its R is reported lost, the LU is its own.
+    all_equal(&launch(&["--spares", "1"], "2@lu:4:swap"), Some(2), true);
+    // Checkpoint-on-failure: the survivors save, the job starts again and
+    // the QR resumes from the files.
+    let dir = std::env::temp_dir().join(format!("ftla-capi-cof-{}", std::process::id()));
+    let d = dir.display().to_string();
+    let out = launch(&["--recovery", "cof", "--checkpoint-dir", &d], "1@qr:3:update");
+    assert!(out.stderr.contains("starting the job again (restart 1"), "{}", out.stderr);
+    all_equal(&out, None, false);
+    assert!(!dir.exists(), "{d} left behind");
+}
+
+#[test]
+fn two_losses_in_one_process_row_are_a_distinct_info_on_every_survivor() {
+    let out = launch(&[], "0@qr:3:update,1@qr:3:update");
+    let got = lines(&out);
+    for r in [2, 3] {
+        let l = &got.iter().find(|(g, _)| *g == r).unwrap_or_else(|| panic!("no line of rank {r}:\n{}", out.stdout)).1;
+        assert!(l.contains("INFO -10001 0 0"), "{l}");
+    }
+    assert!(out.stderr.contains("unrecoverable"), "{}", out.stderr);
+    // The program saw its R wrong and said so: the job fails.
+    assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
+}
+
+#[test]
+fn the_c_abi_keeps_scalapack_semantics() {
+    let bin = compile("bench/tests/c/abi_checks.c", "abi_checks");
+    let out = common::ftla(&["launch", "--np", "4", "--", &bin.display().to_string()]);
+    assert!(!out.stdout.contains("FAIL"), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.lines().filter(|l| l.starts_with("ok ")).count() >= 30, "{}", out.stdout);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+}

@@ -1,0 +1,430 @@
+/*
+ * ftla.h - the C ABI of ftla, fault-tolerant distributed dense linear
+ * algebra (libftla.so / libftla.a). Generated from capi/src by cbindgen:
+ * do not edit; run `FTLA_BLESS=1 cargo test -p ftla-capi --test header`.
+ *
+ * Calling convention: ScaLAPACK's. Every argument of the drivers is a
+ * pointer (Fortran style); IA/JA are 1-based; descriptors are 9 ints
+ * (DTYPE=1, CTXT, M, N, MB, NB, RSRC, CSRC, LLD); LWORK = -1 is a
+ * workspace query; INFO = -i (or -(i*100+j) for entry j of descriptor
+ * argument i) for a bad argument, the same on every process; INFO > 0 as in
+ * ScaLAPACK; the FTLA_INFO_* codes below for failures. Names are prefixed
+ * (Cftla_, ftla_, *_ft_) so that a BLACS or ScaLAPACK linked into the same
+ * program never clashes. Call ftla from the thread that started it.
+ *
+ * A typical program:
+ *
+ *   Cftla_pinfo(&iam, &nprocs);
+ *   Cftla_gridinit(&ictxt, "Row", nprow, npcol);
+ *   Cftla_gridinfo(ictxt, &nprow, &npcol, &myrow, &mycol);
+ *   ftla_descinit_(desca, &n, &n, &nb, &nb, &zero, &zero, &ictxt, &lld, &info);
+ *   ... fill the local array of A ...
+ *   pdgeqrf_ft_(&n, &n, a, &one, &one, desca, tau, work, &lwork, &info);
+ *   Cftla_gridexit(ictxt);
+ *   Cftla_exit(0);
+ *
+ * Run it with `ftla launch --np NP [--spares S] -- ./program ARGS`, which
+ * starts it under the MPI's mpiexec with ULFM on (and injects the kills of
+ * FTLA_KILL, e.g. FTLA_KILL=1@qr:3:update).
+ *
+ * Replacement processes. When a process dies inside a fault-tolerant call,
+ * the survivors repair the grid inside that call: a parked hot spare (a
+ * process past nprow*npcol) or a newly spawned process takes the lost
+ * process's grid rank, row and column. A spawned replacement runs the
+ * program from the top of main: Cftla_pinfo joins it to the survivors'
+ * grid (and returns the grid rank it took over), Cftla_gridinit hands it
+ * that grid, and its call of the interrupted routine - with arrays of the
+ * same shapes, whatever their values - joins the survivors' recovery,
+ * which rebuilds its blocks; the call then returns the failure-free result
+ * on every process, the replacement included, with INFO = 0. Until that
+ * call, a replacement must make no collective call the survivors do not
+ * make at that point (they are inside the interrupted call).
+ * Cftla_is_replacement tells a process it is one. Calls that completed
+ * before the replacement joined return at once in it, with their
+ * replicated outputs only: its local part of their results was lost with
+ * the dead process. Under checkpoint-on-failure (FTLA_RECOVERY=cof, or
+ * auto when no replacement can be had) the survivors instead save their
+ * state and exit with FTLA_EXIT_CHECKPOINTED inside the call; ftla launch
+ * starts the job again and the call resumes from the files.
+ */
+
+
+#ifndef FTLA_H
+#define FTLA_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+// The exit code of a process whose job ends for a restart after a
+// checkpoint-on-failure save (the survivors exit with it inside the
+// interrupted call; `ftla launch` then starts the job again).
+#define FTLA_EXIT_CHECKPOINTED 76
+
+// INFO of a process failure ftla could not recover from (two processes
+// lost in one process row, no replacement to be had, more repairs than
+// allowed), the same on every surviving process. The reason is printed
+// on stderr. The outputs are undefined.
+#define FTLA_INFO_UNRECOVERABLE -10001
+
+// INFO of a routine without fault tolerance (the plain `ftla_pd*_`
+// routines) that lost a process: the grid was repaired (a replacement
+// holds the lost process's place), but the routine's outputs are
+// undefined everywhere. Call it again with its input.
+#define FTLA_INFO_PROCESS_LOST -10002
+
+// INFO when a process cannot get the memory the routine needs (nothing
+// was computed; the need is printed on stderr).
+#define FTLA_INFO_NO_MEMORY -10003
+
+// INFO, on a replacement process only, of a call that had completed
+// before this process joined the grid (the program runs from the top in
+// a replacement and makes its earlier calls again): the call returns at
+// once, its replicated outputs filled in (TAU, IPIV, the CG's iteration
+// count), but this process's part of the matrix results (A, X) was lost
+// with the process it replaces and is left as the program passed it.
+// The other processes hold their parts. Local: the survivors never see it.
+#define FTLA_INFO_RESULT_LOST -10005
+
+// INFO of any other error (an MPI error, a checkpoint that cannot be
+// used, a local error on another process); the reason is printed on
+// stderr.
+#define FTLA_INFO_ERROR -10004
+
+#ifdef __cplusplus
+extern "C" {
+#endif // __cplusplus
+
+// Starts MPI and ftla on first use, then returns this process's number
+// and the number of processes (as `Cblacs_pinfo`).
+//
+// * `mypnum` (local output): this process's rank in `MPI_COMM_WORLD`; on a
+//   replacement process, the grid rank it took over.
+// * `nprocs` (global output): the number of processes of the job (grid and
+//   hot spares); on a replacement, the job's grid size plus its spares left.
+//
+// A replacement process (spawned by a repair) joins the survivors' grid
+// inside this call. Both are -1 when MPI or ftla could not start (the
+// reason is printed on stderr): bad `FTLA_RECOVERY`/`FTLA_KILL` settings
+// or an MPI that does not start.
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void Cftla_pinfo(int *mypnum,
+                 int *nprocs);
+
+// Builds the fault-tolerant `nprow`×`npcol` grid (as `Cblacs_gridinit`;
+// collective over every process of the job).
+//
+// * `ictxt` (global output): the grid's context, for descriptors
+//   (`DESC[1]`) and the other functions; -1 on an error, whose reason is
+//   printed on stderr (a bad shape, more processes asked for than the job
+//   has, an order other than row-major, a grid already in use).
+// * `order` (global input): `"Row"` (or `"R"`, or NULL): grid rank
+//   `r` sits at process row `r / npcol`, column `r % npcol`. Column-major
+//   order is not offered.
+// * `nprow`, `npcol` (global input): the shape.
+//
+// Processes past `nprow*npcol` are hot spares: they park inside this call
+// (sleeping between polls) and either take over a lost process's place —
+// the call then returns in them as in a replacement — or, when the job
+// ends (`Cftla_gridexit`/`Cftla_exit` on the grid), exit with status 0
+// without returning. A job restarted after a checkpoint-on-failure save
+// reads its checkpoints here (an unusable checkpoint ends the job with
+// the reason, the same on every process).
+//
+// ftla holds one grid at a time; `Cftla_gridexit` frees it.
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void Cftla_gridinit(int *ictxt,
+                    const char *order,
+                    int nprow,
+                    int npcol);
+
+// The grid's shape and this process's place in it (as
+// `Cblacs_gridinfo`). The same after a repair: a replacement holds the
+// lost process's row and column. All -1 when `ictxt` is not a live grid.
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void Cftla_gridinfo(int ictxt,
+                    int *nprow,
+                    int *npcol,
+                    int *myrow,
+                    int *mycol);
+
+// 1 when this process took over a lost process's place in the grid (a
+// spawned replacement or a promoted hot spare), else 0 (also for a
+// context that is not live).
+//
+// A replacement ran `main` from the top: its local parts of the results
+// of calls that completed before it joined are lost (see the header's
+// introduction).
+int Cftla_is_replacement(int ictxt);
+
+// The Fortran handle (`MPI_Fint`) of the grid's communicator, all of its
+// processes in grid-rank order, for the program's own MPI calls (C:
+// `MPI_Comm c = MPI_Comm_f2c(Cftla_comm_f(ictxt));`). -1 when `ictxt` is
+// not a live grid.
+//
+// A repair replaces the communicator: get it again after a call that
+// recovered from a failure. A process failure inside the program's own
+// MPI calls is the program's to handle; ftla repairs inside its calls.
+int Cftla_comm_f(int ictxt);
+
+// Frees the grid (collective over the grid, as `Cblacs_gridexit`): a
+// barrier, then the parked hot spares are released (they exit).
+void Cftla_gridexit(int ictxt);
+
+// Ends ftla (as `Cblacs_exit`). `notdone = 0`: frees a grid still in use
+// and finishes MPI; the program must not call MPI afterwards. Any other
+// value: frees the grid only, MPI stays usable (finish it yourself).
+//
+// After a failure was repaired, MPI cannot be finalized (Open MPI hangs
+// on the dead peers): the process then ends without MPI's exit-time
+// clean-up when the program exits. Under `ftla launch`, every process's
+// exit status is reported to the launcher: the job's exit code is 0 when
+// every process returned 0 from `main`, 1 otherwise.
+void Cftla_exit(int notdone);
+
+// The number of rows or columns of a distributed matrix that process
+// `*iproc` owns (ScaLAPACK `NUMROC`): `*n` rows or columns in blocks of
+// `*nb`, the first block on process `*isrcproc`, over `*nprocs`
+// processes. All arguments (global) except `iproc` (local). 0 when `*n`,
+// `*nb` or `*nprocs` is out of range.
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+int ftla_numroc_(const int *n,
+                 const int *nb,
+                 const int *iproc,
+                 const int *isrcproc,
+                 const int *nprocs);
+
+// Fills a descriptor for an `*m`×`*n` matrix in `*mb`×`*nb` blocks, the
+// first block on process (`*irsrc`, `*icsrc`), over the grid `*ictxt`,
+// with local leading dimension `*lld` (ScaLAPACK `DESCINIT`).
+//
+// * `desc` (output): the 9 integers `DTYPE=1, CTXT, M, N, MB, NB, RSRC,
+//   CSRC, LLD`.
+// * `info` (output): 0, or `-i` when argument `i` is wrong (2 `M` … 9
+//   `LLD`; 8 when `*ictxt` is not a live grid). As in ScaLAPACK the
+//   descriptor is filled even then, `LLD` raised to its smallest valid
+//   value.
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void ftla_descinit_(int *desc,
+                    const int *m,
+                    const int *n,
+                    const int *mb,
+                    const int *nb,
+                    const int *irsrc,
+                    const int *icsrc,
+                    const int *ictxt,
+                    const int *lld,
+                    int *info);
+
+// Fault-tolerant QR factorization `A = Q·R` with ScaLAPACK `PDGEQRF`'s
+// arguments and results: R on and above the diagonal of A, the
+// Householder vectors below it, TAU.
+//
+// * `m`, `n` (global input): the size of the leading submatrix factored.
+// * `a` (local input/output): the local array, LLD_A × LOCc(N_A).
+// * `ia`, `ja` (global input): must be 1.
+// * `desca` (global and local input): A's descriptor; MB_A = NB_A, the
+//   first block on process (0, 0), at least two process columns.
+// * `tau` (local output): LOCc(JA+MIN(M,N)-1) Householder scalars of the
+//   local columns.
+// * `work`, `lwork` (local): as ScaLAPACK, LWORK ≥ NB_A·(Mp0 + Nq0 +
+//   NB_A); `lwork = -1` is a workspace query (WORK(1) receives the
+//   minimum). ftla allocates its own scratch: its checksum columns and a
+//   copy of the local array.
+// * `info` (global output): 0; -i or -(i·100+j) for a bad argument i (entry
+//   j of a descriptor), the same on every process;
+//   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`.
+//
+// # Fault tolerance
+// A process lost during the call is repaired inside it: the grid is
+// repaired (a hot spare or a spawned replacement takes the lost place),
+// the lost blocks are rebuilt from the checksums at the last committed
+// step, and the factorization goes on; INFO = 0 and the result is the
+// failure-free one. A replacement process runs the program from `main`;
+// its call of `pdgeqrf_ft_` (with an A of the same shape, whatever its
+// values) joins the survivors' recovery. Two losses in one process row
+// give `FTLA_INFO_UNRECOVERABLE` on every survivor.
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void pdgeqrf_ft_(const int *m,
+                 const int *n,
+                 double *a,
+                 const int *ia,
+                 const int *ja,
+                 const int *desca,
+                 double *tau,
+                 double *work,
+                 const int *lwork,
+                 int *info);
+
+// QR factorization without fault tolerance (ScaLAPACK `PDGEQRF`), ftla's
+// own: arguments and results as `pdgeqrf_ft_`; one process column is
+// allowed. A process lost during the call: the grid is repaired and INFO
+// = `FTLA_INFO_PROCESS_LOST` (A and TAU undefined).
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void ftla_pdgeqrf_(const int *m,
+                   const int *n,
+                   double *a,
+                   const int *ia,
+                   const int *ja,
+                   const int *desca,
+                   double *tau,
+                   double *work,
+                   const int *lwork,
+                   int *info);
+
+// Fault-tolerant LU factorization with partial pivoting `P·A = L·U`,
+// ScaLAPACK `PDGETRF`'s arguments and results: L (unit diagonal not
+// stored) and U in A, the pivots in IPIV.
+//
+// * `m`, `n`, `a`, `ia`, `ja`, `desca`: as in `pdgeqrf_ft_`.
+// * `ipiv` (local output): LOCr(M_A) + MB_A ints; entry i (of a local row
+//   whose global row g < min(M, N)) is the 1-based global row interchanged
+//   with row g, as in ScaLAPACK.
+// * `info` (global output): as `pdgeqrf_ft_`, and INFO = i > 0 when
+//   U(i,i) is exactly zero (the first such; the factorization is
+//   complete), the same on every process.
+//
+// # Fault tolerance
+// As `pdgeqrf_ft_`: the lost process's L, U, checksums and pivots are
+// rebuilt at the last committed step; the pivots are those of a
+// failure-free run.
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void pdgetrf_ft_(const int *m,
+                 const int *n,
+                 double *a,
+                 const int *ia,
+                 const int *ja,
+                 const int *desca,
+                 int *ipiv,
+                 int *info);
+
+// LU factorization without fault tolerance (ScaLAPACK `PDGETRF`),
+// ftla's own: as `pdgetrf_ft_`; one process column is allowed. A process
+// lost during the call: the grid is repaired and INFO =
+// `FTLA_INFO_PROCESS_LOST` (A and IPIV undefined).
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void ftla_pdgetrf_(const int *m,
+                   const int *n,
+                   double *a,
+                   const int *ia,
+                   const int *ja,
+                   const int *desca,
+                   int *ipiv,
+                   int *info);
+
+// Solves `A·X = B` or `Aᵀ·X = B` with the factors from `pdgetrf_ft_` or
+// `ftla_pdgetrf_` (ScaLAPACK `PDGETRS`'s arguments).
+//
+// * `trans` (global input): `"N"`, or `"T"`/`"C"` for the transposed system.
+// * `n`, `nrhs` (global input): the order of A and the number of
+//   right-hand sides.
+// * `a`, `ia`, `ja`, `desca` (input): the factors; IA = JA = 1, MB_A = NB_A.
+// * `ipiv` (local input): the pivots from the factorization.
+// * `b`, `ib`, `jb`, `descb` (local input/output): the right-hand sides on
+//   entry, the solution on exit; IB = JB = 1, B's rows in A's row blocks
+//   (MB_B = MB_A).
+// * `info` (global output): as the factorizations.
+//
+// No fault tolerance: a process lost during the solve gives
+// `FTLA_INFO_PROCESS_LOST` once the grid is repaired.
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void ftla_pdgetrs_(const char *trans,
+                   const int *n,
+                   const int *nrhs,
+                   const double *a,
+                   const int *ia,
+                   const int *ja,
+                   const int *desca,
+                   const int *ipiv,
+                   double *b,
+                   const int *ib,
+                   const int *jb,
+                   const int *descb,
+                   int *info);
+
+// Fault-tolerant conjugate gradients for `A·x = b`, A dense symmetric
+// positive definite (ftla's own routine; ScaLAPACK has none), with
+// ScaLAPACK-style arguments:
+// `PDCG_FT(N, A, IA, JA, DESCA, B, IB, JB, DESCB, X, IX, JX, DESCX, TOL,
+// MAXIT, ITER, RESID, INFO)`.
+//
+// * `n` (global input): the order of A.
+// * `a`, `ia`, `ja`, `desca` (local input): A; IA = JA = 1, MB_A = NB_A,
+//   the first block on process (0, 0), at least two process columns.
+// * `b`, `ib`, `jb`, `descb` (local input): the N×1 right-hand side, in
+//   A's row blocks (MB_B = MB_A).
+// * `x`, `ix`, `jx`, `descx` (local input/output): the initial guess on
+//   entry, the solution on exit; laid out like B.
+// * `tol` (global input): stop when ‖r‖₂ ≤ TOL·‖b‖₂.
+// * `maxit` (global input): at most this many iterations.
+// * `iter` (global output): the iterations run.
+// * `resid` (global output): the true relative residual ‖b − A·x‖₂/‖b‖₂.
+// * `info` (global output): 0 when converged; MAXIT + 1 when not
+//   converged within MAXIT iterations; k in 1..MAXIT when A was found not
+//   positive definite at iteration k; negative as the factorizations.
+//
+// # Fault tolerance
+// A process lost during the solve is repaired inside it: A's lost blocks
+// are rebuilt from the checksums, the vectors copied from the other
+// processes of its row, and the iteration goes on from the last
+// committed one (the iterates of a failure-free run).
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void pdcg_ft_(const int *n,
+              const double *a,
+              const int *ia,
+              const int *ja,
+              const int *desca,
+              const double *b,
+              const int *ib,
+              const int *jb,
+              const int *descb,
+              double *x,
+              const int *ix,
+              const int *jx,
+              const int *descx,
+              const double *tol,
+              const int *maxit,
+              int *iter,
+              double *resid,
+              int *info);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif  // __cplusplus
+
+#endif  /* FTLA_H */

@@ -1,0 +1,561 @@
+//! The factorizations and solvers with ScaLAPACK's argument lists: the
+//! fault-tolerant `pdgeqrf_ft_`, `pdgetrf_ft_`, `pdcg_ft_`, and the plain
+//! `ftla_pdgeqrf_`, `ftla_pdgetrf_`, `ftla_pdgetrs_`.
+
+use crate::call::{run, run_local, set_info, Protection};
+use crate::matrix::{arg_error, context_of, Checked, MatrixArg, Positions};
+use crate::tools::get;
+use blacs_ft::index::{indxl2g, numroc};
+use blacs_ft::Scope;
+use scalapack_ft::abft::{FtOptions, FtWorkspace};
+use scalapack_ft::cg::CgOptions;
+use scalapack_ft::lu::Transpose;
+use scalapack_ft::{cg_ft, lu, lu_ft, qr, qr_ft, DistMatrix, Error, Grid, Result};
+use std::os::raw::{c_char, c_int};
+
+/// `PxGEQRF(M, N, A, IA, JA, DESCA, TAU, WORK, LWORK, INFO)`.
+const QR_AT: Positions = Positions { m: 1, n: 2, ia: 4, ja: 5, desc: 6 };
+/// `PxGETRF(M, N, A, IA, JA, DESCA, IPIV, INFO)`.
+const LU_AT: Positions = QR_AT;
+
+/// ScaLAPACK's smallest LWORK of PDGEQRF (IA = JA = 1):
+/// NB·(Mp0 + Nq0 + NB).
+fn qr_lwork_min(grid: &Grid, c: &Checked) -> usize {
+    let nb = c.desc.nb();
+    let mp0 = numroc(c.m, nb, grid.myrow() as usize, 0, grid.nprow() as usize);
+    let nq0 = numroc(c.n, nb, grid.mycol() as usize, 0, grid.npcol() as usize);
+    nb * (mp0 + nq0 + nb)
+}
+
+/// A routine that needs two process columns for its checksums.
+fn needs_two_columns(routine: &str, grid: &Grid, desc_at: u32) -> Result<()> {
+    if grid.npcol() < 2 {
+        return Err(arg_error(
+            routine,
+            desc_at,
+            scalapack_ft::descriptor::entry::CTXT,
+            "CTXT_A",
+            "names a grid with one process column; the checksums need at least two",
+        ));
+    }
+    Ok(())
+}
+
+/// Copies the local TAU: entry `lj` is the scalar of the local column
+/// `lj` (ScaLAPACK's TAU is distributed like A's columns).
+fn export_tau(a: &DistMatrix, tau: &[f64], out: *mut f64) {
+    if out.is_null() {
+        return;
+    }
+    for lj in 0..a.local_cols() {
+        if let Some(&t) = tau.get(a.global_col(lj)) {
+            // SAFETY: TAU holds LOCc(JA+MIN(M,N)-1) doubles; global columns
+            // below min(M, N) have local indices below that.
+            unsafe { *out.add(lj) = t };
+        }
+    }
+}
+
+/// Copies the local IPIV: entry `li` is the 1-based global row
+/// interchanged with the local row `li` (ScaLAPACK's IPIV is distributed
+/// like A's rows).
+fn export_ipiv(a: &DistMatrix, ipiv: &[i64], out: *mut c_int) {
+    if out.is_null() {
+        return;
+    }
+    for li in 0..a.local_rows() {
+        if let Some(&p) = ipiv.get(a.global_row(li)) {
+            // SAFETY: IPIV holds LOCr(M_A) + MB_A ints.
+            unsafe { *out.add(li) = p as c_int + 1 };
+        }
+    }
+}
+
+struct QrArgs {
+    a: Checked,
+    mat: DistMatrix,
+}
+
+fn qr_call(
+    routine: &'static str,
+    protection: Protection,
+    m: *const c_int,
+    n: *const c_int,
+    a: *mut f64,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    tau: *mut f64,
+    work: *mut f64,
+    lwork: *const c_int,
+    info: *mut c_int,
+) {
+    let arg = MatrixArg {
+        name: "A",
+        m: get(m),
+        n: get(n),
+        ia: get(ia),
+        ja: get(ja),
+        desc: desca,
+        at: QR_AT,
+        square_blocks: true,
+    };
+    let lwork = get(lwork);
+    let ictxt = context_of(desca);
+    let checked = |grid: &Grid, ictxt: c_int| -> Result<Checked> {
+        if protection == Protection::FaultTolerant {
+            needs_two_columns(routine, grid, QR_AT.desc)?;
+        }
+        arg.check(routine, grid, ictxt)
+    };
+    if lwork == -1 {
+        // A workspace query: local, as it involves nobody else.
+        let lwmin = run_local(routine, info, ictxt, QR_AT.desc, |g, c| checked(g, c).map(|c| qr_lwork_min(g, &c)));
+        if let (Some(lwmin), false) = (lwmin, work.is_null()) {
+            // SAFETY: WORK holds at least one double.
+            unsafe { *work = lwmin as f64 };
+        }
+        return;
+    }
+    let check = |grid: &Grid, ictxt: c_int| -> Result<QrArgs> {
+        let c = checked(grid, ictxt)?;
+        let lwmin = qr_lwork_min(grid, &c);
+        if lwork < 0 || (lwork as usize) < lwmin {
+            return Err(arg_error(routine, 9, 0, "LWORK", format!("must be at least {lwmin} here, got {lwork}")));
+        }
+        Ok(QrArgs { mat: c.import(grid, routine, a)?, a: c })
+    };
+    run(routine, info, ictxt, QR_AT.desc, protection, check, |ctx, p, lost| {
+        if p.a.m == 0 || p.a.n == 0 {
+            return Ok(());
+        }
+        let mut t = Vec::new();
+        match protection {
+            Protection::FaultTolerant => {
+                let mut ws = FtWorkspace::in_place(ctx.region.grid(), &mut p.mat).unwrap_or_default();
+                qr_ft::pdgeqrf_ft_in(&mut ctx.region, &mut p.mat, &mut t, &FtOptions::default(), &mut ws)?;
+            }
+            Protection::Plain => qr::pdgeqrf(ctx.region.grid(), &mut p.mat, &mut t)?,
+        }
+        if !lost {
+            p.a.export(&p.mat, a);
+        }
+        export_tau(&p.mat, &t, tau);
+        Ok(())
+    });
+}
+
+/// Fault-tolerant QR factorization `A = Q·R` with ScaLAPACK `PDGEQRF`'s
+/// arguments and results: R on and above the diagonal of A, the
+/// Householder vectors below it, TAU.
+///
+/// * `m`, `n` (global input): the size of the leading submatrix factored.
+/// * `a` (local input/output): the local array, LLD_A × LOCc(N_A).
+/// * `ia`, `ja` (global input): must be 1.
+/// * `desca` (global and local input): A's descriptor; MB_A = NB_A, the
+///   first block on process (0, 0), at least two process columns.
+/// * `tau` (local output): LOCc(JA+MIN(M,N)-1) Householder scalars of the
+///   local columns.
+/// * `work`, `lwork` (local): as ScaLAPACK, LWORK ≥ NB_A·(Mp0 + Nq0 +
+///   NB_A); `lwork = -1` is a workspace query (WORK(1) receives the
+///   minimum). ftla allocates its own scratch: its checksum columns and a
+///   copy of the local array.
+/// * `info` (global output): 0; -i or -(i·100+j) for a bad argument i (entry
+///   j of a descriptor), the same on every process;
+///   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`.
+///
+/// # Fault tolerance
+/// A process lost during the call is repaired inside it: the grid is
+/// repaired (a hot spare or a spawned replacement takes the lost place),
+/// the lost blocks are rebuilt from the checksums at the last committed
+/// step, and the factorization goes on; INFO = 0 and the result is the
+/// failure-free one. A replacement process runs the program from `main`;
+/// its call of `pdgeqrf_ft_` (with an A of the same shape, whatever its
+/// values) joins the survivors' recovery. Two losses in one process row
+/// give `FTLA_INFO_UNRECOVERABLE` on every survivor.
+///
+/// # Safety
+/// Every pointer is null where this says it may be, or points to what
+/// the argument list says (arrays of ScaLAPACK's sizes).
+#[no_mangle]
+pub unsafe extern "C" fn pdgeqrf_ft_(
+    m: *const c_int,
+    n: *const c_int,
+    a: *mut f64,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    tau: *mut f64,
+    work: *mut f64,
+    lwork: *const c_int,
+    info: *mut c_int,
+) {
+    qr_call("pdgeqrf_ft_", Protection::FaultTolerant, m, n, a, ia, ja, desca, tau, work, lwork, info);
+}
+
+/// QR factorization without fault tolerance (ScaLAPACK `PDGEQRF`), ftla's
+/// own: arguments and results as `pdgeqrf_ft_`; one process column is
+/// allowed. A process lost during the call: the grid is repaired and INFO
+/// = `FTLA_INFO_PROCESS_LOST` (A and TAU undefined).
+///
+/// # Safety
+/// Every pointer is null where this says it may be, or points to what
+/// the argument list says (arrays of ScaLAPACK's sizes).
+#[no_mangle]
+pub unsafe extern "C" fn ftla_pdgeqrf_(
+    m: *const c_int,
+    n: *const c_int,
+    a: *mut f64,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    tau: *mut f64,
+    work: *mut f64,
+    lwork: *const c_int,
+    info: *mut c_int,
+) {
+    qr_call("ftla_pdgeqrf_", Protection::Plain, m, n, a, ia, ja, desca, tau, work, lwork, info);
+}
+
+fn lu_call(
+    routine: &'static str,
+    protection: Protection,
+    m: *const c_int,
+    n: *const c_int,
+    a: *mut f64,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    ipiv: *mut c_int,
+    info: *mut c_int,
+) {
+    let arg = MatrixArg {
+        name: "A",
+        m: get(m),
+        n: get(n),
+        ia: get(ia),
+        ja: get(ja),
+        desc: desca,
+        at: LU_AT,
+        square_blocks: true,
+    };
+    let check = |grid: &Grid, ictxt: c_int| -> Result<QrArgs> {
+        if protection == Protection::FaultTolerant {
+            needs_two_columns(routine, grid, LU_AT.desc)?;
+        }
+        let c = arg.check(routine, grid, ictxt)?;
+        Ok(QrArgs { mat: c.import(grid, routine, a)?, a: c })
+    };
+    run(routine, info, context_of(desca), LU_AT.desc, protection, check, |ctx, p, lost| {
+        if p.a.m == 0 || p.a.n == 0 {
+            return Ok(());
+        }
+        let mut piv = Vec::new();
+        let r = match protection {
+            Protection::FaultTolerant => {
+                let mut ws = FtWorkspace::in_place(ctx.region.grid(), &mut p.mat).unwrap_or_default();
+                lu_ft::pdgetrf_ft_in(&mut ctx.region, &mut p.mat, &mut piv, &FtOptions::default(), &mut ws).map(|_| ())
+            }
+            Protection::Plain => lu::pdgetrf(ctx.region.grid(), &mut p.mat, &mut piv),
+        };
+        // A singular U is a result: the factorization is complete.
+        if matches!(r, Ok(()) | Err(Error::Singular { .. })) {
+            if !lost {
+                p.a.export(&p.mat, a);
+            }
+            export_ipiv(&p.mat, &piv, ipiv);
+        }
+        r
+    });
+}
+
+/// Fault-tolerant LU factorization with partial pivoting `P·A = L·U`,
+/// ScaLAPACK `PDGETRF`'s arguments and results: L (unit diagonal not
+/// stored) and U in A, the pivots in IPIV.
+///
+/// * `m`, `n`, `a`, `ia`, `ja`, `desca`: as in `pdgeqrf_ft_`.
+/// * `ipiv` (local output): LOCr(M_A) + MB_A ints; entry i (of a local row
+///   whose global row g < min(M, N)) is the 1-based global row interchanged
+///   with row g, as in ScaLAPACK.
+/// * `info` (global output): as `pdgeqrf_ft_`, and INFO = i > 0 when
+///   U(i,i) is exactly zero (the first such; the factorization is
+///   complete), the same on every process.
+///
+/// # Fault tolerance
+/// As `pdgeqrf_ft_`: the lost process's L, U, checksums and pivots are
+/// rebuilt at the last committed step; the pivots are those of a
+/// failure-free run.
+///
+/// # Safety
+/// Every pointer is null where this says it may be, or points to what
+/// the argument list says (arrays of ScaLAPACK's sizes).
+#[no_mangle]
+pub unsafe extern "C" fn pdgetrf_ft_(
+    m: *const c_int,
+    n: *const c_int,
+    a: *mut f64,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    ipiv: *mut c_int,
+    info: *mut c_int,
+) {
+    lu_call("pdgetrf_ft_", Protection::FaultTolerant, m, n, a, ia, ja, desca, ipiv, info);
+}
+
+/// LU factorization without fault tolerance (ScaLAPACK `PDGETRF`),
+/// ftla's own: as `pdgetrf_ft_`; one process column is allowed. A process
+/// lost during the call: the grid is repaired and INFO =
+/// `FTLA_INFO_PROCESS_LOST` (A and IPIV undefined).
+///
+/// # Safety
+/// Every pointer is null where this says it may be, or points to what
+/// the argument list says (arrays of ScaLAPACK's sizes).
+#[no_mangle]
+pub unsafe extern "C" fn ftla_pdgetrf_(
+    m: *const c_int,
+    n: *const c_int,
+    a: *mut f64,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    ipiv: *mut c_int,
+    info: *mut c_int,
+) {
+    lu_call("ftla_pdgetrf_", Protection::Plain, m, n, a, ia, ja, desca, ipiv, info);
+}
+
+/// The global pivots from the local IPIVs of a process column (each
+/// process holds those of its rows; every column holds the same).
+fn gather_pivots(grid: &Grid, a: &DistMatrix, ipiv: *const c_int, n: usize) -> Result<Vec<i64>> {
+    let (nprow, nb) = (grid.nprow() as usize, a.mb());
+    let most = numroc(n, nb, 0, 0, nprow);
+    let mut mine = vec![-1i64; most];
+    for (li, slot) in mine.iter_mut().enumerate().take(numroc(n, nb, grid.myrow() as usize, 0, nprow)) {
+        // SAFETY: IPIV holds LOCr(M_A) + MB_A ints.
+        *slot = i64::from(unsafe { *ipiv.add(li) }) - 1;
+    }
+    let all = grid.allgather(Scope::Column, &mine)?;
+    let mut piv = vec![0i64; n];
+    for (row, part) in all.chunks_exact(most.max(1)).enumerate().take(nprow) {
+        for (li, &p) in part.iter().enumerate().take(numroc(n, nb, row, 0, nprow)) {
+            piv[indxl2g(li, nb, row, 0, nprow)] = p;
+        }
+    }
+    Ok(piv)
+}
+
+struct SolveArgs {
+    a: DistMatrix,
+    b_arg: Checked,
+    b: DistMatrix,
+    trans: Transpose,
+}
+
+/// Solves `A·X = B` or `Aᵀ·X = B` with the factors from `pdgetrf_ft_` or
+/// `ftla_pdgetrf_` (ScaLAPACK `PDGETRS`'s arguments).
+///
+/// * `trans` (global input): `"N"`, or `"T"`/`"C"` for the transposed system.
+/// * `n`, `nrhs` (global input): the order of A and the number of
+///   right-hand sides.
+/// * `a`, `ia`, `ja`, `desca` (input): the factors; IA = JA = 1, MB_A = NB_A.
+/// * `ipiv` (local input): the pivots from the factorization.
+/// * `b`, `ib`, `jb`, `descb` (local input/output): the right-hand sides on
+///   entry, the solution on exit; IB = JB = 1, B's rows in A's row blocks
+///   (MB_B = MB_A).
+/// * `info` (global output): as the factorizations.
+///
+/// No fault tolerance: a process lost during the solve gives
+/// `FTLA_INFO_PROCESS_LOST` once the grid is repaired.
+///
+/// # Safety
+/// Every pointer is null where this says it may be, or points to what
+/// the argument list says (arrays of ScaLAPACK's sizes).
+#[no_mangle]
+pub unsafe extern "C" fn ftla_pdgetrs_(
+    trans: *const c_char,
+    n: *const c_int,
+    nrhs: *const c_int,
+    a: *const f64,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    ipiv: *const c_int,
+    b: *mut f64,
+    ib: *const c_int,
+    jb: *const c_int,
+    descb: *const c_int,
+    info: *mut c_int,
+) {
+    const ROUTINE: &str = "ftla_pdgetrs_";
+    let at_a = Positions { m: 2, n: 2, ia: 5, ja: 6, desc: 7 };
+    let at_b = Positions { m: 2, n: 3, ia: 10, ja: 11, desc: 12 };
+    let a_arg = MatrixArg {
+        name: "A",
+        m: get(n),
+        n: get(n),
+        ia: get(ia),
+        ja: get(ja),
+        desc: desca,
+        at: at_a,
+        square_blocks: true,
+    };
+    let b_arg = MatrixArg {
+        name: "B",
+        m: get(n),
+        n: get(nrhs),
+        ia: get(ib),
+        ja: get(jb),
+        desc: descb,
+        at: at_b,
+        square_blocks: false,
+    };
+    // SAFETY: TRANS points to a character.
+    let t = if trans.is_null() { 0 } else { (unsafe { *trans }) as u8 };
+    let check = |grid: &Grid, ictxt: c_int| -> Result<SolveArgs> {
+        let trans = match t.to_ascii_uppercase() {
+            b'N' => Transpose::NoTrans,
+            b'T' | b'C' => Transpose::Trans,
+            _ => return Err(arg_error(ROUTINE, 1, 0, "TRANS", "must be 'N', 'T' or 'C'")),
+        };
+        if get(nrhs) < 0 {
+            return Err(arg_error(ROUTINE, 3, 0, "NRHS", format!("must be non-negative, got {}", get(nrhs))));
+        }
+        let ca = a_arg.check(ROUTINE, grid, ictxt)?;
+        let cb = b_arg.check(ROUTINE, grid, ictxt)?;
+        if ipiv.is_null() {
+            return Err(arg_error(ROUTINE, 8, 0, "IPIV", "is a null pointer"));
+        }
+        Ok(SolveArgs { a: ca.import(grid, ROUTINE, a)?, b: cb.import(grid, ROUTINE, b)?, b_arg: cb, trans })
+    };
+    run(ROUTINE, info, context_of(desca), at_a.desc, Protection::Plain, check, |ctx, p, _| {
+        let grid = ctx.region.grid();
+        let piv = gather_pivots(grid, &p.a, ipiv, p.a.m())?;
+        lu::pdgetrs(grid, p.trans, &p.a, &piv, &mut p.b)?;
+        p.b_arg.export(&p.b, b);
+        Ok(())
+    });
+}
+
+struct CgArgs {
+    a: DistMatrix,
+    b: DistMatrix,
+    x_arg: Checked,
+    x: DistMatrix,
+    opts: CgOptions,
+}
+
+/// Fault-tolerant conjugate gradients for `A·x = b`, A dense symmetric
+/// positive definite (ftla's own routine; ScaLAPACK has none), with
+/// ScaLAPACK-style arguments:
+/// `PDCG_FT(N, A, IA, JA, DESCA, B, IB, JB, DESCB, X, IX, JX, DESCX, TOL,
+/// MAXIT, ITER, RESID, INFO)`.
+///
+/// * `n` (global input): the order of A.
+/// * `a`, `ia`, `ja`, `desca` (local input): A; IA = JA = 1, MB_A = NB_A,
+///   the first block on process (0, 0), at least two process columns.
+/// * `b`, `ib`, `jb`, `descb` (local input): the N×1 right-hand side, in
+///   A's row blocks (MB_B = MB_A).
+/// * `x`, `ix`, `jx`, `descx` (local input/output): the initial guess on
+///   entry, the solution on exit; laid out like B.
+/// * `tol` (global input): stop when ‖r‖₂ ≤ TOL·‖b‖₂.
+/// * `maxit` (global input): at most this many iterations.
+/// * `iter` (global output): the iterations run.
+/// * `resid` (global output): the true relative residual ‖b − A·x‖₂/‖b‖₂.
+/// * `info` (global output): 0 when converged; MAXIT + 1 when not
+///   converged within MAXIT iterations; k in 1..MAXIT when A was found not
+///   positive definite at iteration k; negative as the factorizations.
+///
+/// # Fault tolerance
+/// A process lost during the solve is repaired inside it: A's lost blocks
+/// are rebuilt from the checksums, the vectors copied from the other
+/// processes of its row, and the iteration goes on from the last
+/// committed one (the iterates of a failure-free run).
+///
+/// # Safety
+/// Every pointer is null where this says it may be, or points to what
+/// the argument list says (arrays of ScaLAPACK's sizes).
+#[no_mangle]
+pub unsafe extern "C" fn pdcg_ft_(
+    n: *const c_int,
+    a: *const f64,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    b: *const f64,
+    ib: *const c_int,
+    jb: *const c_int,
+    descb: *const c_int,
+    x: *mut f64,
+    ix: *const c_int,
+    jx: *const c_int,
+    descx: *const c_int,
+    tol: *const f64,
+    maxit: *const c_int,
+    iter: *mut c_int,
+    resid: *mut f64,
+    info: *mut c_int,
+) {
+    const ROUTINE: &str = "pdcg_ft_";
+    let order = get(n);
+    let at_a = Positions { m: 1, n: 1, ia: 3, ja: 4, desc: 5 };
+    let at_b = Positions { m: 1, n: 1, ia: 7, ja: 8, desc: 9 };
+    let at_x = Positions { m: 1, n: 1, ia: 11, ja: 12, desc: 13 };
+    let arg = |name, m, ia, ja, desc, at, square_blocks| MatrixArg {
+        name,
+        m,
+        n: if name == "A" { order } else { 1 },
+        ia,
+        ja,
+        desc,
+        at,
+        square_blocks,
+    };
+    let a_arg = arg("A", order, get(ia), get(ja), desca, at_a, true);
+    let b_arg = arg("B", order, get(ib), get(jb), descb, at_b, false);
+    let x_arg = arg("X", order, get(ix), get(jx), descx, at_x, false);
+    // SAFETY: TOL points to a double.
+    let tol = if tol.is_null() { f64::NAN } else { unsafe { *tol } };
+    let maxit = get(maxit);
+    let check = |grid: &Grid, ictxt: c_int| -> Result<CgArgs> {
+        needs_two_columns(ROUTINE, grid, at_a.desc)?;
+        let ca = a_arg.check(ROUTINE, grid, ictxt)?;
+        let cb = b_arg.check(ROUTINE, grid, ictxt)?;
+        let cx = x_arg.check(ROUTINE, grid, ictxt)?;
+        if maxit < 0 {
+            return Err(arg_error(ROUTINE, 15, 0, "MAXIT", format!("must be non-negative, got {maxit}")));
+        }
+        Ok(CgArgs {
+            a: ca.import(grid, ROUTINE, a)?,
+            b: cb.import(grid, ROUTINE, b)?,
+            x: cx.import(grid, ROUTINE, x)?,
+            x_arg: cx,
+            opts: CgOptions { tol, maxit: maxit as u64, jacobi: false },
+        })
+    };
+    let (mut iterations, mut residual) = (0, f64::NAN);
+    let mut converged = true;
+    run(ROUTINE, info, context_of(desca), at_a.desc, Protection::FaultTolerant, check, |ctx, p, lost| {
+        if p.a.m() == 0 {
+            return Ok(());
+        }
+        let mut ws = FtWorkspace::in_place(ctx.region.grid(), &mut p.a).unwrap_or_default();
+        let r = cg_ft::pdcg_ft_in(&mut ctx.region, &mut p.a, &p.b, &mut p.x, &p.opts, &FtOptions::default(), &mut ws)?;
+        if !lost {
+            p.x_arg.export(&p.x, x);
+        }
+        (iterations, residual, converged) = (r.iterations, r.relative_residual, r.converged);
+        Ok(())
+    });
+    if !iter.is_null() {
+        // SAFETY: pointer to an int (null checked).
+        unsafe { *iter = iterations as c_int };
+    }
+    if !resid.is_null() {
+        // SAFETY: pointer to a double (null checked).
+        unsafe { *resid = residual };
+    }
+    if !converged && !info.is_null() && get(info as *const c_int) == 0 {
+        set_info(info, maxit.saturating_add(1));
+    }
+}

@@ -1,0 +1,188 @@
+//! The caller's matrices: ScaLAPACK's argument checks on a matrix
+//! (M, N, IA, JA, DESC), and its local array copied into and out of a
+//! [`DistMatrix`].
+
+use scalapack_ft::descriptor::{entry, Descriptor, DLEN};
+use scalapack_ft::{DistMatrix, Error, Grid, Result};
+use std::os::raw::c_int;
+
+/// Where a matrix's arguments sit in the routine's calling sequence
+/// (1-based, as ScaLAPACK numbers them for INFO).
+#[derive(Clone, Copy)]
+pub(crate) struct Positions {
+    pub m: u32,
+    pub n: u32,
+    pub ia: u32,
+    pub ja: u32,
+    pub desc: u32,
+}
+
+/// A matrix argument as the caller passed it.
+pub(crate) struct MatrixArg {
+    /// Its name in messages ("A", "B").
+    pub name: &'static str,
+    /// Rows and columns of the (leading) submatrix the routine works on.
+    pub m: c_int,
+    pub n: c_int,
+    pub ia: c_int,
+    pub ja: c_int,
+    pub desc: *const c_int,
+    pub at: Positions,
+    /// The routine needs MB = NB.
+    pub square_blocks: bool,
+}
+
+/// A checked matrix argument: its descriptor and the submatrix's size.
+#[derive(Clone, Copy)]
+pub(crate) struct Checked {
+    pub desc: Descriptor,
+    pub m: usize,
+    pub n: usize,
+}
+
+pub(crate) fn arg_error(routine: &str, position: u32, entry: usize, name: &str, reason: impl Into<String>) -> Error {
+    Error::Argument { routine: routine.into(), position, entry: entry as u32, name: name.into(), reason: reason.into() }
+}
+
+/// The descriptor's context, read before anything else (which grid the
+/// call runs on); `None` for a null descriptor.
+pub(crate) fn context_of(desc: *const c_int) -> Option<c_int> {
+    if desc.is_null() {
+        return None;
+    }
+    // SAFETY: a descriptor is 9 ints; the context is the second.
+    Some(unsafe { *desc.add(1) })
+}
+
+impl MatrixArg {
+    /// ScaLAPACK's checks of a matrix argument on this process (local; the
+    /// caller agrees on the verdict): the descriptor, M, N ≥ 0, IA = JA = 1
+    /// (ftla works on leading submatrices), M ≤ M_A, N ≤ N_A, square
+    /// blocks where needed, the first block on process (0, 0).
+    pub fn check(&self, routine: &str, grid: &Grid, ictxt: c_int) -> Result<Checked> {
+        let at = self.at;
+        let name = self.name;
+        if self.desc.is_null() {
+            return Err(arg_error(routine, at.desc, 0, &format!("DESC{name}"), "is a null pointer"));
+        }
+        let mut raw = [0; DLEN];
+        // SAFETY: a descriptor is 9 ints (null checked).
+        unsafe { std::ptr::copy_nonoverlapping(self.desc, raw.as_mut_ptr(), DLEN) };
+        let (nprow, npcol, myrow) = (grid.nprow() as usize, grid.npcol() as usize, grid.myrow() as usize);
+        let desc = Descriptor::from_array(raw, nprow, npcol, myrow)
+            .map_err(|e| arg_error(routine, at.desc, e.index, &format!("{}_{name}", e.arg), e.reason.clone()))?;
+        if desc.ctxt() != ictxt {
+            return Err(arg_error(
+                routine,
+                at.desc,
+                entry::CTXT,
+                &format!("CTXT_{name}"),
+                format!("is {}, another grid than the call's ({ictxt})", desc.ctxt()),
+            ));
+        }
+        let (m, n) = (self.m, self.n);
+        if m < 0 {
+            return Err(arg_error(routine, at.m, 0, "M", format!("must be non-negative, got {m}")));
+        }
+        if n < 0 {
+            return Err(arg_error(routine, at.n, 0, "N", format!("must be non-negative, got {n}")));
+        }
+        for (v, pos, what) in [(self.ia, at.ia, "IA"), (self.ja, at.ja, "JA")] {
+            if v != 1 {
+                return Err(arg_error(
+                    routine,
+                    pos,
+                    0,
+                    what,
+                    format!("must be 1 (ftla works on a matrix's leading submatrix), got {v}"),
+                ));
+            }
+        }
+        let (m, n) = (m as usize, n as usize);
+        if m > desc.m() {
+            return Err(arg_error(
+                routine,
+                at.desc,
+                entry::M,
+                &format!("M_{name}"),
+                format!("is {}, fewer rows than the {m} asked for", desc.m()),
+            ));
+        }
+        if n > desc.n() {
+            return Err(arg_error(
+                routine,
+                at.desc,
+                entry::N,
+                &format!("N_{name}"),
+                format!("is {}, fewer columns than the {n} asked for", desc.n()),
+            ));
+        }
+        if self.square_blocks && desc.mb() != desc.nb() {
+            return Err(arg_error(
+                routine,
+                at.desc,
+                entry::NB,
+                &format!("NB_{name}"),
+                format!("must equal MB_{name} (square blocks), got MB = {} and NB = {}", desc.mb(), desc.nb()),
+            ));
+        }
+        for (src, e, what) in [(desc.rsrc(), entry::RSRC, "RSRC"), (desc.csrc(), entry::CSRC, "CSRC")] {
+            if src != 0 {
+                return Err(arg_error(
+                    routine,
+                    at.desc,
+                    e,
+                    &format!("{what}_{name}"),
+                    format!("must be 0 (the first block on process (0, 0)), got {src}"),
+                ));
+            }
+        }
+        Ok(Checked { desc, m, n })
+    }
+}
+
+impl Checked {
+    /// Rows and columns of the submatrix's local array on this process.
+    fn local_shape(&self, grid: &Grid) -> (usize, usize) {
+        let d = &self.desc;
+        let r = blacs_ft::index::numroc(self.m, d.mb(), grid.myrow() as usize, 0, grid.nprow() as usize);
+        let c = blacs_ft::index::numroc(self.n, d.nb(), grid.mycol() as usize, 0, grid.npcol() as usize);
+        (r, c)
+    }
+
+    /// The submatrix as a [`DistMatrix`] of its own (its local array
+    /// copied out of the caller's, whose leading dimension is LLD).
+    pub fn import(&self, grid: &Grid, routine: &str, data: *const f64) -> Result<DistMatrix> {
+        let d = &self.desc;
+        let (nprow, npcol, myrow) = (grid.nprow() as usize, grid.npcol() as usize, grid.myrow() as usize);
+        let sub = Descriptor::with_min_lld(self.m, self.n, d.mb(), d.nb(), 0, 0, d.ctxt(), nprow, npcol, myrow)
+            .map_err(|e| arg_error(routine, 0, e.index, e.arg, e.to_string()))?;
+        let (rows, cols) = self.local_shape(grid);
+        let lld = sub.lld();
+        let mut local = scalapack_ft::memory::zeroed(lld * cols, routine, "a copy of a matrix argument")?;
+        if rows > 0 && cols > 0 {
+            // SAFETY: the caller's local array holds LLD × LOCc(N_A) doubles,
+            // which covers the submatrix's local part.
+            let src = unsafe { std::slice::from_raw_parts(data, (cols - 1) * d.lld() + rows) };
+            for j in 0..cols {
+                local[j * lld..j * lld + rows].copy_from_slice(&src[j * d.lld()..j * d.lld() + rows]);
+            }
+        }
+        DistMatrix::from_local(grid, sub, local)
+    }
+
+    /// Copies `a`'s local array back into the caller's.
+    pub fn export(&self, a: &DistMatrix, data: *mut f64) {
+        let (rows, cols) = (a.local_rows(), a.local_cols());
+        if rows == 0 || cols == 0 {
+            return;
+        }
+        let ld = self.desc.lld();
+        // SAFETY: as in `import`; the caller's array is writable.
+        let dst = unsafe { std::slice::from_raw_parts_mut(data, (cols - 1) * ld + rows) };
+        let (src, lld) = (a.local(), a.lld());
+        for j in 0..cols {
+            dst[j * ld..j * ld + rows].copy_from_slice(&src[j * lld..j * lld + rows]);
+        }
+    }
+}
