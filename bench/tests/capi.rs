@@ -50,13 +50,22 @@ fn example() -> &'static Path {
     BIN.get_or_init(|| compile("examples/c/qr_lu_solve.c", "qr_lu_solve"))
 }
 
-/// `ftla launch ARGS -- PROGRAM 256 32 2 2` with `FTLA_KILL = kill`.
+/// `ftla launch ARGS` with `FTLA_KILL = kill`, the C program loading the
+/// library it was linked with (`cargo test` puts target directories with
+/// other builds of it on `LD_LIBRARY_PATH`, which goes before the
+/// program's RUNPATH).
+fn launch_c(args: &[&str], kill: &str) -> Captured {
+    let lib = lib_dir().display().to_string();
+    common::ftla_with(args, &[("FTLA_KILL", kill), ("LD_LIBRARY_PATH", &lib)])
+}
+
+/// `ftla launch ARGS -- EXAMPLE 256 32 2 2` with `FTLA_KILL = kill`.
 fn launch(args: &[&str], kill: &str) -> Captured {
     let mut all: Vec<&str> = vec!["launch", "--np", "4"];
     all.extend_from_slice(args);
     let prog = example().display().to_string();
     all.extend_from_slice(&["--", &prog, "256", "32", "2", "2"]);
-    common::ftla_with(&all, &[("FTLA_KILL", kill)])
+    launch_c(&all, kill)
 }
 
 /// Each grid rank's verdict line.
@@ -136,8 +145,33 @@ fn two_losses_in_one_process_row_are_a_distinct_info_on_every_survivor() {
 #[test]
 fn the_c_abi_keeps_scalapack_semantics() {
     let bin = compile("bench/tests/c/abi_checks.c", "abi_checks");
-    let out = common::ftla(&["launch", "--np", "4", "--", &bin.display().to_string()]);
+    let bin = bin.display().to_string();
+    let out = launch_c(&["launch", "--np", "4", "--", &bin], "");
     assert!(!out.stdout.contains("FAIL"), "{}\n{}", out.stdout, out.stderr);
     assert!(out.stdout.lines().filter(|l| l.starts_with("ok ")).count() >= 30, "{}", out.stdout);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let out = launch_c(&["launch", "--np", "4", "--", &bin, "column"], "");
+    assert!(!out.stdout.contains("FAIL"), "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.stdout.lines().filter(|l| l.starts_with("ok ")).count(), 3, "{}", out.stdout);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+}
+
+#[test]
+fn a_plain_routine_that_loses_a_process_is_called_again_with_the_replacement() {
+    let bin = compile("bench/tests/c/abi_checks.c", "abi_checks_retry").display().to_string();
+    let out = launch_c(&["launch", "--np", "4", "--", &bin, "plain-retry"], "2@ftla_pdgeqrf:0:call");
+    assert!(
+        out.stderr.contains("injecting SIGKILL into rank 2 at ftla_pdgeqrf:0:call"),
+        "{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    assert!(!out.stdout.contains("FAIL"), "{}\n{}", out.stdout, out.stderr);
+    for r in 0..4 {
+        let tag = if r == 2 { " [replacement]" } else { "" };
+        let lost = if r == 2 { 0 } else { 1 };
+        let want = format!("plain retry: grid rank {r}{tag}, {lost} call(s) lost a process");
+        assert!(out.stdout.contains(&want), "{want}:\n{}\n{}", out.stdout, out.stderr);
+    }
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
 }

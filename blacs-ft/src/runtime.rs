@@ -173,6 +173,16 @@ impl Runtime {
         world.dup()
     }
 
+    /// This process's rank in `MPI_COMM_WORLD` and the world's size
+    /// (local: no communicator is made).
+    pub fn world_rank_size(&self) -> (i32, i32) {
+        // SAFETY: constant getter; a predefined communicator is never freed.
+        match Comm::adopt(unsafe { ffi::ftla_comm_world() }, false) {
+            Ok(w) => (w.rank(), w.size()),
+            Err(_) => (-1, -1),
+        }
+    }
+
     /// MPI wall-clock time in seconds.
     pub fn wtime() -> f64 {
         // SAFETY: no arguments.

@@ -72,7 +72,13 @@
 // INFO of a routine without fault tolerance (the plain `ftla_pd*_`
 // routines) that lost a process: the grid was repaired (a replacement
 // holds the lost process's place), but the routine's outputs are
-// undefined everywhere. Call it again with its input.
+// undefined everywhere. The survivors' next ftla call must be this one
+// again, with its input: the replacement, which runs the program from
+// the top, skips the calls completed before (they are in the status log)
+// and meets the survivors there. Its inputs that were outputs of earlier
+// calls are lost (those calls returned `FTLA_INFO_RESULT_LOST` in it):
+// feed a plain routine from the program's own data, or use the
+// fault-tolerant routines.
 #define FTLA_INFO_PROCESS_LOST -10002
 
 // INFO when a process cannot get the memory the routine needs (nothing
@@ -82,10 +88,11 @@
 // INFO, on a replacement process only, of a call that had completed
 // before this process joined the grid (the program runs from the top in
 // a replacement and makes its earlier calls again): the call returns at
-// once, its replicated outputs filled in (TAU, IPIV, the CG's iteration
-// count), but this process's part of the matrix results (A, X) was lost
-// with the process it replaces and is left as the program passed it.
-// The other processes hold their parts. Local: the survivors never see it.
+// once without communicating; a fault-tolerant routine fills in its
+// replicated outputs (TAU, IPIV, the CG's iteration count), but this
+// process's part of the matrix results (A, X) was lost with the process
+// it replaces and is left as the program passed it. The other processes
+// hold their parts. Local: the survivors never see it.
 #define FTLA_INFO_RESULT_LOST -10005
 
 // INFO of any other error (an MPI error, a checkpoint that cannot be
@@ -101,9 +108,11 @@ extern "C" {
 // and the number of processes (as `Cblacs_pinfo`).
 //
 // * `mypnum` (local output): this process's rank in `MPI_COMM_WORLD`; on a
-//   replacement process, the grid rank it took over.
-// * `nprocs` (global output): the number of processes of the job (grid and
-//   hot spares); on a replacement, the job's grid size plus its spares left.
+//   spawned replacement, the grid rank it took over (a hot spare calls
+//   it before it parks: its world rank).
+// * `nprocs` (output): the number of processes of the job (grid and hot
+//   spares); on a spawned replacement, the grid's size plus the spares
+//   left.
 //
 // A replacement process (spawned by a repair) joins the survivors' grid
 // inside this call. Both are -1 when MPI or ftla could not start (the
@@ -122,7 +131,7 @@ void Cftla_pinfo(int *mypnum,
 // * `ictxt` (global output): the grid's context, for descriptors
 //   (`DESC[1]`) and the other functions; -1 on an error, whose reason is
 //   printed on stderr (a bad shape, more processes asked for than the job
-//   has, an order other than row-major, a grid already in use).
+//   has, an order other than row-major, a second grid).
 // * `order` (global input): `"Row"` (or `"R"`, or NULL): grid rank
 //   `r` sits at process row `r / npcol`, column `r % npcol`. Column-major
 //   order is not offered.
@@ -136,7 +145,9 @@ void Cftla_pinfo(int *mypnum,
 // reads its checkpoints here (an unusable checkpoint ends the job with
 // the reason, the same on every process).
 //
-// ftla holds one grid at a time; `Cftla_gridexit` frees it.
+// ftla makes one grid per run (a second call returns -1): after
+// `Cftla_gridexit` the spares have left, and after a repair the world
+// holds dead processes, so no other grid can be built from it.
 //
 // # Safety
 // Every pointer is null where this says it may be, or points to what
@@ -249,8 +260,11 @@ void ftla_descinit_(int *desc,
 //   minimum). ftla allocates its own scratch: its checksum columns and a
 //   copy of the local array.
 // * `info` (global output): 0; -i or -(i·100+j) for a bad argument i (entry
-//   j of a descriptor), the same on every process;
-//   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`.
+//   j of a descriptor), the same on every process (but for a workspace
+//   query, which is local: a process-dependent check such as LLD gives
+//   its INFO on the processes it fails on only);
+//   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`;
+//   on a replacement, `FTLA_INFO_RESULT_LOST`.
 //
 // # Fault tolerance
 // A process lost during the call is repaired inside it: the grid is

@@ -1,7 +1,13 @@
-//! The one path every driver call of the C ABI takes: the grid from the
-//! descriptor's context, the local argument checks agreed on every
-//! process, the routine run (repairing where it lost a process before it
-//! could protect itself), and the errors turned into INFO.
+//! The one path every driver call of the C ABI takes: the grid, the local
+//! argument checks turned into one verdict on every process, the routine
+//! run (repairing where it lost a process), and the errors turned into
+//! INFO.
+//!
+//! Every call, plain or fault tolerant, is recorded in the region's status
+//! log, so that a replacement process — which runs the program from the
+//! top and makes the calls the survivors made before it joined — skips
+//! those calls instead of meeting the survivors in a collective they are
+//! not in.
 
 use crate::process::{self, Context};
 use scalapack_ft::error::agree_on_arguments;
@@ -16,7 +22,13 @@ pub const FTLA_INFO_UNRECOVERABLE: c_int = -10001;
 /// INFO of a routine without fault tolerance (the plain `ftla_pd*_`
 /// routines) that lost a process: the grid was repaired (a replacement
 /// holds the lost process's place), but the routine's outputs are
-/// undefined everywhere. Call it again with its input.
+/// undefined everywhere. The survivors' next ftla call must be this one
+/// again, with its input: the replacement, which runs the program from
+/// the top, skips the calls completed before (they are in the status log)
+/// and meets the survivors there. Its inputs that were outputs of earlier
+/// calls are lost (those calls returned `FTLA_INFO_RESULT_LOST` in it):
+/// feed a plain routine from the program's own data, or use the
+/// fault-tolerant routines.
 pub const FTLA_INFO_PROCESS_LOST: c_int = -10002;
 /// INFO when a process cannot get the memory the routine needs (nothing
 /// was computed; the need is printed on stderr).
@@ -24,19 +36,16 @@ pub const FTLA_INFO_NO_MEMORY: c_int = -10003;
 /// INFO, on a replacement process only, of a call that had completed
 /// before this process joined the grid (the program runs from the top in
 /// a replacement and makes its earlier calls again): the call returns at
-/// once, its replicated outputs filled in (TAU, IPIV, the CG's iteration
-/// count), but this process's part of the matrix results (A, X) was lost
-/// with the process it replaces and is left as the program passed it.
-/// The other processes hold their parts. Local: the survivors never see it.
+/// once without communicating; a fault-tolerant routine fills in its
+/// replicated outputs (TAU, IPIV, the CG's iteration count), but this
+/// process's part of the matrix results (A, X) was lost with the process
+/// it replaces and is left as the program passed it. The other processes
+/// hold their parts. Local: the survivors never see it.
 pub const FTLA_INFO_RESULT_LOST: c_int = -10005;
 /// INFO of any other error (an MPI error, a checkpoint that cannot be
 /// used, a local error on another process); the reason is printed on
 /// stderr.
 pub const FTLA_INFO_ERROR: c_int = -10004;
-
-/// Marks [`FTLA_INFO_RESULT_LOST`] on its way out of [`call`] (never a
-/// grid rank).
-const RESULT_LOST: i32 = i32::MIN;
 
 /// Whether a routine protects its data (and then repairs and goes on
 /// after losing a process) or not.
@@ -44,6 +53,33 @@ const RESULT_LOST: i32 = i32::MIN;
 pub(crate) enum Protection {
     FaultTolerant,
     Plain,
+}
+
+/// A routine of the C ABI.
+pub(crate) struct Routine {
+    /// Its C name, for messages.
+    pub name: &'static str,
+    /// Its name in the status log (the Rust driver's, for the
+    /// fault-tolerant ones).
+    pub log_name: &'static str,
+    pub protection: Protection,
+    /// The position of the descriptor that names the grid (INFO
+    /// -(pos·100 + 2) when there is no grid).
+    pub ctxt_desc: u32,
+}
+
+/// What a routine's checked arguments say about its work.
+pub(crate) trait Work {
+    /// Nothing to compute (a zero dimension): the call returns at once on
+    /// every process, without communicating and without a log record.
+    fn is_empty(&self) -> bool;
+}
+
+/// How a call ended well.
+enum Ended {
+    Computed,
+    /// On a replacement: the call had completed before it joined.
+    ResultLost,
 }
 
 /// Writes INFO.
@@ -57,6 +93,8 @@ pub(crate) fn set_info(info: *mut c_int, v: c_int) {
 /// ScaLAPACK's INFO for an error of a routine.
 fn info_of(e: &Error) -> c_int {
     match e {
+        // (An error that is no argument's, carried as one by an agreement.)
+        Error::Argument { position: 0, .. } => FTLA_INFO_ERROR,
         Error::Argument { .. } | Error::Singular { .. } | Error::NotPositiveDefinite { .. } => e.info(),
         Error::Memory { .. } => FTLA_INFO_NO_MEMORY,
         Error::Grid(g) if g.is_unrecoverable() => FTLA_INFO_UNRECOVERABLE,
@@ -65,27 +103,25 @@ fn info_of(e: &Error) -> c_int {
     }
 }
 
+fn no_grid(r: &Routine, info: *mut c_int) {
+    eprintln!("ftla: {}: there is no grid (call Cftla_gridinit first)", r.name);
+    set_info(info, -(r.ctxt_desc as c_int * 100 + 2));
+}
+
 /// A call that involves no other process (a workspace query): `f` runs the
-/// local checks; an error sets INFO (local) and returns `None`.
-pub(crate) fn run_local<T>(
-    routine: &'static str,
-    info: *mut c_int,
-    ictxt: Option<c_int>,
-    ctxt_desc: u32,
-    f: impl FnOnce(&Grid, c_int) -> Result<T>,
-) -> Option<T> {
+/// local checks on the grid and its context; an error sets INFO (local)
+/// and returns `None`.
+pub(crate) fn run_local<T>(r: &Routine, info: *mut c_int, f: impl FnOnce(&Grid, c_int) -> Result<T>) -> Option<T> {
     let mut guard = process::lock();
     let Some(process) = guard.as_mut() else {
         set_info(info, FTLA_INFO_ERROR);
         return None;
     };
-    let Some(ctx) = ictxt.and_then(|c| process.context(c)) else {
-        eprintln!("ftla: {routine}: descriptor {ctxt_desc} names no live grid (see Cftla_gridinit)");
-        set_info(info, -(ctxt_desc as c_int * 100 + 2));
+    let Some(ctx) = process.context.as_mut() else {
+        no_grid(r, info);
         return None;
     };
-    let ictxt = ctx.ictxt;
-    match f(ctx.region.grid(), ictxt) {
+    match f(ctx.region.grid(), ctx.ictxt) {
         Ok(v) => {
             set_info(info, 0);
             Some(v)
@@ -98,158 +134,194 @@ pub(crate) fn run_local<T>(
     }
 }
 
-/// Runs one call of `routine` on the grid named by `ictxt` and sets INFO.
+/// Runs one call of routine `r` and sets INFO.
 ///
-/// * `check` (local): the argument checks of this process; it returns
-///   what `body` works on (the caller's matrices, imported).
+/// * `check` (local): the argument checks of this process against the
+///   grid and its context (a descriptor naming another context is one of
+///   them); it returns what `body` works on (the caller's matrices,
+///   imported).
 /// * `body`: the routine; it copies its results back itself (also on an
-///   error that leaves results, such as a singular U).
-///
-/// `ctxt_desc` is the position of the descriptor that names the grid:
-/// a context that is not a live grid is INFO = -(ctxt_desc·100 + 2).
-pub(crate) fn run<P>(
-    routine: &'static str,
+///   error that leaves results, such as a singular U). Its flag says the
+///   call completed before this replacement joined: its matrix results
+///   must not be copied back.
+pub(crate) fn run<P: Work>(
+    r: &Routine,
     info: *mut c_int,
-    ictxt: Option<c_int>,
-    ctxt_desc: u32,
-    protection: Protection,
     check: impl FnOnce(&Grid, c_int) -> Result<P>,
     mut body: impl FnMut(&mut Context, &mut P, bool) -> Result<()>,
 ) {
     let mut guard = process::lock();
     let Some(process) = guard.as_mut() else {
-        eprintln!("ftla: {routine}: ftla could not start (see above)");
+        eprintln!("ftla: {}: ftla could not start (see above)", r.name);
         return set_info(info, FTLA_INFO_ERROR);
     };
-    let Some(ictxt) = ictxt.filter(|&c| process.context(c).is_some()) else {
-        eprintln!("ftla: {routine}: descriptor {ctxt_desc} names no live grid (see Cftla_gridinit)");
-        return set_info(info, -(ctxt_desc as c_int * 100 + 2));
+    // (ftla holds one grid: a descriptor naming another context is an
+    // argument error, agreed on that grid.)
+    let Some(ctx) = process.context.as_mut() else {
+        return no_grid(r, info);
     };
-    let ctx = process.context(ictxt).expect("a live context");
-    let outcome = call(ctx, ictxt, protection, check, &mut body);
-    if let Err(Error::Grid(blacs_ft::Error::Checkpointed { epoch, .. })) = &outcome {
+    let outcome = call(ctx, r, check, &mut body);
+    if let Err(Error::Grid(e @ blacs_ft::Error::Checkpointed { epoch, .. })) = &outcome {
         // The survivors saved their state (checkpoint-on-failure): the job
         // ends here and `ftla launch` starts it again.
-        let detail = outcome.as_ref().err().map(|e| e.to_string()).unwrap_or_default();
-        process.end_for_restart(*epoch, &format!("{routine}: {detail}"));
+        let detail = format!("{}: {e}", r.name);
+        process.end_for_restart(*epoch, &detail);
     }
-    let grid = process.context(ictxt).expect("a live context").region.grid();
+    let rank = process.context.as_ref().map_or(-1, |c| c.region.grid().rank());
     match &outcome {
-        Ok(()) => set_info(info, 0),
-        Err(Error::Grid(blacs_ft::Error::Remote { rank: RESULT_LOST, .. })) => set_info(info, FTLA_INFO_RESULT_LOST),
+        Ok(Ended::Computed) => set_info(info, 0),
+        Ok(Ended::ResultLost) => set_info(info, FTLA_INFO_RESULT_LOST),
         Err(e) => {
             // An agreed error is the same everywhere: said once. A failure
-            // is said by every process that saw it.
+            // is said by every process that saw it; a result (a zero pivot,
+            // no convergence) is INFO only.
             let agreed = matches!(
                 e,
                 Error::Argument { .. } | Error::Memory { .. } | Error::Grid(blacs_ft::Error::Checkpoint { .. })
             );
-            let result_error = matches!(e, Error::Singular { .. } | Error::NotPositiveDefinite { .. });
-            if !result_error && agreed && grid.rank() == 0 {
+            let result = matches!(e, Error::Singular { .. } | Error::NotPositiveDefinite { .. });
+            if agreed && rank == 0 {
                 eprintln!("ftla: {e}");
-            } else if !result_error && !agreed {
-                eprintln!("ftla: {routine}: grid rank {}: {e}", grid.rank());
+            } else if !agreed && !result {
+                eprintln!("ftla: {}: grid rank {rank}: {e}", r.name);
             }
             set_info(info, info_of(e));
         }
     }
 }
 
-fn call<P>(
+fn call<P: Work>(
     ctx: &mut Context,
-    ictxt: c_int,
-    protection: Protection,
+    r: &Routine,
     check: impl FnOnce(&Grid, c_int) -> Result<P>,
     body: &mut impl FnMut(&mut Context, &mut P, bool) -> Result<()>,
-) -> Result<()> {
-    let local = check(ctx.region.grid(), ictxt);
-    // A replacement making a call that completed before it joined.
+) -> Result<Ended> {
+    let local = check(ctx.region.grid(), ctx.ictxt);
+    if local.as_ref().is_ok_and(|p| p.is_empty()) {
+        // (Every process sees the same global dimensions.)
+        return Ok(Ended::Computed);
+    }
+    // A replacement making a call that completed before it joined: the
+    // survivors are past it. Nothing collective.
     let log = ctx.region.log();
-    let lost = protection == Protection::FaultTolerant
-        && ctx.region.grid().replacement().is_some()
-        && log.calls().get(log.position()).is_some_and(|c| c.done);
-    let result_lost = || Err(Error::Grid(blacs_ft::Error::Remote { rank: RESULT_LOST, message: String::new() }));
+    let lost = ctx.region.grid().replacement().is_some()
+        && log.calls().get(log.position()).is_some_and(|c| c.done && c.name == r.log_name);
     if lost {
-        // (Nothing collective: the survivors are past this call.)
         let mut p = local?;
-        return body(ctx, &mut p, true).and_then(|()| result_lost());
+        match r.protection {
+            // The driver finds the call done in the log and fills in the
+            // replicated outputs.
+            Protection::FaultTolerant => body(ctx, &mut p, true)?,
+            Protection::Plain => drop(ctx.region.enter_call(r.log_name)),
+        }
+        return Ok(Ended::ResultLost);
     }
     if ctx.region.is_joining() {
-        // A replacement joining the survivors' recovery of this call: they
-        // are inside it, past its argument checks.
-        let mut p = match local {
-            Ok(p) => p,
-            Err(e) => {
-                let who = ctx.region.grid().rank();
-                return Err(ctx.region.refuse_join(format!("replacement grid rank {who}: {e}")).into());
+        // A replacement joining the survivors' recovery of the interrupted
+        // call: they are inside it, past its argument checks.
+        let mut p = match (local, r.protection) {
+            (Ok(p), Protection::FaultTolerant) => p,
+            (Ok(_), Protection::Plain) => {
+                let e = format!("{} was called where the survivors are inside a fault-tolerant call", r.name);
+                return Err(refuse(ctx, e));
             }
+            (Err(e), _) => return Err(refuse(ctx, e.to_string())),
         };
-        return match body(ctx, &mut p, false) {
-            Err(e) if e.is_process_failure() => {
-                // Lost a process before the call could protect itself:
-                // as below, with the survivors.
-                ctx.region.repair()?;
-                if protection == Protection::Plain {
-                    return Err(e);
-                }
-                again(ctx, protection, &mut p, body)
-            }
-            other => other,
-        };
+        return attempt(ctx, r, &mut p, body);
     }
-    loop {
-        let status = local.as_ref().map(|_| ()).map_err(Clone::clone);
-        match agree_on_arguments(ctx.region.grid(), status) {
-            Ok(()) => break,
-            // A process lost before the call began: repair and agree
-            // again (a replacement, which runs the program from the top,
-            // meets the survivors here).
-            Err(e) if e.is_process_failure() => {
-                ctx.region.repair()?;
-            }
-            Err(e) => return Err(e),
-        }
-    }
+    verdict(ctx, local.as_ref().map(|_| ()).map_err(Clone::clone))?;
     let mut p = local?;
-    match body(ctx, &mut p, false) {
-        Err(e) if e.is_process_failure() => {
-            ctx.region.repair()?;
-            if protection == Protection::Plain {
-                return Err(e);
+    attempt(ctx, r, &mut p, body)
+}
+
+/// A joining replacement that cannot take part: every process returns the
+/// same error (see `recovery::Region::refuse_join`).
+fn refuse(ctx: &mut Context, why: String) -> Error {
+    let who = ctx.region.grid().rank();
+    ctx.region.refuse_join(format!("replacement grid rank {who}: {why}")).into()
+}
+
+/// The verdict on the call's start, the same on every process: an
+/// agreement on whether every process passed its checks (a process lost
+/// meanwhile: repair and agree again — a replacement, which runs the
+/// program from the top, meets the survivors here); on a refusal, the
+/// error of the lowest process that failed them.
+fn verdict(ctx: &mut Context, local: Result<()>) -> Result<()> {
+    loop {
+        match ctx.region.grid().agree(local.is_ok()) {
+            Ok(true) => return Ok(()),
+            Ok(false) => {
+                match agree_on_arguments(ctx.region.grid(), local.clone()) {
+                    // (Its broadcast lost a process: as below.)
+                    Err(e) if e.is_process_failure() => {
+                        ctx.region.repair()?;
+                    }
+                    Err(e) => return Err(e),
+                    // (The process that refused is gone.)
+                    Ok(()) => return Err(local.err().unwrap_or(Error::Grid(blacs_ft::Error::Revoked))),
+                }
             }
-            again(ctx, protection, &mut p, body)
+            Err(e) if e.is_process_failure() => {
+                ctx.region.repair()?;
+            }
+            Err(e) => return Err(e.into()),
         }
-        other => other,
     }
 }
 
-/// The call again after a repair, from its agreement on: a fault-tolerant
-/// routine that lost a process before its first commit point (its input
-/// untouched) starts over — with the replacement, which runs the program
-/// from the top and meets the survivors at this call's agreement.
-fn again<P>(
+/// Runs the routine once its start is agreed.
+///
+/// A fault-tolerant routine repairs inside itself; one that lost a
+/// process before its first commit point (its input untouched) returns a
+/// process failure on every process: the grid is repaired and the call
+/// starts over, from its verdict, with the replacement.
+///
+/// A plain routine ends with an agreement on whether every process came
+/// through it; if not, the grid is repaired and every process returns the
+/// process failure (`FTLA_INFO_PROCESS_LOST`).
+fn attempt<P: Work>(
     ctx: &mut Context,
-    protection: Protection,
+    r: &Routine,
     p: &mut P,
     body: &mut impl FnMut(&mut Context, &mut P, bool) -> Result<()>,
-) -> Result<()> {
+) -> Result<Ended> {
     loop {
-        match agree_on_arguments(ctx.region.grid(), Ok(())) {
-            Ok(()) => {}
-            Err(e) if e.is_process_failure() => {
-                ctx.region.repair()?;
-                continue;
-            }
-            Err(e) => return Err(e),
-        }
-        match body(ctx, p, false) {
-            Err(e) if e.is_process_failure() => {
-                ctx.region.repair()?;
-                if protection == Protection::Plain {
-                    return Err(e);
+        if r.protection == Protection::FaultTolerant {
+            match body(ctx, p, false) {
+                Err(e) if e.is_process_failure() => {
+                    ctx.region.repair()?;
+                    verdict(ctx, Ok(()))?;
+                    continue;
                 }
+                other => return other.map(|()| Ended::Computed),
             }
-            other => return other,
         }
+        drop(ctx.region.enter_call(r.log_name));
+        // (A kill point for tests: `FTLA_KILL=RANK@ftla_pdgeqrf:0:call`.)
+        ctx.region.grid().inject(r.log_name, 0, "call");
+        let outcome = body(ctx, p, false);
+        let came_through = !matches!(&outcome, Err(e) if e.is_process_failure());
+        return match ctx.region.grid().agree(came_through) {
+            Ok(true) => {
+                // (Its other errors are results or agreed: the call is over
+                // for everybody, and a replacement skips it.)
+                ctx.region.complete(&Vec::<f64>::new());
+                outcome.map(|()| Ended::Computed)
+            }
+            Ok(false) => {
+                ctx.region.abandon_call();
+                ctx.region.repair()?;
+                Err(Error::Grid(blacs_ft::Error::ProcFailed { ranks: Vec::new() }))
+            }
+            Err(e) if e.is_process_failure() => {
+                ctx.region.abandon_call();
+                ctx.region.repair()?;
+                Err(e.into())
+            }
+            Err(e) => {
+                ctx.region.abandon_call();
+                Err(e.into())
+            }
+        };
     }
 }

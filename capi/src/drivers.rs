@@ -2,8 +2,8 @@
 //! fault-tolerant `pdgeqrf_ft_`, `pdgetrf_ft_`, `pdcg_ft_`, and the plain
 //! `ftla_pdgeqrf_`, `ftla_pdgetrf_`, `ftla_pdgetrs_`.
 
-use crate::call::{run, run_local, set_info, Protection};
-use crate::matrix::{arg_error, context_of, Checked, MatrixArg, Positions};
+use crate::call::{run, run_local, set_info, Protection, Routine, Work};
+use crate::matrix::{arg_error, Checked, MatrixArg, Positions};
 use crate::tools::get;
 use blacs_ft::index::{indxl2g, numroc};
 use blacs_ft::Scope;
@@ -14,7 +14,7 @@ use scalapack_ft::{cg_ft, lu, lu_ft, qr, qr_ft, DistMatrix, Error, Grid, Result}
 use std::os::raw::{c_char, c_int};
 
 /// `PxGEQRF(M, N, A, IA, JA, DESCA, TAU, WORK, LWORK, INFO)`.
-const QR_AT: Positions = Positions { m: 1, n: 2, ia: 4, ja: 5, desc: 6 };
+const QR_AT: Positions = Positions { data: 3, m: 1, n: 2, ia: 4, ja: 5, desc: 6 };
 /// `PxGETRF(M, N, A, IA, JA, DESCA, IPIV, INFO)`.
 const LU_AT: Positions = QR_AT;
 
@@ -76,9 +76,25 @@ struct QrArgs {
     mat: DistMatrix,
 }
 
+impl Work for QrArgs {
+    fn is_empty(&self) -> bool {
+        self.a.m == 0 || self.a.n == 0
+    }
+}
+
+/// The QR routines of the ABI.
+const PDGEQRF_FT: Routine =
+    Routine { name: "pdgeqrf_ft_", log_name: "pdgeqrf_ft", protection: Protection::FaultTolerant, ctxt_desc: 6 };
+const PDGEQRF: Routine =
+    Routine { name: "ftla_pdgeqrf_", log_name: "ftla_pdgeqrf", protection: Protection::Plain, ctxt_desc: 6 };
+/// The LU routines of the ABI.
+const PDGETRF_FT: Routine =
+    Routine { name: "pdgetrf_ft_", log_name: "pdgetrf_ft", protection: Protection::FaultTolerant, ctxt_desc: 6 };
+const PDGETRF: Routine =
+    Routine { name: "ftla_pdgetrf_", log_name: "ftla_pdgetrf", protection: Protection::Plain, ctxt_desc: 6 };
+
 fn qr_call(
-    routine: &'static str,
-    protection: Protection,
+    r: &Routine,
     m: *const c_int,
     n: *const c_int,
     a: *mut f64,
@@ -90,6 +106,7 @@ fn qr_call(
     lwork: *const c_int,
     info: *mut c_int,
 ) {
+    let routine = r.name;
     let arg = MatrixArg {
         name: "A",
         m: get(m),
@@ -97,20 +114,21 @@ fn qr_call(
         ia: get(ia),
         ja: get(ja),
         desc: desca,
+        data: a,
         at: QR_AT,
         square_blocks: true,
     };
     let lwork = get(lwork);
-    let ictxt = context_of(desca);
     let checked = |grid: &Grid, ictxt: c_int| -> Result<Checked> {
-        if protection == Protection::FaultTolerant {
+        if r.protection == Protection::FaultTolerant {
             needs_two_columns(routine, grid, QR_AT.desc)?;
         }
         arg.check(routine, grid, ictxt)
     };
     if lwork == -1 {
-        // A workspace query: local, as it involves nobody else.
-        let lwmin = run_local(routine, info, ictxt, QR_AT.desc, |g, c| checked(g, c).map(|c| qr_lwork_min(g, &c)));
+        // A workspace query: local, as it involves nobody else (a
+        // replacement may make it while the survivors are inside a call).
+        let lwmin = run_local(r, info, |g, c| checked(g, c).map(|c| qr_lwork_min(g, &c)));
         if let (Some(lwmin), false) = (lwmin, work.is_null()) {
             // SAFETY: WORK holds at least one double.
             unsafe { *work = lwmin as f64 };
@@ -123,14 +141,15 @@ fn qr_call(
         if lwork < 0 || (lwork as usize) < lwmin {
             return Err(arg_error(routine, 9, 0, "LWORK", format!("must be at least {lwmin} here, got {lwork}")));
         }
+        let taus = numroc(c.m.min(c.n), c.desc.nb(), grid.mycol() as usize, 0, grid.npcol() as usize);
+        if taus > 0 && tau.is_null() {
+            return Err(arg_error(routine, 7, 0, "TAU", "is a null pointer, but this process holds a part of it"));
+        }
         Ok(QrArgs { mat: c.import(grid, routine, a)?, a: c })
     };
-    run(routine, info, ictxt, QR_AT.desc, protection, check, |ctx, p, lost| {
-        if p.a.m == 0 || p.a.n == 0 {
-            return Ok(());
-        }
+    run(r, info, check, |ctx, p, lost| {
         let mut t = Vec::new();
-        match protection {
+        match r.protection {
             Protection::FaultTolerant => {
                 let mut ws = FtWorkspace::in_place(ctx.region.grid(), &mut p.mat).unwrap_or_default();
                 qr_ft::pdgeqrf_ft_in(&mut ctx.region, &mut p.mat, &mut t, &FtOptions::default(), &mut ws)?;
@@ -161,8 +180,11 @@ fn qr_call(
 ///   minimum). ftla allocates its own scratch: its checksum columns and a
 ///   copy of the local array.
 /// * `info` (global output): 0; -i or -(i·100+j) for a bad argument i (entry
-///   j of a descriptor), the same on every process;
-///   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`.
+///   j of a descriptor), the same on every process (but for a workspace
+///   query, which is local: a process-dependent check such as LLD gives
+///   its INFO on the processes it fails on only);
+///   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`;
+///   on a replacement, `FTLA_INFO_RESULT_LOST`.
 ///
 /// # Fault tolerance
 /// A process lost during the call is repaired inside it: the grid is
@@ -190,7 +212,7 @@ pub unsafe extern "C" fn pdgeqrf_ft_(
     lwork: *const c_int,
     info: *mut c_int,
 ) {
-    qr_call("pdgeqrf_ft_", Protection::FaultTolerant, m, n, a, ia, ja, desca, tau, work, lwork, info);
+    qr_call(&PDGEQRF_FT, m, n, a, ia, ja, desca, tau, work, lwork, info);
 }
 
 /// QR factorization without fault tolerance (ScaLAPACK `PDGEQRF`), ftla's
@@ -214,12 +236,11 @@ pub unsafe extern "C" fn ftla_pdgeqrf_(
     lwork: *const c_int,
     info: *mut c_int,
 ) {
-    qr_call("ftla_pdgeqrf_", Protection::Plain, m, n, a, ia, ja, desca, tau, work, lwork, info);
+    qr_call(&PDGEQRF, m, n, a, ia, ja, desca, tau, work, lwork, info);
 }
 
 fn lu_call(
-    routine: &'static str,
-    protection: Protection,
+    r: &Routine,
     m: *const c_int,
     n: *const c_int,
     a: *mut f64,
@@ -229,6 +250,7 @@ fn lu_call(
     ipiv: *mut c_int,
     info: *mut c_int,
 ) {
+    let routine = r.name;
     let arg = MatrixArg {
         name: "A",
         m: get(m),
@@ -236,22 +258,23 @@ fn lu_call(
         ia: get(ia),
         ja: get(ja),
         desc: desca,
+        data: a,
         at: LU_AT,
         square_blocks: true,
     };
     let check = |grid: &Grid, ictxt: c_int| -> Result<QrArgs> {
-        if protection == Protection::FaultTolerant {
+        if r.protection == Protection::FaultTolerant {
             needs_two_columns(routine, grid, LU_AT.desc)?;
         }
         let c = arg.check(routine, grid, ictxt)?;
+        if c.local_shape(grid).0 > 0 && ipiv.is_null() {
+            return Err(arg_error(routine, 7, 0, "IPIV", "is a null pointer, but this process holds a part of it"));
+        }
         Ok(QrArgs { mat: c.import(grid, routine, a)?, a: c })
     };
-    run(routine, info, context_of(desca), LU_AT.desc, protection, check, |ctx, p, lost| {
-        if p.a.m == 0 || p.a.n == 0 {
-            return Ok(());
-        }
+    run(r, info, check, |ctx, p, lost| {
         let mut piv = Vec::new();
-        let r = match protection {
+        let done = match r.protection {
             Protection::FaultTolerant => {
                 let mut ws = FtWorkspace::in_place(ctx.region.grid(), &mut p.mat).unwrap_or_default();
                 lu_ft::pdgetrf_ft_in(&mut ctx.region, &mut p.mat, &mut piv, &FtOptions::default(), &mut ws).map(|_| ())
@@ -259,13 +282,13 @@ fn lu_call(
             Protection::Plain => lu::pdgetrf(ctx.region.grid(), &mut p.mat, &mut piv),
         };
         // A singular U is a result: the factorization is complete.
-        if matches!(r, Ok(()) | Err(Error::Singular { .. })) {
+        if matches!(done, Ok(()) | Err(Error::Singular { .. })) {
             if !lost {
                 p.a.export(&p.mat, a);
             }
             export_ipiv(&p.mat, &piv, ipiv);
         }
-        r
+        done
     });
 }
 
@@ -300,7 +323,7 @@ pub unsafe extern "C" fn pdgetrf_ft_(
     ipiv: *mut c_int,
     info: *mut c_int,
 ) {
-    lu_call("pdgetrf_ft_", Protection::FaultTolerant, m, n, a, ia, ja, desca, ipiv, info);
+    lu_call(&PDGETRF_FT, m, n, a, ia, ja, desca, ipiv, info);
 }
 
 /// LU factorization without fault tolerance (ScaLAPACK `PDGETRF`),
@@ -322,7 +345,7 @@ pub unsafe extern "C" fn ftla_pdgetrf_(
     ipiv: *mut c_int,
     info: *mut c_int,
 ) {
-    lu_call("ftla_pdgetrf_", Protection::Plain, m, n, a, ia, ja, desca, ipiv, info);
+    lu_call(&PDGETRF, m, n, a, ia, ja, desca, ipiv, info);
 }
 
 /// The global pivots from the local IPIVs of a process column (each
@@ -350,6 +373,12 @@ struct SolveArgs {
     b_arg: Checked,
     b: DistMatrix,
     trans: Transpose,
+}
+
+impl Work for SolveArgs {
+    fn is_empty(&self) -> bool {
+        self.a.m() == 0 || self.b.n() == 0
+    }
 }
 
 /// Solves `A·X = B` or `Aᵀ·X = B` with the factors from `pdgetrf_ft_` or
@@ -387,9 +416,11 @@ pub unsafe extern "C" fn ftla_pdgetrs_(
     descb: *const c_int,
     info: *mut c_int,
 ) {
-    const ROUTINE: &str = "ftla_pdgetrs_";
-    let at_a = Positions { m: 2, n: 2, ia: 5, ja: 6, desc: 7 };
-    let at_b = Positions { m: 2, n: 3, ia: 10, ja: 11, desc: 12 };
+    const R: Routine =
+        Routine { name: "ftla_pdgetrs_", log_name: "ftla_pdgetrs", protection: Protection::Plain, ctxt_desc: 7 };
+    const ROUTINE: &str = R.name;
+    let at_a = Positions { data: 4, m: 2, n: 2, ia: 5, ja: 6, desc: 7 };
+    let at_b = Positions { data: 9, m: 2, n: 3, ia: 10, ja: 11, desc: 12 };
     let a_arg = MatrixArg {
         name: "A",
         m: get(n),
@@ -397,6 +428,7 @@ pub unsafe extern "C" fn ftla_pdgetrs_(
         ia: get(ia),
         ja: get(ja),
         desc: desca,
+        data: a,
         at: at_a,
         square_blocks: true,
     };
@@ -407,6 +439,7 @@ pub unsafe extern "C" fn ftla_pdgetrs_(
         ia: get(ib),
         ja: get(jb),
         desc: descb,
+        data: b,
         at: at_b,
         square_blocks: false,
     };
@@ -423,12 +456,12 @@ pub unsafe extern "C" fn ftla_pdgetrs_(
         }
         let ca = a_arg.check(ROUTINE, grid, ictxt)?;
         let cb = b_arg.check(ROUTINE, grid, ictxt)?;
-        if ipiv.is_null() {
-            return Err(arg_error(ROUTINE, 8, 0, "IPIV", "is a null pointer"));
+        if ca.local_shape(grid).0 > 0 && ipiv.is_null() {
+            return Err(arg_error(ROUTINE, 8, 0, "IPIV", "is a null pointer, but this process holds a part of it"));
         }
         Ok(SolveArgs { a: ca.import(grid, ROUTINE, a)?, b: cb.import(grid, ROUTINE, b)?, b_arg: cb, trans })
     };
-    run(ROUTINE, info, context_of(desca), at_a.desc, Protection::Plain, check, |ctx, p, _| {
+    run(&R, info, check, |ctx, p, _| {
         let grid = ctx.region.grid();
         let piv = gather_pivots(grid, &p.a, ipiv, p.a.m())?;
         lu::pdgetrs(grid, p.trans, &p.a, &piv, &mut p.b)?;
@@ -443,6 +476,12 @@ struct CgArgs {
     x_arg: Checked,
     x: DistMatrix,
     opts: CgOptions,
+}
+
+impl Work for CgArgs {
+    fn is_empty(&self) -> bool {
+        self.a.m() == 0
+    }
 }
 
 /// Fault-tolerant conjugate gradients for `A·x = b`, A dense symmetric
@@ -496,24 +535,27 @@ pub unsafe extern "C" fn pdcg_ft_(
     resid: *mut f64,
     info: *mut c_int,
 ) {
-    const ROUTINE: &str = "pdcg_ft_";
+    const R: Routine =
+        Routine { name: "pdcg_ft_", log_name: "pdcg_ft", protection: Protection::FaultTolerant, ctxt_desc: 5 };
+    const ROUTINE: &str = R.name;
     let order = get(n);
-    let at_a = Positions { m: 1, n: 1, ia: 3, ja: 4, desc: 5 };
-    let at_b = Positions { m: 1, n: 1, ia: 7, ja: 8, desc: 9 };
-    let at_x = Positions { m: 1, n: 1, ia: 11, ja: 12, desc: 13 };
-    let arg = |name, m, ia, ja, desc, at, square_blocks| MatrixArg {
+    let at_a = Positions { data: 2, m: 1, n: 1, ia: 3, ja: 4, desc: 5 };
+    let at_b = Positions { data: 6, m: 1, n: 1, ia: 7, ja: 8, desc: 9 };
+    let at_x = Positions { data: 10, m: 1, n: 1, ia: 11, ja: 12, desc: 13 };
+    let arg = |name, data, ia, ja, desc, at, square_blocks| MatrixArg {
         name,
-        m,
+        m: order,
         n: if name == "A" { order } else { 1 },
         ia,
         ja,
         desc,
+        data,
         at,
         square_blocks,
     };
-    let a_arg = arg("A", order, get(ia), get(ja), desca, at_a, true);
-    let b_arg = arg("B", order, get(ib), get(jb), descb, at_b, false);
-    let x_arg = arg("X", order, get(ix), get(jx), descx, at_x, false);
+    let a_arg = arg("A", a, get(ia), get(ja), desca, at_a, true);
+    let b_arg = arg("B", b, get(ib), get(jb), descb, at_b, false);
+    let x_arg = arg("X", x as *const f64, get(ix), get(jx), descx, at_x, false);
     // SAFETY: TOL points to a double.
     let tol = if tol.is_null() { f64::NAN } else { unsafe { *tol } };
     let maxit = get(maxit);
@@ -533,12 +575,9 @@ pub unsafe extern "C" fn pdcg_ft_(
             opts: CgOptions { tol, maxit: maxit as u64, jacobi: false },
         })
     };
-    let (mut iterations, mut residual) = (0, f64::NAN);
+    let (mut iterations, mut residual) = (0, if order == 0 { 0.0 } else { f64::NAN });
     let mut converged = true;
-    run(ROUTINE, info, context_of(desca), at_a.desc, Protection::FaultTolerant, check, |ctx, p, lost| {
-        if p.a.m() == 0 {
-            return Ok(());
-        }
+    run(&R, info, check, |ctx, p, lost| {
         let mut ws = FtWorkspace::in_place(ctx.region.grid(), &mut p.a).unwrap_or_default();
         let r = cg_ft::pdcg_ft_in(&mut ctx.region, &mut p.a, &p.b, &mut p.x, &p.opts, &FtOptions::default(), &mut ws)?;
         if !lost {

@@ -25,9 +25,11 @@ fn put(p: *mut c_int, v: c_int) {
 /// and the number of processes (as `Cblacs_pinfo`).
 ///
 /// * `mypnum` (local output): this process's rank in `MPI_COMM_WORLD`; on a
-///   replacement process, the grid rank it took over.
-/// * `nprocs` (global output): the number of processes of the job (grid and
-///   hot spares); on a replacement, the job's grid size plus its spares left.
+///   spawned replacement, the grid rank it took over (a hot spare calls
+///   it before it parks: its world rank).
+/// * `nprocs` (output): the number of processes of the job (grid and hot
+///   spares); on a spawned replacement, the grid's size plus the spares
+///   left.
 ///
 /// A replacement process (spawned by a repair) joins the survivors' grid
 /// inside this call. Both are -1 when MPI or ftla could not start (the
@@ -50,7 +52,7 @@ pub unsafe extern "C" fn Cftla_pinfo(mypnum: *mut c_int, nprocs: *mut c_int) {
 /// * `ictxt` (global output): the grid's context, for descriptors
 ///   (`DESC[1]`) and the other functions; -1 on an error, whose reason is
 ///   printed on stderr (a bad shape, more processes asked for than the job
-///   has, an order other than row-major, a grid already in use).
+///   has, an order other than row-major, a second grid).
 /// * `order` (global input): `"Row"` (or `"R"`, or NULL): grid rank
 ///   `r` sits at process row `r / npcol`, column `r % npcol`. Column-major
 ///   order is not offered.
@@ -64,7 +66,9 @@ pub unsafe extern "C" fn Cftla_pinfo(mypnum: *mut c_int, nprocs: *mut c_int) {
 /// reads its checkpoints here (an unusable checkpoint ends the job with
 /// the reason, the same on every process).
 ///
-/// ftla holds one grid at a time; `Cftla_gridexit` frees it.
+/// ftla makes one grid per run (a second call returns -1): after
+/// `Cftla_gridexit` the spares have left, and after a repair the world
+/// holds dead processes, so no other grid can be built from it.
 ///
 /// # Safety
 /// Every pointer is null where this says it may be, or points to what

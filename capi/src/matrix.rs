@@ -10,6 +10,8 @@ use std::os::raw::c_int;
 /// (1-based, as ScaLAPACK numbers them for INFO).
 #[derive(Clone, Copy)]
 pub(crate) struct Positions {
+    /// The local array.
+    pub data: u32,
     pub m: u32,
     pub n: u32,
     pub ia: u32,
@@ -27,6 +29,8 @@ pub(crate) struct MatrixArg {
     pub ia: c_int,
     pub ja: c_int,
     pub desc: *const c_int,
+    /// The local array.
+    pub data: *const f64,
     pub at: Positions,
     /// The routine needs MB = NB.
     pub square_blocks: bool,
@@ -42,16 +46,6 @@ pub(crate) struct Checked {
 
 pub(crate) fn arg_error(routine: &str, position: u32, entry: usize, name: &str, reason: impl Into<String>) -> Error {
     Error::Argument { routine: routine.into(), position, entry: entry as u32, name: name.into(), reason: reason.into() }
-}
-
-/// The descriptor's context, read before anything else (which grid the
-/// call runs on); `None` for a null descriptor.
-pub(crate) fn context_of(desc: *const c_int) -> Option<c_int> {
-    if desc.is_null() {
-        return None;
-    }
-    // SAFETY: a descriptor is 9 ints; the context is the second.
-    Some(unsafe { *desc.add(1) })
 }
 
 impl MatrixArg {
@@ -137,13 +131,18 @@ impl MatrixArg {
                 ));
             }
         }
-        Ok(Checked { desc, m, n })
+        let checked = Checked { desc, m, n };
+        let (rows, cols) = checked.local_shape(grid);
+        if rows > 0 && cols > 0 && self.data.is_null() {
+            return Err(arg_error(routine, at.data, 0, name, "is a null pointer, but this process holds a part of it"));
+        }
+        Ok(checked)
     }
 }
 
 impl Checked {
     /// Rows and columns of the submatrix's local array on this process.
-    fn local_shape(&self, grid: &Grid) -> (usize, usize) {
+    pub fn local_shape(&self, grid: &Grid) -> (usize, usize) {
         let d = &self.desc;
         let r = blacs_ft::index::numroc(self.m, d.mb(), grid.myrow() as usize, 0, grid.nprow() as usize);
         let c = blacs_ft::index::numroc(self.n, d.nb(), grid.mycol() as usize, 0, grid.npcol() as usize);

@@ -25,7 +25,9 @@ pub(crate) struct Process {
     joined: Option<Box<Grid>>,
     /// The live grid (one at a time).
     pub context: Option<Context>,
-    next_ictxt: c_int,
+    /// A grid was made: ftla makes one per run (after `Cftla_gridexit`
+    /// the spares have left and the world may hold dead processes).
+    grid_made: bool,
     options: RegionOptions,
     injector: Injector,
 }
@@ -40,6 +42,9 @@ static PROCESS: Mutex<Option<Process>> = Mutex::new(None);
 /// then the exit handler ends the process with `_exit`).
 static MPI_FINISHED: AtomicBool = AtomicBool::new(false);
 static SKIP_EXIT_CLEANUP: AtomicBool = AtomicBool::new(false);
+/// This process wrote the job's outcome itself (a checkpoint, a refused
+/// resume): its exit status must not replace it.
+static REPORTED: AtomicBool = AtomicBool::new(false);
 
 /// The process state, initialising MPI and ftla on first use; `None` (the
 /// reason printed) when that failed.
@@ -92,7 +97,7 @@ fn start() -> Option<Process> {
             }
         }
     }
-    Some(Process { rt: Some(rt), joined, context: None, next_ictxt: 0, options, injector })
+    Some(Process { rt: Some(rt), joined, context: None, grid_made: false, options, injector })
 }
 
 impl Process {
@@ -104,17 +109,14 @@ impl Process {
                 return (g.rank(), g.size() + g.spares_left() as c_int);
             }
         }
-        match self.rt.as_ref().map(|rt| rt.world_dup()) {
-            Some(Ok(w)) => (w.rank(), w.size()),
-            _ => (-1, -1),
-        }
+        self.rt.as_ref().map_or((-1, -1), Runtime::world_rank_size)
     }
 
     /// Builds the `nprow`×`npcol` grid (a replacement: takes the grid it
     /// joined) and its region. A spare parks inside and never returns.
     pub fn gridinit(&mut self, nprow: c_int, npcol: c_int) -> Result<c_int, String> {
-        if let Some(c) = &self.context {
-            return Err(format!("the grid {} is still in use (ftla holds one grid at a time)", c.ictxt));
+        if self.grid_made {
+            return Err("ftla makes one grid per run, and this run made it already".into());
         }
         let grid = match self.joined.take() {
             Some(g) if (g.nprow(), g.npcol()) == (nprow, npcol) => g,
@@ -151,11 +153,13 @@ impl Process {
                 }
                 let outcome = if e.is_unrecoverable() { Outcome::Unrecoverable } else { Outcome::Failed };
                 write_outcome(outcome, &e.to_string());
+                REPORTED.store(true, Ordering::Release);
                 self.finish(outcome.exit_code())
             }
         };
-        let ictxt = self.next_ictxt;
-        self.next_ictxt += 1;
+        // (The context number BLACS would give the first grid.)
+        let ictxt = 0;
+        self.grid_made = true;
         self.context = Some(Context { ictxt, region });
         Ok(ictxt)
     }
@@ -203,6 +207,7 @@ impl Process {
     /// `ftla launch` performs.
     pub fn end_for_restart(&mut self, epoch: u32, detail: &str) -> ! {
         write_outcome(Outcome::Checkpointed { epoch }, detail);
+        REPORTED.store(true, Ordering::Release);
         eprintln!("ftla: {detail}");
         self.finish(EXIT_CHECKPOINTED)
     }
@@ -220,14 +225,19 @@ extern "C" {
 
 /// At the program's exit: reports its status to `ftla launch` (any
 /// process that failed makes the job fail; see
-/// [`write_outcome_unless_failed`]) and finishes MPI if the program did
-/// not. A process that saw a failure leaves without Open MPI's exit-time
-/// clean-up, which can hang on the dead peers.
+/// [`write_outcome_unless_failed`]) unless this process reported the
+/// job's outcome itself, and finishes MPI if the program did not — after
+/// a failure, or when the program failed (the others may be inside a
+/// collective this process will never join), without MPI's clean-up.
 extern "C" fn at_exit(status: c_int, _: *mut c_void) {
-    let outcome = if status == 0 { Outcome::Ok } else { Outcome::Failed };
-    write_outcome_unless_failed(outcome, &format!("process {} exited with status {status}", std::process::id()));
+    if !REPORTED.load(Ordering::Acquire) {
+        let outcome = if status == 0 { Outcome::Ok } else { Outcome::Failed };
+        write_outcome_unless_failed(outcome, &format!("process {} exited with status {status}", std::process::id()));
+    }
     if !MPI_FINISHED.load(Ordering::Acquire) {
-        if let Ok(mut guard) = PROCESS.try_lock() {
+        if status != 0 {
+            SKIP_EXIT_CLEANUP.store(true, Ordering::Release);
+        } else if let Ok(mut guard) = PROCESS.try_lock() {
             if let Some(p) = guard.as_mut() {
                 p.exit();
             }
