@@ -13,10 +13,41 @@ use scalapack_ft::lu::Transpose;
 use scalapack_ft::{cg_ft, lu, lu_ft, qr, qr_ft, DistMatrix, Error, Grid, Result};
 use std::os::raw::{c_char, c_int};
 
-/// `PxGEQRF(M, N, A, IA, JA, DESCA, TAU, WORK, LWORK, INFO)`.
-const QR_AT: Positions = Positions { data: 3, m: 1, n: 2, ia: 4, ja: 5, desc: 6 };
+/// `PxGEQRF(M, N, A, IA, JA, DESCA, TAU, WORK, LWORK, INFO)` and
 /// `PxGETRF(M, N, A, IA, JA, DESCA, IPIV, INFO)`.
-const LU_AT: Positions = QR_AT;
+const QR_AT: Positions = Positions { data: 3, m: 1, n: 2, ia: 4, ja: 5, desc: 6 };
+
+/// The matrix a factorization works on: `(M, N, A, IA, JA, DESCA)` at the
+/// head of `PxGEQRF`'s and `PxGETRF`'s argument lists.
+fn factored(
+    m: *const c_int,
+    n: *const c_int,
+    a: *const f64,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+) -> MatrixArg {
+    MatrixArg {
+        name: "A",
+        m: get(m),
+        n: get(n),
+        ia: get(ia),
+        ja: get(ja),
+        desc: desca,
+        data: a,
+        at: QR_AT,
+        square_blocks: true,
+    }
+}
+
+/// A factorization's checks of its matrix (two process columns for the
+/// checksums of a fault-tolerant one).
+fn check_factored(r: &Routine, arg: &MatrixArg, grid: &Grid, ictxt: c_int) -> Result<Checked> {
+    if r.protection == Protection::FaultTolerant {
+        needs_two_columns(r.name, grid, QR_AT.desc)?;
+    }
+    arg.check(r.name, grid, ictxt)
+}
 
 /// ScaLAPACK's smallest LWORK of PDGEQRF (IA = JA = 1):
 /// NB·(Mp0 + Nq0 + NB).
@@ -107,24 +138,9 @@ fn qr_call(
     info: *mut c_int,
 ) {
     let routine = r.name;
-    let arg = MatrixArg {
-        name: "A",
-        m: get(m),
-        n: get(n),
-        ia: get(ia),
-        ja: get(ja),
-        desc: desca,
-        data: a,
-        at: QR_AT,
-        square_blocks: true,
-    };
+    let arg = factored(m, n, a, ia, ja, desca);
     let lwork = get(lwork);
-    let checked = |grid: &Grid, ictxt: c_int| -> Result<Checked> {
-        if r.protection == Protection::FaultTolerant {
-            needs_two_columns(routine, grid, QR_AT.desc)?;
-        }
-        arg.check(routine, grid, ictxt)
-    };
+    let checked = |grid: &Grid, ictxt: c_int| check_factored(r, &arg, grid, ictxt);
     if lwork == -1 {
         // A workspace query: local, as it involves nobody else (a
         // replacement may make it while the survivors are inside a call).
@@ -251,22 +267,9 @@ fn lu_call(
     info: *mut c_int,
 ) {
     let routine = r.name;
-    let arg = MatrixArg {
-        name: "A",
-        m: get(m),
-        n: get(n),
-        ia: get(ia),
-        ja: get(ja),
-        desc: desca,
-        data: a,
-        at: LU_AT,
-        square_blocks: true,
-    };
+    let arg = factored(m, n, a, ia, ja, desca);
     let check = |grid: &Grid, ictxt: c_int| -> Result<QrArgs> {
-        if r.protection == Protection::FaultTolerant {
-            needs_two_columns(routine, grid, LU_AT.desc)?;
-        }
-        let c = arg.check(routine, grid, ictxt)?;
+        let c = check_factored(r, &arg, grid, ictxt)?;
         if c.local_shape(grid).0 > 0 && ipiv.is_null() {
             return Err(arg_error(routine, 7, 0, "IPIV", "is a null pointer, but this process holds a part of it"));
         }
