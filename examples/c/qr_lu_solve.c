@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ftla.h"
 
@@ -38,6 +39,12 @@ static double element(int i, int j) {
     x *= 0xc4ceb9fe1a85ec53ULL;
     x ^= x >> 33;
     return (double)(x >> 11) / 9007199254740992.0 - 0.5;
+}
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* Global index of local index l (0-based), blocks of nb, first block on process 0. */
@@ -87,14 +94,18 @@ int main(int argc, char **argv) {
     pdgeqrf_ft_(&n, &n, a, &one, &one, desca, tau, &wq, &lwork, &info);
     lwork = (int)wq;
     double *work = malloc(sizeof(double) * (lwork > 0 ? lwork : 1));
+    double t0 = now();
     pdgeqrf_ft_(&n, &n, a, &one, &one, desca, tau, work, &lwork, &info);
+    double t_qr = now() - t0;
     int qr_info = info;
     double *r = malloc(sizeof(double) * (size_t)lld * (nloc > 0 ? nloc : 1));
     memcpy(r, a, sizeof(double) * (size_t)lld * nloc);
 
     /* LU, then the solve of A x = b with x = (1, 2, ..., n) / n. */
     fill_local(a, lld, mloc, nloc, nb, myrow, mycol, nprow, npcol);
+    t0 = now();
     pdgetrf_ft_(&n, &n, a, &one, &one, desca, ipiv, &info);
+    double t_lu = now() - t0;
     int lu_info = info;
     for (int li = 0; li < mloc; li++) {
         int i = l2g(li, nb, myrow, nprow);
@@ -152,6 +163,10 @@ int main(int argc, char **argv) {
            r_lost ? "lost before this process joined" : r_ok ? "equal to LAPACK's" : "DIFFER", r_err,
            lu_err <= tol ? "equal to LAPACK's" : "DIFFER", lu_err, piv_same ? "identical" : "DIFFER",
            x_err <= 1e-8 ? "correct" : "WRONG", x_err, qr_info, lu_info, solve_info);
+    if (myrow == 0 && mycol == 0)
+        printf("qr_lu_solve: N %d NB %d on %dx%d: pdgeqrf_ft_ %.3f s (%.2f Gflop/s), pdgetrf_ft_ %.3f s (%.2f Gflop/s)\n",
+               n, nb, nprow, npcol, t_qr, 4.0 / 3.0 * n * (double)n * n / t_qr * 1e-9, t_lu,
+               2.0 / 3.0 * n * (double)n * n / t_lu * 1e-9);
     fflush(stdout);
 
     free(a), free(tau), free(ipiv), free(b), free(work), free(r), free(g), free(gtau), free(gpiv), free(gwork);
