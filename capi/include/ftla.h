@@ -39,13 +39,19 @@
  * on every process, the replacement included, with INFO = 0. Until that
  * call, a replacement must make no collective call the survivors do not
  * make at that point (they are inside the interrupted call).
- * Cftla_is_replacement tells a process it is one. Calls that completed
- * before the replacement joined return at once in it, with their
- * replicated outputs only: its local part of their results was lost with
- * the dead process. Under checkpoint-on-failure (FTLA_RECOVERY=cof, or
- * auto when no replacement can be had) the survivors instead save their
- * state and exit with FTLA_EXIT_CHECKPOINTED inside the call; ftla launch
- * starts the job again and the call resumes from the files.
+ * Cftla_is_replacement tells a process it is one. Every call is recorded
+ * in a status log the survivors hand to the replacement: calls that
+ * completed before it joined return at once in it, without communicating,
+ * with INFO = FTLA_INFO_RESULT_LOST (the fault-tolerant ones fill in their
+ * replicated outputs; its local part of their results was lost with the
+ * dead process). A plain routine that loses a process returns
+ * FTLA_INFO_PROCESS_LOST on the survivors, whose next call must be that
+ * one again: the replacement meets them there.
+ *
+ * Under checkpoint-on-failure (FTLA_RECOVERY=cof, or auto when no
+ * replacement can be had) the survivors instead save their state and exit
+ * with FTLA_EXIT_CHECKPOINTED inside the call; ftla launch starts the job
+ * again and the call resumes from the files.
  */
 
 
