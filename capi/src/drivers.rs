@@ -161,7 +161,7 @@ fn qr_call(
         if taus > 0 && tau.is_null() {
             return Err(arg_error(routine, 7, 0, "TAU", "is a null pointer, but this process holds a part of it"));
         }
-        Ok(QrArgs { mat: c.import(grid, routine, a)?, a: c })
+        Ok(QrArgs { mat: c.import(grid, routine, a, r.protection == Protection::FaultTolerant)?, a: c })
     };
     run(r, info, check, |ctx, p, lost| {
         let mut t = Vec::new();
@@ -273,7 +273,7 @@ fn lu_call(
         if c.local_shape(grid).0 > 0 && ipiv.is_null() {
             return Err(arg_error(routine, 7, 0, "IPIV", "is a null pointer, but this process holds a part of it"));
         }
-        Ok(QrArgs { mat: c.import(grid, routine, a)?, a: c })
+        Ok(QrArgs { mat: c.import(grid, routine, a, r.protection == Protection::FaultTolerant)?, a: c })
     };
     run(r, info, check, |ctx, p, lost| {
         let mut piv = Vec::new();
@@ -462,7 +462,12 @@ pub unsafe extern "C" fn ftla_pdgetrs_(
         if ca.local_shape(grid).0 > 0 && ipiv.is_null() {
             return Err(arg_error(ROUTINE, 8, 0, "IPIV", "is a null pointer, but this process holds a part of it"));
         }
-        Ok(SolveArgs { a: ca.import(grid, ROUTINE, a)?, b: cb.import(grid, ROUTINE, b)?, b_arg: cb, trans })
+        Ok(SolveArgs {
+            a: ca.import(grid, ROUTINE, a, false)?,
+            b: cb.import(grid, ROUTINE, b, false)?,
+            b_arg: cb,
+            trans,
+        })
     };
     run(&R, info, check, |ctx, p, _| {
         let grid = ctx.region.grid();
@@ -571,9 +576,9 @@ pub unsafe extern "C" fn pdcg_ft_(
             return Err(arg_error(ROUTINE, 15, 0, "MAXIT", format!("must be non-negative, got {maxit}")));
         }
         Ok(CgArgs {
-            a: ca.import(grid, ROUTINE, a)?,
-            b: cb.import(grid, ROUTINE, b)?,
-            x: cx.import(grid, ROUTINE, x)?,
+            a: ca.import(grid, ROUTINE, a, true)?,
+            b: cb.import(grid, ROUTINE, b, false)?,
+            x: cx.import(grid, ROUTINE, x, false)?,
             x_arg: cx,
             opts: CgOptions { tol, maxit: maxit as u64, jacobi: false },
         })

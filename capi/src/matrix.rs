@@ -2,8 +2,9 @@
 //! (M, N, IA, JA, DESC), and its local array copied into and out of a
 //! [`DistMatrix`].
 
+use scalapack_ft::abft::FtWorkspace;
 use scalapack_ft::descriptor::{entry, Descriptor, DLEN};
-use scalapack_ft::{DistMatrix, Error, Grid, Result};
+use scalapack_ft::{memory, DistMatrix, Error, Grid, Result};
 use std::os::raw::c_int;
 
 /// Where a matrix's arguments sit in the routine's calling sequence
@@ -150,21 +151,39 @@ impl Checked {
     }
 
     /// The submatrix as a [`DistMatrix`] of its own (its local array
-    /// copied out of the caller's, whose leading dimension is LLD).
-    pub fn import(&self, grid: &Grid, routine: &str, data: *const f64) -> Result<DistMatrix> {
+    /// copied out of the caller's, whose leading dimension is LLD). With
+    /// `room`, its storage is reserved large enough for a fault-tolerant
+    /// factorization's checksum columns after the array (see
+    /// `FtWorkspace::in_place`), so that adding them later moves nothing.
+    pub fn import(&self, grid: &Grid, routine: &str, data: *const f64, room: bool) -> Result<DistMatrix> {
         let d = &self.desc;
         let (nprow, npcol, myrow) = (grid.nprow() as usize, grid.npcol() as usize, grid.myrow() as usize);
         let sub = Descriptor::with_min_lld(self.m, self.n, d.mb(), d.nb(), 0, 0, d.ctxt(), nprow, npcol, myrow)
             .map_err(|e| arg_error(routine, 0, e.index, e.arg, e.to_string()))?;
         let (rows, cols) = self.local_shape(grid);
         let lld = sub.lld();
-        let mut local = scalapack_ft::memory::zeroed(lld * cols, routine, "a copy of a matrix argument")?;
-        if rows > 0 && cols > 0 {
+        let len = lld * cols;
+        let extended = room
+            .then(|| FtWorkspace::bytes_per_process(self.m, self.n, d.nb(), nprow, npcol))
+            .flatten()
+            .map_or(0, |b| (b / 8) as usize);
+        let what = "a copy of a matrix argument";
+        let bytes = (len as u64).saturating_mul(8);
+        if memory::available_bytes().is_some_and(|a| bytes > a) {
+            return Err(memory::memory_error(routine, what, bytes));
+        }
+        let mut local: Vec<f64> = Vec::new();
+        local.try_reserve_exact(len.max(extended)).map_err(|_| memory::memory_error(routine, what, bytes))?;
+        if cols > 0 {
             // SAFETY: the caller's local array holds LLD × LOCc(N_A) doubles,
             // which covers the submatrix's local part.
-            let src = unsafe { std::slice::from_raw_parts(data, (cols - 1) * d.lld() + rows) };
+            let src = (rows > 0).then(|| unsafe { std::slice::from_raw_parts(data, (cols - 1) * d.lld() + rows) });
             for j in 0..cols {
-                local[j * lld..j * lld + rows].copy_from_slice(&src[j * d.lld()..j * d.lld() + rows]);
+                // (Written once: no zeroing pass before the copy.)
+                if let Some(src) = src {
+                    local.extend_from_slice(&src[j * d.lld()..j * d.lld() + rows]);
+                }
+                local.resize((j + 1) * lld, 0.0);
             }
         }
         DistMatrix::from_local(grid, sub, local)
