@@ -65,7 +65,7 @@ pub fn run(a: FactorJob) -> ! {
         Ok(r) => r,
         Err(e @ (blacs_ft::Error::Checkpoint { .. } | blacs_ft::Error::Unrecoverable { .. })) => {
             // The same error on every rank: said once.
-            let outcome = if e.is_unrecoverable() { Outcome::Unrecoverable } else { Outcome::Failed };
+            let outcome = Outcome::of_error(&e);
             if me == 0 {
                 println!("ftla {} --ft: cannot resume: {e}", a.op.name());
                 blacs_ft::launch::write_outcome(outcome, &e.to_string());

@@ -142,6 +142,16 @@ impl Outcome {
         }
     }
 
+    /// The outcome of a job that ends with the error `e`: unrecoverable
+    /// when `e` says so, else failed.
+    pub fn of_error(e: &crate::Error) -> Outcome {
+        if e.is_unrecoverable() {
+            Outcome::Unrecoverable
+        } else {
+            Outcome::Failed
+        }
+    }
+
     /// The launcher's exit code for this outcome.
     pub fn exit_code(self) -> i32 {
         match self {

@@ -113,12 +113,13 @@ extern "C" {
 // Starts MPI and ftla on first use, then returns this process's number
 // and the number of processes (as `Cblacs_pinfo`).
 //
-// * `mypnum` (local output): this process's rank in `MPI_COMM_WORLD`; on a
-//   spawned replacement, the grid rank it took over (a hot spare calls
-//   it before it parks: its world rank).
+// * `mypnum` (local output): this process's rank in `MPI_COMM_WORLD`;
+//   once there is a grid — in a spawned replacement from the start — its
+//   grid rank (a replacement: the one it took over; grid ranks are the
+//   first world ranks, so nothing changes for the others).
 // * `nprocs` (output): the number of processes of the job (grid and hot
-//   spares); on a spawned replacement, the grid's size plus the spares
-//   left.
+//   spares); once there is a grid, its size plus the spares left (after
+//   a repair the world holds dead processes).
 //
 // A replacement process (spawned by a repair) joins the survivors' grid
 // inside this call. Both are -1 when MPI or ftla could not start (the

@@ -203,9 +203,7 @@ fn call<P: Work>(
     }
     // A replacement making a call that completed before it joined: the
     // survivors are past it. Nothing collective.
-    let log = ctx.region.log();
-    let lost = ctx.region.grid().replacement().is_some()
-        && log.calls().get(log.position()).is_some_and(|c| c.done && c.name == r.log_name);
+    let lost = ctx.region.grid().replacement().is_some() && ctx.region.log().next_is_done(r.log_name);
     if lost {
         let mut p = local?;
         match r.protection {

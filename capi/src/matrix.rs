@@ -94,23 +94,17 @@ impl MatrixArg {
             }
         }
         let (m, n) = (m as usize, n as usize);
-        if m > desc.m() {
-            return Err(arg_error(
-                routine,
-                at.desc,
-                entry::M,
-                &format!("M_{name}"),
-                format!("is {}, fewer rows than the {m} asked for", desc.m()),
-            ));
-        }
-        if n > desc.n() {
-            return Err(arg_error(
-                routine,
-                at.desc,
-                entry::N,
-                &format!("N_{name}"),
-                format!("is {}, fewer columns than the {n} asked for", desc.n()),
-            ));
+        let bounds = [(m, desc.m(), entry::M, "M", "rows"), (n, desc.n(), entry::N, "N", "columns")];
+        for (want, have, e, entry_name, what) in bounds {
+            if want > have {
+                return Err(arg_error(
+                    routine,
+                    at.desc,
+                    e,
+                    &format!("{entry_name}_{name}"),
+                    format!("is {have}, fewer {what} than the {want} asked for"),
+                ));
+            }
         }
         if self.square_blocks && desc.mb() != desc.nb() {
             return Err(arg_error(

@@ -101,15 +101,15 @@ fn start() -> Option<Process> {
 }
 
 impl Process {
-    /// This process's number and the number of processes: in the world,
-    /// or — a replacement — its grid rank and the job's grid and spares.
+    /// This process's number and the number of processes: once there is a
+    /// grid (a replacement has one from the start), its grid rank and the
+    /// grid's size plus the spares left — after a repair the world holds
+    /// dead processes and a replacement is not in it; before, the world's.
     pub fn pinfo(&self) -> (c_int, c_int) {
-        if let Some(g) = self.joined.as_deref().or(self.context.as_ref().map(|c| c.region.grid())) {
-            if g.replacement().is_some() {
-                return (g.rank(), g.size() + g.spares_left() as c_int);
-            }
+        match self.joined.as_deref().or(self.context.as_ref().map(|c| c.region.grid())) {
+            Some(g) => (g.rank(), g.size() + g.spares_left() as c_int),
+            None => self.rt.as_ref().map_or((-1, -1), Runtime::world_rank_size),
         }
-        self.rt.as_ref().map_or((-1, -1), Runtime::world_rank_size)
     }
 
     /// Builds the `nprow`×`npcol` grid (a replacement: takes the grid it
@@ -151,7 +151,7 @@ impl Process {
                 if rank == 0 {
                     eprintln!("ftla: cannot resume: {e}");
                 }
-                let outcome = if e.is_unrecoverable() { Outcome::Unrecoverable } else { Outcome::Failed };
+                let outcome = Outcome::of_error(&e);
                 write_outcome(outcome, &e.to_string());
                 REPORTED.store(true, Ordering::Release);
                 self.finish(outcome.exit_code())

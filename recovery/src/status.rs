@@ -106,13 +106,21 @@ impl StatusLog {
         &self.calls
     }
 
+    /// Whether [`StatusLog::enter`] of `name` now would find the call
+    /// completed ([`CallState::Done`]: a rerun, or a replacement, skips it).
+    /// Nothing changes.
+    pub fn next_is_done(&self, name: &str) -> bool {
+        self.calls.get(self.cursor).is_some_and(|r| r.name == name && r.done)
+    }
+
     /// Called when the body reaches its next library call `name`: tells the
     /// call whether to start, resume or skip, and makes it the current one.
     pub fn enter(&mut self, name: &str) -> CallState {
+        let done = self.next_is_done(name);
         let i = self.cursor;
         self.cursor += 1;
         match self.calls.get(i) {
-            Some(r) if r.name == name && r.done => CallState::Done { replicated: r.replicated.clone() },
+            Some(r) if done => CallState::Done { replicated: r.replicated.clone() },
             Some(r) if r.name == name => CallState::Resume { committed: r.committed, replicated: r.replicated.clone() },
             _ => {
                 // A different call sequence than recorded: forget the rest.
@@ -240,7 +248,9 @@ mod tests {
         log.commit(1, vec![]);
         // A failure: the body runs again from the top.
         log.rewind();
+        assert!(log.next_is_done("pdgeqrf_ft") && !log.next_is_done("pdormqr"));
         assert_eq!(log.enter("pdgeqrf_ft"), CallState::Done { replicated: vec![1.0, 2.0].to_bytes() });
+        assert!(!log.next_is_done("pdormqr"));
         assert_eq!(log.enter("pdormqr"), CallState::Resume { committed: 1, replicated: vec![] });
     }
 
