@@ -175,3 +175,17 @@ fn a_plain_routine_that_loses_a_process_is_called_again_with_the_replacement() {
     }
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
 }
+
+#[test]
+fn a_replacement_gets_the_info_of_calls_refused_before_it_joined() {
+    let bin = compile("bench/tests/c/abi_checks.c", "abi_checks_refused").display().to_string();
+    let out = launch_c(&["launch", "--np", "4", "--", &bin, "refused"], "1@qr:3:update");
+    assert!(out.stderr.contains("injecting SIGKILL into rank 1 at qr:3:update"), "{}\n{}", out.stdout, out.stderr);
+    assert!(!out.stdout.contains("FAIL"), "{}\n{}", out.stdout, out.stderr);
+    for r in 0..4 {
+        let tag = if r == 1 { " [replacement]" } else { "" };
+        let want = format!("refused then kill: grid rank {r}{tag}\n");
+        assert!(out.stdout.contains(&want), "{want}:\n{}\n{}", out.stdout, out.stderr);
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+}

@@ -44,7 +44,8 @@
  * completed before it joined return at once in it, without communicating,
  * with INFO = FTLA_INFO_RESULT_LOST (the fault-tolerant ones fill in their
  * replicated outputs; its local part of their results was lost with the
- * dead process). A plain routine that loses a process returns
+ * dead process), and calls every process refused (INFO < 0: an argument,
+ * no memory) return the same INFO again. A plain routine that loses a process returns
  * FTLA_INFO_PROCESS_LOST on the survivors, whose next call must be that
  * one again: the replacement meets them there.
  *

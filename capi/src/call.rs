@@ -10,6 +10,7 @@
 //! not in.
 
 use crate::process::{self, Context};
+use recovery::protocol::ProtocolError;
 use scalapack_ft::error::agree_on_arguments;
 use scalapack_ft::{Error, Grid, Result};
 use std::os::raw::c_int;
@@ -93,8 +94,6 @@ pub(crate) fn set_info(info: *mut c_int, v: c_int) {
 /// ScaLAPACK's INFO for an error of a routine.
 fn info_of(e: &Error) -> c_int {
     match e {
-        // (An error that is no argument's, carried as one by an agreement.)
-        Error::Argument { position: 0, .. } => FTLA_INFO_ERROR,
         Error::Argument { .. } | Error::Singular { .. } | Error::NotPositiveDefinite { .. } => e.info(),
         Error::Memory { .. } => FTLA_INFO_NO_MEMORY,
         Error::Grid(g) if g.is_unrecoverable() => FTLA_INFO_UNRECOVERABLE,
@@ -177,7 +176,9 @@ pub(crate) fn run<P: Work>(
             // no convergence) is INFO only.
             let agreed = matches!(
                 e,
-                Error::Argument { .. } | Error::Memory { .. } | Error::Grid(blacs_ft::Error::Checkpoint { .. })
+                Error::Argument { .. }
+                    | Error::Memory { .. }
+                    | Error::Grid(blacs_ft::Error::Checkpoint { .. } | blacs_ft::Error::Remote { .. })
             );
             let result = matches!(e, Error::Singular { .. } | Error::NotPositiveDefinite { .. });
             if agreed && rank == 0 {
@@ -197,15 +198,21 @@ fn call<P: Work>(
     body: &mut impl FnMut(&mut Context, &mut P, bool) -> Result<()>,
 ) -> Result<Ended> {
     let local = check(ctx.region.grid(), ctx.ictxt);
-    if local.as_ref().is_ok_and(|p| p.is_empty()) {
-        // (Every process sees the same global dimensions.)
-        return Ok(Ended::Computed);
+    // A call that every process refused before (a replacement running the
+    // program from the top): the same error again, nothing collective.
+    if let Some(error) = ctx.region.log().next_refusal(r.log_name).map(Error::from_record) {
+        drop(ctx.region.enter_call(r.log_name));
+        return Err(error);
     }
     // A replacement making a call that completed before it joined: the
     // survivors are past it. Nothing collective.
     let lost = ctx.region.grid().replacement().is_some() && ctx.region.log().next_is_done(r.log_name);
     if lost {
         let mut p = local?;
+        if p.is_empty() {
+            drop(ctx.region.enter_call(r.log_name));
+            return Ok(Ended::Computed);
+        }
         match r.protection {
             // The driver finds the call done in the log and fills in the
             // replicated outputs.
@@ -227,8 +234,16 @@ fn call<P: Work>(
         };
         return attempt(ctx, r, &mut p, body);
     }
-    verdict(ctx, local.as_ref().map(|_| ()).map_err(Clone::clone))?;
+    verdict(ctx, Some(r), local.as_ref().map(|_| ()).map_err(Clone::clone))?;
     let mut p = local?;
+    if p.is_empty() {
+        // (After the verdict, as ScaLAPACK checks its arguments before a
+        // quick return: a process with bad arguments is never left alone
+        // in an agreement.)
+        drop(ctx.region.enter_call(r.log_name));
+        ctx.region.complete(&Vec::<f64>::new());
+        return Ok(Ended::Computed);
+    }
     attempt(ctx, r, &mut p, body)
 }
 
@@ -243,8 +258,10 @@ fn refuse(ctx: &mut Context, why: String) -> Error {
 /// agreement on whether every process passed its checks (a process lost
 /// meanwhile: repair and agree again — a replacement, which runs the
 /// program from the top, meets the survivors here); on a refusal, the
-/// error of the lowest process that failed them.
-fn verdict(ctx: &mut Context, local: Result<()>) -> Result<()> {
+/// error of the lowest process that failed them, which the log records as
+/// `refused`'s (a replacement running the program from the top then gets
+/// it without meeting anybody).
+fn verdict(ctx: &mut Context, refused: Option<&Routine>, local: Result<()>) -> Result<()> {
     loop {
         match ctx.region.grid().agree(local.is_ok()) {
             Ok(true) => return Ok(()),
@@ -254,7 +271,13 @@ fn verdict(ctx: &mut Context, local: Result<()>) -> Result<()> {
                     Err(e) if e.is_process_failure() => {
                         ctx.region.repair()?;
                     }
-                    Err(e) => return Err(e),
+                    Err(e) => {
+                        if let Some(r) = refused {
+                            drop(ctx.region.enter_call(r.log_name));
+                            ctx.region.refuse_call(e.to_record());
+                        }
+                        return Err(e);
+                    }
                     // (The process that refused is gone.)
                     Ok(()) => return Err(local.err().unwrap_or(Error::Grid(blacs_ft::Error::Revoked))),
                 }
@@ -288,7 +311,7 @@ fn attempt<P: Work>(
             match body(ctx, p, false) {
                 Err(e) if e.is_process_failure() => {
                     ctx.region.repair()?;
-                    verdict(ctx, Ok(()))?;
+                    verdict(ctx, None, Ok(()))?;
                     continue;
                 }
                 other => return other.map(|()| Ended::Computed),

@@ -278,6 +278,15 @@ impl Region {
         self.log.complete(replicated.to_bytes());
     }
 
+    /// Records the current call as refused by every process (its arguments,
+    /// memory for its scratch) with `error`, its driver's record of the
+    /// agreed error: a re-run of the body, or a replacement that runs it
+    /// from the top, gets the same error from the log without
+    /// communicating, and goes on as the survivors did.
+    pub fn refuse_call(&mut self, error: Vec<u8>) {
+        self.log.refuse(error);
+    }
+
     /// Recovers from a process failure outside a call's protected steps
     /// (nothing in progress): under the in-place policy repairs the grid
     /// and hands the log to the replacements (collective with their

@@ -17,7 +17,9 @@
 //! and its replicated state. This module owns everything else, the same for
 //! every driver:
 //! * the argument verdict, an agreement ([`agree_to_start`]): every process
-//!   leaves it with the same answer even if one fails meanwhile;
+//!   leaves it with the same answer even if one fails meanwhile, and a
+//!   refusal stays in the log (a re-run, or a replacement, gets the same
+//!   error without communicating);
 //! * the first commit point after the encoding: a process lost before it
 //!   took blocks nothing protects yet, so the call is forgotten everywhere
 //!   and returns a process failure (the caller repairs and starts again);
@@ -115,11 +117,38 @@ impl fmt::Display for Phase {
 pub trait ProtocolError: From<blacs_ft::Error> + fmt::Display {
     /// True for errors a grid repair can cure.
     fn is_process_failure(&self) -> bool;
+    /// The error as the status log records a refused call's (see
+    /// [`agree_to_start`]).
+    fn to_record(&self) -> Vec<u8>;
+    /// The error back from [`ProtocolError::to_record`]'s bytes (something
+    /// that says what it could read when they are not such a record).
+    fn from_record(bytes: &[u8]) -> Self;
 }
 
 impl ProtocolError for blacs_ft::Error {
     fn is_process_failure(&self) -> bool {
         blacs_ft::Error::is_process_failure(self)
+    }
+
+    /// `rank (i32 LE) + message` for [`blacs_ft::Error::Remote`], rank −1
+    /// and the error's text for the others.
+    fn to_record(&self) -> Vec<u8> {
+        let (rank, message) = match self {
+            blacs_ft::Error::Remote { rank, message } => (*rank, message.clone()),
+            e => (-1, e.to_string()),
+        };
+        let mut v = rank.to_le_bytes().to_vec();
+        v.extend_from_slice(message.as_bytes());
+        v
+    }
+
+    /// A [`blacs_ft::Error::Remote`].
+    fn from_record(bytes: &[u8]) -> Self {
+        let (rank, message) = match bytes.split_first_chunk::<4>() {
+            Some((r, m)) => (i32::from_le_bytes(*r), String::from_utf8_lossy(m).into_owned()),
+            None => (-1, "a refused call whose error record is unreadable".to_string()),
+        };
+        blacs_ft::Error::Remote { rank, message }
     }
 }
 
@@ -393,6 +422,7 @@ pub fn enter<S: Replicated, E: ProtocolError>(region: &mut Region, name: &str) -
     let corrupt =
         || blacs_ft::Error::Unrecoverable { reason: format!("{name}: the state in the status log is corrupt") };
     match state {
+        CallState::Refused { error } => Err(E::from_record(&error)),
         CallState::Done { replicated } => Ok(Start::Done(S::from_bytes(&replicated).ok_or_else(corrupt)?)),
         CallState::Fresh => Ok(Start::Fresh),
         CallState::Resume { committed, replicated } if joining => {
@@ -413,10 +443,13 @@ pub fn enter<S: Replicated, E: ProtocolError>(region: &mut Region, name: &str) -
 /// verdict is an agreement, which every process leaves with the same answer
 /// even if one fails meanwhile — all go on to the encoding, or all return.
 ///
-/// On a refusal the call is forgotten in the log (a re-run meets it
-/// afresh) and the error is `explain`'s, which turns the local outcomes
-/// into one error, the same everywhere (it is collective). A process lost
-/// before the verdict gives a process failure. A joining replacement (the
+/// On a refusal the error is `explain`'s, which turns the local outcomes
+/// into one error, the same everywhere (it is collective), and the log
+/// records the call as refused with it: a re-run of the region's body, or
+/// a replacement running it from the top, gets the same error again
+/// without communicating (the survivors are elsewhere by then). A process
+/// lost before the verdict gives a process failure, and the call is
+/// forgotten in the log (the re-run meets it afresh). A joining replacement (the
 /// survivors are past this point, inside their recovery) does not agree:
 /// if its own checks fail it tells them, and every process returns the same
 /// [`blacs_ft::Error::Remote`].
@@ -448,7 +481,11 @@ pub fn agree_to_start<S, E: ProtocolError>(
         // A process lost before anything was touched.
         Err(e) => e.into(),
     };
-    region.abandon_call();
+    if error.is_process_failure() {
+        region.abandon_call();
+    } else {
+        region.refuse_call(error.to_record());
+    }
     Err(error)
 }
 

@@ -43,10 +43,15 @@ pub struct CallRecord {
     pub name: String,
     /// Number of committed steps (the next step to run).
     pub committed: u64,
-    /// True once the call returned successfully.
+    /// True once the call is over for every process: it returned
+    /// successfully, or it was refused.
     pub done: bool,
+    /// True when every process refused the call at its start (its
+    /// arguments, memory for its scratch): `replicated` then holds the
+    /// agreed error, as its driver records it.
+    pub refused: bool,
     /// Replicated state the call keeps consistent at each commit (tau,
-    /// pivots, ...), as bytes (see [`Replicated`]).
+    /// pivots, ...), as bytes (see [`Replicated`]); a refused call's error.
     pub replicated: Vec<u8>,
 }
 
@@ -60,6 +65,9 @@ pub enum CallState {
     Resume { committed: u64, replicated: Vec<u8> },
     /// Completed earlier: skip it (its replicated outputs are here).
     Done { replicated: Vec<u8> },
+    /// Refused earlier, on every process: return the same error again (its
+    /// record is here), without communicating.
+    Refused { error: Vec<u8> },
 }
 
 /// The ordered log of a region's library calls.
@@ -113,6 +121,13 @@ impl StatusLog {
         self.calls.get(self.cursor).is_some_and(|r| r.name == name && r.done)
     }
 
+    /// The record of the error with which every process refused `name`,
+    /// if [`StatusLog::enter`] of `name` now would find it refused
+    /// ([`CallState::Refused`]). Nothing changes.
+    pub fn next_refusal(&self, name: &str) -> Option<&[u8]> {
+        self.calls.get(self.cursor).filter(|r| r.name == name && r.refused).map(|r| r.replicated.as_slice())
+    }
+
     /// Called when the body reaches its next library call `name`: tells the
     /// call whether to start, resume or skip, and makes it the current one.
     pub fn enter(&mut self, name: &str) -> CallState {
@@ -120,6 +135,7 @@ impl StatusLog {
         let i = self.cursor;
         self.cursor += 1;
         match self.calls.get(i) {
+            Some(r) if done && r.refused => CallState::Refused { error: r.replicated.clone() },
             Some(r) if done => CallState::Done { replicated: r.replicated.clone() },
             Some(r) if r.name == name => CallState::Resume { committed: r.committed, replicated: r.replicated.clone() },
             _ => {
@@ -129,6 +145,7 @@ impl StatusLog {
                     name: name.to_string(),
                     committed: 0,
                     done: false,
+                    refused: false,
                     replicated: Vec::new(),
                 });
                 CallState::Fresh
@@ -149,6 +166,18 @@ impl StatusLog {
         if let Some(r) = self.current_mut() {
             r.done = true;
             r.replicated = replicated;
+        }
+    }
+
+    /// Marks the current call as refused by every process, with `error`
+    /// (its driver's record of the agreed error): a re-run of the body, or a
+    /// replacement's, returns that error again instead of making the call
+    /// (the program goes on as it did on the survivors).
+    pub fn refuse(&mut self, error: Vec<u8>) {
+        if let Some(r) = self.current_mut() {
+            r.done = true;
+            r.refused = true;
+            r.replicated = error;
         }
     }
 
@@ -180,7 +209,8 @@ impl StatusLog {
 
     /// Flattens the log for a broadcast, little-endian: `[ncalls, cursor,
     /// repairs` (u64 each)`, per call: name length (u64), name bytes,
-    /// committed (u64), done (u8), state length (u64), state bytes]`.
+    /// committed (u64), status (u8: 1 done, 3 refused), state length (u64),
+    /// state bytes]`.
     fn encode(&self) -> Vec<u8> {
         let mut w = Writer::default();
         w.u64(self.calls.len() as u64);
@@ -189,7 +219,7 @@ impl StatusLog {
         for r in &self.calls {
             w.bytes(r.name.as_bytes());
             w.u64(r.committed);
-            w.0.push(r.done as u8);
+            w.0.push(r.done as u8 | (r.refused as u8) << 1);
             w.bytes(&r.replicated);
         }
         w.0
@@ -204,9 +234,9 @@ impl StatusLog {
         for _ in 0..n {
             let name = r.string()?;
             let committed = r.u64()?;
-            let done = r.take(1)?[0] != 0;
+            let status = r.take(1)?[0];
             let replicated = r.bytes()?.to_vec();
-            calls.push(CallRecord { name, committed, done, replicated });
+            calls.push(CallRecord { name, committed, done: status & 1 != 0, refused: status & 2 != 0, replicated });
         }
         Some(StatusLog { calls, cursor, repairs })
     }
@@ -281,6 +311,28 @@ mod tests {
         let mut empty = StatusLog::new();
         empty.abandon_current();
         assert_eq!(empty, StatusLog::new());
+    }
+
+    #[test]
+    fn a_refused_call_is_refused_again_on_the_rerun_and_counts_as_over() {
+        let mut log = StatusLog::new();
+        log.enter("pdgeqrf_ft");
+        log.refuse(b"argument 9".to_vec());
+        log.enter("pdgeqrf_ft");
+        log.commit(2, vec![7]);
+        log.rewind();
+        assert!(log.next_is_done("pdgeqrf_ft"));
+        assert_eq!(log.next_refusal("pdgeqrf_ft"), Some(&b"argument 9"[..]));
+        assert_eq!(log.next_refusal("pdgetrf_ft"), None);
+        assert_eq!(log.enter("pdgeqrf_ft"), CallState::Refused { error: b"argument 9".to_vec() });
+        assert_eq!(log.next_refusal("pdgeqrf_ft"), None);
+        assert_eq!(log.enter("pdgeqrf_ft"), CallState::Resume { committed: 2, replicated: vec![7] });
+        // The interrupted call is the one after it.
+        log.rewind();
+        log.skip_completed();
+        assert_eq!(log.position(), 1);
+        let back = StatusLog::decode(&log.encode()).unwrap();
+        assert_eq!(back, log);
     }
 
     #[test]

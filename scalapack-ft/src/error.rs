@@ -92,6 +92,82 @@ impl recovery::protocol::ProtocolError for Error {
     fn is_process_failure(&self) -> bool {
         Error::is_process_failure(self)
     }
+
+    /// [`Agreed`]'s form (an error that is no agreed one counts as found
+    /// on an unknown rank).
+    fn to_record(&self) -> Vec<u8> {
+        Agreed::of(self, -1).to_bytes()
+    }
+
+    fn from_record(bytes: &[u8]) -> Self {
+        match Agreed::from_bytes(bytes) {
+            Some(agreed) => agreed.error(),
+            None => {
+                let message = "a refused call whose error record is unreadable".to_string();
+                Error::Grid(blacs_ft::Error::Remote { rank: -1, message })
+            }
+        }
+    }
+}
+
+/// An agreed error as it travels from the rank that found it to the others
+/// (and as the status log keeps a refused call's): a kind and three numbers,
+/// and a text of fields separated by U+001F. Kinds: 0 an argument error, 1
+/// a memory error, 2 anything else (as a [`blacs_ft::Error::Remote`] from
+/// the rank that found it).
+struct Agreed {
+    head: [i64; 4],
+    text: String,
+}
+
+impl Agreed {
+    const SEP: char = '\u{1f}';
+
+    /// `e` as found on grid rank `rank`.
+    fn of(e: &Error, rank: i32) -> Agreed {
+        let sep = Agreed::SEP;
+        let (head, text) = match e {
+            Error::Argument { position, entry, name, reason, routine } => {
+                ([0, *position as i64, *entry as i64, 0], format!("{routine}{sep}{name}{sep}{reason}"))
+            }
+            Error::Memory { routine, what, bytes, available } => {
+                ([1, *bytes as i64, available.map_or(-1, |a| a as i64), 0], format!("{routine}{sep}{what}"))
+            }
+            Error::Grid(blacs_ft::Error::Remote { rank, message }) => ([2, *rank as i64, 0, 0], message.clone()),
+            e => ([2, rank as i64, 0, 0], e.to_string()),
+        };
+        Agreed { head, text }
+    }
+
+    /// Four little-endian words, then the text.
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut v: Vec<u8> = self.head.iter().flat_map(|x| x.to_le_bytes()).collect();
+        v.extend_from_slice(self.text.as_bytes());
+        v
+    }
+
+    fn from_bytes(bytes: &[u8]) -> Option<Agreed> {
+        let (head, text) = bytes.split_at_checked(32)?;
+        let word = |i: usize| i64::from_le_bytes(head[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+        Some(Agreed { head: [word(0), word(1), word(2), word(3)], text: String::from_utf8_lossy(text).into_owned() })
+    }
+
+    /// The error, the same typed value wherever it is read.
+    fn error(&self) -> Error {
+        let mut parts = self.text.splitn(3, Agreed::SEP);
+        let mut part = || parts.next().unwrap_or("?").to_string();
+        let [kind, a, b, _] = self.head;
+        match kind {
+            0 => Error::Argument { routine: part(), name: part(), reason: part(), position: a as u32, entry: b as u32 },
+            1 => Error::Memory {
+                routine: part(),
+                what: part(),
+                bytes: a as u64,
+                available: (b >= 0).then_some(b as u64),
+            },
+            _ => Error::Grid(blacs_ft::Error::Remote { rank: a as i32, message: self.text.clone() }),
+        }
+    }
 }
 
 impl From<blacs_ft::Error> for Error {
@@ -108,43 +184,14 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// lowest failing rank — the same typed value everywhere.
 pub fn agree_on_arguments(grid: &blacs_ft::Grid, local: Result<()>) -> Result<()> {
     use blacs_ft::Scope;
-    const SEP: char = '\u{1f}';
-    // (kind, three numbers, text): 0 argument, 1 memory, 2 anything else.
-    let mine = match &local {
-        Ok(()) => None,
-        Err(Error::Argument { position, entry, name, reason, routine }) => {
-            Some((0, [*position as i64, *entry as i64, 0], format!("{routine}{SEP}{name}{SEP}{reason}")))
-        }
-        Err(Error::Memory { routine, what, bytes, available }) => {
-            Some((1, [*bytes as i64, available.map_or(-1, |a| a as i64), 0], format!("{routine}{SEP}{what}")))
-        }
-        Err(e) => Some((2, [0, 0, 0], format!("?{SEP}?{SEP}{e}"))),
-    };
-    let Some(root) = grid.lowest_rank_where(mine.is_some())? else {
+    let Some(root) = grid.lowest_rank_where(local.is_err())? else {
         return Ok(());
     };
-    let (kind, nums, text) = mine.unwrap_or_default();
-    let mut head = [kind, nums[0], nums[1], nums[2]];
+    let mine = local.err().map(|e| Agreed::of(&e, grid.rank()));
+    let Agreed { mut head, text } = mine.unwrap_or(Agreed { head: [0; 4], text: String::new() });
     grid.broadcast(Scope::All, &mut head, root)?;
     let bytes = grid.broadcast_vec(text.into_bytes(), root)?;
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    let mut parts = text.splitn(3, SEP);
-    let mut part = || parts.next().unwrap_or("?").to_string();
-    Err(match head[0] {
-        1 => Error::Memory {
-            routine: part(),
-            what: part(),
-            bytes: head[1] as u64,
-            available: (head[2] >= 0).then_some(head[2] as u64),
-        },
-        _ => Error::Argument {
-            routine: part(),
-            name: part(),
-            reason: part(),
-            position: head[1] as u32,
-            entry: head[2] as u32,
-        },
-    })
+    Err(Agreed { head, text: String::from_utf8_lossy(&bytes).into_owned() }.error())
 }
 
 /// Local: an argument error of `routine` when `a`'s local array holds a
@@ -185,5 +232,34 @@ mod tests {
         assert_eq!(e.info(), -1);
         assert_eq!(Error::Singular { routine: "pdgetrf".into(), index: 4 }.info(), 5);
         assert!(e.to_string().contains("argument 1 (M)"));
+    }
+
+    #[test]
+    fn a_refused_calls_error_comes_back_from_its_record() {
+        use recovery::protocol::ProtocolError;
+        let errors = [
+            Error::Argument {
+                routine: "pdgeqrf_ft".into(),
+                position: 6,
+                entry: 6,
+                name: "A".into(),
+                reason: "x".into(),
+            },
+            Error::Memory { routine: "pdgetrf_ft".into(), what: "the sums".into(), bytes: 1 << 40, available: None },
+            Error::Memory { routine: "pdgetrf_ft".into(), what: "w".into(), bytes: 8, available: Some(3) },
+            Error::Grid(blacs_ft::Error::Remote { rank: 3, message: "no".into() }),
+        ];
+        for e in errors {
+            let back = Error::from_record(&e.to_record());
+            assert_eq!(back.to_string(), e.to_string());
+            assert_eq!(back.info(), e.info());
+        }
+        // Another error is carried as what its rank said.
+        let e = Error::Breakdown { routine: "pdcg".into(), iteration: 2, reason: "nan".into() };
+        let back = Error::from_record(&Agreed::of(&e, 5).to_bytes());
+        assert!(
+            matches!(&back, Error::Grid(blacs_ft::Error::Remote { rank: 5, message }) if *message == e.to_string())
+        );
+        assert!(matches!(Error::from_record(&[1, 2]), Error::Grid(blacs_ft::Error::Remote { rank: -1, .. })));
     }
 }

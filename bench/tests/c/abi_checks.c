@@ -26,6 +26,26 @@ static void expect(const char *name, int got, int want) {
 
 static int l2g(int l, int nb, int p, int np) { return (l / nb) * np * nb + p * nb + l % nb; }
 
+/* This process's part of a well-conditioned N x N matrix (blocks of nb). */
+static void fill(double *a, int lld, int mloc, int nloc, int nb, int myrow, int mycol, int nprow, int npcol) {
+    for (int lj = 0; lj < nloc; lj++)
+        for (int li = 0; li < mloc; li++) {
+            int i = l2g(li, nb, myrow, nprow), j = l2g(lj, nb, mycol, npcol);
+            a[li + lj * lld] = (i == j ? 2.0 : 0.0) + 1.0 / (1.0 + i + 3 * j);
+        }
+}
+
+/* Largest difference between the upper triangles (R) of two local arrays. */
+static double r_diff(const double *a, const double *b, int lld, int mloc, int nloc, int nb, int myrow, int mycol,
+                     int nprow, int npcol) {
+    double d = 0;
+    for (int lj = 0; lj < nloc; lj++)
+        for (int li = 0; li < mloc; li++)
+            if (l2g(li, nb, myrow, nprow) <= l2g(lj, nb, mycol, npcol))
+                d = fmax(d, fabs(a[li + lj * lld] - b[li + lj * lld]));
+    return d;
+}
+
 /* A 4x1 grid: the fault-tolerant routines need two process columns, the
    plain ones do not. */
 static int one_column(void) {
@@ -71,30 +91,61 @@ static int plain_retry(void) {
     lwork = (int)w;
     double *work = malloc(sizeof(double) * lwork);
     do {
-        for (int lj = 0; lj < nloc; lj++)
-            for (int li = 0; li < mloc; li++) {
-                int i = l2g(li, nb, myrow, nprow), j = l2g(lj, nb, mycol, npcol);
-                a[li + lj * lld] = (i == j ? 2.0 : 0.0) + 1.0 / (1.0 + i + 3 * j);
-            }
+        fill(a, lld, mloc, nloc, nb, myrow, mycol, nprow, npcol);
         ftla_pdgeqrf_(&n, &n, a, &one, &one, desca, tau, work, &lwork, &info);
         lost += info == FTLA_INFO_PROCESS_LOST;
     } while (info == FTLA_INFO_PROCESS_LOST);
     expect("plain pdgeqrf after a retry", info, 0);
     memcpy(r, a, sizeof(double) * lld * nloc);
-    for (int lj = 0; lj < nloc; lj++)
-        for (int li = 0; li < mloc; li++) {
-            int i = l2g(li, nb, myrow, nprow), j = l2g(lj, nb, mycol, npcol);
-            a[li + lj * lld] = (i == j ? 2.0 : 0.0) + 1.0 / (1.0 + i + 3 * j);
-        }
+    fill(a, lld, mloc, nloc, nb, myrow, mycol, nprow, npcol);
     pdgeqrf_ft_(&n, &n, a, &one, &one, desca, tau, work, &lwork, &info);
-    double diff = 0;
-    for (int lj = 0; lj < nloc; lj++)
-        for (int li = 0; li < mloc; li++)
-            if (l2g(li, nb, myrow, nprow) <= l2g(lj, nb, mycol, npcol))
-                diff = fmax(diff, fabs(a[li + lj * lld] - r[li + lj * lld]));
+    double diff = r_diff(a, r, lld, mloc, nloc, nb, myrow, mycol, nprow, npcol);
     expect("R of the retried plain QR equals pdgeqrf_ft_'s", info == 0 && diff < 1e-12, 1);
     printf("plain retry: grid rank %d%s, %d call(s) lost a process\n", myrow * npcol + mycol,
            Cftla_is_replacement(ictxt) ? " [replacement]" : "", lost);
+    free(a), free(r), free(tau), free(work);
+    Cftla_gridexit(ictxt);
+    Cftla_exit(0);
+    return failures == 0 ? 0 : 1;
+}
+
+/* Calls every process refused, then one that loses a process
+   (FTLA_KILL=1@qr:3:update): the replacement, running main from the top,
+   gets the refused calls' INFO again from ftla's log without meeting
+   anybody (the survivors are inside the third call by then), and joins
+   their recovery of that call. Its R then equals a failure-free
+   pdgeqrf_ft_'s, on every process. */
+static int refused_then_kill(void) {
+    int ictxt, nprow, npcol, myrow, mycol, info, lwork = -1, small = 1;
+    const int zero = 0, one = 1, n = 64, nb = 8;
+    Cftla_gridinit(&ictxt, "Row", 2, 2);
+    Cftla_gridinfo(ictxt, &nprow, &npcol, &myrow, &mycol);
+    int mloc = ftla_numroc_(&n, &nb, &myrow, &zero, &nprow), nloc = ftla_numroc_(&n, &nb, &mycol, &zero, &npcol);
+    int lld = mloc, desca[9];
+    ftla_descinit_(desca, &n, &n, &nb, &nb, &zero, &zero, &ictxt, &lld, &info);
+    double *a = malloc(sizeof(double) * lld * nloc), *r = malloc(sizeof(double) * lld * nloc);
+    double *tau = malloc(sizeof(double) * nloc), w;
+    pdgeqrf_ft_(&n, &n, a, &one, &one, desca, tau, &w, &lwork, &info);
+    lwork = (int)w;
+    double *work = malloc(sizeof(double) * lwork);
+    /* Refused by the C ABI's checks. */
+    fill(a, lld, mloc, nloc, nb, myrow, mycol, nprow, npcol);
+    pdgeqrf_ft_(&n, &n, a, &one, &one, desca, tau, work, &small, &info);
+    expect("a refused LWORK, again on a replacement", info, -9);
+    /* Refused by pdgeqrf_ft's own checks (A(1,1), on process (0,0)). */
+    if (myrow == 0 && mycol == 0) a[0] = NAN;
+    pdgeqrf_ft_(&n, &n, a, &one, &one, desca, tau, work, &lwork, &info);
+    expect("a refused NaN, again on a replacement", info, -3);
+    fill(a, lld, mloc, nloc, nb, myrow, mycol, nprow, npcol);
+    pdgeqrf_ft_(&n, &n, a, &one, &one, desca, tau, work, &lwork, &info);
+    expect("the QR that lost a process", info, 0);
+    memcpy(r, a, sizeof(double) * lld * nloc);
+    fill(a, lld, mloc, nloc, nb, myrow, mycol, nprow, npcol);
+    pdgeqrf_ft_(&n, &n, a, &one, &one, desca, tau, work, &lwork, &info);
+    double diff = r_diff(a, r, lld, mloc, nloc, nb, myrow, mycol, nprow, npcol);
+    expect("its R equals a failure-free pdgeqrf_ft_'s", info == 0 && diff < 1e-12, 1);
+    printf("refused then kill: grid rank %d%s\n", myrow * npcol + mycol,
+           Cftla_is_replacement(ictxt) ? " [replacement]" : "");
     free(a), free(r), free(tau), free(work);
     Cftla_gridexit(ictxt);
     Cftla_exit(0);
@@ -107,6 +158,7 @@ int main(int argc, char **argv) {
     Cftla_pinfo(&iam, &nprocs);
     if (argc > 1 && strcmp(argv[1], "column") == 0) return one_column();
     if (argc > 1 && strcmp(argv[1], "plain-retry") == 0) return plain_retry();
+    if (argc > 1 && strcmp(argv[1], "refused") == 0) return refused_then_kill();
     expect("pinfo nprocs", nprocs, 4);
     Cftla_gridinit(&ictxt, "Row", 2, 2);
     expect("gridinit ictxt valid", ictxt >= 0, 1);
