@@ -13,9 +13,10 @@
 use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
 use blacs_ft::{Grid, GridOptions, Injector, Joined, Runtime};
 use recovery::Region;
+use scalapack_ft::blas::Trans;
 use scalapack_ft::descriptor::Descriptor;
 use scalapack_ft::generate::{Generator, MatrixKind};
-use scalapack_ft::qr::{check, pdgels, pdgeqrf};
+use scalapack_ft::qr::{check, pdgels, pdgeqrf, pdormqr};
 use scalapack_ft::qr_ft::{pdgeqrf_ft, pdgeqrf_ft_in, FtOptions, FtWorkspace};
 use scalapack_ft::DistMatrix;
 use std::time::Duration;
@@ -60,6 +61,7 @@ fn main() {
         let line = match c.as_str() {
             "gels" => gels(&grid, words.next().map(String::as_str).unwrap_or("40x10x4")),
             "bad-blocks" => bad_blocks(&grid),
+            "bad-apply" => bad_apply(&grid),
             "arrays" => arrays(&grid, words.next().map(String::as_str).unwrap_or("37x23x4")),
             "ft-bad-source" => ft_bad_source(&mut rt, p, q),
             "ft-storage" => ft_storage(&mut rt, p, q, words.next().map(String::as_str).unwrap_or("70x50x8")),
@@ -250,6 +252,20 @@ fn bad_blocks(grid: &Grid) -> Result<String, String> {
             Ok(format!("BAD-BLOCKS info={}", e.info()))
         }
     }
+}
+
+/// pdormqr's argument errors, with PDORMQR's positions: K past min(M, N)
+/// (argument 5), C with other row blocks than A (DESCC, argument 14).
+fn bad_apply(grid: &Grid) -> Result<String, String> {
+    let a = DistMatrix::zeros(grid, 20, 12, 4, 4).map_err(|e| e.to_string())?;
+    let tau = vec![0.0; 12];
+    let info = |r: Result<(), scalapack_ft::Error>| r.err().map_or(0, |e| e.info());
+    let mut c = DistMatrix::zeros(grid, 20, 3, 4, 4).map_err(|e| e.to_string())?;
+    let k = info(pdormqr(grid, Trans::Yes, &a, &tau, 13, &mut c));
+    let mut c = DistMatrix::zeros(grid, 20, 3, 5, 4).map_err(|e| e.to_string())?;
+    let cb = info(pdormqr(grid, Trans::Yes, &a, &tau, 12, &mut c));
+    println!("BADAPPLY rank={} k={k} c={cb}", grid.rank());
+    Ok(format!("BAD-APPLY k={k} c={cb}"))
 }
 
 /// ndarray at the edge: an Array2 on rank 0 scattered, every local view

@@ -83,7 +83,12 @@ fn same_error_on_every_rank(case: &str, prefix: &str, needles: &[&str]) {
 
 #[test]
 fn unequal_block_sizes_are_the_same_typed_error_on_every_rank() {
-    same_error_on_every_rank("bad-blocks", "BAD rank=", &["info=-205", "MB_A", "must equal NB_A"]);
+    same_error_on_every_rank("bad-blocks", "BAD rank=", &["info=-606", "MB_A", "must equal NB_A"]);
+}
+
+#[test]
+fn pdormqr_reports_its_arguments_at_scalapacks_positions() {
+    same_error_on_every_rank("bad-apply", "BADAPPLY rank=", &["k=-5", "c=-1405"]);
 }
 
 #[test]
@@ -100,5 +105,5 @@ fn pdgeqrf_ft_in_place_and_in_a_separate_workspace_give_the_same_factors() {
 
 #[test]
 fn pdgeqrf_ft_refuses_a_matrix_not_starting_on_process_0_0_on_every_rank() {
-    same_error_on_every_rank("ft-bad-source", "BAD-FT rank=", &["info=-208", "CSRC_A", "must be 0"]);
+    same_error_on_every_rank("ft-bad-source", "BAD-FT rank=", &["info=-608", "CSRC_A", "must be 0"]);
 }

@@ -36,7 +36,7 @@ pub(crate) use extended::Extended;
 pub(crate) use lookahead::{owners_panel, LookAhead};
 pub use options::{FtOptions, FtReport};
 pub(crate) use rebuild::rebuild_lost_blocks;
-pub(crate) use set_up::set_up_call;
+pub(crate) use set_up::{check_layout, set_up_call};
 pub(crate) use verify::verify_checksums;
 pub use verify::ChecksumCheck;
 pub use workspace::FtWorkspace;

@@ -5,8 +5,27 @@ use super::extended::{Extended, Start};
 use super::workspace::FtWorkspace;
 use crate::error::{agree_on_arguments, Result};
 use crate::matrix::DistMatrix;
-use checksum::ReverseNeighborLayout;
+use checksum::{LayoutError, ReverseNeighborLayout};
 use recovery::{protocol, Region};
+
+/// Local: the argument error of a matrix whose shape cannot carry
+/// reverse-neighboring checksums on this grid (`layout`'s error), against
+/// its descriptor (argument `desc`, entry NB).
+pub(crate) fn check_layout(
+    routine: &str,
+    desc: u32,
+    layout: &std::result::Result<ReverseNeighborLayout, LayoutError>,
+) -> Result<()> {
+    layout.as_ref().map(|_| ()).map_err(|e| {
+        crate::lu::arg_error(
+            routine,
+            desc,
+            crate::lu::entry::NB,
+            "A",
+            format!("cannot carry reverse-neighboring checksums: {e}"),
+        )
+    })
+}
 
 /// Collective: sets up the call's extended matrix over `a` (when this
 /// process's own checks, `check`, passed and `layout` exists), then

@@ -7,8 +7,8 @@
 //! updates the vectors and the replicated scalars locally.
 
 use crate::abft::{
-    encode_checksums, rebuild_lost_blocks, set_up_call, verify_checksums, ChecksumCheck, Extended, FtOptions,
-    FtWorkspace,
+    check_layout, encode_checksums, rebuild_lost_blocks, set_up_call, verify_checksums, ChecksumCheck, Extended,
+    FtOptions, FtWorkspace,
 };
 use crate::cg::iteration::{self, ColumnSums, Operator, Scalars};
 use crate::cg::vectors::Vectors;
@@ -105,15 +105,7 @@ pub fn pdcg_ft_in(
                 ),
             ));
         }
-        layout.as_ref().map(|_| ()).map_err(|e| {
-            arg_error(
-                ROUTINE,
-                cg_solve::position::DESCA,
-                entry::NB,
-                "A",
-                format!("cannot carry reverse-neighboring checksums: {e}"),
-            )
-        })
+        check_layout(ROUTINE, cg_solve::position::DESCA, &layout)
     });
     if !start.joining() {
         check = check.and_then(|()| cg_solve::check_inputs(ROUTINE, a, b, x));

@@ -17,12 +17,13 @@
 use super::early::{self, Early};
 use super::rows::{self, Columns, Moves};
 use crate::abft::{
-    self, encode_checksums, owners_panel, set_up_call, ChecksumCheck, Extended, FtOptions, FtReport, FtWorkspace,
+    self, check_layout, encode_checksums, owners_panel, set_up_call, ChecksumCheck, Extended, FtOptions, FtReport,
+    FtWorkspace,
 };
 use crate::blas::{self, Trans};
 use crate::error::{check_finite, Error, Result};
 use crate::lu::panel::{factor_panel, Panel};
-use crate::lu::{arg_error, check_first_block_at_origin, check_grid, check_square_blocks, entry};
+use crate::lu::{check_first_block_at_origin, check_grid, check_square_blocks};
 use crate::matrix::DistMatrix;
 use blacs_ft::{Grid, Scope};
 use checksum::ReverseNeighborLayout;
@@ -95,11 +96,7 @@ pub fn pdgetrf_ft_in(
     }
     let grid = region.grid();
     let layout = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
-    let mut check = check_args(grid, a).and_then(|()| {
-        layout.as_ref().map(|_| ()).map_err(|e| {
-            arg_error(ROUTINE, 6, entry::NB, "A", format!("cannot carry reverse-neighboring checksums: {e}"))
-        })
-    });
+    let mut check = check_args(grid, a).and_then(|()| check_layout(ROUTINE, 6, &layout));
     if !start.joining() {
         check = check.and_then(|()| check_finite(ROUTINE, 3, a));
     }

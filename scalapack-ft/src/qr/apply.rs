@@ -1,9 +1,9 @@
 //! `pdormqr`: applying Q or Qᵀ from a QR factorization.
 
-use super::factor::check_square_blocks;
 use super::reflectors::{stored_panel, Panel};
 use crate::blas::Trans;
 use crate::error::{agree_on_arguments, Error, Result};
+use crate::lu::{check_square_blocks, entry};
 use crate::matrix::DistMatrix;
 use blacs_ft::Grid;
 
@@ -23,19 +23,26 @@ pub fn pdormqr(grid: &Grid, trans: Trans, a: &DistMatrix, tau: &[f64], k: usize,
         name: name.into(),
         reason,
     };
-    let check = check_square_blocks("pdormqr", a, 3).and_then(|()| {
+    // (PDORMQR(SIDE, TRANS, M, N, K, A, IA, JA, DESCA, TAU, C, IC, JC,
+    // DESCC, ...): K is argument 5, DESCA 9, DESCC 14.)
+    let check = check_square_blocks("pdormqr", 9, a).and_then(|()| {
         if k > a.m().min(a.n()) || k > tau.len() {
             return Err(arg(
-                2,
+                5,
                 0,
                 "K",
                 format!("must be ≤ min(M, N) = {} and ≤ len(tau) = {}", a.m().min(a.n()), tau.len()),
             ));
         }
-        if c.m() != a.m() || c.mb() != a.mb() || c.desc().rsrc() != a.desc().rsrc() {
+        let differs = [
+            (entry::M, c.m() != a.m()),
+            (entry::MB, c.mb() != a.mb()),
+            (entry::RSRC, c.desc().rsrc() != a.desc().rsrc()),
+        ];
+        if let Some(&(what, _)) = differs.iter().find(|(_, d)| *d) {
             return Err(arg(
-                5,
-                3,
+                14,
+                what,
                 "C",
                 format!(
                     "must have A's row distribution (M = {}, MB = {}, RSRC = {}), got M = {}, MB = {}, RSRC = {}",

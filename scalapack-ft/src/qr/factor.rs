@@ -2,23 +2,10 @@
 
 use super::reflectors::{factor_panel, Panel};
 use crate::blas::Trans;
-use crate::error::{agree_on_arguments, check_finite, Error, Result};
+use crate::error::{agree_on_arguments, check_finite, Result};
+use crate::lu::check_square_blocks;
 use crate::matrix::DistMatrix;
 use blacs_ft::Grid;
-
-/// Checks the arguments every QR routine shares (local; agree afterwards).
-pub(crate) fn check_square_blocks(routine: &str, a: &DistMatrix, position: u32) -> Result<()> {
-    if a.mb() != a.nb() {
-        return Err(Error::Argument {
-            routine: routine.into(),
-            position,
-            entry: 5,
-            name: "MB_A".into(),
-            reason: format!("must equal NB_A (square blocks), got MB_A = {} and NB_A = {}", a.mb(), a.nb()),
-        });
-    }
-    Ok(())
-}
 
 /// QR factorization `A = Q·R` of the distributed M×N matrix `a`
 /// (ScaLAPACK `PDGEQRF` with IA = JA = 1).
@@ -39,7 +26,8 @@ pub(crate) fn check_square_blocks(routine: &str, a: &DistMatrix, position: u32) 
 /// rank returns the same one.
 /// A process failure returns [`Error::Grid`] with a process-failure error.
 pub fn pdgeqrf(grid: &Grid, a: &mut DistMatrix, tau: &mut Vec<f64>) -> Result<()> {
-    agree_on_arguments(grid, check_square_blocks("pdgeqrf", a, 2).and_then(|()| check_finite("pdgeqrf", 3, a)))?;
+    // (PDGEQRF(M, N, A, IA, JA, DESCA, ...): A is argument 3, DESCA 6.)
+    agree_on_arguments(grid, check_square_blocks("pdgeqrf", 6, a).and_then(|()| check_finite("pdgeqrf", 3, a)))?;
     let (m, n, nb) = (a.m(), a.n(), a.nb());
     let k = m.min(n);
     tau.clear();

@@ -3,12 +3,12 @@
 //! protocol of `recovery::protocol`, and the ABFT of [`crate::abft`].
 
 use crate::abft::{
-    self, encode_checksums, owners_panel, set_up_call, ChecksumCheck, Extended, FtOptions, FtReport, FtWorkspace,
+    self, check_layout, encode_checksums, owners_panel, set_up_call, ChecksumCheck, Extended, FtOptions, FtReport,
+    FtWorkspace,
 };
 use crate::blas::Trans;
 use crate::error::{check_finite, Error, Result};
 use crate::matrix::DistMatrix;
-use crate::qr::factor::check_square_blocks;
 use crate::qr::reflectors::{factor_panel, Panel};
 use blacs_ft::Grid;
 use checksum::ReverseNeighborLayout;
@@ -84,17 +84,10 @@ pub fn pdgeqrf_ft_in(
     }
     let grid = region.grid();
     let layout = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
-    let mut check = check_square_blocks(ROUTINE, a, 2)
-        .and_then(|()| crate::lu::check_first_block_at_origin(ROUTINE, 2, "A", a))
-        .and_then(|()| {
-            layout.as_ref().map(|_| ()).map_err(|e| Error::Argument {
-                routine: ROUTINE.into(),
-                position: 2,
-                entry: 0,
-                name: "A".into(),
-                reason: format!("cannot carry reverse-neighboring checksums: {e}"),
-            })
-        });
+    // (As PDGEQRF(M, N, A, IA, JA, DESCA, ...): A is argument 3, DESCA 6.)
+    let mut check = crate::lu::check_square_blocks(ROUTINE, 6, a)
+        .and_then(|()| crate::lu::check_first_block_at_origin(ROUTINE, 6, "A", a))
+        .and_then(|()| check_layout(ROUTINE, 6, &layout));
     if !start.joining() {
         // (A replacement's A is meaningless until it is rebuilt.)
         check = check.and_then(|()| check_finite(ROUTINE, 3, a));
