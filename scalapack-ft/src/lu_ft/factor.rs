@@ -13,7 +13,12 @@
 //! backed-up copy that a failure restores) and starts sending it before
 //! the rest of its update, so that the other process columns find it
 //! waiting at the next step instead of idling through its factorization.
+//! On one process row an even step also leaves the update of its far
+//! groups (and their checksum pairs) to the next step, which applies both
+//! panels' updates in one DGEMM of inner dimension 2·NB (see
+//! [`super::deferred`]).
 
+use super::deferred::{self, Deferred};
 use super::early::{self, Early};
 use super::rows::{self, Columns, Moves};
 use crate::abft::{
@@ -109,6 +114,7 @@ pub fn pdgetrf_ft_in(
         layout,
         backup: None,
         ahead: None,
+        deferred: None,
         mycol: region.grid().mycol() as usize,
         corrupt: opts.corrupt,
     };
@@ -204,6 +210,9 @@ struct LuSteps {
     backup: Option<(usize, Vec<f64>)>,
     /// The next panel, factored by its owner during the last agreement.
     ahead: Option<LookAhead>,
+    /// One process row: the last step's update of the far columns, left
+    /// for this step (see [`super::deferred`]).
+    deferred: Option<Deferred>,
     /// This process's grid column (the same after a repair).
     mycol: usize,
     corrupt: Option<(i32, u64)>,
@@ -238,6 +247,9 @@ impl Algorithm for LuSteps {
         if state.ipiv.len() == self.state.ipiv.len() {
             self.state = state;
         }
+        // (After a repair, on every process alike: a step that needs the
+        // kept panel has it sent again.)
+        self.deferred = None;
     }
 
     fn encode(&mut self, grid: &Grid) -> Result<()> {
@@ -256,6 +268,14 @@ impl Algorithm for LuSteps {
         // The panel, with its pivot search, on a backed-up panel (or the
         // one its owner factored ahead, during the last commit).
         clock.enter(grid, Phase::Panel);
+        if grid.nprow() == 1
+            && k > 0
+            && deferred::defers(&self.layout, k - 1, self.nsteps as usize)
+            && self.deferred.is_none()
+        {
+            self.deferred = Some(deferred::resend(grid, &self.ext, &self.layout, k)?);
+        }
+        let ext = &mut self.ext;
         let (mine, sending) =
             owners_panel(ext, self.ahead.take(), mycol == owner, (lc0, jb), &mut self.backup, |ext| {
                 factor_panel(grid, &mut ext.e, j0, jb)
@@ -340,6 +360,25 @@ impl Algorithm for LuSteps {
         let lw = panel.lw;
         let myrow = grid.myrow() as usize;
         let diagonal_row = ext.e.row_owner(j0) == myrow;
+        // One process row: the far columns this step leaves to the next
+        // one, or the last step's that it completes (see `deferred`).
+        let within_trail = |r: Range<usize>| {
+            let start = r.start.max(trail.start);
+            start..r.end.min(trail.end).max(start)
+        };
+        let mut pending = if moves.is_none() { self.deferred.take() } else { None };
+        let defers = moves.is_none() && deferred::defers(&self.layout, k as usize, self.nsteps as usize);
+        let far = match &pending {
+            Some(d) => within_trail(d.cols.clone()),
+            None if defers => within_trail(deferred::far_columns(ext, &self.layout, k as usize)),
+            None => 0..0,
+        };
+        if let Some(d) = &mut pending {
+            d.swap(&swaps);
+            d.cols = far.clone();
+            d.update_block_row(ext, lr0..lr0 + jb);
+        }
+        let two = pending.as_ref().map(|d| d.two_panel_update(&panel));
         if !trail.is_empty() {
             // The next panel's columns computed early are written back;
             // the rest are updated here.
@@ -367,6 +406,20 @@ impl Algorithm for LuSteps {
                     let c = &mut ext.e.local_mut()[lrb + cols.start * lld..];
                     blas::dgemm(Trans::No, Trans::No, lr - lrb, cols.len(), jb, -1.0, l21, lw, b, jb, 1.0, c, lld);
                 }
+            };
+            // The near columns get this panel's update; the far ones this
+            // and the last panel's together, or nothing (left to the next
+            // step).
+            let update = |ext: &mut Extended, cols: Range<usize>| {
+                let (a, b) = (cols.start.max(far.start), cols.end.min(far.end));
+                if a >= b {
+                    return update(ext, cols);
+                }
+                update(ext, cols.start..a);
+                if let Some(two) = &two {
+                    two.apply(ext, a..b);
+                }
+                update(ext, b..cols.end);
             };
             match early {
                 Some(Early { next, .. }) => {
@@ -410,6 +463,9 @@ impl Algorithm for LuSteps {
         }
         if self.corrupt == Some((grid.rank(), k)) {
             ext.corrupt_trailing(j0 + jb);
+        }
+        if defers {
+            self.deferred = Some(Deferred { panel, cols: far });
         }
     }
 

@@ -10,8 +10,13 @@
 //! applied to the finished L rows at once (eagerly, not deferred to the
 //! end) and to the rows of D_g with them, so the sums never go stale.
 //! The pivots are replicated on every rank and handed to replacements with
-//! the committed step.
+//! the committed step. On one process row, the far groups' update of an
+//! even step waits for the next step's, so that the two run as one DGEMM
+//! with twice the inner dimension ([`deferred`]); a group and its pair are
+//! always in the same state, so the checksum relations hold at every
+//! commit.
 
+mod deferred;
 mod early;
 mod factor;
 mod rows;
