@@ -64,20 +64,22 @@ pub(crate) fn rebuild_lost_blocks(
             // replacement's share is zero; the survivors' is
             //   holder's C_g or D_g rows − the other members' matching rows.
             if !me_lost {
-                x.fill(0.0);
-                if mycol == holders[keep] {
-                    if let Some(cols) = ext.local_block(pair[keep]) {
+                // The holder's share starts as its C_g rows and D_g rows (a
+                // copy: no zeroing pass before the sums), the others' as zero.
+                match ext.local_block(pair[keep]).filter(|_| mycol == holders[keep]) {
+                    Some(cols) => {
+                        let d = ext.d.get(g).and_then(Option::as_ref);
                         for (c, lj) in cols.enumerate() {
                             let split = diag_end(target * nb + c);
-                            axpy(&mut x[c * lr..c * lr + split], &ext.e.local()[lj * ld..lj * ld + split], 1.0)?;
+                            let col = &mut x[c * lr..(c + 1) * lr];
+                            col[..split].copy_from_slice(&ext.e.local()[lj * ld..lj * ld + split]);
+                            match d {
+                                Some(d) => col[split..].copy_from_slice(&d[c * lr + split..(c + 1) * lr]),
+                                None => col[split..].fill(0.0),
+                            }
                         }
                     }
-                    if let Some(Some(d)) = ext.d.get(g) {
-                        for c in 0..nb {
-                            let split = diag_end(target * nb + c);
-                            axpy(&mut x[c * lr + split..(c + 1) * lr], &d[c * lr + split..(c + 1) * lr], 1.0)?;
-                        }
-                    }
+                    None => x.fill(0.0),
                 }
                 for bc in members.clone().filter(|&bc| bc != target && bc % q as usize == mycol) {
                     let Some(cols) = ext.local_block(bc) else { continue };
@@ -108,11 +110,21 @@ pub(crate) fn rebuild_lost_blocks(
             let from = holders[keep] as i32;
             let myrow = grid.myrow();
             let lost_copy = pair[1 - keep];
+            // A finished group's C_g is R alone: zero below its last
+            // column's diagonal (up to rounding), rows no rebuild reads.
+            // Only the rows down to there travel; the copy is zero below.
+            let c_rows =
+                if members.end * nb <= done_cols { rows.partition_point(|&gi| gi < members.end * nb) } else { lr };
             if mycol as i32 == from {
                 // The surviving holder holds its copy (`keep` says so).
-                x.fill(0.0);
-                let copy = ext.block(pair[keep]).unwrap_or(&x);
-                grid.send(copy, myrow, lost_col as i32, TAG_CHECKSUM_COPY)?;
+                let copy = ext.block(pair[keep]).unwrap_or(&[]);
+                if c_rows == lr {
+                    grid.send(copy, myrow, lost_col as i32, TAG_CHECKSUM_COPY)?;
+                } else {
+                    let mut top = Vec::with_capacity(c_rows * nb);
+                    crate::lu::pack(copy, lr, 0..c_rows, 0..nb, &mut top);
+                    grid.send(&top, myrow, lost_col as i32, TAG_CHECKSUM_COPY)?;
+                }
                 if group_has_finished {
                     if let Some(Some(d)) = ext.d.get(g) {
                         grid.send(d, myrow, lost_col as i32, TAG_CHECKSUM_COPY)?;
@@ -120,14 +132,26 @@ pub(crate) fn rebuild_lost_blocks(
                 }
             } else if me_lost {
                 let dst = ext.block_mut(lost_copy).unwrap_or(&mut x);
-                grid.recv(dst, myrow, from, TAG_CHECKSUM_COPY)?;
+                if c_rows == lr {
+                    grid.recv(dst, myrow, from, TAG_CHECKSUM_COPY)?;
+                } else {
+                    let mut top = vec![0.0; c_rows * nb];
+                    grid.recv(&mut top, myrow, from, TAG_CHECKSUM_COPY)?;
+                    for (c, col) in dst.chunks_exact_mut(lr.max(1)).enumerate().take(nb) {
+                        col[..c_rows].copy_from_slice(&top[c * c_rows..(c + 1) * c_rows]);
+                        col[c_rows..].fill(0.0);
+                    }
+                }
                 // D_g is zero until a member of the group is finished.
                 if let Some(slot) = ext.d.get_mut(g) {
                     let d = slot.get_or_insert_with(Vec::new);
-                    d.clear();
-                    d.resize(lr * nb, 0.0);
                     if group_has_finished {
+                        // (Received whole: no zeroing first.)
+                        d.resize(lr * nb, 0.0);
                         grid.recv(d, myrow, from, TAG_CHECKSUM_COPY)?;
+                    } else {
+                        d.clear();
+                        d.resize(lr * nb, 0.0);
                     }
                 }
             }
