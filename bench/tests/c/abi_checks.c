@@ -73,40 +73,69 @@ static int one_column(void) {
     return failures == 0 ? 0 : 1;
 }
 
+/* A 64 x 64 QR in 8-blocks on a 2x2 grid with its workspace (a, and r
+   for a copy of a result), for the scenarios with kills below. */
+struct qr64 {
+    int ictxt, nprow, npcol, myrow, mycol, mloc, nloc, lld, lwork, desca[9];
+    double *a, *r, *tau, *work;
+};
+
+static const int n64 = 64, nb8 = 8, one = 1;
+
+static struct qr64 qr64_new(void) {
+    struct qr64 p;
+    int zero = 0, info, query = -1;
+    double w;
+    Cftla_gridinit(&p.ictxt, "Row", 2, 2);
+    Cftla_gridinfo(p.ictxt, &p.nprow, &p.npcol, &p.myrow, &p.mycol);
+    p.mloc = ftla_numroc_(&n64, &nb8, &p.myrow, &zero, &p.nprow);
+    p.nloc = ftla_numroc_(&n64, &nb8, &p.mycol, &zero, &p.npcol);
+    p.lld = p.mloc;
+    ftla_descinit_(p.desca, &n64, &n64, &nb8, &nb8, &zero, &zero, &p.ictxt, &p.lld, &info);
+    p.a = malloc(sizeof(double) * p.lld * p.nloc), p.r = malloc(sizeof(double) * p.lld * p.nloc);
+    p.tau = malloc(sizeof(double) * p.nloc);
+    pdgeqrf_ft_(&n64, &n64, p.a, &one, &one, p.desca, p.tau, &w, &query, &info);
+    p.lwork = (int)w;
+    p.work = malloc(sizeof(double) * p.lwork);
+    return p;
+}
+
+/* A refilled with the matrix, then pdgeqrf_ft_ (or the plain routine). */
+static int qr64_factor(struct qr64 *p, int plain) {
+    int info;
+    fill(p->a, p->lld, p->mloc, p->nloc, nb8, p->myrow, p->mycol, p->nprow, p->npcol);
+    if (plain)
+        ftla_pdgeqrf_(&n64, &n64, p->a, &one, &one, p->desca, p->tau, p->work, &p->lwork, &info);
+    else
+        pdgeqrf_ft_(&n64, &n64, p->a, &one, &one, p->desca, p->tau, p->work, &p->lwork, &info);
+    return info;
+}
+
+/* R in p->r (kept) against a failure-free pdgeqrf_ft_'s; then the end. */
+static int qr64_finish(struct qr64 *p, const char *what, const char *line, int count) {
+    memcpy(p->r, p->a, sizeof(double) * p->lld * p->nloc);
+    int info = qr64_factor(p, 0);
+    double diff = r_diff(p->a, p->r, p->lld, p->mloc, p->nloc, nb8, p->myrow, p->mycol, p->nprow, p->npcol);
+    expect(what, info == 0 && diff < 1e-12, 1);
+    printf("%s: grid rank %d%s", line, p->myrow * p->npcol + p->mycol, Cftla_is_replacement(p->ictxt) ? " [replacement]" : "");
+    if (count >= 0) printf(", %d call(s) lost a process", count);
+    printf("\n");
+    free(p->a), free(p->r), free(p->tau), free(p->work);
+    Cftla_gridexit(p->ictxt);
+    Cftla_exit(0);
+    return failures == 0 ? 0 : 1;
+}
+
 /* A plain routine that loses a process (FTLA_KILL=...@ftla_pdgeqrf:0:call):
    INFO = FTLA_INFO_PROCESS_LOST on the survivors, who call it again with
    its input; the replacement, from the top, meets them in that call. R then
    equals pdgeqrf_ft_'s on the same matrix, on every process. */
 static int plain_retry(void) {
-    int ictxt, nprow, npcol, myrow, mycol, info, lwork = -1, lost = 0;
-    const int zero = 0, one = 1, n = 64, nb = 8;
-    Cftla_gridinit(&ictxt, "Row", 2, 2);
-    Cftla_gridinfo(ictxt, &nprow, &npcol, &myrow, &mycol);
-    int mloc = ftla_numroc_(&n, &nb, &myrow, &zero, &nprow), nloc = ftla_numroc_(&n, &nb, &mycol, &zero, &npcol);
-    int lld = mloc, desca[9];
-    ftla_descinit_(desca, &n, &n, &nb, &nb, &zero, &zero, &ictxt, &lld, &info);
-    double *a = malloc(sizeof(double) * lld * nloc), *r = malloc(sizeof(double) * lld * nloc);
-    double *tau = malloc(sizeof(double) * nloc), w;
-    pdgeqrf_ft_(&n, &n, a, &one, &one, desca, tau, &w, &lwork, &info);
-    lwork = (int)w;
-    double *work = malloc(sizeof(double) * lwork);
-    do {
-        fill(a, lld, mloc, nloc, nb, myrow, mycol, nprow, npcol);
-        ftla_pdgeqrf_(&n, &n, a, &one, &one, desca, tau, work, &lwork, &info);
-        lost += info == FTLA_INFO_PROCESS_LOST;
-    } while (info == FTLA_INFO_PROCESS_LOST);
+    struct qr64 p = qr64_new();
+    int info, lost = 0;
+    while ((info = qr64_factor(&p, 1)) == FTLA_INFO_PROCESS_LOST) lost++;
     expect("plain pdgeqrf after a retry", info, 0);
-    memcpy(r, a, sizeof(double) * lld * nloc);
-    fill(a, lld, mloc, nloc, nb, myrow, mycol, nprow, npcol);
-    pdgeqrf_ft_(&n, &n, a, &one, &one, desca, tau, work, &lwork, &info);
-    double diff = r_diff(a, r, lld, mloc, nloc, nb, myrow, mycol, nprow, npcol);
-    expect("R of the retried plain QR equals pdgeqrf_ft_'s", info == 0 && diff < 1e-12, 1);
-    printf("plain retry: grid rank %d%s, %d call(s) lost a process\n", myrow * npcol + mycol,
-           Cftla_is_replacement(ictxt) ? " [replacement]" : "", lost);
-    free(a), free(r), free(tau), free(work);
-    Cftla_gridexit(ictxt);
-    Cftla_exit(0);
-    return failures == 0 ? 0 : 1;
+    return qr64_finish(&p, "R of the retried plain QR equals pdgeqrf_ft_'s", "plain retry", lost);
 }
 
 /* Calls every process refused, then one that loses a process
@@ -116,40 +145,18 @@ static int plain_retry(void) {
    their recovery of that call. Its R then equals a failure-free
    pdgeqrf_ft_'s, on every process. */
 static int refused_then_kill(void) {
-    int ictxt, nprow, npcol, myrow, mycol, info, lwork = -1, small = 1;
-    const int zero = 0, one = 1, n = 64, nb = 8;
-    Cftla_gridinit(&ictxt, "Row", 2, 2);
-    Cftla_gridinfo(ictxt, &nprow, &npcol, &myrow, &mycol);
-    int mloc = ftla_numroc_(&n, &nb, &myrow, &zero, &nprow), nloc = ftla_numroc_(&n, &nb, &mycol, &zero, &npcol);
-    int lld = mloc, desca[9];
-    ftla_descinit_(desca, &n, &n, &nb, &nb, &zero, &zero, &ictxt, &lld, &info);
-    double *a = malloc(sizeof(double) * lld * nloc), *r = malloc(sizeof(double) * lld * nloc);
-    double *tau = malloc(sizeof(double) * nloc), w;
-    pdgeqrf_ft_(&n, &n, a, &one, &one, desca, tau, &w, &lwork, &info);
-    lwork = (int)w;
-    double *work = malloc(sizeof(double) * lwork);
+    struct qr64 p = qr64_new();
+    int info, small = 1;
     /* Refused by the C ABI's checks. */
-    fill(a, lld, mloc, nloc, nb, myrow, mycol, nprow, npcol);
-    pdgeqrf_ft_(&n, &n, a, &one, &one, desca, tau, work, &small, &info);
+    pdgeqrf_ft_(&n64, &n64, p.a, &one, &one, p.desca, p.tau, p.work, &small, &info);
     expect("a refused LWORK, again on a replacement", info, -9);
     /* Refused by pdgeqrf_ft's own checks (A(1,1), on process (0,0)). */
-    if (myrow == 0 && mycol == 0) a[0] = NAN;
-    pdgeqrf_ft_(&n, &n, a, &one, &one, desca, tau, work, &lwork, &info);
+    fill(p.a, p.lld, p.mloc, p.nloc, nb8, p.myrow, p.mycol, p.nprow, p.npcol);
+    if (p.myrow == 0 && p.mycol == 0) p.a[0] = NAN;
+    pdgeqrf_ft_(&n64, &n64, p.a, &one, &one, p.desca, p.tau, p.work, &p.lwork, &info);
     expect("a refused NaN, again on a replacement", info, -3);
-    fill(a, lld, mloc, nloc, nb, myrow, mycol, nprow, npcol);
-    pdgeqrf_ft_(&n, &n, a, &one, &one, desca, tau, work, &lwork, &info);
-    expect("the QR that lost a process", info, 0);
-    memcpy(r, a, sizeof(double) * lld * nloc);
-    fill(a, lld, mloc, nloc, nb, myrow, mycol, nprow, npcol);
-    pdgeqrf_ft_(&n, &n, a, &one, &one, desca, tau, work, &lwork, &info);
-    double diff = r_diff(a, r, lld, mloc, nloc, nb, myrow, mycol, nprow, npcol);
-    expect("its R equals a failure-free pdgeqrf_ft_'s", info == 0 && diff < 1e-12, 1);
-    printf("refused then kill: grid rank %d%s\n", myrow * npcol + mycol,
-           Cftla_is_replacement(ictxt) ? " [replacement]" : "");
-    free(a), free(r), free(tau), free(work);
-    Cftla_gridexit(ictxt);
-    Cftla_exit(0);
-    return failures == 0 ? 0 : 1;
+    expect("the QR that lost a process", qr64_factor(&p, 0), 0);
+    return qr64_finish(&p, "its R equals a failure-free pdgeqrf_ft_'s", "refused then kill", -1);
 }
 
 int main(int argc, char **argv) {
