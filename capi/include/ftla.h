@@ -120,7 +120,8 @@ extern "C" {
 //   first world ranks, so nothing changes for the others).
 // * `nprocs` (output): the number of processes of the job (grid and hot
 //   spares); once there is a grid, its size plus the spares left (after
-//   a repair the world holds dead processes).
+//   a repair the world holds dead processes). After `Cftla_gridexit` both
+//   stay as the grid left them.
 //
 // A replacement process (spawned by a repair) joins the survivors' grid
 // inside this call. Both are -1 when MPI or ftla could not start (the

@@ -25,9 +25,11 @@ pub(crate) struct Process {
     joined: Option<Box<Grid>>,
     /// The live grid (one at a time).
     pub context: Option<Context>,
-    /// A grid was made: ftla makes one per run (after `Cftla_gridexit`
-    /// the spares have left and the world may hold dead processes).
-    grid_made: bool,
+    /// This process's number and the number of processes once a grid was
+    /// made, kept after `Cftla_gridexit` (the world communicator may hold
+    /// dead processes by then, and a replacement is not in it); also says
+    /// that ftla made its one grid of the run.
+    numbering: Option<(c_int, c_int)>,
     options: RegionOptions,
     injector: Injector,
 }
@@ -97,7 +99,13 @@ fn start() -> Option<Process> {
             }
         }
     }
-    Some(Process { rt: Some(rt), joined, context: None, grid_made: false, options, injector })
+    Some(Process { rt: Some(rt), joined, context: None, numbering: None, options, injector })
+}
+
+/// A process's number on `grid` and the number of processes: its grid
+/// rank, and the grid's size plus the spares left.
+fn numbering(grid: &Grid) -> (c_int, c_int) {
+    (grid.rank(), grid.size() + grid.spares_left() as c_int)
 }
 
 impl Process {
@@ -107,15 +115,15 @@ impl Process {
     /// dead processes and a replacement is not in it; before, the world's.
     pub fn pinfo(&self) -> (c_int, c_int) {
         match self.joined.as_deref().or(self.context.as_ref().map(|c| c.region.grid())) {
-            Some(g) => (g.rank(), g.size() + g.spares_left() as c_int),
-            None => self.rt.as_ref().map_or((-1, -1), Runtime::world_rank_size),
+            Some(g) => numbering(g),
+            None => self.numbering.unwrap_or_else(|| self.rt.as_ref().map_or((-1, -1), Runtime::world_rank_size)),
         }
     }
 
     /// Builds the `nprow`×`npcol` grid (a replacement: takes the grid it
     /// joined) and its region. A spare parks inside and never returns.
     pub fn gridinit(&mut self, nprow: c_int, npcol: c_int) -> Result<c_int, String> {
-        if self.grid_made {
+        if self.numbering.is_some() {
             return Err("ftla makes one grid per run, and this run made it already".into());
         }
         let grid = match self.joined.take() {
@@ -159,7 +167,7 @@ impl Process {
         };
         // (The context number BLACS would give the first grid.)
         let ictxt = 0;
-        self.grid_made = true;
+        self.numbering = Some(numbering(region.grid()));
         self.context = Some(Context { ictxt, region });
         Ok(ictxt)
     }
@@ -173,6 +181,7 @@ impl Process {
     pub fn gridexit(&mut self, ictxt: c_int) {
         if self.context.as_ref().is_some_and(|c| c.ictxt == ictxt) {
             if let Some(c) = self.context.take() {
+                self.numbering = Some(numbering(c.region.grid()));
                 c.region.into_grid().close();
             }
         }

@@ -31,14 +31,11 @@ use std::ops::Range;
 /// enough work to cover the next panel's factorization on its owner.
 const NEAR_BLOCKS: usize = 4;
 
-/// An even step's update of the far columns, left for the next step.
+/// An even step's update of the far columns (see [`far_columns`]), left
+/// for the next step: that step's panel, its L (rows `j0..M`, leading
+/// dimension `lw`) with the later interchanges applied.
 pub(super) struct Deferred {
-    /// That step's panel: its L (rows `j0..M`, leading dimension `lw`),
-    /// with the later interchanges applied.
     pub panel: Panel,
-    /// The far columns (local): data, padding and checksum pairs of the
-    /// groups past the near ones.
-    pub cols: Range<usize>,
 }
 
 /// The last group step `k` updates at once (the groups after it are far).
@@ -77,10 +74,11 @@ impl Deferred {
     }
 
     /// The next panel's U rows (`rows`, local = global) of the far
-    /// columns get this panel's update, before their triangular solve.
-    pub fn update_block_row(&self, ext: &mut Extended, rows: Range<usize>) {
+    /// columns `cols` get this panel's update, before their triangular
+    /// solve.
+    pub fn update_block_row(&self, ext: &mut Extended, rows: Range<usize>, cols: Range<usize>) {
         let (dj0, djb, dlw) = (self.panel.j0, self.panel.jb, self.panel.lw);
-        let (cols, lld) = (self.cols.clone(), ext.e.lld());
+        let lld = ext.e.lld();
         if cols.is_empty() || rows.is_empty() {
             return;
         }
@@ -150,7 +148,7 @@ impl TwoPanels {
 /// Collective over the process row, in step `k`'s phase 1 after a repair
 /// (every process dropped the kept panel): step `k − 1`'s panel L, sent
 /// by its owner from A.
-pub(super) fn resend(grid: &Grid, ext: &Extended, layout: &ReverseNeighborLayout, k: usize) -> Result<Deferred> {
+pub(super) fn resend(grid: &Grid, ext: &Extended, k: usize) -> Result<Deferred> {
     let nb = ext.e.nb();
     let (j0, jb) = ((k - 1) * nb, nb);
     let lw = ext.e.m() - j0;
@@ -158,13 +156,14 @@ pub(super) fn resend(grid: &Grid, ext: &Extended, layout: &ReverseNeighborLayout
     let mut panel = Panel::new(j0, jb, lw);
     if grid.mycol() as usize == owner {
         let (lc0, lld) = (ext.e.local_cols_before(j0), ext.e.lld());
-        let mut l = Vec::new();
-        crate::lu::pack(ext.e.local(), lld, j0..j0 + lw, lc0..lc0 + jb, &mut l);
-        panel.l_mut().copy_from_slice(&l);
+        for (c, col) in panel.l_mut().chunks_exact_mut(lw.max(1)).enumerate() {
+            let at = (lc0 + c) * lld + j0;
+            col.copy_from_slice(&ext.e.local()[at..at + lw]);
+        }
     }
     grid.broadcast(Scope::Row, panel.l_mut(), owner as i32)?;
     if std::env::var_os("FTLA_DEBUG").is_some() {
         eprintln!("[ftla rank {}] step {k}: panel {} sent again for its deferred update", grid.rank(), k - 1);
     }
-    Ok(Deferred { panel, cols: far_columns(ext, layout, k - 1) })
+    Ok(Deferred { panel })
 }

@@ -273,7 +273,7 @@ impl Algorithm for LuSteps {
             && deferred::defers(&self.layout, k - 1, self.nsteps as usize)
             && self.deferred.is_none()
         {
-            self.deferred = Some(deferred::resend(grid, &self.ext, &self.layout, k)?);
+            self.deferred = Some(deferred::resend(grid, &self.ext, k)?);
         }
         let ext = &mut self.ext;
         let (mine, sending) =
@@ -368,15 +368,15 @@ impl Algorithm for LuSteps {
         };
         let mut pending = if moves.is_none() { self.deferred.take() } else { None };
         let defers = moves.is_none() && deferred::defers(&self.layout, k as usize, self.nsteps as usize);
-        let far = match &pending {
-            Some(d) => within_trail(d.cols.clone()),
-            None if defers => within_trail(deferred::far_columns(ext, &self.layout, k as usize)),
-            None => 0..0,
+        // (The far columns of the step that deferred, or of this one.)
+        let far = match (&pending, defers) {
+            (Some(_), _) => within_trail(deferred::far_columns(ext, &self.layout, k as usize - 1)),
+            (None, true) => within_trail(deferred::far_columns(ext, &self.layout, k as usize)),
+            (None, false) => 0..0,
         };
         if let Some(d) = &mut pending {
             d.swap(&swaps);
-            d.cols = far.clone();
-            d.update_block_row(ext, lr0..lr0 + jb);
+            d.update_block_row(ext, lr0..lr0 + jb, far.clone());
         }
         let two = pending.as_ref().map(|d| d.two_panel_update(&panel));
         if !trail.is_empty() {
@@ -465,7 +465,7 @@ impl Algorithm for LuSteps {
             ext.corrupt_trailing(j0 + jb);
         }
         if defers {
-            self.deferred = Some(Deferred { panel, cols: far });
+            self.deferred = Some(Deferred { panel });
         }
     }
 
