@@ -366,6 +366,12 @@ int ftla_allgather(h_t comm, const void *send, int count, int kind, void *recv) 
 int ftla_send(h_t comm, const void *buf, int count, int kind, int dest, int tag) {
   return MPI_Send(buf, count, dtype(kind), dest, tag, COMM(comm));
 }
+int ftla_isend(h_t comm, const void *buf, int count, int kind, int dest, int tag, h_t *req) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  int rc = MPI_Isend(buf, count, dtype(kind), dest, tag, COMM(comm), &r);
+  *req = (h_t)r;
+  return rc;
+}
 int ftla_recv(h_t comm, void *buf, int count, int kind, int src, int tag, int *got_src,
               int *got_count) {
   MPI_Status st;

@@ -368,6 +368,35 @@ impl Comm {
         self.chk(unsafe { ffi::ftla_send(self.h, buf.as_ptr().cast(), n, T::KIND, dest, tag) })
     }
 
+    /// `MPI_Isend` of `buf` to `dest`: returns the request at once.
+    ///
+    /// # Safety
+    /// `buf` must stay valid and unchanged until the request has completed
+    /// ([`Comm::complete`]); [`crate::Sends`] is the safe way to get that.
+    pub(crate) unsafe fn isend<T: Element>(&self, buf: &[T], dest: i32, tag: i32) -> Result<Handle> {
+        let n = count(buf.len())?;
+        let mut req: Handle = 0;
+        // SAFETY: buf is valid for n elements (and, per this function's
+        // contract, stays so until the request completes).
+        self.chk(unsafe { ffi::ftla_isend(self.h, buf.as_ptr().cast(), n, T::KIND, dest, tag, &mut req) })?;
+        Ok(req)
+    }
+
+    /// Completes a request of this communicator without holding a core
+    /// while it waits (see `wait_politely`).
+    pub(crate) fn complete(&self, req: &mut Handle) -> Result<()> {
+        self.chk(wait_politely(req))
+    }
+
+    /// Tests a request of this communicator: `true` once it has completed.
+    pub(crate) fn test_request(&self, req: &mut Handle) -> Result<bool> {
+        let mut done: c_int = 0;
+        // SAFETY: req is a live (or completed, then null) request handle;
+        // done is an out-parameter.
+        self.chk(unsafe { ffi::ftla_test(req, &mut done) })?;
+        Ok(done != 0)
+    }
+
     /// Blocking `MPI_Recv` into `buf`; returns (source, received count).
     /// `src = None` means any source.
     pub fn recv<T: Element>(&self, buf: &mut [T], src: Option<i32>, tag: i32) -> Result<(i32, usize)> {

@@ -82,6 +82,15 @@ extern "C" {
     pub fn ftla_reduce(comm: Handle, buf: *mut u8, count: c_int, kind: c_int, op: c_int, root: c_int) -> c_int;
     pub fn ftla_allgather(comm: Handle, send: *const u8, count: c_int, kind: c_int, recv: *mut u8) -> c_int;
     pub fn ftla_send(comm: Handle, buf: *const u8, count: c_int, kind: c_int, dest: c_int, tag: c_int) -> c_int;
+    pub fn ftla_isend(
+        comm: Handle,
+        buf: *const u8,
+        count: c_int,
+        kind: c_int,
+        dest: c_int,
+        tag: c_int,
+        req: *mut Handle,
+    ) -> c_int;
     pub fn ftla_recv(
         comm: Handle,
         buf: *mut u8,

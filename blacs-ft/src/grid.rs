@@ -360,7 +360,7 @@ impl Grid {
 
     /// Maps an error from an operation: a process failure revokes every
     /// grid communicator so that no other rank stays blocked.
-    fn fail<T>(&self, r: Result<T>) -> Result<T> {
+    pub(crate) fn fail<T>(&self, r: Result<T>) -> Result<T> {
         if let Err(e) = &r {
             if e.is_process_failure() {
                 trace!("grid rank {} saw {e}; revoking the grid", self.rank);
@@ -371,7 +371,18 @@ impl Grid {
         r
     }
 
-    fn revoke_all(&self) {
+    /// The communicator of the whole grid (point-to-point traffic).
+    pub(crate) fn comm_all(&self) -> &Comm {
+        &self.all
+    }
+
+    /// The grid rank at (`row`, `col`), checked.
+    pub(crate) fn checked_rank_of(&self, row: i32, col: i32) -> Result<i32> {
+        self.check_coords(row, col)?;
+        Ok(self.rank_of(row, col))
+    }
+
+    pub(crate) fn revoke_all(&self) {
         if self.ulfm == UlfmStatus::Available {
             for c in [&self.all, &self.row, &self.col, &self.universe.comm] {
                 let _ = c.revoke();

@@ -39,6 +39,7 @@ pub mod launch;
 mod malloc_tuning;
 mod report;
 mod runtime;
+mod sends;
 mod universe;
 mod verify;
 mod watchdog;
@@ -49,6 +50,7 @@ pub use grid::{check_shape, Grid, GridAgreement, GridOptions, Joined, Replacemen
 pub use inject::{Injector, KillSpec};
 pub use report::{RepairMode, RepairReport};
 pub use runtime::{LaunchCommand, Runtime, UlfmStatus};
+pub use sends::Sends;
 pub use universe::EXIT_ABANDONED;
 pub use verify::{probe_value, verify_grid, GridCheck};
 pub use watchdog::EXIT_STALLED;

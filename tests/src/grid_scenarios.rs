@@ -7,6 +7,7 @@
 //! grid-scenarios local-error  --grid PxQ --error-rank R [--timeout S]
 //! grid-scenarios agree-error  --grid PxQ --error-rank R [--no-ft] [--timeout S]
 //! grid-scenarios ulfm-status  --grid PxQ --no-ft [--timeout S]
+//! grid-scenarios sends        --grid PxQ [--timeout S]
 //! ```
 //! Kills come from `FTLA_KILL` (points `check:STEP:verify`).
 
@@ -17,7 +18,7 @@ use std::time::Duration;
 /// Multi-rank grid scenarios (see the module documentation).
 #[derive(clap::Parser)]
 struct Args {
-    /// check | local-error | agree-error | ulfm-status
+    /// check | local-error | agree-error | ulfm-status | sends
     scenario: String,
     /// Process grid PxQ.
     #[arg(long, default_value = "2x2", value_parser = ftla_tests::parse_grid)]
@@ -91,6 +92,7 @@ fn main() {
         "local-error" => local_error(&mut grid, a.error_rank),
         "agree-error" => agree_error(&mut grid, a.error_rank),
         "ulfm-status" => ulfm_status(&mut grid, &rt),
+        "sends" => sends(&mut grid),
         other => Err(format!("unknown scenario {other}")),
     };
     let ok = outcome.is_ok();
@@ -229,4 +231,73 @@ fn ulfm_status(grid: &mut Grid, rt: &Runtime) -> Result<String, String> {
         Err(e) => Err(format!("unexpected error: {e}")),
         Ok(_) => Ok(format!("{:?}: repair available", rt.ulfm())),
     }
+}
+
+/// Sends that run while the sender computes ([`Grid::with_sends`]): rank 0
+/// sends rank 1 six rendezvous-sized messages, two in flight at a time,
+/// alternately borrowed and owned (reused once sent); rank 1 checks each.
+/// Then rank 0's scope fails with two sends that nobody receives in
+/// flight: it must return its error (not wait for ever), and every rank
+/// then gets the same error from the repair.
+fn sends(grid: &mut Grid) -> Result<String, String> {
+    const LEN: usize = 300_000; // 2.4 MB: above any eager limit
+    const COUNT: usize = 6;
+    let value = |i: usize, j: usize| (i * LEN + j) as f64;
+    let borrowed: Vec<Vec<f64>> = (0..COUNT).map(|i| (0..LEN).map(|j| value(i, j)).collect()).collect();
+    if grid.rank() == 0 {
+        let mut addresses = std::collections::BTreeSet::new();
+        let r: Result<(), Error> = grid.with_sends(2, |s| {
+            for (i, b) in borrowed.iter().enumerate() {
+                if i % 2 == 0 {
+                    s.send(b, 0, 1, 7)?;
+                } else {
+                    let mut x = s.buffer()?;
+                    x.extend((0..LEN).map(|j| value(i, j)));
+                    addresses.insert(x.as_ptr() as usize);
+                    s.send_owned(x, 0, 1, 7)?;
+                }
+            }
+            Ok(())
+        });
+        r.map_err(|e| e.to_string())?;
+        // Three owned sends, at most two in flight: the first owned buffer
+        // has been sent before the third is asked for, so it is reused.
+        println!("SENDS sent {COUNT} reused={}", addresses.len() < 3);
+    } else if grid.rank() == 1 {
+        let mut got = vec![0.0; LEN];
+        for i in 0..COUNT {
+            grid.recv(&mut got, 0, 0, 7).map_err(|e| e.to_string())?;
+            if got.iter().enumerate().any(|(j, &v)| v != value(i, j)) {
+                return Err(format!("message {i} arrived wrong"));
+            }
+        }
+        println!("SENDS received {COUNT} in order");
+    }
+    // The failing scope: rank 1 never posts these receives.
+    let r = if grid.rank() == 0 {
+        let r: Result<(), Error> = grid.with_sends(2, |s| {
+            s.send(&borrowed[0], 0, 1, 8)?;
+            s.send(&borrowed[1], 0, 1, 8)?;
+            Err(Error::invalid("share", "a local error with two sends in flight"))
+        });
+        match r {
+            Ok(()) => return Err("the scope returned Ok although its closure failed".into()),
+            Err(e) => {
+                println!("SENDS scope returned: {e}");
+                Err(grid.raise(e.to_string()))
+            }
+        }
+    } else {
+        grid.barrier(Scope::All)
+    };
+    let err = match r {
+        Ok(()) => return Err("the barrier completed although rank 0 raised an error".into()),
+        Err(e) if e.is_process_failure() => match grid.recover() {
+            Ok(_) => return Err("recover returned Ok although a rank raised an error".into()),
+            Err(e) => e,
+        },
+        Err(e) => e,
+    };
+    println!("ERROR rank={} got: {err}", grid.rank());
+    same_everywhere(grid, &err)
 }
