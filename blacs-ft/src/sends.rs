@@ -49,9 +49,9 @@ impl<'a, T: Element> Sends<'a, T> {
         self.start(view, Some(buf), row, col, tag)
     }
 
-    /// An empty buffer to fill and send: one that was sent already (its
-    /// capacity kept), else a new one.
-    pub fn buffer(&mut self) -> Result<Vec<T>> {
+    /// An empty buffer of at least `capacity` to fill and send: one that
+    /// was sent already (its capacity kept), else a new one.
+    pub fn buffer(&mut self, capacity: usize) -> Result<Vec<T>> {
         // Buffers come back in the order they were sent; only those whose
         // send has completed are reused (no waiting here).
         while let Some(oldest) = self.started.front_mut() {
@@ -63,6 +63,7 @@ impl<'a, T: Element> Sends<'a, T> {
         }
         let mut buf = self.sent.pop().unwrap_or_default();
         buf.clear();
+        buf.reserve(capacity);
         Ok(buf)
     }
 

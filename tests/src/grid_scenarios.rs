@@ -183,8 +183,14 @@ fn local_error(grid: &mut Grid, bad: i32) -> Result<String, String> {
     } else {
         grid.broadcast(Scope::All, &mut buf, bad)
     };
+    raised_everywhere(grid, r, "the broadcast completed although its root raised an error")
+}
+
+/// After one rank raised an error (`r`: this rank's outcome of the
+/// operation it was in), every rank recovers and must get the same error.
+fn raised_everywhere(grid: &mut Grid, r: Result<(), Error>, if_ok: &str) -> Result<String, String> {
     let err = match r {
-        Ok(()) => return Err("the broadcast completed although its root raised an error".into()),
+        Ok(()) => return Err(if_ok.into()),
         Err(e) if e.is_process_failure() => match grid.recover() {
             Ok(_) => return Err("recover returned Ok although a rank raised an error".into()),
             Err(e) => e,
@@ -251,7 +257,7 @@ fn sends(grid: &mut Grid) -> Result<String, String> {
                 if i % 2 == 0 {
                     s.send(b, 0, 1, 7)?;
                 } else {
-                    let mut x = s.buffer()?;
+                    let mut x = s.buffer(LEN)?;
                     x.extend((0..LEN).map(|j| value(i, j)));
                     addresses.insert(x.as_ptr() as usize);
                     s.send_owned(x, 0, 1, 7)?;
@@ -290,14 +296,5 @@ fn sends(grid: &mut Grid) -> Result<String, String> {
     } else {
         grid.barrier(Scope::All)
     };
-    let err = match r {
-        Ok(()) => return Err("the barrier completed although rank 0 raised an error".into()),
-        Err(e) if e.is_process_failure() => match grid.recover() {
-            Ok(_) => return Err("recover returned Ok although a rank raised an error".into()),
-            Err(e) => e,
-        },
-        Err(e) => e,
-    };
-    println!("ERROR rank={} got: {err}", grid.rank());
-    same_everywhere(grid, &err)
+    raised_everywhere(grid, r, "the barrier completed although rank 0 raised an error")
 }

@@ -161,7 +161,7 @@ fn send_shares_and_copies(grid: &Grid, ext: &Extended, plan: &Rebuild) -> Result
                 // diagonal of finished columns, zeros below), the rows below
                 // it — the left factor of a finished column — from D_g:
                 //   share = holder's C_g or D_g rows − this process's members' matching rows.
-                let mut x = sends.buffer()?;
+                let mut x = sends.buffer(lr * nb)?;
                 match ext.local_block(group.kept_copy).filter(|_| mycol == group.holder) {
                     Some(cols) => {
                         let d = ext.d.get(g).and_then(Option::as_ref);
@@ -197,7 +197,7 @@ fn send_shares_and_copies(grid: &Grid, ext: &Extended, plan: &Rebuild) -> Result
                 if c_rows == lr {
                     sends.send(copy, myrow, lost_col, TAG_CHECKSUM_COPY)?;
                 } else {
-                    let mut top = sends.buffer()?;
+                    let mut top = sends.buffer(c_rows * nb)?;
                     crate::lu::pack(copy, lr, 0..c_rows, 0..nb, &mut top);
                     sends.send_owned(top, myrow, lost_col, TAG_CHECKSUM_COPY)?;
                 }
@@ -219,6 +219,7 @@ fn receive_lost_blocks(grid: &Grid, ext: &mut Extended, plan: &Rebuild) -> Resul
     let myrow = grid.myrow();
     let (lr, nb) = (plan.lr, plan.nb);
     let mut scratch: Vec<f64> = Vec::new();
+    let mut others: Vec<f64> = Vec::new();
     for g in 0..plan.layout.groups() {
         let group = plan.group(g)?;
         if let Some(target) = group.target {
@@ -231,7 +232,6 @@ fn receive_lost_blocks(grid: &Grid, ext: &mut Extended, plan: &Rebuild) -> Resul
                     &mut scratch[..]
                 }
             };
-            let mut others = Vec::new();
             for (i, &from) in group.contributors.iter().enumerate() {
                 if i == 0 {
                     grid.recv(block, myrow, from as i32, TAG_SHARE)?;
