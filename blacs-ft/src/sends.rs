@@ -127,8 +127,9 @@ impl Grid {
     /// # Fault tolerance
     /// A process failure met by a send surfaces as a process-failure error
     /// and revokes the grid, as for [`Grid::send`]. When `f` fails with sends
-    /// still in flight, the grid is revoked first, so that none of them can
-    /// wait for a receiver that no longer expects it.
+    /// still in flight, the grid is revoked first (with ULFM; without it
+    /// they are waited for), so that none of them can wait for a receiver
+    /// that no longer expects it.
     /// (`f`'s error type is the caller's, so that a caller's own errors and
     /// the grid's both pass through.)
     pub fn with_sends<'a, T: Element, R, E: From<crate::Error>>(
@@ -143,12 +144,9 @@ impl Grid {
             in_flight: in_flight.max(1),
             _buffers: PhantomData,
         };
-        let out = f(&mut sends);
-        if out.is_err() && !sends.started.is_empty() {
-            self.revoke_all();
-        }
-        let done = sends.finish();
-        let out = out?;
-        done.map(|()| out).map_err(E::from)
+        // On an error, `Drop` revokes the grid of the sends still in
+        // flight and completes them.
+        let out = f(&mut sends)?;
+        sends.finish().map(|()| out).map_err(E::from)
     }
 }
