@@ -223,15 +223,7 @@ fn receive_lost_blocks(grid: &Grid, ext: &mut Extended, plan: &Rebuild) -> Resul
     for g in 0..plan.layout.groups() {
         let group = plan.group(g)?;
         if let Some(target) = group.target {
-            // (A block this process does not store is received and dropped:
-            // the survivors sent it all the same.)
-            let block = match ext.block_mut(target) {
-                Some(block) => block,
-                None => {
-                    scratch.resize(lr * nb, 0.0);
-                    &mut scratch[..]
-                }
-            };
+            let block = stored_or_scratch(ext, target, &mut scratch, lr * nb);
             for (i, &from) in group.contributors.iter().enumerate() {
                 if i == 0 {
                     grid.recv(block, myrow, from as i32, TAG_SHARE)?;
@@ -245,20 +237,15 @@ fn receive_lost_blocks(grid: &Grid, ext: &mut Extended, plan: &Rebuild) -> Resul
         if let Some(lost_copy) = group.lost_copy {
             let c_rows = plan.copy_rows(&group);
             let from = group.holder as i32;
-            let dst = match ext.block_mut(lost_copy) {
-                Some(dst) => dst,
-                None => {
-                    scratch.resize(lr * nb, 0.0);
-                    &mut scratch[..]
-                }
-            };
+            let dst = stored_or_scratch(ext, lost_copy, &mut scratch, lr * nb);
             if c_rows == lr {
                 grid.recv(dst, myrow, from, TAG_CHECKSUM_COPY)?;
             } else {
-                let mut top = vec![0.0; c_rows * nb];
-                grid.recv(&mut top, myrow, from, TAG_CHECKSUM_COPY)?;
+                // (Into the buffer the shares use: received whole.)
+                others.resize(c_rows * nb, 0.0);
+                grid.recv(&mut others, myrow, from, TAG_CHECKSUM_COPY)?;
                 for (c, col) in dst.chunks_exact_mut(lr.max(1)).enumerate().take(nb) {
-                    col[..c_rows].copy_from_slice(&top[c * c_rows..(c + 1) * c_rows]);
+                    col[..c_rows].copy_from_slice(&others[c * c_rows..(c + 1) * c_rows]);
                     col[c_rows..].fill(0.0);
                 }
             }
@@ -278,4 +265,17 @@ fn receive_lost_blocks(grid: &Grid, ext: &mut Extended, plan: &Rebuild) -> Resul
         }
     }
     Ok(())
+}
+
+/// The local storage of block column `bc`, or — for a block this process
+/// does not store — `scratch` of `len`, which a received block is dropped
+/// into (its senders sent it all the same).
+fn stored_or_scratch<'e>(ext: &'e mut Extended, bc: usize, scratch: &'e mut Vec<f64>, len: usize) -> &'e mut [f64] {
+    match ext.block_mut(bc) {
+        Some(block) => block,
+        None => {
+            scratch.resize(len, 0.0);
+            &mut scratch[..]
+        }
+    }
 }
