@@ -13,11 +13,33 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// that must not call into MPI.
 pub(crate) static MPI_DONE: AtomicBool = AtomicBool::new(false);
 
-/// Element types that can travel through the grid's data movement.
-pub trait Element: Copy + Default + 'static {
+/// Element types that can travel through the grid's data movement: `f64`,
+/// `i64` and `u8`.
+///
+/// Sealed: MPI moves `KIND`'s size per element, so an element type of
+/// another size would let it write past a buffer. Nothing outside this
+/// crate can implement it:
+///
+/// ```compile_fail
+/// #[derive(Clone, Copy, Default)]
+/// struct Byte(u8);
+/// impl blacs_ft::Element for Byte {
+///     const KIND: i32 = 0;
+/// }
+/// ```
+pub trait Element: sealed::Sealed + Copy + Default + 'static {
     #[doc(hidden)]
     const KIND: c_int;
 }
+
+mod sealed {
+    /// Implemented only for the element types MPI moves with their own size.
+    pub trait Sealed {}
+    impl Sealed for f64 {}
+    impl Sealed for i64 {}
+    impl Sealed for u8 {}
+}
+
 impl Element for f64 {
     const KIND: c_int = ffi::KIND_F64;
 }

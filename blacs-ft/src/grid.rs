@@ -486,6 +486,24 @@ impl Grid {
         self.fail(self.all.recv(buf, Some(self.rank_of(row, col)), tag)).map(|(_, n)| n)
     }
 
+    /// [`Grid::recv`] of exactly `buf.len()` elements. A shorter message
+    /// means the sender's idea of the data differs from this process's (a
+    /// defect, never a user's input): an [`Error::Unrecoverable`], not a
+    /// partly filled buffer that goes on as if it were whole.
+    pub fn recv_exact<T: Element>(&self, buf: &mut [T], row: i32, col: i32, tag: i32) -> Result<()> {
+        let got = self.recv(buf, row, col, tag)?;
+        if got != buf.len() {
+            return Err(Error::Unrecoverable {
+                reason: format!(
+                    "a message from grid process ({row}, {col}) with tag {tag:#x} holds {got} elements where {} were \
+                     expected",
+                    buf.len()
+                ),
+            });
+        }
+        Ok(())
+    }
+
     /// Sends `send` to (`to`) while receiving `recv` from (`from`).
     pub fn exchange<T: Element>(
         &self,

@@ -279,6 +279,17 @@ fn sends(grid: &mut Grid) -> Result<String, String> {
         }
         println!("SENDS received {COUNT} in order");
     }
+    // A message shorter than its receiver expects is an error there, not a
+    // partly filled buffer.
+    if grid.rank() == 0 {
+        grid.send(&borrowed[0][..10], 0, 1, 9).map_err(|e| e.to_string())?;
+    } else if grid.rank() == 1 {
+        let mut got = vec![0.0; 11];
+        match grid.recv_exact(&mut got, 0, 0, 9) {
+            Ok(()) => return Err("a short message was taken as whole".into()),
+            Err(e) => println!("SHORT unrecoverable={} {e}", matches!(e, Error::Unrecoverable { .. })),
+        }
+    }
     // The failing scope: rank 1 never posts these receives.
     let r = if grid.rank() == 0 {
         let r: Result<(), Error> = grid.with_sends(2, |s| {

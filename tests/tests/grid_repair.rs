@@ -132,12 +132,18 @@ fn a_local_error_on_one_rank_reaches_every_rank_as_the_same_error() {
 }
 
 #[test]
-fn sends_run_while_their_sender_computes_and_a_failed_scope_returns_its_error() {
+fn sends_run_while_their_sender_computes_a_failed_scope_returns_its_error_and_a_short_message_is_refused() {
     let out = scenario(&["sends", "--grid", "2x2"], "", &[]);
     assert_all_ranks_ok(&out, 4);
     assert!(out.stdout.contains("SENDS received 6 in order"), "{}", out.stdout);
     assert!(out.stdout.contains("SENDS sent 6 reused=true"), "{}", out.stdout);
     assert!(out.stdout.contains("SENDS scope returned: invalid"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("SHORT unrecoverable=true")
+            && out.stdout.contains("holds 10 elements where 11 were expected"),
+        "a short message must be refused by recv_exact: {}",
+        out.stdout
+    );
     for r in 0..4 {
         assert!(out.stdout.contains(&format!("ERROR rank={r} got: error on rank 0: invalid")), "{}", out.stdout);
     }

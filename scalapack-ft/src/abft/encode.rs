@@ -1,86 +1,100 @@
 //! The initial encoding of the right checksums: C_g = Σ_{J∈g} A_J along
 //! each process row, with the checksum crate's kernels.
+//!
+//! Only the two process columns that hold a group's pair need its sum, so
+//! no reduction over the whole row is made (it would move every block
+//! through every process and leave the sum where nobody keeps it). Each
+//! holder sums half of the group instead: its own member and the members
+//! that the other columns send it. The two holders then swap their halves
+//! and add the other's, so each copy is `T₀ + T₁` (addition commutes: the
+//! copies are bit-identical). Every process holds at most one member of a
+//! group (a group is Q consecutive block columns), which it sends straight
+//! from the matrix while it goes on to the next group.
 
+use super::encode_plan::GroupSums;
 use super::extended::{layout_err, Extended};
 use crate::error::Result;
-use blacs_ft::{Grid, Scope};
+use blacs_ft::Grid;
 use checksum::ReverseNeighborLayout;
 
+/// A member sent to the holder that sums it.
+const TAG_MEMBER: i32 = 0xE1C;
+/// A holder's half of the sum, swapped with the other holder.
+const TAG_HALF: i32 = 0xE1D;
+
+/// Members in flight per process: the holders always have the next one
+/// waiting, while the sends hold no buffer (they are the matrix's blocks).
+const SENDS_IN_FLIGHT: usize = 4;
+
 /// Collective: C_g = Σ_{J∈g} A_J along each process row, written into both
-/// copies of each group's pair. One row reduction per group, made in place
-/// in this process's copy of the pair when it holds one (no scratch to
-/// allocate, fill and copy back: the encoding touches each block once).
+/// copies of each group's pair (in place: no scratch besides one block on
+/// a holder that receives).
 pub(crate) fn encode_checksums(grid: &Grid, ext: &mut Extended, layout: &ReverseNeighborLayout) -> Result<()> {
     let (lr, ld, nb) = (ext.e.local_rows(), ext.e.lld(), ext.e.nb());
     let len = lr * nb;
+    let mycol = grid.mycol() as usize;
+    let myrow = grid.myrow();
+    let plans = (0..layout.groups())
+        .map(|g| GroupSums::plan(layout, g, mycol, |bc| ext.local_block(bc).map(|cols| cols.start)))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(layout_err)?;
+    // The pair's local columns lie after every data column: the members
+    // are read (and sent) while the copies are written.
+    let split = ext.e.local_cols_before(layout.checksum_col0()) * ld;
+    let (data, sums) = ext.e.local_mut().split_at_mut(split);
+    let data: &[f64] = data;
+    let block = |l: usize| &data[l * ld..l * ld + len];
     let mut scratch = Vec::new();
-    for g in 0..layout.groups() {
-        let starts = |blocks: &mut dyn Iterator<Item = usize>| -> Vec<usize> {
-            blocks.filter_map(|bc| ext.local_block(bc)).map(|cols| cols.start).collect()
-        };
-        let members = starts(&mut layout.group_members(g).map_err(layout_err)?);
-        let copies = starts(&mut layout.pair_block_cols(g).map_err(layout_err)?.into_iter());
-        // Blocks are contiguous (minimal leading dimension; see
-        // `Extended::block`), so sums are formed in place.
-        if one_member_per_column_of_two(layout, g)? {
-            // Each column holds one member and one copy: the other column's
-            // member comes straight into the copy and this one's is added
-            // (no partial sum, no reduction buffer). Addition commutes, so
-            // both copies are bit-identical.
-            let (l0, m0) = (copies[0], members[0]);
-            let other = (grid.myrow(), 1 - grid.mycol());
-            let (data, rest) = ext.e.local_mut().split_at_mut(l0 * ld);
-            let mine = &data[m0 * ld..m0 * ld + len];
-            let copy = &mut rest[..len];
-            grid.exchange(mine, other, copy, other, TAG_ENCODE)?;
-            checksum::add_block(copy, mine, lr, nb, lr.max(1)).map_err(shape_err)?;
-            continue;
-        }
-        match copies.first() {
-            // The pair's local columns lie after every data column.
-            Some(&l0) => {
-                let (data, rest) = ext.e.local_mut().split_at_mut(l0 * ld);
-                let sum = &mut rest[..len];
-                partial_sum(data, &members, ld, lr, nb, sum)?;
-                grid.sum(Scope::Row, sum, None)?;
-                for &l1 in &copies[1..] {
-                    ext.e.local_mut().copy_within(l0 * ld..l0 * ld + len, l1 * ld);
+    grid.with_sends(SENDS_IN_FLIGHT, |sends| {
+        for plan in &plans {
+            let mine = plan.member.map(block);
+            let Some(copy) = plan.copy else {
+                if let (Some(m), Some(to)) = (mine, plan.sends_to) {
+                    sends.send(m, myrow, to as i32, TAG_MEMBER)?;
+                }
+                continue;
+            };
+            let copy = &mut sums[copy * ld - split..copy * ld - split + len];
+            let other = (myrow, plan.other_holder as i32);
+            match mine {
+                // Its half is its member: swapped straight from the matrix.
+                Some(m) if plan.receives_from.is_empty() => {
+                    grid.exchange(m, other, copy, other, TAG_HALF)?;
+                    add(copy, m, lr, nb)?;
+                }
+                _ => {
+                    // The first member received lands in the copy; the
+                    // others, and this process's own, are added to it.
+                    let (first, rest) = match plan.receives_from.split_first() {
+                        Some((&c, rest)) => (Some(c), rest),
+                        None => (None, &plan.receives_from[..]),
+                    };
+                    match first {
+                        Some(c) => {
+                            grid.recv_exact(copy, myrow, c as i32, TAG_MEMBER)?;
+                        }
+                        None => copy.fill(0.0),
+                    }
+                    if let Some(m) = mine {
+                        add(copy, m, lr, nb)?;
+                    }
+                    scratch.resize(len, 0.0);
+                    for &c in rest {
+                        grid.recv_exact(&mut scratch, myrow, c as i32, TAG_MEMBER)?;
+                        add(copy, &scratch, lr, nb)?;
+                    }
+                    grid.exchange(copy, other, &mut scratch, other, TAG_HALF)?;
+                    add(copy, &scratch, lr, nb)?;
                 }
             }
-            // No copy here: this process only contributes its members.
-            None => {
-                scratch.resize(len, 0.0);
-                partial_sum(ext.e.local(), &members, ld, lr, nb, &mut scratch)?;
-                grid.sum(Scope::Row, &mut scratch, None)?;
-            }
         }
-    }
-    Ok(())
+        Ok::<(), crate::Error>(())
+    })
 }
 
-const TAG_ENCODE: i32 = 0xE1C;
-
-/// Whether group `g` has one member in each of exactly two process columns,
-/// whose two process columns each hold one of its copies (global: every
-/// process answers alike).
-fn one_member_per_column_of_two(layout: &ReverseNeighborLayout, g: usize) -> Result<bool> {
-    if layout.q() != 2 {
-        return Ok(false);
-    }
-    let members = layout.group_members(g).map_err(layout_err)?;
-    let per_col = |c: usize| members.clone().filter(|bc| bc % 2 == c).count();
-    let holders = layout.pair_process_cols(g).map_err(layout_err)?;
-    Ok(per_col(0) == 1 && per_col(1) == 1 && holders[0] != holders[1])
-}
-
-/// `sum` (lr × nb, contiguous) = Σ of the local blocks starting at local
-/// columns `members` of `data` (leading dimension `ld`); zero when none.
-fn partial_sum(data: &[f64], members: &[usize], ld: usize, lr: usize, nb: usize, sum: &mut [f64]) -> Result<()> {
-    sum.fill(0.0);
-    for &m in members {
-        checksum::add_block(sum, &data[m * ld..], lr, nb, ld.max(1)).map_err(shape_err)?;
-    }
-    Ok(())
+/// `dst += src` (`lr × nb`, contiguous).
+fn add(dst: &mut [f64], src: &[f64], lr: usize, nb: usize) -> Result<()> {
+    checksum::add_block(dst, src, lr, nb, lr.max(1)).map_err(shape_err)
 }
 
 /// A kernel's shape check that cannot fail for the extended matrix's blocks.

@@ -23,6 +23,7 @@
 //!   that the panel factorizations (QR, LU) share word for word.
 
 mod encode;
+mod encode_plan;
 mod extended;
 mod lookahead;
 mod options;

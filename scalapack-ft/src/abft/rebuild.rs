@@ -226,10 +226,10 @@ fn receive_lost_blocks(grid: &Grid, ext: &mut Extended, plan: &Rebuild) -> Resul
             let block = stored_or_scratch(ext, target, &mut scratch, lr * nb);
             for (i, &from) in group.contributors.iter().enumerate() {
                 if i == 0 {
-                    grid.recv(block, myrow, from as i32, TAG_SHARE)?;
+                    grid.recv_exact(block, myrow, from as i32, TAG_SHARE)?;
                 } else {
                     others.resize(block.len(), 0.0);
-                    grid.recv(&mut others, myrow, from as i32, TAG_SHARE)?;
+                    grid.recv_exact(&mut others, myrow, from as i32, TAG_SHARE)?;
                     axpy(block, &others, 1.0)?;
                 }
             }
@@ -239,11 +239,11 @@ fn receive_lost_blocks(grid: &Grid, ext: &mut Extended, plan: &Rebuild) -> Resul
             let from = group.holder as i32;
             let dst = stored_or_scratch(ext, lost_copy, &mut scratch, lr * nb);
             if c_rows == lr {
-                grid.recv(dst, myrow, from, TAG_CHECKSUM_COPY)?;
+                grid.recv_exact(dst, myrow, from, TAG_CHECKSUM_COPY)?;
             } else {
                 // (Into the buffer the shares use: received whole.)
                 others.resize(c_rows * nb, 0.0);
-                grid.recv(&mut others, myrow, from, TAG_CHECKSUM_COPY)?;
+                grid.recv_exact(&mut others, myrow, from, TAG_CHECKSUM_COPY)?;
                 for (c, col) in dst.chunks_exact_mut(lr.max(1)).enumerate().take(nb) {
                     col[..c_rows].copy_from_slice(&others[c * c_rows..(c + 1) * c_rows]);
                     col[c_rows..].fill(0.0);
@@ -256,7 +256,7 @@ fn receive_lost_blocks(grid: &Grid, ext: &mut Extended, plan: &Rebuild) -> Resul
                 if finished {
                     // (Received whole: no zeroing first.)
                     d.resize(lr * nb, 0.0);
-                    grid.recv(d, myrow, from, TAG_CHECKSUM_COPY)?;
+                    grid.recv_exact(d, myrow, from, TAG_CHECKSUM_COPY)?;
                 } else {
                     d.clear();
                     d.resize(lr * nb, 0.0);

@@ -5,7 +5,7 @@
 use super::panel::Panel;
 use super::tags;
 use crate::blas::{self, Trans};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use blacs_ft::{Grid, Scope};
 use std::ops::Range;
 
@@ -60,14 +60,7 @@ impl Incoming {
     }
 
     fn receive(&mut self, grid: &Grid) -> Result<()> {
-        let want = self.panel.message().len();
-        let got = grid.recv(self.panel.message_mut(), self.from.0, self.from.1, tags::PANEL)?;
-        if got != want {
-            return Err(Error::Grid(blacs_ft::Error::invalid(
-                "panel",
-                format!("LU panel message has {got} values, expected {want}"),
-            )));
-        }
+        grid.recv_exact(self.panel.message_mut(), self.from.0, self.from.1, tags::PANEL)?;
         self.panel.validate(self.m)?;
         if let Some((r, c)) = self.forward {
             grid.send(self.panel.message(), r, c, tags::PANEL)?;

@@ -25,7 +25,7 @@ use super::ring::{self, Incoming, Poll};
 use super::swap::interchange;
 use super::{pack, tags};
 use crate::blas;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::matrix::DistMatrix;
 use blacs_ft::index::{indxl2g, numroc};
 use blacs_ft::Grid;
@@ -257,13 +257,7 @@ impl Gather {
     fn receive(&mut self, grid: &Grid, i: usize) -> Result<()> {
         let (pc, first, count) = self.pending.swap_remove(i);
         let mut piece = vec![0.0; self.panel.lw * count];
-        let got = grid.recv(&mut piece, 0, pc as i32, tags::PIECE)?;
-        if got != piece.len() {
-            return Err(Error::Grid(blacs_ft::Error::invalid(
-                "panel",
-                format!("LU panel part has {got} values, expected {}", piece.len()),
-            )));
-        }
+        grid.recv_exact(&mut piece, 0, pc as i32, tags::PIECE)?;
         self.place(pc, first, count, &piece);
         Ok(())
     }

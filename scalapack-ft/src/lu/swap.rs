@@ -120,7 +120,7 @@ pub(crate) fn interchange(grid: &Grid, a: &mut DistMatrix, swaps: &[(usize, usiz
             (false, false) => grid.exchange(send, (to as i32, mycol), &mut recv, (from as i32, mycol), tags::SWAP)?,
             (false, true) => grid.send(send, to as i32, mycol, tags::SWAP)?,
             (true, false) => {
-                grid.recv(&mut recv, from as i32, mycol, tags::SWAP)?;
+                grid.recv_exact(&mut recv, from as i32, mycol, tags::SWAP)?;
             }
             (true, true) => {}
         }

@@ -111,7 +111,7 @@ pub(super) fn exchange(grid: &Grid, ext: &Extended, swaps: &[(usize, usize)], co
                 (false, false) => grid.exchange(send, (to as i32, mycol), &mut recv, (from as i32, mycol), TAG_ROWS)?,
                 (false, true) => grid.send(send, to as i32, mycol, TAG_ROWS)?,
                 (true, false) => {
-                    grid.recv(&mut recv, from as i32, mycol, TAG_ROWS)?;
+                    grid.recv_exact(&mut recv, from as i32, mycol, TAG_ROWS)?;
                 }
                 (true, true) => {}
             }
