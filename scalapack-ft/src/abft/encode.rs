@@ -60,31 +60,25 @@ pub(crate) fn encode_checksums(grid: &Grid, ext: &mut Extended, layout: &Reverse
                 // Its half is its member: swapped straight from the matrix.
                 Some(m) if plan.receives_from.is_empty() => {
                     grid.exchange(m, other, copy, other, TAG_HALF)?;
-                    add(copy, m, lr, nb)?;
+                    axpy(copy, m, 1.0)?;
                 }
                 _ => {
                     // The first member received lands in the copy; the
                     // others, and this process's own, are added to it.
-                    let (first, rest) = match plan.receives_from.split_first() {
-                        Some((&c, rest)) => (Some(c), rest),
-                        None => (None, &plan.receives_from[..]),
-                    };
-                    match first {
-                        Some(c) => {
-                            grid.recv_exact(copy, myrow, c as i32, TAG_MEMBER)?;
-                        }
+                    match plan.receives_from.first() {
+                        Some(&c) => grid.recv_exact(copy, myrow, c as i32, TAG_MEMBER)?,
                         None => copy.fill(0.0),
                     }
                     if let Some(m) = mine {
-                        add(copy, m, lr, nb)?;
+                        axpy(copy, m, 1.0)?;
                     }
                     scratch.resize(len, 0.0);
-                    for &c in rest {
+                    for &c in plan.receives_from.iter().skip(1) {
                         grid.recv_exact(&mut scratch, myrow, c as i32, TAG_MEMBER)?;
-                        add(copy, &scratch, lr, nb)?;
+                        axpy(copy, &scratch, 1.0)?;
                     }
                     grid.exchange(copy, other, &mut scratch, other, TAG_HALF)?;
-                    add(copy, &scratch, lr, nb)?;
+                    axpy(copy, &scratch, 1.0)?;
                 }
             }
         }
@@ -92,9 +86,15 @@ pub(crate) fn encode_checksums(grid: &Grid, ext: &mut Extended, layout: &Reverse
     })
 }
 
-/// `dst += src` (`lr × nb`, contiguous).
-fn add(dst: &mut [f64], src: &[f64], lr: usize, nb: usize) -> Result<()> {
-    checksum::add_block(dst, src, lr, nb, lr.max(1)).map_err(shape_err)
+/// `dst += sign · src` over contiguous storage (a block, or a stretch of
+/// one column), with the checksum crate's kernels.
+pub(crate) fn axpy(dst: &mut [f64], src: &[f64], sign: f64) -> Result<()> {
+    let n = dst.len();
+    if sign > 0.0 {
+        checksum::add_block(dst, src, n, 1, n.max(1)).map_err(shape_err)
+    } else {
+        checksum::sub_block(dst, src, n, 1, n.max(1)).map_err(shape_err)
+    }
 }
 
 /// A kernel's shape check that cannot fail for the extended matrix's blocks.

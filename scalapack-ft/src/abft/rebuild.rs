@@ -7,7 +7,7 @@
 //! run while their sender forms its next share ([`Grid::with_sends`]), so
 //! the replacement copies one message while the next is being computed.
 
-use super::encode::shape_err;
+use super::encode::axpy;
 use super::extended::{layout_err, Extended};
 use crate::error::Result;
 use blacs_ft::Grid;
@@ -19,17 +19,6 @@ const TAG_CHECKSUM_COPY: i32 = 0xC0C;
 /// Sends in flight per survivor: enough for the replacement always to have
 /// the next message waiting, few enough to bound the buffers they hold.
 const SENDS_IN_FLIGHT: usize = 4;
-
-/// `dst += sign · src`, a stretch of one column (the checksum crate's
-/// kernels).
-fn axpy(dst: &mut [f64], src: &[f64], sign: f64) -> Result<()> {
-    let n = dst.len();
-    if sign > 0.0 {
-        checksum::add_block(dst, src, n, 1, n.max(1)).map_err(shape_err)
-    } else {
-        checksum::sub_block(dst, src, n, 1, n.max(1)).map_err(shape_err)
-    }
-}
 
 /// What every process of the row knows about one rebuild: the lost process
 /// column, the local rows' global indices and how far the factorization got.
