@@ -383,9 +383,12 @@ int ftla_recv(h_t comm, void *buf, int count, int kind, int src, int tag, int *g
   return rc;
 }
 int ftla_sendrecv(h_t comm, const void *sbuf, int scount, int dest, void *rbuf, int rcount,
-                  int src, int kind, int tag) {
-  return MPI_Sendrecv(sbuf, scount, dtype(kind), dest, tag, rbuf, rcount, dtype(kind), src, tag,
-                      COMM(comm), MPI_STATUS_IGNORE);
+                  int src, int kind, int tag, int *got_count) {
+  MPI_Status st;
+  int rc = MPI_Sendrecv(sbuf, scount, dtype(kind), dest, tag, rbuf, rcount, dtype(kind), src, tag,
+                        COMM(comm), &st);
+  if (rc == MPI_SUCCESS && got_count) MPI_Get_count(&st, dtype(kind), got_count);
+  return rc;
 }
 int ftla_iprobe(h_t comm, int src, int tag, int *flag, int *got_src, int *got_count, int kind) {
   MPI_Status st;

@@ -106,6 +106,15 @@ fn wait_politely(req: &mut Handle) -> c_int {
     }
 }
 
+/// One `MPI_Test` of a request of `comm` (live, or completed and then
+/// null): `true` once it has completed.
+fn test_request(req: &mut Handle, comm: Handle) -> Result<bool> {
+    let mut done: c_int = 0;
+    // SAFETY: req is a live or null request handle; done is an out-parameter.
+    check(unsafe { ffi::ftla_test(req, &mut done) }, Some(comm))?;
+    Ok(done != 0)
+}
+
 /// An agreement started by [`Comm::start_agree`].
 #[derive(Debug)]
 #[must_use = "a started agreement must be waited for"]
@@ -175,11 +184,7 @@ impl<T: Element> PendingBcast<T> {
     /// Progresses the broadcast without blocking; `true` once it has
     /// completed (a later [`PendingBcast::wait`] then returns at once).
     pub fn test(&mut self) -> Result<bool> {
-        let mut done: c_int = 0;
-        // SAFETY: req is a live (or completed, then null) request handle;
-        // done is an out-parameter.
-        check(unsafe { ffi::ftla_test(&mut self.req, &mut done) }, Some(self.comm))?;
-        Ok(done != 0)
+        test_request(&mut self.req, self.comm)
     }
 
     /// Completes the broadcast and returns the buffer (the root's data on
@@ -412,11 +417,7 @@ impl Comm {
 
     /// Tests a request of this communicator: `true` once it has completed.
     pub(crate) fn test_request(&self, req: &mut Handle) -> Result<bool> {
-        let mut done: c_int = 0;
-        // SAFETY: req is a live (or completed, then null) request handle;
-        // done is an out-parameter.
-        self.chk(unsafe { ffi::ftla_test(req, &mut done) })?;
-        Ok(done != 0)
+        test_request(req, self.h)
     }
 
     /// Blocking `MPI_Recv` into `buf`; returns (source, received count).
@@ -431,13 +432,26 @@ impl Comm {
         Ok((s, c.max(0) as usize))
     }
 
-    /// `MPI_Sendrecv`.
-    pub fn sendrecv<T: Element>(&self, send: &[T], dest: i32, recv: &mut [T], src: i32, tag: i32) -> Result<()> {
+    /// `MPI_Sendrecv`; returns the number of elements received.
+    pub fn sendrecv<T: Element>(&self, send: &[T], dest: i32, recv: &mut [T], src: i32, tag: i32) -> Result<usize> {
         let (ns, nr) = (count(send.len())?, count(recv.len())?);
-        // SAFETY: buffers valid for their lengths.
+        let mut got = 0;
+        // SAFETY: buffers valid for their lengths; `got` is an out-parameter.
         self.chk(unsafe {
-            ffi::ftla_sendrecv(self.h, send.as_ptr().cast(), ns, dest, recv.as_mut_ptr().cast(), nr, src, T::KIND, tag)
-        })
+            ffi::ftla_sendrecv(
+                self.h,
+                send.as_ptr().cast(),
+                ns,
+                dest,
+                recv.as_mut_ptr().cast(),
+                nr,
+                src,
+                T::KIND,
+                tag,
+                &mut got,
+            )
+        })?;
+        Ok(got.max(0) as usize)
     }
 
     /// Non-blocking probe: `Some((source, count of T))` if a message is there.

@@ -111,6 +111,7 @@ extern "C" {
         src: c_int,
         kind: c_int,
         tag: c_int,
+        got_count: *mut c_int,
     ) -> c_int;
     pub fn ftla_iprobe(
         comm: Handle,

@@ -492,19 +492,12 @@ impl Grid {
     /// partly filled buffer that goes on as if it were whole.
     pub fn recv_exact<T: Element>(&self, buf: &mut [T], row: i32, col: i32, tag: i32) -> Result<()> {
         let got = self.recv(buf, row, col, tag)?;
-        if got != buf.len() {
-            return Err(Error::Unrecoverable {
-                reason: format!(
-                    "a message from grid process ({row}, {col}) with tag {tag:#x} holds {got} elements where {} were \
-                     expected",
-                    buf.len()
-                ),
-            });
-        }
-        Ok(())
+        whole_message(got, buf.len(), (row, col), tag)
     }
 
-    /// Sends `send` to (`to`) while receiving `recv` from (`from`).
+    /// Sends `send` to (`to`) while receiving exactly `recv.len()`
+    /// elements from (`from`); a shorter message is an
+    /// [`Error::Unrecoverable`], as in [`Grid::recv_exact`].
     pub fn exchange<T: Element>(
         &self,
         send: &[T],
@@ -515,7 +508,9 @@ impl Grid {
     ) -> Result<()> {
         self.check_coords(to.0, to.1)?;
         self.check_coords(from.0, from.1)?;
-        self.fail(self.all.sendrecv(send, self.rank_of(to.0, to.1), recv, self.rank_of(from.0, from.1), tag))
+        let got =
+            self.fail(self.all.sendrecv(send, self.rank_of(to.0, to.1), recv, self.rank_of(from.0, from.1), tag))?;
+        whole_message(got, recv.len(), from, tag)
     }
 
     /// All-gather along `scope`: every process gets every contribution, in
@@ -874,4 +869,19 @@ fn park(u: &mut Universe, launch: &LaunchCommand, injector: &Injector) -> Result
             Err(e) => return Err(e),
         }
     }
+}
+
+/// `Ok` if a received message filled its buffer (`got` of `expected`
+/// elements from grid process `from`); otherwise the sender's idea of the
+/// data differs from the receiver's, which no repair can mend.
+fn whole_message(got: usize, expected: usize, from: (i32, i32), tag: i32) -> Result<()> {
+    if got == expected {
+        return Ok(());
+    }
+    Err(Error::Unrecoverable {
+        reason: format!(
+            "a message from grid process ({}, {}) with tag {tag:#x} holds {got} elements where {expected} were expected",
+            from.0, from.1
+        ),
+    })
 }

@@ -244,7 +244,8 @@ fn ulfm_status(grid: &mut Grid, rt: &Runtime) -> Result<String, String> {
 /// alternately borrowed and owned (reused once sent); rank 1 checks each.
 /// Then rank 0's scope fails with two sends that nobody receives in
 /// flight: it must return its error (not wait for ever), and every rank
-/// then gets the same error from the repair.
+/// then gets the same error from the repair. Between the two, a short
+/// message is refused by [`Grid::recv_exact`] and by [`Grid::exchange`].
 fn sends(grid: &mut Grid) -> Result<String, String> {
     const LEN: usize = 300_000; // 2.4 MB: above any eager limit
     const COUNT: usize = 6;
@@ -288,6 +289,18 @@ fn sends(grid: &mut Grid) -> Result<String, String> {
         match grid.recv_exact(&mut got, 0, 0, 9) {
             Ok(()) => return Err("a short message was taken as whole".into()),
             Err(e) => println!("SHORT unrecoverable={} {e}", matches!(e, Error::Unrecoverable { .. })),
+        }
+    }
+    // So is a short half of an exchange: rank 0 sends 10 elements where
+    // rank 1 expects 11; rank 1's 11 reach rank 0 whole.
+    if grid.rank() < 2 {
+        let (me, other) = (grid.rank(), 1 - grid.rank());
+        let send = &borrowed[0][..if me == 0 { 10 } else { 11 }];
+        let mut got = vec![0.0; 11];
+        match (me, grid.exchange(send, (0, other), &mut got, (0, other), 10)) {
+            (0, Ok(())) => println!("EXCHANGE whole"),
+            (1, Err(e)) => println!("EXCHANGE unrecoverable={} {e}", matches!(e, Error::Unrecoverable { .. })),
+            (_, r) => return Err(format!("exchange on rank {me}: {r:?}")),
         }
     }
     // The failing scope: rank 1 never posts these receives.

@@ -132,7 +132,7 @@ fn a_local_error_on_one_rank_reaches_every_rank_as_the_same_error() {
 }
 
 #[test]
-fn sends_run_while_their_sender_computes_a_failed_scope_returns_its_error_and_a_short_message_is_refused() {
+fn sends_run_while_their_sender_computes_a_failed_scope_returns_its_error_and_short_messages_are_refused() {
     let out = scenario(&["sends", "--grid", "2x2"], "", &[]);
     assert_all_ranks_ok(&out, 4);
     assert!(out.stdout.contains("SENDS received 6 in order"), "{}", out.stdout);
@@ -142,6 +142,13 @@ fn sends_run_while_their_sender_computes_a_failed_scope_returns_its_error_and_a_
         out.stdout.contains("SHORT unrecoverable=true")
             && out.stdout.contains("holds 10 elements where 11 were expected"),
         "a short message must be refused by recv_exact: {}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("EXCHANGE whole")
+            && out.stdout.contains("EXCHANGE unrecoverable=true")
+            && out.stdout.contains("(0, 0) with tag 0xa holds 10 elements where 11 were expected"),
+        "a short half of an exchange must be refused: {}",
         out.stdout
     );
     for r in 0..4 {

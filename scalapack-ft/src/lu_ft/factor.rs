@@ -22,8 +22,8 @@ use super::deferred::{self, Deferred};
 use super::early::{self, Early};
 use super::rows::{self, Columns, Moves};
 use crate::abft::{
-    self, check_layout, encode_checksums, owners_panel, set_up_call, ChecksumCheck, Extended, FtOptions, FtReport,
-    FtWorkspace,
+    self, broadcast_panel, check_layout, encode_checksums, owners_panel, send_ahead, set_up_call, ChecksumCheck,
+    Extended, FtOptions, FtReport, FtWorkspace, RowPanel,
 };
 use crate::blas::{self, Trans};
 use crate::error::{check_finite, Error, Result};
@@ -281,25 +281,9 @@ impl Algorithm for LuSteps {
                 factor_panel(grid, &mut ext.e, j0, jb)
             })?;
         // Along the process rows: L (with U11 on the diagonal process row)
-        // and the pivots. Non-blocking on every process, as the owner's
-        // look-ahead send is (blocking and non-blocking broadcasts do not
-        // match); the wait sleeps once it runs long.
+        // and the pivots.
         clock.enter(grid, Phase::Bcast);
-        let panel = match (mine, sending) {
-            // Sent during the last commit: only its completion is left.
-            (Some(done), Some(pending)) => {
-                grid.wait_broadcast(pending)?;
-                done
-            }
-            (Some(mine), None) => {
-                grid.wait_broadcast(grid.ibroadcast(Scope::Row, mine.message().to_vec(), owner as i32)?)?;
-                mine
-            }
-            (None, _) => {
-                let buf = vec![0.0; Panel::message_len(jb, lw)];
-                Panel::from_message(j0, jb, lw, grid.wait_broadcast(grid.ibroadcast(Scope::Row, buf, owner as i32)?)?)
-            }
-        };
+        let panel: Panel = broadcast_panel(grid, (mine, sending), owner, (j0, jb, lw))?;
         panel.validate(ext.e.m())?;
         let swaps = panel.swaps();
         let panel_cols = if mycol == owner { lc0..lc0 + jb } else { lc0..lc0 };
@@ -432,11 +416,7 @@ impl Algorithm for LuSteps {
                     let ncols = trail.start..trail.start + next.jb;
                     let nbackup = ext.panel_backup(ncols.start, next.jb);
                     crate::lu::unpack(next.l(), ext.e.local_mut(), lld, lrb..lr, ncols.clone());
-                    let mut ahead: LookAhead = match grid.ibroadcast(Scope::Row, next.message().to_vec(), grid.mycol())
-                    {
-                        Ok(sending) => (Ok(next), nbackup, Some(sending)),
-                        Err(e) => (Err(e.into()), nbackup, None),
-                    };
+                    let mut ahead: LookAhead = send_ahead(grid, ext, (ncols.start, nbackup), Ok(next));
                     let step = early::chunk_columns(lr - lrb, jb);
                     let mut c = rest.start;
                     while c < rest.end {
@@ -470,4 +450,18 @@ impl Algorithm for LuSteps {
     }
 
     abft::panel_driver_on_extended!();
+}
+
+impl RowPanel for Panel {
+    fn row_message(&self) -> Vec<f64> {
+        self.message().to_vec()
+    }
+
+    fn row_message_len(jb: usize, lrows: usize) -> usize {
+        Panel::message_len(jb, lrows)
+    }
+
+    fn from_row_message(j0: usize, jb: usize, lrows: usize, message: Vec<f64>) -> Panel {
+        Panel::from_message(j0, jb, lrows, message)
+    }
 }

@@ -31,12 +31,24 @@ impl Panel {
         (0..self.jb).map(|c| self.t[c + c * self.jb]).collect()
     }
 
-    /// Serialises V, T and `extra` into one buffer for a broadcast.
-    fn pack(&self) -> Vec<f64> {
+    /// V and T in one buffer, as the panel travels along its process row.
+    pub(crate) fn message(&self) -> Vec<f64> {
         let mut b = Vec::with_capacity(self.v.len() + self.t.len());
         b.extend_from_slice(&self.v);
         b.extend_from_slice(&self.t);
         b
+    }
+
+    /// The length of [`Panel::message`] for `jb` columns and `lrows` local
+    /// rows of V.
+    pub(crate) fn message_len(jb: usize, lrows: usize) -> usize {
+        lrows * jb + jb * jb
+    }
+
+    /// The panel `j0..j0+jb` from its message (`lrows` local rows of V).
+    pub(crate) fn from_message(j0: usize, jb: usize, lrows: usize, mut message: Vec<f64>) -> Panel {
+        let t = message.split_off(lrows * jb);
+        Panel { j0, jb, v: message, lrows, t }
     }
 
     /// Collective over the process row: the owner column `root` sends its
@@ -55,18 +67,14 @@ impl Panel {
             }
         }
         let buf = match &mine {
-            Some(p) => p.pack(),
-            None => vec![0.0; lrows * jb + jb * jb],
+            Some(p) => p.message(),
+            None => vec![0.0; Panel::message_len(jb, lrows)],
         };
         // Non-blocking and waited for at once: the wait sleeps instead of
         // spinning once it runs long (see `Grid::wait_broadcast`).
         let pending = grid.ibroadcast(Scope::Row, buf, root as i32)?;
-        let mut buf = grid.wait_broadcast(pending)?;
-        if let Some(p) = mine {
-            return Ok(p);
-        }
-        let t = buf.split_off(lrows * jb);
-        Ok(Panel { j0, jb, v: buf, lrows, t })
+        let buf = grid.wait_broadcast(pending)?;
+        Ok(mine.unwrap_or_else(|| Panel::from_message(j0, jb, lrows, buf)))
     }
 
     /// The owner's side of a non-blocking row broadcast (look-ahead): starts
@@ -78,16 +86,14 @@ impl Panel {
         if grid.npcol() == 1 {
             return Ok(None);
         }
-        Ok(Some(grid.ibroadcast(Scope::Row, self.pack(), root as i32)?))
+        Ok(Some(grid.ibroadcast(Scope::Row, self.message(), root as i32)?))
     }
 
     /// The receivers' side of [`Panel::start_send`]: the panel `j0..j0+jb`
     /// from process column `root`, with `lrows` local rows of V.
     pub fn receive(grid: &Grid, root: usize, j0: usize, jb: usize, lrows: usize) -> Result<Panel> {
-        let pending = grid.ibroadcast(Scope::Row, vec![0.0; lrows * jb + jb * jb], root as i32)?;
-        let mut buf = grid.wait_broadcast(pending)?;
-        let t = buf.split_off(lrows * jb);
-        Ok(Panel { j0, jb, v: buf, lrows, t })
+        let pending = grid.ibroadcast(Scope::Row, vec![0.0; Panel::message_len(jb, lrows)], root as i32)?;
+        Ok(Panel::from_message(j0, jb, lrows, grid.wait_broadcast(pending)?))
     }
 
     /// Applies `I − V·op(T)·Vᵀ` to local columns `cols` of `c` (rows `j0..`

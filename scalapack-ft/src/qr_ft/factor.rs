@@ -3,8 +3,8 @@
 //! protocol of `recovery::protocol`, and the ABFT of [`crate::abft`].
 
 use crate::abft::{
-    self, check_layout, encode_checksums, owners_panel, set_up_call, ChecksumCheck, Extended, FtOptions, FtReport,
-    FtWorkspace,
+    self, broadcast_panel, check_layout, encode_checksums, owners_panel, send_ahead, set_up_call, ChecksumCheck,
+    Extended, FtOptions, FtReport, FtWorkspace, RowPanel,
 };
 use crate::blas::Trans;
 use crate::error::{check_finite, Error, Result};
@@ -187,14 +187,7 @@ impl Algorithm for QrSteps {
                 factor_panel(grid, &mut ext.e, j0, jb)
             })?;
         clock.enter(grid, Phase::Bcast);
-        let panel = match (mine, sending) {
-            // Sent during the previous commit: only its completion is left.
-            (Some(done), Some(pending)) => {
-                grid.wait_broadcast(pending)?;
-                done
-            }
-            (mine, _) => Panel::broadcast(grid, mine, owner, j0, jb, lrows)?,
-        };
+        let panel = broadcast_panel(grid, (mine, sending), owner, (j0, jb, lrows))?;
         clock.enter(grid, Phase::Update);
         let cols = ext.e.local_cols_before(j0 + jb)..ext.e.local_cols_before(self.layout.active_end_col(k));
         let w = if grid.nprow() > 1 {
@@ -233,19 +226,8 @@ impl Algorithm for QrSteps {
                 let ncols = ext.e.local_cols_before(n0)..ext.e.local_cols_before(n0 + nw);
                 panel.update_cols(&mut ext.e, cols.start, ncols.clone(), &w);
                 let nbackup = ext.panel_backup(ncols.start, nw);
-                let mut early = factor_panel(grid, &mut ext.e, n0, nw);
-                let mut sending = None;
-                if let Ok(p) = &early {
-                    match p.start_send(grid, mycol) {
-                        Ok(s) => sending = s,
-                        Err(e) => early = Err(e),
-                    }
-                }
-                if early.is_err() {
-                    // Reported at the next step's phase 1.
-                    ext.restore_panel(ncols.start, &nbackup);
-                }
-                self.ahead = Some((early, nbackup, sending));
+                let early = factor_panel(grid, &mut ext.e, n0, nw);
+                self.ahead = Some(send_ahead(grid, ext, (ncols.start, nbackup), early));
                 panel.update_cols(&mut ext.e, cols.start, ncols.end..cols.end, &w);
             }
             _ => panel.update_cols(&mut ext.e, cols.start, cols.clone(), &w),
@@ -258,4 +240,18 @@ impl Algorithm for QrSteps {
     }
 
     abft::panel_driver_on_extended!();
+}
+
+impl RowPanel for Panel {
+    fn row_message(&self) -> Vec<f64> {
+        self.message()
+    }
+
+    fn row_message_len(jb: usize, lrows: usize) -> usize {
+        Panel::message_len(jb, lrows)
+    }
+
+    fn from_row_message(j0: usize, jb: usize, lrows: usize, message: Vec<f64>) -> Panel {
+        Panel::from_message(j0, jb, lrows, message)
+    }
 }
