@@ -24,6 +24,7 @@ pub mod pblas;
 pub mod qr;
 pub mod qr_ft;
 pub mod report;
+mod row_panel;
 
 pub use blacs_ft::{Grid, Scope};
 pub use error::{Error, Result};

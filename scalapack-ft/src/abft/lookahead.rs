@@ -1,23 +1,11 @@
 //! The look-ahead of the factorizations: the owner of the next panel
 //! factors it early (on a backed-up copy) and starts its broadcast; the
-//! next step takes it from there. With it, the `panel` and `bcast` phases
-//! of a step, which QR and LU share.
+//! next step takes it from there.
 
 use super::extended::Extended;
 use crate::error::Result;
-use blacs_ft::{Grid, PendingBcast, Scope};
-
-/// A factored panel in the form it travels along its process row: one
-/// message of f64 (QR: V and T; LU: the pivots and L).
-pub(crate) trait RowPanel: Sized {
-    /// The message its owner sends.
-    fn row_message(&self) -> Vec<f64>;
-    /// The message's length for a panel of `jb` columns with `lrows`
-    /// local rows.
-    fn row_message_len(jb: usize, lrows: usize) -> usize;
-    /// A receiver's panel `j0..j0+jb` (`lrows` local rows) from the message.
-    fn from_row_message(j0: usize, jb: usize, lrows: usize, message: Vec<f64>) -> Self;
-}
+use crate::row_panel::{start_row_send, RowPanel};
+use blacs_ft::{Grid, PendingBcast};
 
 /// The next panel as its owner carries it into the next step: the
 /// factored panel (or the error that stopped it), its backup, and its
@@ -51,28 +39,6 @@ pub(crate) fn owners_panel<P>(
     Ok((mine, sending))
 }
 
-/// The `bcast` phase of a step: the panel `j0..j0+jb` along the process
-/// row from process column `owner`, which completes the broadcast it
-/// started during the last commit or starts it now (`mine` and `sending`
-/// as [`owners_panel`] returns them); the others receive it, with `lrows`
-/// local rows. Non-blocking on every process, as the owner's look-ahead
-/// send is (blocking and non-blocking broadcasts do not match); the wait
-/// sleeps once it runs long.
-pub(crate) fn broadcast_panel<P: RowPanel>(
-    grid: &Grid,
-    (mine, sending): (Option<P>, Option<PendingBcast<f64>>),
-    owner: usize,
-    (j0, jb, lrows): (usize, usize, usize),
-) -> Result<P> {
-    let pending = match (&mine, sending) {
-        (Some(_), Some(pending)) => pending,
-        (Some(p), None) => grid.ibroadcast(Scope::Row, p.row_message(), owner as i32)?,
-        (None, _) => grid.ibroadcast(Scope::Row, vec![0.0; P::row_message_len(jb, lrows)], owner as i32)?,
-    };
-    let message = grid.wait_broadcast(pending)?;
-    Ok(mine.unwrap_or_else(|| P::from_row_message(j0, jb, lrows, message)))
-}
-
 /// The look-ahead on the next panel's owner: the panel `early`, factored
 /// ahead in place over its columns (backed up in `backup` from local
 /// column `lc0`), starts its broadcast along the process row at once. An
@@ -85,12 +51,12 @@ pub(crate) fn send_ahead<P: RowPanel>(
     early: Result<P>,
 ) -> LookAhead<P> {
     let started = match &early {
-        Ok(p) => grid.ibroadcast(Scope::Row, p.row_message(), grid.mycol()).map(Some),
+        Ok(p) => start_row_send(grid, p),
         Err(_) => Ok(None),
     };
     let (early, sending) = match started {
         Ok(sending) => (early, sending),
-        Err(e) => (Err(e.into()), None),
+        Err(e) => (Err(e), None),
     };
     if early.is_err() {
         ext.restore_panel(lc0, &backup);

@@ -34,7 +34,7 @@ mod workspace;
 
 pub(crate) use encode::encode_checksums;
 pub(crate) use extended::Extended;
-pub(crate) use lookahead::{broadcast_panel, owners_panel, send_ahead, LookAhead, RowPanel};
+pub(crate) use lookahead::{owners_panel, send_ahead, LookAhead};
 pub use options::{FtOptions, FtReport};
 pub(crate) use rebuild::rebuild_lost_blocks;
 pub(crate) use set_up::{check_layout, set_up_call};

@@ -15,6 +15,7 @@
 use crate::blas::{self, Diag, Side, Trans, Uplo};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
+use crate::row_panel::RowPanel;
 use blacs_ft::{Grid, Scope};
 use std::os::raw::c_int;
 
@@ -37,22 +38,28 @@ pub(crate) struct Panel {
     buf: Vec<f64>,
 }
 
+/// The panel's own buffer is its message (received panels: see
+/// [`Panel::validate`]).
+impl RowPanel for Panel {
+    fn row_message(&self) -> Vec<f64> {
+        self.buf.clone()
+    }
+
+    fn row_message_len(jb: usize, lw: usize) -> usize {
+        2 + jb + lw * jb
+    }
+
+    fn from_row_message(j0: usize, jb: usize, lw: usize, buf: Vec<f64>) -> Panel {
+        Panel { j0, jb, lw, buf }
+    }
+}
+
 impl Panel {
     /// An empty panel of the right size (to factor into or receive into).
     pub fn new(j0: usize, jb: usize, lw: usize) -> Panel {
-        let mut buf = vec![0.0; Panel::message_len(jb, lw)];
+        let mut buf = vec![0.0; Panel::row_message_len(jb, lw)];
         buf[0] = jb as f64;
         Panel { j0, jb, lw, buf }
-    }
-
-    /// A panel from a received message (see [`Panel::validate`]).
-    pub fn from_message(j0: usize, jb: usize, lw: usize, buf: Vec<f64>) -> Panel {
-        Panel { j0, jb, lw, buf }
-    }
-
-    /// The message's length for a panel of `jb` columns and `lw` local rows.
-    pub fn message_len(jb: usize, lw: usize) -> usize {
-        2 + jb + lw * jb
     }
 
     /// The whole message.

@@ -22,14 +22,15 @@ use super::deferred::{self, Deferred};
 use super::early::{self, Early};
 use super::rows::{self, Columns, Moves};
 use crate::abft::{
-    self, broadcast_panel, check_layout, encode_checksums, owners_panel, send_ahead, set_up_call, ChecksumCheck,
-    Extended, FtOptions, FtReport, FtWorkspace, RowPanel,
+    self, check_layout, encode_checksums, owners_panel, send_ahead, set_up_call, ChecksumCheck, Extended, FtOptions,
+    FtReport, FtWorkspace,
 };
 use crate::blas::{self, Trans};
 use crate::error::{check_finite, Error, Result};
 use crate::lu::panel::{factor_panel, Panel};
 use crate::lu::{check_first_block_at_origin, check_grid, check_square_blocks};
 use crate::matrix::DistMatrix;
+use crate::row_panel::broadcast_panel;
 use blacs_ft::{Grid, Scope};
 use checksum::ReverseNeighborLayout;
 use recovery::protocol::{self, Algorithm, Phase, PhaseClock};
@@ -450,18 +451,4 @@ impl Algorithm for LuSteps {
     }
 
     abft::panel_driver_on_extended!();
-}
-
-impl RowPanel for Panel {
-    fn row_message(&self) -> Vec<f64> {
-        self.message().to_vec()
-    }
-
-    fn row_message_len(jb: usize, lrows: usize) -> usize {
-        Panel::message_len(jb, lrows)
-    }
-
-    fn from_row_message(j0: usize, jb: usize, lrows: usize, message: Vec<f64>) -> Panel {
-        Panel::from_message(j0, jb, lrows, message)
-    }
 }

@@ -5,6 +5,7 @@ use crate::blas::Trans;
 use crate::error::{agree_on_arguments, Error, Result};
 use crate::lu::{check_square_blocks, entry};
 use crate::matrix::DistMatrix;
+use crate::row_panel::broadcast_panel;
 use blacs_ft::Grid;
 
 /// `C = op(Q)·C` with Q = H(0)·H(1)···H(k−1) from [`super::pdgeqrf`]
@@ -68,7 +69,7 @@ pub fn pdormqr(grid: &Grid, trans: Trans, a: &DistMatrix, tau: &[f64], k: usize,
         let owner = a.col_owner(j0);
         let mine = if owner == mycol { Some(stored_panel(grid, a, tau, j0, jb)?) } else { None };
         let lrows = a.local_rows() - a.local_rows_before(j0);
-        let panel = Panel::broadcast(grid, mine, owner, j0, jb, lrows)?;
+        let panel: Panel = broadcast_panel(grid, (mine, None), owner, (j0, jb, lrows))?;
         let cols = 0..c.local_cols();
         panel.apply(grid, trans, c, cols)?;
     }

@@ -5,6 +5,7 @@ use crate::blas::Trans;
 use crate::error::{agree_on_arguments, check_finite, Result};
 use crate::lu::check_square_blocks;
 use crate::matrix::DistMatrix;
+use crate::row_panel::{broadcast_panel, start_row_send};
 use blacs_ft::Grid;
 
 /// QR factorization `A = Q·R` of the distributed M×N matrix `a`
@@ -45,7 +46,7 @@ pub fn pdgeqrf(grid: &Grid, a: &mut DistMatrix, tau: &mut Vec<f64>) -> Result<()
     let mut sent = None;
     if a.col_owner(0) == mycol {
         let p = factor_panel(grid, a, panels[0].0, panels[0].1)?;
-        sent = p.start_send(grid, mycol)?;
+        sent = start_row_send(grid, &p)?;
         ahead = Some(p);
     }
     for (step, &(j0, jb)) in panels.iter().enumerate() {
@@ -53,7 +54,7 @@ pub fn pdgeqrf(grid: &Grid, a: &mut DistMatrix, tau: &mut Vec<f64>) -> Result<()
             Some(mine) => mine,
             None => {
                 let lrows = a.local_rows() - a.local_rows_before(j0);
-                Panel::receive(grid, a.col_owner(j0), j0, jb, lrows)?
+                broadcast_panel(grid, (None, None), a.col_owner(j0), (j0, jb, lrows))?
             }
         };
         tau[j0..j0 + jb].copy_from_slice(&panel.tau());
@@ -64,7 +65,7 @@ pub fn pdgeqrf(grid: &Grid, a: &mut DistMatrix, tau: &mut Vec<f64>) -> Result<()
             if let Some(previous) = sent.take() {
                 grid.wait_broadcast(previous)?;
             }
-            sent = p.start_send(grid, mycol)?;
+            sent = start_row_send(grid, &p)?;
             ahead = Some(p);
             Ok(())
         };

@@ -5,8 +5,9 @@
 use crate::blas::{self, Diag, Side, Trans, Uplo};
 use crate::error::Result;
 use crate::matrix::DistMatrix;
+use crate::row_panel::RowPanel;
 use blacs_ft::index::{indxl2g, numroc};
-use blacs_ft::{Grid, PendingBcast, Scope};
+use blacs_ft::{Grid, Scope};
 use std::ops::Range;
 
 /// The reflectors of panel `j0..j0+jb` as seen by one process: its local
@@ -29,71 +30,6 @@ impl Panel {
     /// The panel's Householder scalars (the diagonal of T).
     pub fn tau(&self) -> Vec<f64> {
         (0..self.jb).map(|c| self.t[c + c * self.jb]).collect()
-    }
-
-    /// V and T in one buffer, as the panel travels along its process row.
-    pub(crate) fn message(&self) -> Vec<f64> {
-        let mut b = Vec::with_capacity(self.v.len() + self.t.len());
-        b.extend_from_slice(&self.v);
-        b.extend_from_slice(&self.t);
-        b
-    }
-
-    /// The length of [`Panel::message`] for `jb` columns and `lrows` local
-    /// rows of V.
-    pub(crate) fn message_len(jb: usize, lrows: usize) -> usize {
-        lrows * jb + jb * jb
-    }
-
-    /// The panel `j0..j0+jb` from its message (`lrows` local rows of V).
-    pub(crate) fn from_message(j0: usize, jb: usize, lrows: usize, mut message: Vec<f64>) -> Panel {
-        let t = message.split_off(lrows * jb);
-        Panel { j0, jb, v: message, lrows, t }
-    }
-
-    /// Collective over the process row: the owner column `root` sends its
-    /// panel, the others receive it (`mine` is `Some` on the owner only).
-    pub fn broadcast(
-        grid: &Grid,
-        mine: Option<Panel>,
-        root: usize,
-        j0: usize,
-        jb: usize,
-        lrows: usize,
-    ) -> Result<Panel> {
-        if grid.npcol() == 1 {
-            if let Some(p) = mine {
-                return Ok(p);
-            }
-        }
-        let buf = match &mine {
-            Some(p) => p.message(),
-            None => vec![0.0; Panel::message_len(jb, lrows)],
-        };
-        // Non-blocking and waited for at once: the wait sleeps instead of
-        // spinning once it runs long (see `Grid::wait_broadcast`).
-        let pending = grid.ibroadcast(Scope::Row, buf, root as i32)?;
-        let buf = grid.wait_broadcast(pending)?;
-        Ok(mine.unwrap_or_else(|| Panel::from_message(j0, jb, lrows, buf)))
-    }
-
-    /// The owner's side of a non-blocking row broadcast (look-ahead): starts
-    /// sending this panel from process column `root` (this process) and
-    /// returns at once; `None` with one process column. The receivers call
-    /// [`Panel::receive`] (or [`Panel::broadcast`]); every process of the
-    /// row starts its panel broadcasts in panel order.
-    pub fn start_send(&self, grid: &Grid, root: usize) -> Result<Option<PendingBcast<f64>>> {
-        if grid.npcol() == 1 {
-            return Ok(None);
-        }
-        Ok(Some(grid.ibroadcast(Scope::Row, self.message(), root as i32)?))
-    }
-
-    /// The receivers' side of [`Panel::start_send`]: the panel `j0..j0+jb`
-    /// from process column `root`, with `lrows` local rows of V.
-    pub fn receive(grid: &Grid, root: usize, j0: usize, jb: usize, lrows: usize) -> Result<Panel> {
-        let pending = grid.ibroadcast(Scope::Row, vec![0.0; Panel::message_len(jb, lrows)], root as i32)?;
-        Ok(Panel::from_message(j0, jb, lrows, grid.wait_broadcast(pending)?))
     }
 
     /// Applies `I − V·op(T)·Vᵀ` to local columns `cols` of `c` (rows `j0..`
@@ -429,4 +365,23 @@ fn norm2(x: &[f64]) -> f64 {
     }
     let ssq: f64 = x.iter().map(|v| (v / scale) * (v / scale)).sum();
     scale * ssq.sqrt()
+}
+
+/// V and T in one message.
+impl RowPanel for Panel {
+    fn row_message(&self) -> Vec<f64> {
+        let mut b = Vec::with_capacity(self.v.len() + self.t.len());
+        b.extend_from_slice(&self.v);
+        b.extend_from_slice(&self.t);
+        b
+    }
+
+    fn row_message_len(jb: usize, lrows: usize) -> usize {
+        lrows * jb + jb * jb
+    }
+
+    fn from_row_message(j0: usize, jb: usize, lrows: usize, mut message: Vec<f64>) -> Panel {
+        let t = message.split_off(lrows * jb);
+        Panel { j0, jb, v: message, lrows, t }
+    }
 }

@@ -3,13 +3,14 @@
 //! protocol of `recovery::protocol`, and the ABFT of [`crate::abft`].
 
 use crate::abft::{
-    self, broadcast_panel, check_layout, encode_checksums, owners_panel, send_ahead, set_up_call, ChecksumCheck,
-    Extended, FtOptions, FtReport, FtWorkspace, RowPanel,
+    self, check_layout, encode_checksums, owners_panel, send_ahead, set_up_call, ChecksumCheck, Extended, FtOptions,
+    FtReport, FtWorkspace,
 };
 use crate::blas::Trans;
 use crate::error::{check_finite, Error, Result};
 use crate::matrix::DistMatrix;
 use crate::qr::reflectors::{factor_panel, Panel};
+use crate::row_panel::broadcast_panel;
 use blacs_ft::Grid;
 use checksum::ReverseNeighborLayout;
 use recovery::protocol::{self, Algorithm, Phase, PhaseClock};
@@ -240,18 +241,4 @@ impl Algorithm for QrSteps {
     }
 
     abft::panel_driver_on_extended!();
-}
-
-impl RowPanel for Panel {
-    fn row_message(&self) -> Vec<f64> {
-        self.message()
-    }
-
-    fn row_message_len(jb: usize, lrows: usize) -> usize {
-        Panel::message_len(jb, lrows)
-    }
-
-    fn from_row_message(j0: usize, jb: usize, lrows: usize, message: Vec<f64>) -> Panel {
-        Panel::from_message(j0, jb, lrows, message)
-    }
 }
