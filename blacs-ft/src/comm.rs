@@ -6,6 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::ffi::{self, Handle};
+use crate::wait::wait_politely;
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -76,34 +77,6 @@ impl ReduceOp {
 
 fn count(n: usize) -> Result<c_int> {
     c_int::try_from(n).map_err(|_| Error::invalid("count", format!("{n} elements exceed MPI's int count")))
-}
-
-/// Completes a request without holding a core while it waits: MPI_Test in
-/// a tight loop for the first ~100 µs (short waits cost nothing extra),
-/// then yielding the core between tests up to 20 ms (a rank that is
-/// runnable gets it at once, and this one sees the message as soon as it
-/// is scheduled again, which a sleep would delay by its length), then
-/// with short sleeps in between (a long wait costs no CPU). A blocking MPI
-/// wait spins, which on an oversubscribed node takes the core from the
-/// rank everybody is waiting for. Returns MPI's code.
-fn wait_politely(req: &mut Handle) -> c_int {
-    let start = std::time::Instant::now();
-    let mut nap = std::time::Duration::from_micros(10);
-    loop {
-        let mut done: c_int = 0;
-        // SAFETY: req is a live request handle; done is an out-parameter.
-        let rc = unsafe { ffi::ftla_test(req, &mut done) };
-        if rc != 0 || done != 0 {
-            return rc;
-        }
-        let waited = start.elapsed();
-        if waited > std::time::Duration::from_millis(20) {
-            std::thread::sleep(nap);
-            nap = (nap * 2).min(std::time::Duration::from_micros(200));
-        } else if waited > std::time::Duration::from_micros(100) {
-            std::thread::yield_now();
-        }
-    }
 }
 
 /// One `MPI_Test` of a request of `comm` (live, or completed and then
@@ -410,7 +383,7 @@ impl Comm {
     }
 
     /// Completes a request of this communicator without holding a core
-    /// while it waits (see `wait_politely`).
+    /// while it waits (see [`wait_politely`]).
     pub(crate) fn complete(&self, req: &mut Handle) -> Result<()> {
         self.chk(wait_politely(req))
     }

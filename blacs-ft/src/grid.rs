@@ -241,6 +241,7 @@ impl Grid {
             match built {
                 Ok(Some((all, row, col))) => {
                     let rank = all.rank();
+                    crate::wait::set_grid_size((universe.p * universe.q) as usize);
                     if replacement.is_none() && universe.epoch > 0 {
                         // A spare that was promoted by the last repair.
                         replacement = Some(Replacement { rank, epoch: universe.epoch, mode: RepairMode::Spare });

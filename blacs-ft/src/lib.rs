@@ -42,6 +42,7 @@ mod runtime;
 mod sends;
 mod universe;
 mod verify;
+mod wait;
 mod watchdog;
 
 pub use comm::{error_string, Comm, Element, PendingAgree, PendingBcast, ReduceOp};
