@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 /// How long a waiting rank tests in a tight loop (short waits cost
 /// nothing extra).
 const SPIN: Duration = Duration::from_micros(100);
-/// How long it then yields its core between tests where every rank of the
-/// node has a core of its own.
+/// How long it then yields its core between tests where every computing
+/// rank of the node has a core of its own.
 const YIELD_OWN_CORE: Duration = Duration::from_millis(20);
 /// The longest sleep between two tests after that.
 const LONGEST_NAP: Duration = Duration::from_micros(200);
@@ -87,7 +87,9 @@ fn oversubscribed(local: usize, grid: usize, cores: usize) -> bool {
 /// launcher says how many ranks it started here (Open MPI's
 /// `OMPI_COMM_WORLD_LOCAL_SIZE`, MPICH's `MPI_LOCALNRANKS`) and the
 /// process is not bound to some of the node's cores (a launcher binds
-/// ranks to cores of their own unless told otherwise).
+/// ranks to cores of their own unless told otherwise). A spawned
+/// replacement counts the ranks of its own launch (one), so it keeps the
+/// 20 ms window.
 fn node_ranks_and_cores() -> Option<(usize, usize)> {
     let local = ["OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"]
         .iter()
