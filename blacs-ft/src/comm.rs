@@ -313,6 +313,15 @@ impl Comm {
         Comm::adopt(out, true).map(Some)
     }
 
+    /// Collective: how many processes of this communicator share this
+    /// one's node (`MPI_Comm_split_type`, `MPI_COMM_TYPE_SHARED`).
+    pub fn node_size(&self) -> Result<usize> {
+        let mut size: c_int = 0;
+        // SAFETY: valid handle; `size` is an out-parameter.
+        self.chk(unsafe { ffi::ftla_comm_node_size(self.h, &mut size) })?;
+        Ok(size.max(0) as usize)
+    }
+
     /// `MPI_Barrier`.
     pub fn barrier(&self) -> Result<()> {
         // SAFETY: valid handle.

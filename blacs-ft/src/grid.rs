@@ -241,7 +241,6 @@ impl Grid {
             match built {
                 Ok(Some((all, row, col))) => {
                     let rank = all.rank();
-                    crate::wait::set_grid_size((universe.p * universe.q) as usize);
                     if replacement.is_none() && universe.epoch > 0 {
                         // A spare that was promoted by the last repair.
                         replacement = Some(Replacement { rank, epoch: universe.epoch, mode: RepairMode::Spare });
@@ -800,7 +799,8 @@ fn broadcast_string(comm: &Comm, s: &str, root: i32) -> Result<String> {
 }
 
 /// Splits the universe into the grid communicator (key = grid rank) and, for
-/// grid ranks, the row and column communicators. `Ok(None)` for a spare.
+/// grid ranks, the row and column communicators, and counts the grid ranks
+/// on this process's node (for [`crate::wait`]). `Ok(None)` for a spare.
 /// Success is agreed over the universe. After a repair, the kill point
 /// `repair:BUILD:split` (BUILD counts the tries since the repair, from 1)
 /// fires between the splits and that agreement.
@@ -812,6 +812,7 @@ fn build_comms(u: &Universe, injector: &Injector, build: u64) -> Result<Option<(
     // A process that fails revokes what the others may be blocked on before
     // it agrees, which sets them free.
     let mut partial: Option<Comm> = None;
+    let mut on_node = None;
     let built = (|| -> Result<Option<(Comm, Comm, Comm)>> {
         let all = u.comm.split(role.map(|_| 0), role.unwrap_or(0))?;
         match (all, role) {
@@ -820,6 +821,9 @@ fn build_comms(u: &Universe, injector: &Injector, build: u64) -> Result<Option<(
                 let all = partial.insert(all);
                 let row = all.split(Some(myrow), mycol)?.ok_or_else(|| Error::invalid("row", "split failed"))?;
                 let col = all.split(Some(mycol), myrow)?.ok_or_else(|| Error::invalid("col", "split failed"))?;
+                // (How this process waits depends on how many grid ranks
+                // share its node: see `crate::wait`.)
+                on_node = Some(all.node_size()?);
                 Ok(Some((partial.take().expect("set above"), row, col)))
             }
             _ => Ok(None),
@@ -837,6 +841,9 @@ fn build_comms(u: &Universe, injector: &Injector, build: u64) -> Result<Option<(
         }
     }
     if matches!(u.comm.agree(ok as i32), Ok(1)) {
+        if let Some(ranks) = on_node {
+            crate::wait::set_grid_ranks_on_node(ranks);
+        }
         return built;
     }
     let _ = u.comm.revoke();

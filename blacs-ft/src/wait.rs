@@ -44,59 +44,53 @@ pub(crate) fn wait_politely(req: &mut Handle) -> c_int {
     }
 }
 
-/// Ranks of the grid this process holds a position in (`usize::MAX`
-/// before it has one).
-static GRID_SIZE: AtomicUsize = AtomicUsize::new(usize::MAX);
+/// Grid ranks on this process's node, counted on the grid's communicator
+/// when it was last built (0 before this process holds a grid rank).
+static GRID_RANKS_ON_NODE: AtomicUsize = AtomicUsize::new(0);
 
-/// Records the size of the grid this process computes in: the ranks that
-/// compute on a node are at most that many (the node's other ranks are
-/// parked hot spares, which sleep).
-pub(crate) fn set_grid_size(ranks: usize) {
-    GRID_SIZE.store(ranks, Ordering::Relaxed);
+/// Records how many grid ranks share this process's node: counted on the
+/// grid's communicator each time it is built (at the start and after every
+/// repair, so a replacement spawned elsewhere or a promoted spare is seen),
+/// parked hot spares not among them (they sleep).
+pub(crate) fn set_grid_ranks_on_node(ranks: usize) {
+    trace!("grid ranks on this node, for the waits: {ranks}");
+    GRID_RANKS_ON_NODE.store(ranks, Ordering::Relaxed);
 }
 
 /// How long a waiting rank yields its core between tests before it
-/// sleeps. Where every computing rank of the node has a core of its own,
-/// 20 ms: a yield then costs nothing, and the rank sees its message as
-/// soon as it arrives, which a sleep would delay by its length. On an
-/// oversubscribed node, nothing beyond the tight loop: a rank that yields
-/// stays runnable, so the scheduler counts it as load and balances the
-/// node's cores between the ranks that only wait and the ones that
-/// compute (a waiting pair can hold a core while two computing ranks share
-/// the other); a sleeping rank leaves its core to whoever computes.
-/// (Measured on two cores, 4 ranks, LU with checksums at N = 4096: the
-/// fault-tolerant run's time over the plain one's, paired, drops by about
-/// 4 %.)
+/// sleeps. Where every grid rank of the node has a core of its own, 20 ms:
+/// a yield then costs nothing, and the rank sees its message as soon as it
+/// arrives, which a sleep would delay by its length. On an oversubscribed
+/// node, nothing beyond the tight loop: a rank that yields stays runnable,
+/// so the scheduler counts it as load and balances the node's cores
+/// between the ranks that only wait and the ones that compute (a waiting
+/// pair can hold a core while two computing ranks share the other); a
+/// sleeping rank leaves its core to whoever computes. (Measured on two
+/// cores, 4 ranks, LU with checksums at N = 4096: the fault-tolerant run's
+/// time over the plain one's, paired, drops by about 4 %.)
 fn yield_window() -> Duration {
-    static NODE: OnceLock<Option<(usize, usize)>> = OnceLock::new();
-    let node = *NODE.get_or_init(node_ranks_and_cores);
-    if node.is_some_and(|(local, cores)| oversubscribed(local, GRID_SIZE.load(Ordering::Relaxed), cores)) {
+    static CORES: OnceLock<Option<usize>> = OnceLock::new();
+    let cores = *CORES.get_or_init(usable_cores);
+    if oversubscribed(GRID_RANKS_ON_NODE.load(Ordering::Relaxed), cores) {
         SPIN
     } else {
         YIELD_OWN_CORE
     }
 }
 
-/// Whether a node with `local` ranks, of which at most `grid` compute,
-/// has fewer `cores` than computing ranks.
-fn oversubscribed(local: usize, grid: usize, cores: usize) -> bool {
-    local.min(grid) > cores
+/// Whether `ranks` grid ranks (0: not known yet) outnumber the `cores`
+/// they share (`None`: not known, or each rank bound to cores of its own).
+fn oversubscribed(ranks: usize, cores: Option<usize>) -> bool {
+    cores.is_some_and(|cores| ranks > cores)
 }
 
-/// This node's ranks and the cores this process may use, when the
-/// launcher says how many ranks it started here (Open MPI's
-/// `OMPI_COMM_WORLD_LOCAL_SIZE`, MPICH's `MPI_LOCALNRANKS`) and the
-/// process is not bound to some of the node's cores (a launcher binds
-/// ranks to cores of their own unless told otherwise). A spawned
-/// replacement counts the ranks of its own launch (one), so it keeps the
-/// 20 ms window.
-fn node_ranks_and_cores() -> Option<(usize, usize)> {
-    let local = ["OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok()?.trim().parse::<usize>().ok())?;
+/// The cores the ranks of this node share: `None` when the process is
+/// bound to some of the node's cores (a launcher binds ranks to cores of
+/// their own unless told otherwise).
+fn usable_cores() -> Option<usize> {
     let cores = std::thread::available_parallelism().ok()?.get();
-    let found = (!bound_to_some_cores()).then_some((local, cores));
-    trace!("ranks and cores of this node for the waits: {found:?}");
+    let found = (!bound_to_some_cores()).then_some(cores);
+    trace!("cores the ranks of this node share, for the waits: {found:?}");
     found
 }
 
@@ -119,15 +113,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn more_computing_ranks_than_cores_is_oversubscribed() {
-        // 4 ranks on 2 cores, before and after the grid is known.
-        assert!(oversubscribed(4, usize::MAX, 2));
-        assert!(oversubscribed(4, 4, 2));
-        // A 1x2 grid with 5 parked spares on 2 cores: the spares sleep.
-        assert!(!oversubscribed(7, 2, 2));
-        // 16 ranks on two nodes of 8 cores.
-        assert!(!oversubscribed(8, 16, 8));
-        assert!(oversubscribed(9, 16, 8));
+    fn more_grid_ranks_than_cores_is_oversubscribed() {
+        assert!(oversubscribed(4, Some(2)));
+        assert!(!oversubscribed(2, Some(2)));
+        // Not yet in a grid, or bound to cores of its own.
+        assert!(!oversubscribed(0, Some(2)));
+        assert!(!oversubscribed(4, None));
     }
 
     #[test]
