@@ -39,6 +39,8 @@ pub mod launch;
 mod malloc_tuning;
 mod report;
 mod runtime;
+#[doc(hidden)]
+pub use runtime::debug_enabled;
 mod sends;
 mod universe;
 mod verify;

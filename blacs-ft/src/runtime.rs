@@ -260,18 +260,22 @@ pub(crate) fn note_failure() {
 }
 
 /// True when `FTLA_DEBUG` is set: the repair protocol then traces its phases
-/// on stderr.
-pub(crate) fn debug_enabled() -> bool {
+/// on stderr. (Read once; [`trace!`](crate::trace) is the one place that
+/// asks.)
+#[doc(hidden)]
+pub fn debug_enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var_os("FTLA_DEBUG").is_some_and(|v| !v.is_empty() && v != "0"))
 }
 
-/// Traces a line on stderr when `FTLA_DEBUG` is set.
+/// Traces a line on stderr when `FTLA_DEBUG` is set (every crate of ftla
+/// traces through this one macro).
+#[macro_export]
 macro_rules! trace {
     ($($arg:tt)*) => {
-        if $crate::runtime::debug_enabled() {
+        if $crate::debug_enabled() {
             eprintln!("[ftla pid {}] {}", std::process::id(), format!($($arg)*));
         }
     };
 }
-pub(crate) use trace;
+pub(crate) use crate::trace;

@@ -23,14 +23,14 @@
 //! Fault injection (SIGKILL a rank at a named point) is re-exported from
 //! `blacs-ft`, where the repair protocol itself has injection points.
 
-mod bytes;
+pub mod codec;
 pub mod cof;
 pub mod protocol;
 mod status;
 
 pub use blacs_ft::inject::{kill_self, Injector, KillSpec};
 pub use cof::{Policy, RegionOptions};
-pub use status::{CallRecord, CallState, Replicated, StatusLog};
+pub use status::{CallRecord, CallState, CallStatus, Replicated, StatusLog};
 
 use blacs_ft::{Error, Grid, RepairReport};
 
@@ -45,19 +45,40 @@ pub struct Region {
     grid: Box<Grid>,
     log: StatusLog,
     repairs: Vec<RepairReport>,
-    /// Set on a replacement until its first call resumes: that call joins
-    /// the survivors' rebuild instead of starting.
-    joining: bool,
     max_repairs: usize,
     options: RegionOptions,
+    /// How this job started: launched, or again from checkpoints.
+    job: JobStart,
+    /// Where this process stands with the call that the job or a repair
+    /// left in progress.
+    pending: Pending,
+}
+
+/// How the job a region runs in started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobStart {
+    /// Launched (or a replacement spawned into a launched job).
+    Launched,
+    /// Started again from checkpoints that held no call in progress: the
+    /// body runs from the top.
+    RestartedAfresh,
+    /// Started again from checkpoints of an interrupted call, which resumes
+    /// from them.
+    Restored,
+}
+
+/// What a region still has to hand to the call it resumes.
+enum Pending {
+    /// Nothing: calls start, resume or skip as the log says.
+    Nothing,
+    /// A replacement until its first call resumes: that call joins the
+    /// survivors' rebuild instead of starting.
+    Joining,
     /// The checkpoint this job resumes from, until its call takes it.
-    resumed: Option<cof::Resumed>,
-    /// This job was started again from checkpoints that held no call in
-    /// progress (the body runs from the top).
-    restarted_afresh: bool,
+    Checkpoint(Box<cof::Resumed>),
     /// The interrupted call took its checkpoint but has not yet recovered
     /// from it: the files are still the run's latest save.
-    restoring: bool,
+    Restoring,
 }
 
 impl Region {
@@ -71,12 +92,10 @@ impl Region {
             grid,
             log: StatusLog::new(),
             repairs: Vec::new(),
-            joining,
             max_repairs: 16,
             options: RegionOptions::default(),
-            resumed: None,
-            restarted_afresh: false,
-            restoring: false,
+            job: JobStart::Launched,
+            pending: if joining { Pending::Joining } else { Pending::Nothing },
         };
         if joining {
             // A survivor lost during the hand-over: repair with the others
@@ -87,9 +106,9 @@ impl Region {
                 }
                 region.repairs.push(region.grid.recover()?);
             }
-            if region.log.calls().iter().all(|c| c.done) {
+            if region.log.calls().iter().all(|c| c.status.is_over()) {
                 // Nothing in progress: the body simply runs from the top.
-                region.joining = false;
+                region.pending = Pending::Nothing;
             }
         }
         Ok(region)
@@ -120,11 +139,12 @@ impl Region {
             options.epoch_base = options.epoch_base.max(resumed.reference.epoch);
             options.checkpoint_dir = Some(dir);
             if resumed.reference.call.is_some() {
-                region.resumed = Some(resumed);
+                region.job = JobStart::Restored;
+                region.pending = Pending::Checkpoint(Box::new(resumed));
             } else {
                 // Nothing was in progress: the job simply starts afresh.
                 cof::file::remove(&resumed.dir, region.grid.rank());
-                region.restarted_afresh = true;
+                region.job = JobStart::RestartedAfresh;
             }
         }
         region.options = options;
@@ -140,13 +160,21 @@ impl Region {
     /// was in progress (a process lost before a call's first commit
     /// point): the region's body simply runs again from the top.
     pub fn restarted_afresh(&self) -> bool {
-        self.restarted_afresh
+        self.job == JobStart::RestartedAfresh
+    }
+
+    /// How the job this region runs in started.
+    pub fn job_start(&self) -> JobStart {
+        self.job
     }
 
     /// The interrupted call this job resumes from checkpoints, while no
     /// call has taken it yet (`None` otherwise).
     pub fn resuming(&self) -> Option<&cof::SavedCall> {
-        self.resumed.as_ref().and_then(|r| r.reference.call.as_ref())
+        match &self.pending {
+            Pending::Checkpoint(r) => r.reference.call.as_ref(),
+            _ => None,
+        }
     }
 
     /// Called by a fault-tolerant call as it starts, before
@@ -158,20 +186,22 @@ impl Region {
     /// program does not make the calls it made before): the same
     /// [`Error::Checkpoint`] on every rank.
     pub fn take_resumed(&mut self, name: &str) -> Result<Option<cof::Resumed>, Error> {
-        if self.restoring && self.resumed.is_none() {
+        if matches!(self.pending, Pending::Restoring) {
             // The restored call lost a process before it recovered, was
             // repaired in place and starts afresh: its checkpoint is of no
             // use any more.
-            self.restoring = false;
+            self.pending = Pending::Nothing;
             cof::file::remove(&self.options.dir(), self.grid.rank());
         }
         let at = self.log.position() as u64;
-        let Some(call) = self.resuming() else { return Ok(None) };
-        if call.index != at {
+        if self.resuming().is_none_or(|call| call.index != at) {
             return Ok(None);
         }
-        if call.name != name {
-            let r = self.resumed.take().expect("a resumed call");
+        let Pending::Checkpoint(r) = std::mem::replace(&mut self.pending, Pending::Restoring) else {
+            return Ok(None);
+        };
+        if r.reference.call.as_ref().is_some_and(|c| c.name != name) {
+            self.pending = Pending::Nothing;
             return Err(Error::Checkpoint {
                 file: r.dir.display().to_string(),
                 reason: format!(
@@ -181,21 +211,22 @@ impl Region {
                 ),
             });
         }
-        self.restoring = true;
-        Ok(self.resumed.take())
+        Ok(Some(*r))
     }
 
     /// Called by the protocol once a restored call has recovered from its
     /// checkpoint (its state is committed in this job).
     pub(crate) fn restored(&mut self) {
-        self.restoring = false;
+        if matches!(self.pending, Pending::Restoring) {
+            self.pending = Pending::Nothing;
+        }
     }
 
     /// True on a replacement whose first library call has not yet joined
     /// the survivors: it must make no collective call before that one (the
     /// survivors are inside the interrupted call).
     pub fn is_joining(&self) -> bool {
-        self.joining
+        matches!(self.pending, Pending::Joining)
     }
 
     /// The grid.
@@ -239,9 +270,9 @@ impl Region {
     /// must join the survivors' rebuild of this call (instead of starting).
     pub fn enter_call(&mut self, name: &str) -> (CallState, bool) {
         let state = self.log.enter(name);
-        let joining = self.joining && matches!(state, CallState::Resume { .. });
+        let joining = self.is_joining() && matches!(state, CallState::Resume { .. });
         if joining {
-            self.joining = false;
+            self.pending = Pending::Nothing;
         }
         (state, joining)
     }
@@ -296,7 +327,7 @@ impl Region {
     pub fn repair(&mut self) -> Result<RepairReport, Error> {
         // (A restored call lost a process before it recovered: its
         // checkpoints are still the latest save, and stay.)
-        let keep = self.restoring;
+        let keep = matches!(self.pending, Pending::Restoring);
         self.repair_or_save(|| if keep { cof::Saving::Nothing } else { cof::Saving::NothingInProgress })
     }
 

@@ -35,14 +35,18 @@
 //!   load, after which the lost blocks are rebuilt as after a repair.
 
 use crate::cof::{self, Resumed, Saving, Snapshot};
-use crate::{CallState, Region, Replicated};
+use crate::{codec, CallState, Region, Replicated};
 use blacs_ft::{Grid, RepairMode, Scope};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::time::Instant;
 
 /// Where in a fault-tolerant call a process is: the points where a
 /// failure can surface and where kills can be injected (`R@OP:STEP:PHASE`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// Ordered as a call meets them ([`Phase::ALL`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Phase {
     /// The argument check (an agreement), before step 0.
     Args,
@@ -104,6 +108,17 @@ impl Phase {
     pub fn before_steps(self) -> bool {
         matches!(self, Phase::Args | Phase::Encode)
     }
+
+    /// The phase's place in [`Phase::ALL`] (what the grid reduces to agree
+    /// on the earliest phase a failure was seen in).
+    fn index(self) -> i64 {
+        Phase::ALL.iter().position(|&p| p == self).unwrap_or(0) as i64
+    }
+
+    /// The phase at [`Phase::index`] `i` (the last for anything past it).
+    fn at_index(i: i64) -> Phase {
+        Phase::ALL[usize::try_from(i).unwrap_or(0).min(Phase::ALL.len() - 1)]
+    }
 }
 
 impl fmt::Display for Phase {
@@ -130,26 +145,31 @@ impl ProtocolError for blacs_ft::Error {
         blacs_ft::Error::is_process_failure(self)
     }
 
-    /// `rank (i32 LE) + message` for [`blacs_ft::Error::Remote`], rank −1
-    /// and the error's text for the others.
+    /// The rank and message of a [`blacs_ft::Error::Remote`] (rank −1 and
+    /// the error's text for the others), in the one codec.
     fn to_record(&self) -> Vec<u8> {
-        let (rank, message) = match self {
-            blacs_ft::Error::Remote { rank, message } => (*rank, message.clone()),
-            e => (-1, e.to_string()),
+        let remote = match self {
+            blacs_ft::Error::Remote { rank, message } => RemoteRecord { rank: *rank, message: message.clone() },
+            e => RemoteRecord { rank: -1, message: e.to_string() },
         };
-        let mut v = rank.to_le_bytes().to_vec();
-        v.extend_from_slice(message.as_bytes());
-        v
+        codec::encode(&remote)
     }
 
     /// A [`blacs_ft::Error::Remote`].
     fn from_record(bytes: &[u8]) -> Self {
-        let (rank, message) = match bytes.split_first_chunk::<4>() {
-            Some((r, m)) => (i32::from_le_bytes(*r), String::from_utf8_lossy(m).into_owned()),
-            None => (-1, "a refused call whose error record is unreadable".to_string()),
-        };
+        let RemoteRecord { rank, message } = codec::decode(bytes).unwrap_or_else(|| RemoteRecord {
+            rank: -1,
+            message: "a refused call whose error record is unreadable".into(),
+        });
         blacs_ft::Error::Remote { rank, message }
     }
+}
+
+/// A grid error as the status log records a refused call's.
+#[derive(Serialize, Deserialize)]
+struct RemoteRecord {
+    rank: i32,
+    message: String,
 }
 
 /// The phase a step is in and since when: the algorithm moves it along
@@ -200,6 +220,10 @@ pub trait Algorithm {
     type State: Replicated;
     /// The outcome of [`Algorithm::verify`].
     type Check;
+    /// What a checkpoint of the call must match to be resumed by it: the
+    /// global shape and the options its saved state depends on (the same
+    /// on every process).
+    type Call: Serialize + DeserializeOwned + PartialEq + fmt::Display;
     /// The operation's name in kill points (`qr`, `lu`).
     const OP: &'static str;
     /// The phases of a step's phase 1, in order (the first is where each
@@ -232,9 +256,8 @@ pub trait Algorithm {
     fn rebuild(&mut self, grid: &Grid, committed: u64, lost: &[i32]) -> Result<(), Self::Error>;
     /// Collective, at the end: checks the checksum relations.
     fn verify(&self, grid: &Grid, committed: u64) -> Result<Self::Check, Self::Error>;
-    /// The call's global shape (`M=… N=… NB=…` and whatever else a
-    /// checkpoint must match), the same on every process.
-    fn shape(&self) -> String;
+    /// The call's description (see [`Algorithm::Call`]).
+    fn call(&self) -> Self::Call;
     /// The local arrays that hold this process's committed state besides
     /// the replicated state (the extended matrix, the left-factor sums,
     /// ...): a checkpoint saves them after a failure (checkpoint-on-failure)
@@ -243,7 +266,7 @@ pub trait Algorithm {
 }
 
 /// One recovery of a fault-tolerant call, the same on every process.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RecoveryRecord {
     /// Grid ranks whose blocks were rebuilt.
     pub ranks: Vec<i32>,
@@ -267,7 +290,7 @@ pub struct RecoveryRecord {
 
 /// What a checkpoint-on-failure recovery took besides the detection and
 /// the rebuild, the slowest process's each.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CofBreakdown {
     /// Writing the checkpoint (synced to disk).
     pub save_ms: f64,
@@ -276,83 +299,6 @@ pub struct CofBreakdown {
     pub relaunch_ms: f64,
     /// Reading and checking the checkpoints.
     pub load_ms: f64,
-}
-
-impl RecoveryRecord {
-    const WORDS: usize = 12;
-
-    /// Records as bytes (a checkpoint keeps a call's earlier recoveries).
-    pub fn encode(records: &[RecoveryRecord]) -> Vec<u8> {
-        let mut w = Vec::new();
-        for r in records {
-            let c = r.cof.unwrap_or_default();
-            w.extend([
-                r.step as f64,
-                Phase::ALL.iter().position(|&p| p == r.phase).unwrap_or(0) as f64,
-                r.detect_ms,
-                r.repair_ms,
-                r.rebuild_ms,
-                r.total_ms,
-                mode_code(r.mode),
-                r.cof.is_some() as u8 as f64,
-                c.save_ms,
-                c.relaunch_ms,
-                c.load_ms,
-                r.ranks.len() as f64,
-            ]);
-            w.extend(r.ranks.iter().map(|&k| k as f64));
-        }
-        w.to_bytes()
-    }
-
-    /// Records back from [`RecoveryRecord::encode`] (`None`: not such bytes).
-    pub fn decode(bytes: &[u8]) -> Option<Vec<RecoveryRecord>> {
-        let w = Vec::<f64>::from_bytes(bytes)?;
-        let mut out = Vec::new();
-        let mut at = 0;
-        while at < w.len() {
-            let h = w.get(at..at.checked_add(Self::WORDS)?)?;
-            let n = h[11];
-            if !(n >= 0.0 && n.fract() == 0.0 && n <= w.len() as f64) {
-                return None;
-            }
-            let end = (at + Self::WORDS).checked_add(n as usize)?;
-            let ranks = w.get(at + Self::WORDS..end)?.iter().map(|&k| k as i32).collect();
-            out.push(RecoveryRecord {
-                ranks,
-                step: h[0] as u64,
-                phase: *Phase::ALL.get(h[1] as usize)?,
-                detect_ms: h[2],
-                repair_ms: h[3],
-                rebuild_ms: h[4],
-                total_ms: h[5],
-                mode: mode_of(h[6]),
-                cof: (h[7] != 0.0).then_some(CofBreakdown { save_ms: h[8], relaunch_ms: h[9], load_ms: h[10] }),
-            });
-            at = end;
-        }
-        Some(out)
-    }
-}
-
-/// A repair mode as a number that combines by maximum (CoF over spawn
-/// over spare over none).
-fn mode_code(m: RepairMode) -> f64 {
-    match m {
-        RepairMode::Cof => 3.0,
-        RepairMode::Spawn => 2.0,
-        RepairMode::Spare => 1.0,
-        RepairMode::NoLoss => 0.0,
-    }
-}
-
-fn mode_of(code: f64) -> RepairMode {
-    match code as i32 {
-        3 => RepairMode::Cof,
-        2 => RepairMode::Spawn,
-        1 => RepairMode::Spare,
-        _ => RepairMode::NoLoss,
-    }
 }
 
 /// What a fault-tolerant call did besides computing.
@@ -497,10 +443,70 @@ struct StepFailure<E> {
     since: Instant,
 }
 
-/// Runs a started call ([`Start::Fresh`] or [`Start::Join`]) to its end:
-/// the encoding of a fresh call and its first commit point, the steps, the
-/// repairs, and the final commit point (verifying the checksums first when
-/// `verify`). On success the call is complete in the region's log.
+/// A process failure this process recovers from: where it saw it, and
+/// what the grid needs before the lost blocks are rebuilt.
+struct Failure {
+    /// The phase the failure surfaced in on this process.
+    phase: Phase,
+    /// From the start of that phase to the error (an upper bound on the
+    /// detection).
+    detect_ms: f64,
+    /// What comes first.
+    first: FirstMend,
+}
+
+/// What the grid needs first when a recovery starts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FirstMend {
+    /// A repair in place (or a checkpoint-on-failure save).
+    Repair,
+    /// Nothing: the grid is whole already, only blocks are missing (a
+    /// joining replacement, whose survivors repaired; a job restarted from
+    /// checkpoints).
+    Rebuild,
+}
+
+impl<E> From<StepFailure<E>> for Failure {
+    fn from(f: StepFailure<E>) -> Failure {
+        Failure { phase: f.phase, detect_ms: f.since.elapsed().as_secs_f64() * 1e3, first: FirstMend::Repair }
+    }
+}
+
+/// A call restarted from checkpoints (checkpoint-on-failure).
+struct Restarted {
+    /// The checkpoints, deleted once the call completes.
+    from: Resumed,
+    /// The parts of the recovery that brought the call here, as this
+    /// process saw them, until that recovery's record takes them.
+    times: Option<CofBreakdown>,
+    /// Seconds the call ran before the save (this job's predecessors).
+    before_save_s: f64,
+}
+
+/// One fault-tolerant call on this process, from its start to its end.
+struct CallRun<'a, A: Algorithm> {
+    region: &'a mut Region,
+    alg: &'a mut A,
+    /// Committed steps.
+    committed: u64,
+    /// Its recoveries, oldest first.
+    recoveries: Vec<RecoveryRecord>,
+    /// When this job started the call.
+    started: Instant,
+    /// Seconds the call ran in the jobs before this one and between them.
+    earlier_s: f64,
+    /// Whether this process holds the committed state (a replacement's
+    /// blocks, or those of a process without a checkpoint, do not, until
+    /// they are rebuilt).
+    holds_state: bool,
+    restarted: Option<Restarted>,
+}
+
+/// Runs a started call ([`Start::Fresh`], [`Start::Join`] or
+/// [`Start::Restore`]) to its end: the encoding of a fresh call and its
+/// first commit point, the steps, the recoveries, and the final commit
+/// point (verifying the checksums first when `verify`). On success the
+/// call is complete in the region's log.
 ///
 /// # Fault tolerance
 /// A process failure in any phase of a step is repaired in place, and the
@@ -516,48 +522,66 @@ pub fn run<A: Algorithm>(
     start: Start<A::State>,
     verify: bool,
 ) -> Result<Outcome<A::Check>, A::Error> {
-    let started = Instant::now();
-    let mut committed = 0;
-    let mut recoveries = Vec::new();
-    // A restored call: the time before this job, and the CoF parts of its
-    // recovery.
-    let mut earlier_s = 0.0;
-    let mut restored: Option<(Resumed, Loaded)> = None;
-    let joining = match start {
-        Start::Join { committed: c, state } => {
-            committed = c;
-            alg.set_state(state);
-            true
+    let (mut call, mut failure) = CallRun::begin(region, alg, start)?;
+    loop {
+        if let Some(f) = failure.take() {
+            call.recover(f)?;
         }
-        Start::Fresh => false,
-        Start::Restore(r) => {
-            let Restore { committed: c, state, from } = *r;
-            let loaded = load(region, alg, &from)?;
-            let call = from.reference.call.as_ref().expect("a resumed call");
-            recoveries = RecoveryRecord::decode(&call.history).ok_or_else(|| blacs_ft::Error::Checkpoint {
-                file: from.dir.display().to_string(),
-                reason: "the recoveries recorded in the checkpoint do not decode".into(),
-            })?;
-            committed = c;
-            alg.set_state(state);
-            // The log holds the restored commit (what a save or a
-            // replacement would start from).
-            region.commit(c, alg.state());
-            restored = Some((from, loaded));
-            false
+        match call.run_to_the_end(verify) {
+            Ok(check) => return Ok(call.complete(check)),
+            Err(f) if f.error.is_process_failure() => failure = Some(f.into()),
+            Err(f) => return Err(f.error),
         }
-        Start::Done(_) => {
-            return Err(blacs_ft::Error::Unrecoverable { reason: "a completed call cannot run again".into() }.into())
-        }
-    };
-    if !joining && restored.is_none() {
-        let grid = region.grid();
+    }
+}
+
+impl<'a, A: Algorithm> CallRun<'a, A> {
+    /// The call at its start: a fresh call encoded and protected, a joining
+    /// replacement with the survivors' state, or a restarted call with its
+    /// checkpoint loaded; and the failure it must first recover from.
+    fn begin(
+        region: &'a mut Region,
+        alg: &'a mut A,
+        start: Start<A::State>,
+    ) -> Result<(CallRun<'a, A>, Option<Failure>), A::Error> {
+        let mut call = CallRun {
+            region,
+            alg,
+            committed: 0,
+            recoveries: Vec::new(),
+            started: Instant::now(),
+            earlier_s: 0.0,
+            holds_state: true,
+            restarted: None,
+        };
+        let failure = match start {
+            Start::Fresh => {
+                call.encode_and_protect()?;
+                None
+            }
+            // A joining replacement starts in the survivors' recovery: its
+            // blocks are meaningless until they are rebuilt.
+            Start::Join { committed, state } => {
+                call.committed = committed;
+                call.alg.set_state(state);
+                call.holds_state = false;
+                Some(Failure { phase: Phase::Commit, detect_ms: 0.0, first: FirstMend::Rebuild })
+            }
+            Start::Restore(r) => Some(call.restore(*r)?),
+            Start::Done(_) => {
+                return Err(blacs_ft::Error::Unrecoverable { reason: "a completed call cannot run again".into() }.into())
+            }
+        };
+        Ok((call, failure))
+    }
+
+    /// A fresh call's encoding and its first commit point.
+    fn encode_and_protect(&mut self) -> Result<(), A::Error> {
+        let grid = self.region.grid();
         let t = Instant::now();
         grid.inject(A::OP, 0, Phase::Encode.name());
-        let encoded = alg.encode(grid);
-        if std::env::var_os("FTLA_DEBUG").is_some() {
-            eprintln!("[ftla rank {}] encode {:.1} ms", grid.rank(), t.elapsed().as_secs_f64() * 1e3);
-        }
+        let encoded = self.alg.encode(grid);
+        blacs_ft::trace!("rank {}: encode {:.1} ms", grid.rank(), t.elapsed().as_secs_f64() * 1e3);
         // The first commit point: the checksums protect every block once
         // every process has encoded its share. A process lost before then
         // took unprotected blocks with it, which nothing can rebuild. Every
@@ -565,7 +589,7 @@ pub fn run<A: Algorithm>(
         // forgets the call and reports a process failure, so that the caller
         // repairs and starts the call again everywhere.
         if !matches!(grid.agree(encoded.is_ok()), Ok(true)) {
-            region.abandon_call();
+            self.region.abandon_call();
             return Err(match encoded {
                 Err(e) if !e.is_process_failure() => e,
                 _ => blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into(),
@@ -573,78 +597,106 @@ pub fn run<A: Algorithm>(
         }
         // Committed: no step yet, and the initial replicated state (what a
         // replacement joining before the first step's commit starts from).
-        region.commit(0, alg.state());
+        self.region.commit(0, self.alg.state());
+        Ok(())
     }
-    // A joining replacement starts in the survivors' recovery: its blocks
-    // are meaningless until they are rebuilt. So does a restored call
-    // (whose lost processes have no checkpoint).
-    let mut valid = !joining;
-    let mut failure: Option<(Phase, f64, bool)> = joining.then_some((Phase::Commit, 0.0, false));
-    let mut cof_times = None;
-    if let Some((from, loaded)) = &restored {
+
+    /// A call restarted from checkpoints: loads them, takes the earlier
+    /// recoveries and the state they recorded, and returns the failure
+    /// that ended the job before (its lost processes have no checkpoint:
+    /// their blocks are rebuilt as after a repair).
+    fn restore(&mut self, r: Restore<A::State>) -> Result<Failure, A::Error> {
+        let Restore { committed, state, from } = r;
+        let loaded = load(self.region, self.alg, &from)?;
+        let saved = from.reference.call.as_ref().expect("a resumed call");
+        self.recoveries = saved.history.clone();
+        self.committed = committed;
+        self.alg.set_state(state);
+        // The log holds the restored commit (what a save or a replacement
+        // would start from).
+        self.region.commit(committed, self.alg.state());
+        self.holds_state = loaded.valid;
         let own = from.own.as_ref().and_then(|(_, h, _)| h.call.as_ref());
-        valid = loaded.valid;
-        let phase = own.and_then(|c| Phase::parse(&c.phase)).unwrap_or(Phase::Commit);
-        // (A process lost while the checkpoints were loaded: recovered
-        // from at once, as any other failure.)
-        failure = Some((phase, own.map_or(0.0, |c| c.detect_ms), loaded.lost));
-        cof_times = Some(loaded.times);
+        let failure = Failure {
+            phase: own.map_or(Phase::Commit, |c| c.phase),
+            detect_ms: own.map_or(0.0, |c| c.detect_ms),
+            // (A process lost while the checkpoints were loaded: recovered
+            // from at once, as any other failure.)
+            first: if loaded.lost { FirstMend::Repair } else { FirstMend::Rebuild },
+        };
+        let before_save_s = own.map_or(0.0, |c| c.elapsed_s);
+        self.restarted = Some(Restarted { from, times: Some(loaded.times), before_save_s });
+        Ok(failure)
     }
-    loop {
-        if let Some((phase, detect_ms, mut need_repair)) = failure.take() {
-            let record = loop {
-                let t = Instant::now();
-                let mode = if need_repair {
-                    let history = RecoveryRecord::encode(&recoveries);
-                    let elapsed_s = earlier_s + started.elapsed().as_secs_f64();
-                    let shape = alg.shape();
-                    let saving = || match valid {
-                        false => Saving::Nothing,
-                        true => Saving::Call(Snapshot {
-                            arrays: alg.saved_arrays().into_iter().map(|a| &*a).collect(),
-                            shape,
-                            phase: phase.name(),
-                            detect_ms,
-                            elapsed_s,
-                            history,
-                        }),
-                    };
-                    Some(region.repair_or_save(saving)?.mode)
-                } else {
-                    None
-                };
-                need_repair = true;
-                let repair_ms = t.elapsed().as_secs_f64() * 1e3;
-                let mine = valid.then_some(Opinion { phase, detect_ms, repair_ms, mode, cof: cof_times });
-                match after_repair(region, alg, &mut committed, mine, cof_times.is_some()) {
-                    Ok(r) => break r,
-                    Err(e) if e.is_process_failure() => continue,
-                    Err(e) => return Err(e),
-                }
+
+    /// Recovers from `failure`: the repair (again while processes are lost
+    /// during it), then the rebuild at the committed step, and one record.
+    fn recover(&mut self, failure: Failure) -> Result<(), A::Error> {
+        let Failure { phase, detect_ms, mut first } = failure;
+        let record = loop {
+            let t = Instant::now();
+            let mode = match first {
+                FirstMend::Repair => Some(self.repair_or_save(phase, detect_ms)?),
+                FirstMend::Rebuild => None,
             };
-            valid = true;
-            region.restored();
-            if let (Some(c), Some((from, _))) = (cof_times.take().and(record.cof), &restored) {
-                // The call ran before the save, then the save and the
-                // relaunch took their time (the slowest process's).
-                let before = from.own.as_ref().and_then(|(_, h, _)| h.call.as_ref()).map_or(0.0, |c| c.elapsed_s);
-                earlier_s = before + (c.save_ms + c.relaunch_ms) / 1e3;
+            first = FirstMend::Repair;
+            let repair_ms = t.elapsed().as_secs_f64() * 1e3;
+            let cof = self.restarted.as_ref().and_then(|r| r.times);
+            let mine = self.holds_state.then_some(Opinion { phase, detect_ms, repair_ms, mode, cof });
+            match after_repair(self.region, self.alg, &mut self.committed, mine, cof.is_some()) {
+                Ok(r) => break r,
+                Err(e) if e.is_process_failure() => continue,
+                Err(e) => return Err(e),
             }
-            recoveries.push(record);
+        };
+        self.holds_state = true;
+        self.region.restored();
+        if let (Some(c), Some(r)) = (record.cof, self.restarted.as_mut().filter(|r| r.times.is_some())) {
+            // The call ran before the save, then the save and the relaunch
+            // took their time (the slowest process's).
+            r.times = None;
+            self.earlier_s = r.before_save_s + (c.save_ms + c.relaunch_ms) / 1e3;
         }
-        match steps(region, alg, &mut committed).and_then(|()| finish(region, alg, committed, verify)) {
-            Ok(check) => {
-                region.complete(alg.state());
-                if let Some((from, _)) = &restored {
-                    region.forget_checkpoint(from);
-                }
-                return Ok(Outcome { recoveries, check, earlier_s });
-            }
-            Err(f) if f.error.is_process_failure() => {
-                failure = Some((f.phase, f.since.elapsed().as_secs_f64() * 1e3, true));
-            }
-            Err(f) => return Err(f.error),
+        self.recoveries.push(record);
+        Ok(())
+    }
+
+    /// The region's repair, or under checkpoint-on-failure the save of the
+    /// committed state (what this process holds of it).
+    fn repair_or_save(&mut self, phase: Phase, detect_ms: f64) -> Result<RepairMode, A::Error> {
+        let history = self.recoveries.clone();
+        let elapsed_s = self.earlier_s + self.started.elapsed().as_secs_f64();
+        let description = codec::encode(&self.alg.call());
+        let holds_state = self.holds_state;
+        let alg = &mut *self.alg;
+        let saving = || match holds_state {
+            false => Saving::Nothing,
+            true => Saving::Call(Snapshot {
+                arrays: alg.saved_arrays().into_iter().map(|a| &*a).collect(),
+                description,
+                phase,
+                detect_ms,
+                elapsed_s,
+                history,
+            }),
+        };
+        Ok(self.region.repair_or_save(saving)?.mode)
+    }
+
+    /// The steps from the committed one, then the final commit point.
+    fn run_to_the_end(&mut self, verify: bool) -> Result<Option<A::Check>, StepFailure<A::Error>> {
+        steps(self.region, self.alg, &mut self.committed)?;
+        finish(self.region, self.alg, self.committed, verify)
+    }
+
+    /// The call is complete: in the log, and its checkpoint (if restarted)
+    /// deleted.
+    fn complete(self, check: Option<A::Check>) -> Outcome<A::Check> {
+        self.region.complete(self.alg.state());
+        if let Some(r) = &self.restarted {
+            self.region.forget_checkpoint(&r.from);
         }
+        Outcome { recoveries: self.recoveries, check, earlier_s: self.earlier_s }
     }
 }
 
@@ -659,24 +711,26 @@ struct Loaded {
 }
 
 /// Collective, at the start of a call restored from checkpoints: checks
-/// that they were saved for a call of this shape, loads this process's
-/// arrays from its file (a process without one is rebuilt afterwards), and
-/// agrees that every process did (an agreement: a process lost meanwhile
-/// is seen the same way everywhere, and recovered from).
+/// that they were saved for this call (its [`Algorithm::Call`]), loads
+/// this process's arrays from its file (a process without one is rebuilt
+/// afterwards), and agrees that every process did (an agreement: a process
+/// lost meanwhile is seen the same way everywhere, and recovered from).
 ///
 /// # Errors
 /// The same [`blacs_ft::Error::Checkpoint`] on every process, naming the
-/// file: another shape, arrays of other lengths, a corrupt payload.
+/// file: another call, arrays of other lengths, a corrupt payload.
 fn load<A: Algorithm>(region: &Region, alg: &mut A, from: &Resumed) -> Result<Loaded, A::Error> {
     let t = Instant::now();
     let grid = region.grid();
     let call = from.reference.call.as_ref().expect("a resumed call");
-    let shape = alg.shape();
-    if call.shape != shape {
-        // (The shapes are global: every process finds the same.)
+    let this_call = alg.call();
+    let saved_for = codec::decode::<A::Call>(&call.description);
+    if saved_for.as_ref() != Some(&this_call) {
+        // (The descriptions are global: every process finds the same.)
+        let saved = saved_for.map_or_else(|| "another kind of call".to_string(), |c| c.to_string());
         return Err(blacs_ft::Error::Checkpoint {
             file: from.dir.display().to_string(),
-            reason: format!("saved by {} for {}; this call is for {shape}", call.name, call.shape),
+            reason: format!("saved by {} for {saved}; this call is for {this_call}", call.name),
         }
         .into());
     }
@@ -826,53 +880,61 @@ fn after_repair<A: Algorithm>(
     }
     let t_rb = Instant::now();
     alg.rebuild(grid, *committed, &lost)?;
-    if std::env::var_os("FTLA_DEBUG").is_some() {
-        eprintln!(
-            "[ftla rank {}] after repair: met the others after {:.1} ms, rebuild {:.1} ms",
-            grid.rank(),
-            (t_rb - t).as_secs_f64() * 1e3,
-            t_rb.elapsed().as_secs_f64() * 1e3
-        );
-    }
+    blacs_ft::trace!(
+        "rank {}: after repair: met the others after {:.1} ms, rebuild {:.1} ms",
+        grid.rank(),
+        (t_rb - t).as_secs_f64() * 1e3,
+        t_rb.elapsed().as_secs_f64() * 1e3
+    );
     let rebuild_ms = t.elapsed().as_secs_f64() * 1e3;
     // One record: the slowest survivor's times, the earliest phase any
     // survivor saw the failure in (the phase of the step it interrupted),
-    // the repair's mode. (A replacement has no opinion.)
-    let mut v = match &mine {
+    // the repair's mode (CoF over spawn over spare over none). A
+    // replacement has no opinion.
+    let (mut times, mut earliest, mut mode) = match &mine {
         Some(o) => {
             let c = o.cof.unwrap_or_default();
-            [
-                o.detect_ms,
-                o.repair_ms,
-                rebuild_ms,
-                -(Phase::ALL.iter().position(|&p| p == o.phase).unwrap_or(0) as f64),
-                o.mode.map_or(0.0, mode_code),
-                c.save_ms,
-                c.relaunch_ms,
-                c.load_ms,
-            ]
+            (
+                [o.detect_ms, o.repair_ms, rebuild_ms, c.save_ms, c.relaunch_ms, c.load_ms],
+                [o.phase.index()],
+                [o.mode.map_or(0, mode_order)],
+            )
         }
-        None => [0.0, 0.0, rebuild_ms, f64::MIN, 0.0, 0.0, 0.0, 0.0],
+        None => ([0.0, 0.0, rebuild_ms, 0.0, 0.0, 0.0], [i64::MAX], [0]),
     };
-    grid.max(Scope::All, &mut v)?;
+    grid.max(Scope::All, &mut times)?;
+    grid.min(Scope::All, &mut earliest)?;
+    grid.max(Scope::All, &mut mode)?;
     region.commit(*committed, alg.state());
-    let phase = Phase::ALL[((-v[3]) as usize).min(Phase::ALL.len() - 1)];
-    let cof = restored.then_some(CofBreakdown { save_ms: v[5], relaunch_ms: v[6], load_ms: v[7] });
+    let [detect_ms, repair_ms, rebuild_ms, save_ms, relaunch_ms, load_ms] = times;
+    let cof = restored.then_some(CofBreakdown { save_ms, relaunch_ms, load_ms });
     let (mode, repair_ms) = match cof {
         Some(c) => (RepairMode::Cof, c.save_ms + c.relaunch_ms + c.load_ms),
-        None => (mode_of(v[4]), v[1]),
+        None => (mode_of_order(mode[0]), repair_ms),
     };
     Ok(RecoveryRecord {
         ranks: lost,
         step: *committed,
-        phase,
-        detect_ms: v[0],
+        phase: Phase::at_index(earliest[0]),
+        detect_ms,
         repair_ms,
-        rebuild_ms: v[2],
-        total_ms: v[0] + repair_ms + v[2],
+        rebuild_ms,
+        total_ms: detect_ms + repair_ms + rebuild_ms,
         mode,
         cof,
     })
+}
+
+/// The order in which repair modes combine (the maximum wins): none,
+/// spare, spawn, checkpoint-on-failure.
+const MODE_ORDER: [RepairMode; 4] = [RepairMode::NoLoss, RepairMode::Spare, RepairMode::Spawn, RepairMode::Cof];
+
+fn mode_order(m: RepairMode) -> i64 {
+    MODE_ORDER.iter().position(|&x| x == m).unwrap_or(0) as i64
+}
+
+fn mode_of_order(i: i64) -> RepairMode {
+    MODE_ORDER[usize::try_from(i).unwrap_or(0).min(MODE_ORDER.len() - 1)]
 }
 
 /// Collective: the grid ranks whose blocks are not valid (replacements),
@@ -931,8 +993,21 @@ mod tests {
             ..a.clone()
         };
         let both = vec![a, b];
-        assert_eq!(RecoveryRecord::decode(&RecoveryRecord::encode(&both)), Some(both));
-        assert_eq!(RecoveryRecord::decode(&[]), Some(vec![]));
-        assert_eq!(RecoveryRecord::decode(&vec![1.0; 5].to_bytes()), None);
+        assert_eq!(codec::decode::<Vec<RecoveryRecord>>(&codec::encode(&both)), Some(both));
+        assert_eq!(codec::decode::<Vec<RecoveryRecord>>(&[0]), Some(vec![]));
+        assert_eq!(codec::decode::<Vec<RecoveryRecord>>(&[5, 1]), None);
+    }
+
+    #[test]
+    fn repair_modes_combine_by_their_order_and_phases_by_their_index() {
+        for m in MODE_ORDER {
+            assert_eq!(mode_of_order(mode_order(m)), m);
+        }
+        assert!(mode_order(RepairMode::Cof) > mode_order(RepairMode::Spawn));
+        assert!(mode_order(RepairMode::Spawn) > mode_order(RepairMode::Spare));
+        for p in Phase::ALL {
+            assert_eq!(Phase::at_index(p.index()), p);
+        }
+        assert_eq!(Phase::at_index(i64::MAX), Phase::Commit);
     }
 }

@@ -4,52 +4,57 @@
 //! resume, kept as bytes ([`Replicated`] says how a type becomes them).
 //! Survivors hand it to replacements after a repair.
 
-use crate::bytes::{Reader, Writer};
+use crate::codec;
 use blacs_ft::Grid;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 /// State a fault-tolerant call keeps replicated on every process and
-/// records in the log at each commit (QR's tau, LU's pivots): how it
-/// becomes bytes and comes back from them.
-pub trait Replicated: Sized {
+/// records in the log at each commit (QR's tau, LU's pivots): any serde
+/// type, as the one [`codec`] writes it.
+pub trait Replicated: Serialize + DeserializeOwned {
     /// The state as bytes.
-    fn to_bytes(&self) -> Vec<u8>;
+    fn to_bytes(&self) -> Vec<u8> {
+        codec::encode(self)
+    }
     /// The state back from [`Replicated::to_bytes`]' output (`None` if the
     /// bytes are not such an output).
-    fn from_bytes(bytes: &[u8]) -> Option<Self>;
+    fn from_bytes(bytes: &[u8]) -> Option<Self> {
+        codec::decode(bytes)
+    }
 }
 
-/// A vector of 8-byte words, little-endian.
-macro_rules! replicated_words {
-    ($($t:ty),*) => {$(
-        impl Replicated for Vec<$t> {
-            fn to_bytes(&self) -> Vec<u8> {
-                self.iter().flat_map(|x| x.to_le_bytes()).collect()
-            }
-            fn from_bytes(bytes: &[u8]) -> Option<Self> {
-                bytes.len().is_multiple_of(8).then(|| {
-                    bytes.chunks_exact(8).map(|c| <$t>::from_le_bytes(c.try_into().expect("8 bytes"))).collect()
-                })
-            }
-        }
-    )*};
+impl<T: Serialize + DeserializeOwned> Replicated for T {}
+
+/// Where one library call of the log stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CallStatus {
+    /// Started, not over: a re-run resumes it at its committed step.
+    InProgress,
+    /// Returned successfully on every process: a re-run skips it.
+    Done,
+    /// Refused by every process at its start (its arguments, memory for its
+    /// scratch): the record's `replicated` holds the agreed error, as its
+    /// driver records it, and a re-run returns that error again.
+    Refused,
 }
 
-replicated_words!(f64, i64);
+impl CallStatus {
+    /// Whether the call is over for every process (done or refused).
+    pub fn is_over(self) -> bool {
+        self != CallStatus::InProgress
+    }
+}
 
 /// State of one library call in the log.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CallRecord {
     /// Routine name (e.g. `pdgeqrf_ft`).
     pub name: String,
     /// Number of committed steps (the next step to run).
     pub committed: u64,
-    /// True once the call is over for every process: it returned
-    /// successfully, or it was refused.
-    pub done: bool,
-    /// True when every process refused the call at its start (its
-    /// arguments, memory for its scratch): `replicated` then holds the
-    /// agreed error, as its driver records it.
-    pub refused: bool,
+    /// Whether the call is in progress, done or refused.
+    pub status: CallStatus,
     /// Replicated state the call keeps consistent at each commit (tau,
     /// pivots, ...), as bytes (see [`Replicated`]); a refused call's error.
     pub replicated: Vec<u8>,
@@ -71,7 +76,7 @@ pub enum CallState {
 }
 
 /// The ordered log of a region's library calls.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StatusLog {
     calls: Vec<CallRecord>,
     cursor: usize,
@@ -95,7 +100,7 @@ impl StatusLog {
     /// Moves past the completed calls at the front of the log, so that the
     /// next [`StatusLog::enter`] is the interrupted call (or a new one).
     pub fn skip_completed(&mut self) {
-        self.cursor = self.calls.iter().position(|c| !c.done).unwrap_or(self.calls.len());
+        self.cursor = self.calls.iter().position(|c| !c.status.is_over()).unwrap_or(self.calls.len());
     }
 
     /// Repairs recorded so far (see [`StatusLog::count_repair`]).
@@ -118,14 +123,17 @@ impl StatusLog {
     /// completed ([`CallState::Done`]: a rerun, or a replacement, skips it).
     /// Nothing changes.
     pub fn next_is_done(&self, name: &str) -> bool {
-        self.calls.get(self.cursor).is_some_and(|r| r.name == name && r.done)
+        self.calls.get(self.cursor).is_some_and(|r| r.name == name && r.status.is_over())
     }
 
     /// The record of the error with which every process refused `name`,
     /// if [`StatusLog::enter`] of `name` now would find it refused
     /// ([`CallState::Refused`]). Nothing changes.
     pub fn next_refusal(&self, name: &str) -> Option<&[u8]> {
-        self.calls.get(self.cursor).filter(|r| r.name == name && r.refused).map(|r| r.replicated.as_slice())
+        self.calls
+            .get(self.cursor)
+            .filter(|r| r.name == name && r.status == CallStatus::Refused)
+            .map(|r| r.replicated.as_slice())
     }
 
     /// Called when the body reaches its next library call `name`: tells the
@@ -135,7 +143,7 @@ impl StatusLog {
         let i = self.cursor;
         self.cursor += 1;
         match self.calls.get(i) {
-            Some(r) if done && r.refused => CallState::Refused { error: r.replicated.clone() },
+            Some(r) if done && r.status == CallStatus::Refused => CallState::Refused { error: r.replicated.clone() },
             Some(r) if done => CallState::Done { replicated: r.replicated.clone() },
             Some(r) if r.name == name => CallState::Resume { committed: r.committed, replicated: r.replicated.clone() },
             _ => {
@@ -144,8 +152,7 @@ impl StatusLog {
                 self.calls.push(CallRecord {
                     name: name.to_string(),
                     committed: 0,
-                    done: false,
-                    refused: false,
+                    status: CallStatus::InProgress,
                     replicated: Vec::new(),
                 });
                 CallState::Fresh
@@ -164,7 +171,7 @@ impl StatusLog {
     /// Marks the current call as completed.
     pub fn complete(&mut self, replicated: Vec<u8>) {
         if let Some(r) = self.current_mut() {
-            r.done = true;
+            r.status = CallStatus::Done;
             r.replicated = replicated;
         }
     }
@@ -175,8 +182,7 @@ impl StatusLog {
     /// (the program goes on as it did on the survivors).
     pub fn refuse(&mut self, error: Vec<u8>) {
         if let Some(r) = self.current_mut() {
-            r.done = true;
-            r.refused = true;
+            r.status = CallStatus::Refused;
             r.replicated = error;
         }
     }
@@ -207,38 +213,12 @@ impl StatusLog {
         self.cursor.checked_sub(1).and_then(|i| self.calls.get_mut(i))
     }
 
-    /// Flattens the log for a broadcast, little-endian: `[ncalls, cursor,
-    /// repairs` (u64 each)`, per call: name length (u64), name bytes,
-    /// committed (u64), status (u8: 1 done, 3 refused), state length (u64),
-    /// state bytes]`.
     fn encode(&self) -> Vec<u8> {
-        let mut w = Writer::default();
-        w.u64(self.calls.len() as u64);
-        w.u64(self.cursor as u64);
-        w.u64(self.repairs);
-        for r in &self.calls {
-            w.bytes(r.name.as_bytes());
-            w.u64(r.committed);
-            w.0.push(r.done as u8 | (r.refused as u8) << 1);
-            w.bytes(&r.replicated);
-        }
-        w.0
+        codec::encode(self)
     }
 
     fn decode(v: &[u8]) -> Option<StatusLog> {
-        let mut r = Reader::new(v);
-        let n = r.u64()? as usize;
-        let cursor = r.u64()? as usize;
-        let repairs = r.u64()?;
-        let mut calls = Vec::with_capacity(n.min(1024));
-        for _ in 0..n {
-            let name = r.string()?;
-            let committed = r.u64()?;
-            let status = r.take(1)?[0];
-            let replicated = r.bytes()?.to_vec();
-            calls.push(CallRecord { name, committed, done: status & 1 != 0, refused: status & 2 != 0, replicated });
-        }
-        Some(StatusLog { calls, cursor, repairs })
+        codec::decode(v)
     }
 
     /// Collective after a repair: every rank adopts the log of the lowest

@@ -1,5 +1,7 @@
 //! Errors of the distributed routines, the same on every rank.
 
+use recovery::codec;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// An error of a distributed routine. Collective routines return it only
@@ -111,61 +113,45 @@ impl recovery::protocol::ProtocolError for Error {
 }
 
 /// An agreed error as it travels from the rank that found it to the others
-/// (and as the status log keeps a refused call's): a kind and three numbers,
-/// and a text of fields separated by U+001F. Kinds: 0 an argument error, 1
-/// a memory error, 2 anything else (as a [`blacs_ft::Error::Remote`] from
-/// the rank that found it).
-struct Agreed {
-    head: [i64; 4],
-    text: String,
+/// (and as the status log keeps a refused call's), in the one codec
+/// (`recovery::codec`): an argument error, a memory error, or anything
+/// else as a [`blacs_ft::Error::Remote`] from the rank that found it.
+#[derive(Serialize, Deserialize)]
+enum Agreed {
+    Argument { routine: String, position: u32, entry: u32, name: String, reason: String },
+    Memory { routine: String, what: String, bytes: u64, available: Option<u64> },
+    Remote { rank: i32, message: String },
 }
 
 impl Agreed {
-    const SEP: char = '\u{1f}';
-
     /// `e` as found on grid rank `rank`.
     fn of(e: &Error, rank: i32) -> Agreed {
-        let sep = Agreed::SEP;
-        let (head, text) = match e {
-            Error::Argument { position, entry, name, reason, routine } => {
-                ([0, *position as i64, *entry as i64, 0], format!("{routine}{sep}{name}{sep}{reason}"))
+        match e.clone() {
+            Error::Argument { routine, position, entry, name, reason } => {
+                Agreed::Argument { routine, position, entry, name, reason }
             }
-            Error::Memory { routine, what, bytes, available } => {
-                ([1, *bytes as i64, available.map_or(-1, |a| a as i64), 0], format!("{routine}{sep}{what}"))
-            }
-            Error::Grid(blacs_ft::Error::Remote { rank, message }) => ([2, *rank as i64, 0, 0], message.clone()),
-            e => ([2, rank as i64, 0, 0], e.to_string()),
-        };
-        Agreed { head, text }
+            Error::Memory { routine, what, bytes, available } => Agreed::Memory { routine, what, bytes, available },
+            Error::Grid(blacs_ft::Error::Remote { rank, message }) => Agreed::Remote { rank, message },
+            e => Agreed::Remote { rank, message: e.to_string() },
+        }
     }
 
-    /// Four little-endian words, then the text.
     fn to_bytes(&self) -> Vec<u8> {
-        let mut v: Vec<u8> = self.head.iter().flat_map(|x| x.to_le_bytes()).collect();
-        v.extend_from_slice(self.text.as_bytes());
-        v
+        codec::encode(self)
     }
 
     fn from_bytes(bytes: &[u8]) -> Option<Agreed> {
-        let (head, text) = bytes.split_at_checked(32)?;
-        let word = |i: usize| i64::from_le_bytes(head[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
-        Some(Agreed { head: [word(0), word(1), word(2), word(3)], text: String::from_utf8_lossy(text).into_owned() })
+        codec::decode(bytes)
     }
 
     /// The error, the same typed value wherever it is read.
-    fn error(&self) -> Error {
-        let mut parts = self.text.splitn(3, Agreed::SEP);
-        let mut part = || parts.next().unwrap_or("?").to_string();
-        let [kind, a, b, _] = self.head;
-        match kind {
-            0 => Error::Argument { routine: part(), name: part(), reason: part(), position: a as u32, entry: b as u32 },
-            1 => Error::Memory {
-                routine: part(),
-                what: part(),
-                bytes: a as u64,
-                available: (b >= 0).then_some(b as u64),
-            },
-            _ => Error::Grid(blacs_ft::Error::Remote { rank: a as i32, message: self.text.clone() }),
+    fn error(self) -> Error {
+        match self {
+            Agreed::Argument { routine, position, entry, name, reason } => {
+                Error::Argument { routine, position, entry, name, reason }
+            }
+            Agreed::Memory { routine, what, bytes, available } => Error::Memory { routine, what, bytes, available },
+            Agreed::Remote { rank, message } => Error::Grid(blacs_ft::Error::Remote { rank, message }),
         }
     }
 }
@@ -183,15 +169,18 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// the input's values); if any failed, every rank returns the error of the
 /// lowest failing rank — the same typed value everywhere.
 pub fn agree_on_arguments(grid: &blacs_ft::Grid, local: Result<()>) -> Result<()> {
-    use blacs_ft::Scope;
     let Some(root) = grid.lowest_rank_where(local.is_err())? else {
         return Ok(());
     };
-    let mine = local.err().map(|e| Agreed::of(&e, grid.rank()));
-    let Agreed { mut head, text } = mine.unwrap_or(Agreed { head: [0; 4], text: String::new() });
-    grid.broadcast(Scope::All, &mut head, root)?;
-    let bytes = grid.broadcast_vec(text.into_bytes(), root)?;
-    Err(Agreed { head, text: String::from_utf8_lossy(&bytes).into_owned() }.error())
+    let mine = local.err().map_or_else(Vec::new, |e| Agreed::of(&e, grid.rank()).to_bytes());
+    let bytes = grid.broadcast_vec(mine, root)?;
+    Err(Agreed::from_bytes(&bytes).map_or_else(
+        || {
+            let message = "an agreed error that does not decode".to_string();
+            Error::Grid(blacs_ft::Error::Remote { rank: root, message })
+        },
+        Agreed::error,
+    ))
 }
 
 /// Local: an argument error of `routine` when `a`'s local array holds a

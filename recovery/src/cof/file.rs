@@ -6,12 +6,16 @@
 //!
 //! ```text
 //! "FTLACKPT"  version (u32)  header length H (u32)
-//! header (H bytes: the fields of `Header`, the payload's length and CRC-32)
+//! header (H bytes: `Header` in the one codec, `crate::codec`; its payload
+//!         length and CRC-32 have a fixed width, so the header's length does
+//!         not change when they are filled in)
 //! CRC-32 of everything above (u32)
 //! payload: the arrays' f64 values, one after the other
 //! ```
 
-use crate::bytes::{Reader, Writer};
+use crate::codec;
+use crate::protocol::{Phase, RecoveryRecord};
+use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
@@ -19,15 +23,16 @@ use std::path::{Path, PathBuf};
 
 /// The first bytes of every checkpoint file.
 const MAGIC: &[u8; 8] = b"FTLACKPT";
-/// The format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format this build writes and reads (2: the header in the one
+/// codec, with typed call records; a version-1 file is refused, naming it).
+pub const FORMAT_VERSION: u32 = 2;
 /// Bytes before the header: magic, version, header length.
 const LEAD: usize = 16;
 /// Values converted per write or read (1 MiB of payload).
 const CHUNK: usize = 1 << 17;
 
 /// The interrupted call a checkpoint holds.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SavedCall {
     /// Position of the call among the region's library calls (0-based).
     pub index: u64,
@@ -37,24 +42,25 @@ pub struct SavedCall {
     pub committed: u64,
     /// The replicated state at that commit (bytes, see [`crate::Replicated`]).
     pub state: Vec<u8>,
-    /// The call's global shape (`M=… N=… NB=…`): a restart of another
-    /// shape is refused.
-    pub shape: String,
+    /// The call's description (its algorithm's typed
+    /// [`crate::protocol::Algorithm::Call`]: shape and options, in the one
+    /// codec): a restart of another call is refused.
+    pub description: Vec<u8>,
     /// The phase in which this process saw the failure.
-    pub phase: String,
+    pub phase: Phase,
     /// From the start of that phase to the failure's detection.
     pub detect_ms: f64,
     /// Time the call had run before the save, in this job and the ones
     /// before it.
     pub elapsed_s: f64,
-    /// The call's earlier recoveries (encoded records).
-    pub history: Vec<u8>,
+    /// The call's earlier recoveries.
+    pub history: Vec<RecoveryRecord>,
     /// Lengths of the local arrays in the payload (values).
     pub arrays: Vec<u64>,
 }
 
 /// What a checkpoint file says about itself.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Header {
     /// The run that wrote it (kept across its restarts).
     pub run_id: u64,
@@ -76,8 +82,11 @@ pub struct Header {
     pub saved_at_ms: f64,
     /// How long the save took.
     pub save_ms: f64,
-    /// Payload bytes and their CRC-32.
+    /// Payload bytes and their CRC-32 (fixed width: filled in after the
+    /// payload is written, over placeholders of the same length).
+    #[serde(with = "postcard::fixint::le")]
     pub payload_len: u64,
+    #[serde(with = "postcard::fixint::le")]
     pub payload_crc: u32,
 }
 
@@ -99,77 +108,12 @@ pub fn unix_ms() -> f64 {
 impl Header {
     /// The header as bytes (for the file, and for a broadcast).
     pub(crate) fn to_bytes(&self) -> Vec<u8> {
-        let mut w = Writer::default();
-        w.u64(self.run_id);
-        w.u64(self.restarts as u64);
-        w.u64(self.epoch as u64);
-        w.u64(self.p as u64);
-        w.u64(self.q as u64);
-        w.u64(self.rank as u64);
-        w.u64(self.repairs);
-        w.f64(self.saved_at_ms);
-        w.f64(self.save_ms);
-        w.u64(self.payload_len);
-        w.u64(self.payload_crc as u64);
-        match &self.call {
-            None => w.u64(0),
-            Some(c) => {
-                w.u64(1);
-                w.u64(c.index);
-                w.bytes(c.name.as_bytes());
-                w.u64(c.committed);
-                w.bytes(&c.state);
-                w.bytes(c.shape.as_bytes());
-                w.bytes(c.phase.as_bytes());
-                w.f64(c.detect_ms);
-                w.f64(c.elapsed_s);
-                w.bytes(&c.history);
-                w.u64(c.arrays.len() as u64);
-                for &n in &c.arrays {
-                    w.u64(n);
-                }
-            }
-        }
-        w.0
+        codec::encode(self)
     }
 
     /// A header back from [`Header::to_bytes`].
     pub(crate) fn from_bytes(v: &[u8]) -> Option<Header> {
-        let mut r = Reader::new(v);
-        let small = |x: u64| u32::try_from(x).ok();
-        let mut h = Header {
-            run_id: r.u64()?,
-            restarts: small(r.u64()?)?,
-            epoch: small(r.u64()?)?,
-            p: small(r.u64()?)? as i32,
-            q: small(r.u64()?)? as i32,
-            rank: small(r.u64()?)? as i32,
-            repairs: r.u64()?,
-            saved_at_ms: r.f64()?,
-            save_ms: r.f64()?,
-            payload_len: r.u64()?,
-            payload_crc: small(r.u64()?)?,
-            call: None,
-        };
-        if r.u64()? == 1 {
-            let index = r.u64()?;
-            let name = r.string()?;
-            let committed = r.u64()?;
-            let state = r.bytes()?.to_vec();
-            let shape = r.string()?;
-            let phase = r.string()?;
-            let detect_ms = r.f64()?;
-            let elapsed_s = r.f64()?;
-            let history = r.bytes()?.to_vec();
-            let n = usize::try_from(r.u64()?).ok()?;
-            let arrays = (0..n.min(1 << 16)).map(|_| r.u64()).collect::<Option<Vec<_>>>()?;
-            if arrays.len() != n {
-                return None;
-            }
-            h.call =
-                Some(SavedCall { index, name, committed, state, shape, phase, detect_ms, elapsed_s, history, arrays });
-        }
-        r.done().then_some(h)
+        codec::decode(v)
     }
 
     /// The bytes that must be equal in every file of one save (everything
@@ -185,7 +129,7 @@ impl Header {
             // (A replacement that joined in place knows fewer of the
             // call's earlier recoveries: the reference's count.)
             c.history.clear();
-            c.phase.clear();
+            c.phase = Phase::Commit;
             c.detect_ms = 0.0;
             c.elapsed_s = 0.0;
             c.arrays.clear();
@@ -365,8 +309,8 @@ mod tests {
                 name: "pdgeqrf_ft".into(),
                 committed: 3,
                 state: vec![1, 2, 3],
-                shape: "M=8 N=8 NB=2".into(),
-                phase: "update".into(),
+                description: codec::encode(&(8u64, 8u64, 2u64)),
+                phase: Phase::Update,
                 detect_ms: 1.5,
                 elapsed_s: 0.25,
                 history: vec![],
@@ -432,6 +376,10 @@ mod tests {
         bad[8] = 9;
         std::fs::write(&path, &bad).unwrap();
         assert!(read_header(&path).unwrap_err().contains("format version 9"));
+        // A checkpoint of the format before the one codec.
+        bad[8] = 1;
+        std::fs::write(&path, &bad).unwrap();
+        assert!(read_header(&path).unwrap_err().contains("format version 1; this build reads version 2"));
     }
 
     #[test]

@@ -131,15 +131,15 @@ pub enum Saving<'a> {
 pub struct Snapshot<'a> {
     /// The local arrays (see `protocol::Algorithm::saved_arrays`).
     pub arrays: Vec<&'a [f64]>,
-    /// The call's global shape.
-    pub shape: String,
+    /// The call's description (its algorithm's `Call`, in the one codec).
+    pub description: Vec<u8>,
     /// Where this process saw the failure, and how long detecting it took.
-    pub phase: &'static str,
+    pub phase: crate::protocol::Phase,
     pub detect_ms: f64,
     /// Time the call ran so far (this job and the jobs before it).
     pub elapsed_s: f64,
-    /// The call's earlier recoveries (encoded records).
-    pub history: Vec<u8>,
+    /// The call's earlier recoveries.
+    pub history: Vec<crate::protocol::RecoveryRecord>,
 }
 
 /// Writes this process's checkpoint (`saving`) and waits for the other
@@ -177,8 +177,8 @@ pub(crate) fn save(grid: &Grid, opts: &RegionOptions, log: &StatusLog, saving: S
                     name: c.name.clone(),
                     committed: c.committed,
                     state: c.replicated.clone(),
-                    shape: s.shape,
-                    phase: s.phase.to_string(),
+                    description: s.description,
+                    phase: s.phase,
                     detect_ms: s.detect_ms,
                     elapsed_s: s.elapsed_s,
                     history: s.history,
@@ -190,8 +190,8 @@ pub(crate) fn save(grid: &Grid, opts: &RegionOptions, log: &StatusLog, saving: S
     };
     match written {
         Some(Err(e)) => eprintln!("ftla: grid rank {}: checkpoint not saved: {e}", grid.rank()),
-        Some(Ok(path)) if std::env::var_os("FTLA_DEBUG").is_some() => {
-            eprintln!("[ftla rank {}] saved {} in {:.1} ms", grid.rank(), path.display(), header.save_ms)
+        Some(Ok(path)) => {
+            blacs_ft::trace!("[ftla rank {}] saved {} in {:.1} ms", grid.rank(), path.display(), header.save_ms)
         }
         _ => {}
     }
@@ -222,14 +222,14 @@ pub(crate) fn agree_on(grid: &Grid, local: Result<(), (String, String)>) -> Resu
     let Some(bad) = grid.lowest_rank_where(local.is_err())? else {
         return Ok(());
     };
-    let mine = match &local {
-        Err((file, reason)) if grid.rank() == bad => format!("{file}\0{reason}"),
-        _ => String::new(),
+    let mine = match local {
+        Err(file_and_reason) if grid.rank() == bad => crate::codec::encode(&file_and_reason),
+        _ => Vec::new(),
     };
-    let bytes = grid.broadcast_vec(mine.into_bytes(), bad)?;
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    let (file, reason) = text.split_once('\0').unwrap_or((&text, ""));
-    Err(Error::Checkpoint { file: file.to_string(), reason: reason.to_string() })
+    let bytes = grid.broadcast_vec(mine, bad)?;
+    let (file, reason) = crate::codec::decode::<(String, String)>(&bytes)
+        .unwrap_or_else(|| (String::new(), "the reason a checkpoint was refused does not decode".into()));
+    Err(Error::Checkpoint { file, reason })
 }
 
 /// Why `mine` does not belong to the save `reference` (held by grid rank
@@ -253,7 +253,9 @@ fn mismatch(mine: &Header, reference: &Header, holder: i32) -> String {
         (Some(a), Some(b)) if a.committed != b.committed => {
             format!("saved at step {}; {theirs} at step {}", a.committed, b.committed)
         }
-        (Some(a), Some(b)) if a.shape != b.shape => format!("saved for {}; {theirs} for {}", a.shape, b.shape),
+        (Some(a), Some(b)) if a.description != b.description => {
+            format!("saved for another matrix or options than {theirs}")
+        }
         (Some(_), None) | (None, Some(_)) => format!("does not hold the same call as {theirs}"),
         _ => format!("does not match {theirs} (another save of this run)"),
     }

@@ -30,7 +30,7 @@ const SENDS_IN_FLIGHT: usize = 4;
 /// copies of each group's pair (in place: no scratch besides one block on
 /// a holder that receives).
 pub(crate) fn encode_checksums(grid: &Grid, ext: &mut Extended, layout: &ReverseNeighborLayout) -> Result<()> {
-    let (lr, ld, nb) = (ext.e.local_rows(), ext.e.lld(), ext.e.nb());
+    let (lr, ld, nb) = (ext.matrix.local_rows(), ext.matrix.lld(), ext.matrix.nb());
     let len = lr * nb;
     let mycol = grid.mycol() as usize;
     let myrow = grid.myrow();
@@ -40,8 +40,8 @@ pub(crate) fn encode_checksums(grid: &Grid, ext: &mut Extended, layout: &Reverse
         .map_err(layout_err)?;
     // The pair's local columns lie after every data column: the members
     // are read (and sent) while the copies are written.
-    let split = ext.e.local_cols_before(layout.checksum_col0()) * ld;
-    let (data, sums) = ext.e.local_mut().split_at_mut(split);
+    let split = ext.matrix.local_cols_before(layout.checksum_col0()) * ld;
+    let (data, sums) = ext.matrix.local_mut().split_at_mut(split);
     let data: &[f64] = data;
     let block = |l: usize| &data[l * ld..l * ld + len];
     let mut scratch = Vec::new();

@@ -19,15 +19,31 @@ pub(crate) enum Start {
     Join,
 }
 
+/// The global shape of a fault-tolerant call's matrix: what its
+/// checkpoints must match (see `recovery::protocol::Algorithm::Call`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct MatrixShape {
+    /// Rows, data columns (without padding and checksums), block size.
+    pub m: u64,
+    pub n: u64,
+    pub nb: u64,
+}
+
+impl std::fmt::Display for MatrixShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "M={} N={} NB={}", self.m, self.n, self.nb)
+    }
+}
+
 /// This process's share of the ABFT state.
 pub(crate) struct Extended {
     /// M × N_ext: data, zero padding, checksum pairs (block-cyclic like A).
-    pub e: DistMatrix,
+    pub matrix: DistMatrix,
     /// D_g (local rows × nb) for the groups whose pair this process column holds.
-    pub d: Vec<Option<Vec<f64>>>,
+    pub left_sums: Vec<Option<Vec<f64>>>,
     /// Global number of data columns (before padding).
     data_n: usize,
-    /// Whether `e` lives in A's own storage (A's local array is its prefix).
+    /// Whether `matrix` lives in A's own storage (A's local array is its prefix).
     in_place: bool,
 }
 
@@ -108,7 +124,7 @@ impl Extended {
         let checksums_from = layout.n_extended() - 2 * layout.groups() * nb;
         let zero_to = e.local_cols_before(checksums_from);
         e.local_mut()[lc * lde..zero_to * lde].fill(0.0);
-        Ok(Extended { e, d, data_n: a.n(), in_place })
+        Ok(Extended { matrix: e, left_sums: d, data_n: a.n(), in_place })
     }
 
     /// Ends the call on this process: A gets its storage back (in place) or
@@ -116,40 +132,40 @@ impl Extended {
     /// left undefined), and the workspace gets its storage back for the
     /// next call.
     pub fn release(self, a: &mut DistMatrix, work: &mut FtWorkspace, copy_back: bool) {
-        work.d = self.d.into_iter().flatten().collect();
+        work.d = self.left_sums.into_iter().flatten().collect();
         if self.in_place {
-            *a.storage_mut() = self.e.into_local();
+            *a.storage_mut() = self.matrix.into_local();
             return;
         }
         if copy_back {
             let (lr, lc) = (a.local_rows(), a.local_cols());
-            let (lda, lde) = (a.lld(), self.e.lld());
+            let (lda, lde) = (a.lld(), self.matrix.lld());
             for j in 0..lc {
-                a.local_mut()[j * lda..j * lda + lr].copy_from_slice(&self.e.local()[j * lde..j * lde + lr]);
+                a.local_mut()[j * lda..j * lda + lr].copy_from_slice(&self.matrix.local()[j * lde..j * lde + lr]);
             }
         }
-        work.ext = self.e.into_local();
+        work.ext = self.matrix.into_local();
     }
 
     /// The call's global shape as a checkpoint records it.
-    pub fn shape(&self) -> String {
-        format!("M={} N={} NB={}", self.e.m(), self.data_n, self.e.nb())
+    pub fn shape(&self) -> MatrixShape {
+        MatrixShape { m: self.matrix.m() as u64, n: self.data_n as u64, nb: self.matrix.nb() as u64 }
     }
 
     /// This process's arrays of the ABFT state: the extended matrix's local
     /// storage, then the D_g it holds (what a checkpoint saves).
     pub fn saved_arrays(&mut self) -> Vec<&mut [f64]> {
-        let mut v: Vec<&mut [f64]> = vec![self.e.local_mut()];
-        v.extend(self.d.iter_mut().flatten().map(|d| d.as_mut_slice()));
+        let mut v: Vec<&mut [f64]> = vec![self.matrix.local_mut()];
+        v.extend(self.left_sums.iter_mut().flatten().map(|d| d.as_mut_slice()));
         v
     }
 
     /// Local column range of extended block column `bc`, if this process holds it.
     pub fn local_block(&self, bc: usize) -> Option<std::ops::Range<usize>> {
-        let nb = self.e.nb();
-        let (_, mycol) = self.e.coords();
-        (self.e.col_owner(bc * nb) == mycol).then(|| {
-            let l0 = self.e.local_cols_before(bc * nb);
+        let nb = self.matrix.nb();
+        let (_, mycol) = self.matrix.coords();
+        (self.matrix.col_owner(bc * nb) == mycol).then(|| {
+            let l0 = self.matrix.local_cols_before(bc * nb);
             l0..l0 + nb
         })
     }
@@ -160,31 +176,31 @@ impl Extended {
     /// with no rows — the block is then empty).
     pub fn block(&self, bc: usize) -> Option<&[f64]> {
         let range = self.block_range(bc)?;
-        Some(&self.e.local()[range])
+        Some(&self.matrix.local()[range])
     }
 
     /// [`Extended::block`], mutable.
     pub fn block_mut(&mut self, bc: usize) -> Option<&mut [f64]> {
         let range = self.block_range(bc)?;
-        Some(&mut self.e.local_mut()[range])
+        Some(&mut self.matrix.local_mut()[range])
     }
 
     fn block_range(&self, bc: usize) -> Option<std::ops::Range<usize>> {
         let cols = self.local_block(bc)?;
-        let at = cols.start * self.e.lld();
-        Some(at..at + self.e.local_rows() * cols.len())
+        let at = cols.start * self.matrix.lld();
+        Some(at..at + self.matrix.local_rows() * cols.len())
     }
 
     /// Copy of local columns `lc0..lc0+jb` (all local rows).
     pub fn panel_backup(&self, lc0: usize, jb: usize) -> Vec<f64> {
-        let ld = self.e.lld();
-        self.e.local()[lc0 * ld..(lc0 + jb) * ld].to_vec()
+        let ld = self.matrix.lld();
+        self.matrix.local()[lc0 * ld..(lc0 + jb) * ld].to_vec()
     }
 
     /// Puts a [`Extended::panel_backup`] back.
     pub fn restore_panel(&mut self, lc0: usize, backup: &[f64]) {
-        let ld = self.e.lld();
-        self.e.local_mut()[lc0 * ld..lc0 * ld + backup.len()].copy_from_slice(backup);
+        let ld = self.matrix.lld();
+        self.matrix.local_mut()[lc0 * ld..lc0 * ld + backup.len()].copy_from_slice(backup);
     }
 
     /// Commit of panel `k` (global columns `j0..j0+jb`): its left factor
@@ -202,13 +218,13 @@ impl Extended {
         lower: &[f64],
         lrows: usize,
     ) {
-        let lr = self.e.local_rows();
+        let lr = self.matrix.local_rows();
         let Ok(g) = layout.group_of(k) else { return };
         // `lower`'s row 0 is local row lr − lrows; column c's strictly-lower
         // rows are the local rows from the first past global row j0 + c on.
         let first = lr - lrows;
-        let starts: Vec<usize> = (0..jb).map(|c| self.e.local_rows_before(j0 + c + 1) - first).collect();
-        let Some(Some(d)) = self.d.get_mut(g) else { return };
+        let starts: Vec<usize> = (0..jb).map(|c| self.matrix.local_rows_before(j0 + c + 1) - first).collect();
+        let Some(Some(d)) = self.left_sums.get_mut(g) else { return };
         for (c, &below) in starts.iter().enumerate() {
             let n = lrows - below;
             let (acc, x) = (&mut d[c * lr + first + below..(c + 1) * lr], &lower[c * lrows + below..(c + 1) * lrows]);
@@ -219,11 +235,11 @@ impl Extended {
     /// Test hook: adds 1.0 to this process's last local data element at or
     /// right of global column `col0` (a silent error for `--verify` to find).
     pub fn corrupt_trailing(&mut self, col0: usize) {
-        let (lr, lc, ld) = (self.e.local_rows(), self.e.local_cols(), self.e.lld());
-        let data_end = self.e.local_cols_before(self.data_n);
-        let first = self.e.local_cols_before(col0);
+        let (lr, lc, ld) = (self.matrix.local_rows(), self.matrix.local_cols(), self.matrix.lld());
+        let data_end = self.matrix.local_cols_before(self.data_n);
+        let first = self.matrix.local_cols_before(col0);
         if lr > 0 && first < data_end && data_end <= lc {
-            self.e.local_mut()[(lr - 1) + (data_end - 1) * ld] += 1.0;
+            self.matrix.local_mut()[(lr - 1) + (data_end - 1) * ld] += 1.0;
         }
     }
 }

@@ -7,36 +7,16 @@ use crate::error::Result;
 use crate::row_panel::{start_row_send, RowPanel};
 use blacs_ft::{Grid, PendingBcast};
 
-/// The next panel as its owner carries it into the next step: the
-/// factored panel (or the error that stopped it), its backup, and its
-/// broadcast in flight.
-pub(crate) type LookAhead<P> = (Result<P>, Vec<f64>, Option<PendingBcast<f64>>);
-
-/// The `panel` phase of a step on the panel's owner (`is_owner`; others
-/// get `None`): the panel factored ahead during the last commit, or
-/// factored now by `factor` on a backed-up panel (`jb` local columns from
-/// `lc0`). The backup goes to `backup` (local column, data), for an abort
-/// to restore; the broadcast the owner already started comes back with
-/// the panel.
-pub(crate) fn owners_panel<P>(
-    ext: &mut Extended,
-    ahead: Option<LookAhead<P>>,
-    is_owner: bool,
-    (lc0, jb): (usize, usize),
-    backup: &mut Option<(usize, Vec<f64>)>,
-    factor: impl FnOnce(&mut Extended) -> Result<P>,
-) -> Result<(Option<P>, Option<PendingBcast<f64>>)> {
-    let (early, saved, sending) = match ahead {
-        Some((panel, saved, sending)) => (Some(panel), Some(saved), sending),
-        None => (None, is_owner.then(|| ext.panel_backup(lc0, jb)), None),
-    };
-    *backup = saved.map(|b| (lc0, b));
-    let mine = match (is_owner, early) {
-        (false, _) => None,
-        (true, Some(done)) => Some(done?),
-        (true, None) => Some(factor(ext)?),
-    };
-    Ok((mine, sending))
+/// The next panel as its owner carries it into the next step.
+pub(crate) struct LookAhead<P> {
+    /// The factored panel, or the error that stopped it (reported at the
+    /// next step's phase 1).
+    pub panel: Result<P>,
+    /// The panel's columns as the last commit left them: an abort of the
+    /// next step puts them back.
+    pub backup: Vec<f64>,
+    /// Its broadcast along the process row, in flight.
+    pub sending: Option<PendingBcast<f64>>,
 }
 
 /// The look-ahead on the next panel's owner: the panel `early`, factored
@@ -61,5 +41,5 @@ pub(crate) fn send_ahead<P: RowPanel>(
     if early.is_err() {
         ext.restore_panel(lc0, &backup);
     }
-    (early, backup, sending)
+    LookAhead { panel: early, backup, sending }
 }

@@ -19,14 +19,16 @@
 //! * [`set_up_call`]: the start of every call (the extended matrix, the
 //!   agreed verdict on the arguments);
 //! * [`FtWorkspace`]: caller-owned storage for all of it;
-//! * `panel_driver_on_extended!`: the part of the protocol's `Algorithm`
-//!   that the panel factorizations (QR, LU) share word for word.
+//! * [`PanelDriver`]: what the panel factorizations (QR, LU) share of the
+//!   protocol's `Algorithm` (the extended matrix, the panel's backup, the
+//!   look-ahead; abort, rebuild, verification, checkpoint arrays).
 
 mod encode;
 mod encode_plan;
 mod extended;
 mod lookahead;
 mod options;
+mod panel_driver;
 mod rebuild;
 mod set_up;
 mod verify;
@@ -34,43 +36,12 @@ mod workspace;
 
 pub(crate) use encode::encode_checksums;
 pub(crate) use extended::Extended;
-pub(crate) use lookahead::{owners_panel, send_ahead, LookAhead};
+pub use extended::MatrixShape;
+pub(crate) use lookahead::{send_ahead, LookAhead};
 pub use options::{FtOptions, FtReport};
+pub(crate) use panel_driver::PanelDriver;
 pub(crate) use rebuild::rebuild_lost_blocks;
 pub(crate) use set_up::{check_layout, set_up_call};
 pub(crate) use verify::verify_checksums;
 pub use verify::ChecksumCheck;
 pub use workspace::FtWorkspace;
-
-/// Inside `impl Algorithm for …` of a panel factorization whose steps live
-/// on an `ext: Extended` with `layout`, a panel `backup` and a look-ahead
-/// `ahead` (QR, LU): its abort (the panel's backup put back, the
-/// look-ahead dropped), the rebuild and verification at the committed
-/// step, and what a checkpoint saves. One definition for both drivers.
-macro_rules! panel_driver_on_extended {
-    () => {
-        fn abort(&mut self, _k: u64) {
-            if let Some((lc0, b)) = self.backup.take() {
-                self.ext.restore_panel(lc0, &b);
-            }
-            self.ahead = None;
-        }
-
-        fn rebuild(&mut self, grid: &blacs_ft::Grid, committed: u64, lost: &[i32]) -> $crate::error::Result<()> {
-            $crate::abft::rebuild_lost_blocks(grid, &mut self.ext, &self.layout, committed as usize, lost)
-        }
-
-        fn verify(&self, grid: &blacs_ft::Grid, committed: u64) -> $crate::error::Result<$crate::abft::ChecksumCheck> {
-            $crate::abft::verify_checksums(grid, &self.ext, &self.layout, committed as usize)
-        }
-
-        fn shape(&self) -> String {
-            self.ext.shape()
-        }
-
-        fn saved_arrays(&mut self) -> Vec<&mut [f64]> {
-            self.ext.saved_arrays()
-        }
-    };
-}
-pub(crate) use panel_driver_on_extended;

@@ -118,14 +118,14 @@ pub(crate) fn rebuild_lost_blocks(
     let Some(&victim) = lost.iter().find(|&&r| r / q == grid.myrow()) else {
         return Ok(()); // nothing lost in this process row
     };
-    let (lr, nb) = (ext.e.local_rows(), ext.e.nb());
+    let (lr, nb) = (ext.matrix.local_rows(), ext.matrix.nb());
     let plan = Rebuild {
         layout,
         q: q as usize,
         lost_col: (victim % q) as usize,
         nb,
         lr,
-        rows: (0..lr).map(|li| ext.e.global_row(li)).collect(),
+        rows: (0..lr).map(|li| ext.matrix.global_row(li)).collect(),
         done_cols: (committed * nb).min(layout.m().min(layout.n())),
     };
     if grid.mycol() as usize == plan.lost_col {
@@ -140,7 +140,7 @@ pub(crate) fn rebuild_lost_blocks(
 /// pair, the copies the lost process held.
 fn send_shares_and_copies(grid: &Grid, ext: &Extended, plan: &Rebuild) -> Result<()> {
     let (mycol, myrow, lost_col) = (grid.mycol() as usize, grid.myrow(), plan.lost_col as i32);
-    let (lr, ld, nb) = (plan.lr, ext.e.lld(), plan.nb);
+    let (lr, ld, nb) = (plan.lr, ext.matrix.lld(), plan.nb);
     grid.with_sends(SENDS_IN_FLIGHT, |sends| {
         for g in 0..plan.layout.groups() {
             let group = plan.group(g)?;
@@ -153,10 +153,10 @@ fn send_shares_and_copies(grid: &Grid, ext: &Extended, plan: &Rebuild) -> Result
                 let mut x = sends.buffer(lr * nb)?;
                 match ext.local_block(group.kept_copy).filter(|_| mycol == group.holder) {
                     Some(cols) => {
-                        let d = ext.d.get(g).and_then(Option::as_ref);
+                        let d = ext.left_sums.get(g).and_then(Option::as_ref);
                         for (c, lj) in cols.enumerate() {
                             let split = plan.diag_end(target * nb + c);
-                            x.extend_from_slice(&ext.e.local()[lj * ld..lj * ld + split]);
+                            x.extend_from_slice(&ext.matrix.local()[lj * ld..lj * ld + split]);
                             match d {
                                 Some(d) => x.extend_from_slice(&d[c * lr + split..(c + 1) * lr]),
                                 None => x.resize((c + 1) * lr, 0.0),
@@ -169,7 +169,7 @@ fn send_shares_and_copies(grid: &Grid, ext: &Extended, plan: &Rebuild) -> Result
                     let Some(cols) = ext.local_block(bc) else { continue };
                     for (c, lj) in cols.enumerate() {
                         let (split, own) = (plan.diag_end(target * nb + c), plan.diag_end(bc * nb + c));
-                        let a = &ext.e.local()[lj * ld..lj * ld + lr];
+                        let a = &ext.matrix.local()[lj * ld..lj * ld + lr];
                         // Above the split: this member's part of C_g (its rows
                         // down to its own diagonal); below: its part of D_g.
                         let above = split.min(own);
@@ -191,7 +191,7 @@ fn send_shares_and_copies(grid: &Grid, ext: &Extended, plan: &Rebuild) -> Result
                     sends.send_owned(top, myrow, lost_col, TAG_CHECKSUM_COPY)?;
                 }
                 if plan.has_finished(&group) {
-                    if let Some(Some(d)) = ext.d.get(g) {
+                    if let Some(Some(d)) = ext.left_sums.get(g) {
                         sends.send(d, myrow, lost_col, TAG_CHECKSUM_COPY)?;
                     }
                 }
@@ -240,7 +240,7 @@ fn receive_lost_blocks(grid: &Grid, ext: &mut Extended, plan: &Rebuild) -> Resul
             }
             // D_g is zero until a member of the group is finished.
             let finished = plan.has_finished(&group);
-            if let Some(slot) = ext.d.get_mut(g) {
+            if let Some(slot) = ext.left_sums.get_mut(g) {
                 let d = slot.get_or_insert_with(Vec::new);
                 if finished {
                     // (Received whole: no zeroing first.)

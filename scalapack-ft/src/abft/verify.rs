@@ -30,14 +30,14 @@ pub(crate) fn verify_checksums(
     layout: &ReverseNeighborLayout,
     committed: usize,
 ) -> Result<ChecksumCheck> {
-    let (lr, ld, nb) = (ext.e.local_rows(), ext.e.lld(), ext.e.nb());
+    let (lr, ld, nb) = (ext.matrix.local_rows(), ext.matrix.lld(), ext.matrix.nb());
     let mycol = grid.mycol() as usize;
-    let rows: Vec<usize> = (0..lr).map(|li| ext.e.global_row(li)).collect();
+    let rows: Vec<usize> = (0..lr).map(|li| ext.matrix.global_row(li)).collect();
     // Factored columns (R and V final); see the rebuild.
     let done_cols = (committed * nb).min(layout.m().min(layout.n()));
     let mut scale = [0.0f64];
-    let data_cols = ext.e.local_cols_before(layout.n());
-    for x in ext.e.local()[..data_cols * ld].iter() {
+    let data_cols = ext.matrix.local_cols_before(layout.n());
+    for x in ext.matrix.local()[..data_cols * ld].iter() {
         scale[0] = scale[0].max(x.abs());
     }
     grid.max(Scope::All, &mut scale)?;
@@ -51,7 +51,7 @@ pub(crate) fn verify_checksums(
                 let gj = bc * nb + c;
                 let finished = gj < done_cols;
                 for (li, &gi) in rows.iter().enumerate() {
-                    let x = ext.e.local()[lj * ld + li];
+                    let x = ext.matrix.local()[lj * ld + li];
                     if finished && gi > gj {
                         dsum[c * lr + li] += x;
                     } else {
@@ -77,7 +77,7 @@ pub(crate) fn verify_checksums(
             }
         }
         if layout.pair_process_cols(g).map_err(layout_err)?.contains(&mycol) {
-            if let Some(Some(d)) = ext.d.get(g) {
+            if let Some(Some(d)) = ext.left_sums.get(g) {
                 dd = dd.max(defect(d, &dsum)?);
             }
         }

@@ -21,7 +21,7 @@ use recovery::protocol::Phase;
 const RECOMPUTES: usize = 3;
 
 /// The replicated scalars of a solve.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Scalars {
     /// ρ = rᵀz.
     pub rho: f64,

@@ -8,7 +8,7 @@
 
 use crate::abft::{
     check_layout, encode_checksums, rebuild_lost_blocks, set_up_call, verify_checksums, ChecksumCheck, Extended,
-    FtOptions, FtWorkspace,
+    FtOptions, FtWorkspace, MatrixShape,
 };
 use crate::cg::iteration::{self, ColumnSums, Operator, Scalars};
 use crate::cg::vectors::Vectors;
@@ -19,7 +19,8 @@ use crate::matrix::DistMatrix;
 use blacs_ft::{Grid, Scope};
 use checksum::ReverseNeighborLayout;
 use recovery::protocol::{self, Algorithm, Phase, PhaseClock};
-use recovery::{Region, Replicated};
+use recovery::Region;
+use serde::{Deserialize, Serialize};
 
 const ROUTINE: &str = "pdcg_ft";
 
@@ -110,7 +111,7 @@ pub fn pdcg_ft_in(
     if !start.joining() {
         check = check.and_then(|()| cg_solve::check_inputs(ROUTINE, a, b, x));
     }
-    let (ext, layout) = set_up_call(region, "cg", ROUTINE, &start, a, work, layout.ok(), check)?;
+    let (ext, layout) = set_up_call(region, CgSteps::OP, ROUTINE, &start, a, work, layout.ok(), check)?;
     let lc = a.local_cols();
     let mut cg = CgSteps {
         ext,
@@ -136,7 +137,7 @@ pub fn pdcg_ft_in(
 }
 
 /// What the next step of a solve is.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 enum Next {
     /// The initial residual.
     #[default]
@@ -151,7 +152,7 @@ enum Next {
 
 /// CG's replicated state: the scalars, where the solve stands, how it
 /// ended, and the silent errors caught so far.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 struct CgState {
     /// Committed steps.
     steps: u64,
@@ -160,16 +161,53 @@ struct CgState {
     iterations: u64,
     /// ‖b − A·x‖₂², once recomputed.
     true_rr: f64,
-    /// The error that ended the solve (same on every process).
-    error: Option<Error>,
+    /// Why the solve could not go on, when it could not (the same on every
+    /// process).
+    failure: Option<CgFailure>,
     detections: Vec<Detection>,
+}
+
+/// Why a solve could not go on: the errors that end a solve (see
+/// `exchange`), as they travel.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+enum CgFailure {
+    /// See [`Error::NotPositiveDefinite`].
+    NotPositiveDefinite { iteration: u64, curvature: f64 },
+    /// See [`Error::Breakdown`]; any other error is carried as one, with
+    /// its text.
+    Breakdown { iteration: u64, reason: String },
+}
+
+impl CgFailure {
+    fn of(e: &Error) -> CgFailure {
+        match e {
+            Error::NotPositiveDefinite { iteration, curvature, .. } => {
+                CgFailure::NotPositiveDefinite { iteration: *iteration, curvature: *curvature }
+            }
+            Error::Breakdown { iteration, reason, .. } => {
+                CgFailure::Breakdown { iteration: *iteration, reason: reason.clone() }
+            }
+            e => CgFailure::Breakdown { iteration: 0, reason: e.to_string() },
+        }
+    }
+
+    fn error(&self) -> Error {
+        match self {
+            CgFailure::NotPositiveDefinite { iteration, curvature } => {
+                Error::NotPositiveDefinite { routine: ROUTINE.into(), iteration: *iteration, curvature: *curvature }
+            }
+            CgFailure::Breakdown { iteration, reason } => {
+                Error::Breakdown { routine: ROUTINE.into(), iteration: *iteration, reason: reason.clone() }
+            }
+        }
+    }
 }
 
 impl CgState {
     /// The solve's report, or the error that ended it.
     fn outcome(&self, opts: &CgOptions) -> Result<CgReport> {
-        if let Some(e) = &self.error {
-            return Err(e.clone());
+        if let Some(f) = &self.failure {
+            return Err(f.error());
         }
         Ok(CgReport {
             iterations: self.iterations,
@@ -182,85 +220,19 @@ impl CgState {
     }
 }
 
-const HEADER: usize = 11;
+/// What a checkpoint of a solve must match: A's shape and the options the
+/// vectors depend on.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+struct CgCall {
+    matrix: MatrixShape,
+    tol: f64,
+    maxit: u64,
+    jacobi: bool,
+}
 
-impl Replicated for CgState {
-    fn to_bytes(&self) -> Vec<u8> {
-        let next = match self.next {
-            Next::Start => 0.0,
-            Next::Iterate => 1.0,
-            Next::Residual => 2.0,
-            Next::Done => 3.0,
-        };
-        // The error: kind (0 none, 1 not positive definite, 2 breakdown),
-        // iteration, curvature; a breakdown's reason travels as bytes.
-        let (kind, at, curvature, reason) = match &self.error {
-            None => (0.0, 0, 0.0, String::new()),
-            Some(Error::NotPositiveDefinite { iteration, curvature, .. }) => {
-                (1.0, *iteration, *curvature, String::new())
-            }
-            Some(Error::Breakdown { iteration, reason, .. }) => (2.0, *iteration, 0.0, reason.clone()),
-            // (Only the two above end a solve: see `exchange`.)
-            Some(e) => (2.0, 0, 0.0, e.to_string()),
-        };
-        let s = &self.scalars;
-        let mut words = vec![
-            self.steps as f64,
-            next,
-            s.rho,
-            s.rr,
-            s.bb,
-            self.iterations as f64,
-            self.true_rr,
-            kind,
-            at as f64,
-            curvature,
-            self.detections.len() as f64,
-        ];
-        for d in &self.detections {
-            words.extend([d.iteration as f64, d.defect, d.tolerance]);
-        }
-        words.extend(reason.bytes().map(f64::from));
-        words.to_bytes()
-    }
-
-    fn from_bytes(bytes: &[u8]) -> Option<Self> {
-        let w = Vec::<f64>::from_bytes(bytes)?;
-        let head = w.get(..HEADER)?;
-        let whole = |x: f64| (x.is_finite() && x >= 0.0 && x.fract() == 0.0).then_some(x as usize);
-        let next = match whole(head[1])? {
-            0 => Next::Start,
-            1 => Next::Iterate,
-            2 => Next::Residual,
-            3 => Next::Done,
-            _ => return None,
-        };
-        let nd = whole(head[10])?;
-        let end = nd.checked_mul(3)?.checked_add(HEADER)?;
-        let dets = w.get(HEADER..end)?;
-        let detections =
-            dets.chunks(3).map(|d| Detection { iteration: d[0] as u64, defect: d[1], tolerance: d[2] }).collect();
-        let bytes: Vec<u8> =
-            w[end..].iter().map(|&c| whole(c).and_then(|b| u8::try_from(b).ok())).collect::<Option<_>>()?;
-        let reason = String::from_utf8(bytes).ok()?;
-        let error = match whole(head[7])? {
-            0 => None,
-            1 => Some(Error::NotPositiveDefinite {
-                routine: ROUTINE.into(),
-                iteration: head[8] as u64,
-                curvature: head[9],
-            }),
-            _ => Some(Error::Breakdown { routine: ROUTINE.into(), iteration: head[8] as u64, reason }),
-        };
-        Some(CgState {
-            steps: head[0] as u64,
-            next,
-            scalars: Scalars { rho: head[2], rr: head[3], bb: head[4] },
-            iterations: head[5] as u64,
-            true_rr: head[6],
-            error,
-            detections,
-        })
+impl std::fmt::Display for CgCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} tol={:e} maxit={} jacobi={}", self.matrix, self.tol, self.maxit, self.jacobi)
     }
 }
 
@@ -308,6 +280,7 @@ impl Algorithm for CgSteps<'_> {
     type Error = Error;
     type Scratch = CgScratch;
     type State = CgState;
+    type Call = CgCall;
     type Check = ChecksumCheck;
     const OP: &'static str = "cg";
     const STEP_PHASES: &'static [Phase] = STEP_PHASES;
@@ -330,9 +303,9 @@ impl Algorithm for CgSteps<'_> {
     fn encode(&mut self, grid: &Grid) -> Result<()> {
         encode_checksums(grid, &mut self.ext, &self.layout)?;
         if let Some((b, x)) = self.inputs.take() {
-            self.v = Vectors::from_inputs(grid, &self.ext.e, b, x, self.opts.jacobi)?;
+            self.v = Vectors::from_inputs(grid, &self.ext.matrix, b, x, self.opts.jacobi)?;
         }
-        self.sums = ColumnSums::of(grid, &self.ext.e, self.lc)?;
+        self.sums = ColumnSums::of(grid, &self.ext.matrix, self.lc)?;
         Ok(())
     }
 
@@ -340,7 +313,7 @@ impl Algorithm for CgSteps<'_> {
         let tamper = self.corrupt.filter(|&(r, at)| r == grid.rank() && at == k).map(|_| 1.0);
         let mut enter = |phase| clock.enter(grid, phase);
         let mut op = Operator {
-            a: &self.ext.e,
+            a: &self.ext.matrix,
             lc: self.lc,
             sums: Some(&self.sums),
             tamper,
@@ -381,7 +354,7 @@ impl Algorithm for CgSteps<'_> {
                 self.state.next = Next::Done;
             }
             CgScratch::Failed(e) => {
-                self.state.error = Some(e);
+                self.state.failure = Some(CgFailure::of(&e));
                 self.state.next = Next::Done;
             }
         }
@@ -400,7 +373,7 @@ impl Algorithm for CgSteps<'_> {
         if let Some(&victim) = lost.iter().find(|&&r| r / q == grid.myrow()) {
             // The row's vector pieces, from its lowest surviving process.
             let root = (0..q).find(|&c| c != victim % q).unwrap_or(0);
-            let lr = self.ext.e.local_rows();
+            let lr = self.ext.matrix.local_rows();
             let len = if self.opts.jacobi { 5 * lr } else { 4 * lr };
             let mut buf = if grid.mycol() == root { self.v.pack() } else { vec![0.0; len] };
             grid.broadcast(Scope::Row, &mut buf, root)?;
@@ -413,7 +386,7 @@ impl Algorithm for CgSteps<'_> {
             }
         }
         // The column sums cover the rebuilt blocks.
-        self.sums = ColumnSums::of(grid, &self.ext.e, self.lc)?;
+        self.sums = ColumnSums::of(grid, &self.ext.matrix, self.lc)?;
         Ok(())
     }
 
@@ -422,15 +395,15 @@ impl Algorithm for CgSteps<'_> {
     }
 
     /// The matrix's shape and the options the vectors depend on.
-    fn shape(&self) -> String {
+    fn call(&self) -> CgCall {
         let o = &self.opts;
-        format!("{} tol={:e} maxit={} jacobi={}", self.ext.shape(), o.tol, o.maxit, o.jacobi)
+        CgCall { matrix: self.ext.shape(), tol: o.tol, maxit: o.maxit, jacobi: o.jacobi }
     }
 
     /// A and its sums, then the vectors (restored processes take no inputs).
     fn saved_arrays(&mut self) -> Vec<&mut [f64]> {
         self.inputs = None;
-        let lr = self.ext.e.local_rows();
+        let lr = self.ext.matrix.local_rows();
         let mut v = self.ext.saved_arrays();
         v.extend(self.v.arrays_mut(lr, self.opts.jacobi));
         v
@@ -443,38 +416,29 @@ mod tests {
 
     #[test]
     fn the_replicated_state_survives_its_round_trip() {
+        use recovery::Replicated;
         let base = CgState {
             steps: 12,
             next: Next::Iterate,
             scalars: Scalars { rho: 0.5, rr: 1e-9, bb: 4.0 },
             iterations: 11,
             true_rr: 0.0,
-            error: None,
+            failure: None,
             detections: vec![Detection { iteration: 7, defect: 1.0, tolerance: 2e-7 }],
         };
-        let npd = CgState {
-            error: Some(Error::NotPositiveDefinite { routine: ROUTINE.into(), iteration: 3, curvature: -0.25 }),
-            next: Next::Done,
-            ..base.clone()
-        };
+        let npd_error = Error::NotPositiveDefinite { routine: ROUTINE.into(), iteration: 3, curvature: -0.25 };
+        let npd = CgState { failure: Some(CgFailure::of(&npd_error)), next: Next::Done, ..base.clone() };
         let breakdown = CgState {
-            error: Some(Error::Breakdown {
-                routine: ROUTINE.into(),
-                iteration: 9,
-                reason: "pᵀq ≤ 0 — non-finite".into(),
-            }),
+            failure: Some(CgFailure::Breakdown { iteration: 9, reason: "pᵀq ≤ 0 — non-finite".into() }),
             next: Next::Residual,
             ..base.clone()
         };
+        assert_eq!(npd.outcome(&CgOptions::default()).unwrap_err(), npd_error);
         for s in [base, npd, breakdown] {
             assert_eq!(CgState::from_bytes(&s.to_bytes()), Some(s));
         }
         // Corrupt bytes are refused, not misread.
         assert_eq!(CgState::from_bytes(&[1, 2, 3]), None);
-        let mut words = vec![0.0; HEADER];
-        words[10] = f64::NAN;
-        assert_eq!(CgState::from_bytes(&words.to_bytes()), None);
-        words[10] = 1e300;
-        assert_eq!(CgState::from_bytes(&words.to_bytes()), None);
+        assert_eq!(CgState::from_bytes(&[]), None);
     }
 }

@@ -57,7 +57,7 @@ pub(super) fn far_columns(ext: &Extended, layout: &ReverseNeighborLayout, k: usi
     let (nb, q, nbc, groups) = (layout.nb(), layout.q(), layout.data_block_cols(), layout.groups());
     let g_near = last_near_group(layout, k);
     let (first, end) = ((g_near + 1) * q * nb, (nbc + 2 * (groups - 1 - g_near)) * nb);
-    ext.e.local_cols_before(first)..ext.e.local_cols_before(end)
+    ext.matrix.local_cols_before(first)..ext.matrix.local_cols_before(end)
 }
 
 impl Deferred {
@@ -78,14 +78,14 @@ impl Deferred {
     /// solve.
     pub fn update_block_row(&self, ext: &mut Extended, rows: Range<usize>, cols: Range<usize>) {
         let (dj0, djb, dlw) = (self.panel.j0, self.panel.jb, self.panel.lw);
-        let lld = ext.e.lld();
+        let lld = ext.matrix.lld();
         if cols.is_empty() || rows.is_empty() {
             return;
         }
         let mut u = Vec::new();
-        crate::lu::pack(ext.e.local(), lld, dj0..dj0 + djb, cols.clone(), &mut u);
+        crate::lu::pack(ext.matrix.local(), lld, dj0..dj0 + djb, cols.clone(), &mut u);
         let l = &self.panel.l()[rows.start - dj0..];
-        let c = &mut ext.e.local_mut()[rows.start + cols.start * lld..];
+        let c = &mut ext.matrix.local_mut()[rows.start + cols.start * lld..];
         blas::dgemm(Trans::No, Trans::No, rows.len(), cols.len(), djb, -1.0, l, dlw, &u, djb, 1.0, c, lld);
     }
 
@@ -123,10 +123,10 @@ impl TwoPanels {
         if cols.is_empty() || self.rows == 0 {
             return;
         }
-        let lld = ext.e.lld();
+        let lld = ext.matrix.lld();
         let mut u = Vec::new();
-        crate::lu::pack(ext.e.local(), lld, self.u0..self.below, cols.clone(), &mut u);
-        let c = &mut ext.e.local_mut()[self.below + cols.start * lld..];
+        crate::lu::pack(ext.matrix.local(), lld, self.u0..self.below, cols.clone(), &mut u);
+        let c = &mut ext.matrix.local_mut()[self.below + cols.start * lld..];
         blas::dgemm(
             Trans::No,
             Trans::No,
@@ -149,21 +149,19 @@ impl TwoPanels {
 /// (every process dropped the kept panel): step `k − 1`'s panel L, sent
 /// by its owner from A.
 pub(super) fn resend(grid: &Grid, ext: &Extended, k: usize) -> Result<Deferred> {
-    let nb = ext.e.nb();
+    let nb = ext.matrix.nb();
     let (j0, jb) = ((k - 1) * nb, nb);
-    let lw = ext.e.m() - j0;
-    let owner = ext.e.col_owner(j0);
+    let lw = ext.matrix.m() - j0;
+    let owner = ext.matrix.col_owner(j0);
     let mut panel = Panel::new(j0, jb, lw);
     if grid.mycol() as usize == owner {
-        let (lc0, lld) = (ext.e.local_cols_before(j0), ext.e.lld());
+        let (lc0, lld) = (ext.matrix.local_cols_before(j0), ext.matrix.lld());
         for (c, col) in panel.l_mut().chunks_exact_mut(lw.max(1)).enumerate() {
             let at = (lc0 + c) * lld + j0;
-            col.copy_from_slice(&ext.e.local()[at..at + lw]);
+            col.copy_from_slice(&ext.matrix.local()[at..at + lw]);
         }
     }
     grid.broadcast(Scope::Row, panel.l_mut(), owner as i32)?;
-    if std::env::var_os("FTLA_DEBUG").is_some() {
-        eprintln!("[ftla rank {}] step {k}: panel {} sent again for its deferred update", grid.rank(), k - 1);
-    }
+    blacs_ft::trace!("rank {}: step {k}: panel {} sent again for its deferred update", grid.rank(), k - 1);
     Ok(Deferred { panel })
 }

@@ -64,7 +64,7 @@ pub(super) fn compute(
 fn update(ext: &Extended, panel: &Panel, swaps: &[(usize, usize)], cols: Range<usize>, out: &mut Vec<f64>) {
     let (j0, jb, lw) = (panel.j0, panel.jb, panel.lw);
     let n = cols.len();
-    crate::lu::pack(ext.e.local(), ext.e.lld(), j0..j0 + lw, cols, out);
+    crate::lu::pack(ext.matrix.local(), ext.matrix.lld(), j0..j0 + lw, cols, out);
     for &(r, p) in swaps.iter().filter(|(r, p)| r != p) {
         for t in 0..n {
             out.swap(t * lw + r - j0, t * lw + p - j0);

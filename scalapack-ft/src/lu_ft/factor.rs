@@ -22,8 +22,8 @@ use super::deferred::{self, Deferred};
 use super::early::{self, Early};
 use super::rows::{self, Columns, Moves};
 use crate::abft::{
-    self, check_layout, encode_checksums, owners_panel, send_ahead, set_up_call, ChecksumCheck, Extended, FtOptions,
-    FtReport, FtWorkspace,
+    self, check_layout, encode_checksums, send_ahead, set_up_call, ChecksumCheck, Extended, FtOptions, FtReport,
+    FtWorkspace, MatrixShape, PanelDriver,
 };
 use crate::blas::{self, Trans};
 use crate::error::{check_finite, Error, Result};
@@ -34,7 +34,8 @@ use crate::row_panel::broadcast_panel;
 use blacs_ft::{Grid, Scope};
 use checksum::ReverseNeighborLayout;
 use recovery::protocol::{self, Algorithm, Phase, PhaseClock};
-use recovery::{Region, Replicated};
+use recovery::Region;
+use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
 const ROUTINE: &str = "pdgetrf_ft";
@@ -106,21 +107,18 @@ pub fn pdgetrf_ft_in(
     if !start.joining() {
         check = check.and_then(|()| check_finite(ROUTINE, 3, a));
     }
-    let (ext, layout) = set_up_call(region, "lu", ROUTINE, &start, a, work, layout.ok(), check)?;
+    let (ext, layout) = set_up_call(region, LuSteps::OP, ROUTINE, &start, a, work, layout.ok(), check)?;
     let overhead_model = layout.overhead_model_lu();
     let mut lu = LuSteps {
         nsteps: mn.div_ceil(a.nb()) as u64,
         state: LuState { ipiv: vec![0; mn], zero: None },
-        ext,
-        layout,
-        backup: None,
-        ahead: None,
+        driver: PanelDriver::new(ext, layout),
         deferred: None,
         mycol: region.grid().mycol() as usize,
         corrupt: opts.corrupt,
     };
     let outcome = protocol::run(region, &mut lu, start, opts.verify);
-    lu.ext.release(a, work, outcome.is_ok());
+    lu.driver.ext.release(a, work, outcome.is_ok());
     let outcome = outcome?;
     // (As pdgetrf: a singular matrix is factored, and said so.)
     ipiv.clone_from(&lu.state.ipiv);
@@ -137,7 +135,7 @@ fn check_args(grid: &Grid, a: &DistMatrix) -> Result<()> {
 
 /// LU's replicated state: the pivots so far (0-based, global) and the
 /// first exactly-zero pivot.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct LuState {
     ipiv: Vec<i64>,
     zero: Option<usize>,
@@ -150,21 +148,6 @@ impl LuState {
             Some(index) => Err(Error::Singular { routine: ROUTINE.into(), index }),
             None => Ok(()),
         }
-    }
-}
-
-impl Replicated for LuState {
-    fn to_bytes(&self) -> Vec<u8> {
-        let mut words = Vec::with_capacity(self.ipiv.len() + 1);
-        words.push(self.zero.map_or(-1, |z| z as i64));
-        words.extend_from_slice(&self.ipiv);
-        words.to_bytes()
-    }
-
-    fn from_bytes(bytes: &[u8]) -> Option<Self> {
-        let words = Vec::<i64>::from_bytes(bytes)?;
-        let (&zero, ipiv) = words.split_first()?;
-        Some(LuState { ipiv: ipiv.to_vec(), zero: usize::try_from(zero).ok() })
     }
 }
 
@@ -194,23 +177,20 @@ struct StepScratch {
 /// Progresses the look-ahead panel's broadcast; a failure is kept for the
 /// next step's phase 1 to report.
 fn progress(grid: &Grid, ahead: &mut LookAhead) {
-    if let (Ok(_), Some(sending)) = (&ahead.0, &mut ahead.2) {
+    if let (Ok(_), Some(sending)) = (&ahead.panel, &mut ahead.sending) {
         if let Err(e) = grid.test_broadcast(sending) {
-            ahead.0 = Err(e.into());
+            ahead.panel = Err(e.into());
         }
     }
 }
 
 /// The LU's share of the protocol: its steps on the extended matrix.
 struct LuSteps {
-    ext: Extended,
-    layout: ReverseNeighborLayout,
+    /// The extended matrix, the panel's backup and the look-ahead (one
+    /// process row: factored by its owner during the last agreement).
+    driver: PanelDriver<Panel>,
     state: LuState,
     nsteps: u64,
-    /// The current panel's backup (local column, data), on its owner.
-    backup: Option<(usize, Vec<f64>)>,
-    /// The next panel, factored by its owner during the last agreement.
-    ahead: Option<LookAhead>,
     /// One process row: the last step's update of the far columns, left
     /// for this step (see [`super::deferred`]).
     deferred: Option<Deferred>,
@@ -222,7 +202,7 @@ struct LuSteps {
 impl LuSteps {
     /// First column and width of panel `k`.
     fn block(&self, k: usize) -> (usize, usize) {
-        let nb = self.ext.e.nb();
+        let nb = self.driver.ext.matrix.nb();
         let mn = self.state.ipiv.len();
         (k * nb, nb.min(mn - k * nb))
     }
@@ -233,6 +213,7 @@ impl Algorithm for LuSteps {
     type Scratch = StepScratch;
     type State = LuState;
     type Check = ChecksumCheck;
+    type Call = MatrixShape;
     const OP: &'static str = "lu";
     const STEP_PHASES: &'static [Phase] = STEP_PHASES;
 
@@ -254,42 +235,41 @@ impl Algorithm for LuSteps {
     }
 
     fn encode(&mut self, grid: &Grid) -> Result<()> {
-        encode_checksums(grid, &mut self.ext, &self.layout)
+        encode_checksums(grid, &mut self.driver.ext, &self.driver.layout)
     }
 
     fn exchange(&mut self, grid: &Grid, k: u64, clock: &mut PhaseClock) -> Result<StepScratch> {
         let k = k as usize;
         let (j0, jb) = self.block(k);
-        let ext = &mut self.ext;
+        let ext = &mut self.driver.ext;
         let (myrow, mycol) = (grid.myrow() as usize, grid.mycol() as usize);
-        let owner = ext.e.col_owner(j0);
-        let lr0 = ext.e.local_rows_before(j0);
-        let lw = ext.e.local_rows() - lr0;
-        let lc0 = ext.e.local_cols_before(j0);
+        let owner = ext.matrix.col_owner(j0);
+        let lr0 = ext.matrix.local_rows_before(j0);
+        let lw = ext.matrix.local_rows() - lr0;
+        let lc0 = ext.matrix.local_cols_before(j0);
         // The panel, with its pivot search, on a backed-up panel (or the
         // one its owner factored ahead, during the last commit).
         clock.enter(grid, Phase::Panel);
         if grid.nprow() == 1
             && k > 0
-            && deferred::defers(&self.layout, k - 1, self.nsteps as usize)
+            && deferred::defers(&self.driver.layout, k - 1, self.nsteps as usize)
             && self.deferred.is_none()
         {
-            self.deferred = Some(deferred::resend(grid, &self.ext, k)?);
+            self.deferred = Some(deferred::resend(grid, &self.driver.ext, k)?);
         }
-        let ext = &mut self.ext;
         let (mine, sending) =
-            owners_panel(ext, self.ahead.take(), mycol == owner, (lc0, jb), &mut self.backup, |ext| {
-                factor_panel(grid, &mut ext.e, j0, jb)
-            })?;
+            self.driver.owners_panel(mycol == owner, (lc0, jb), |ext| factor_panel(grid, &mut ext.matrix, j0, jb))?;
+        let ext = &mut self.driver.ext;
         // Along the process rows: L (with U11 on the diagonal process row)
         // and the pivots.
         clock.enter(grid, Phase::Bcast);
         let panel: Panel = broadcast_panel(grid, (mine, sending), owner, (j0, jb, lw))?;
-        panel.validate(ext.e.m())?;
+        panel.validate(ext.matrix.m())?;
         let swaps = panel.swaps();
         let panel_cols = if mycol == owner { lc0..lc0 + jb } else { lc0..lc0 };
         let cols = Columns::new(ext, panel_cols);
-        let trail = ext.e.local_cols_before(j0 + jb)..ext.e.local_cols_before(self.layout.active_end_col(k));
+        let trail =
+            ext.matrix.local_cols_before(j0 + jb)..ext.matrix.local_cols_before(self.driver.layout.active_end_col(k));
         // The rows the interchanges move between process rows.
         clock.enter(grid, Phase::Swap);
         let moves = if grid.nprow() > 1 { Some(rows::exchange(grid, ext, &swaps, &cols)?) } else { None };
@@ -298,10 +278,10 @@ impl Algorithm for LuSteps {
         clock.enter(grid, Phase::Update);
         let mut u = Vec::new();
         if let Some(moves) = &moves {
-            let pr = ext.e.row_owner(j0);
+            let pr = ext.matrix.row_owner(j0);
             u = vec![0.0; jb * trail.len()];
             if myrow == pr {
-                let (lld, data) = (ext.e.lld(), ext.e.local());
+                let (lld, data) = (ext.matrix.lld(), ext.matrix.local());
                 for i in 0..jb {
                     let li = lr0 + i;
                     let moved = moves.row(li);
@@ -323,28 +303,28 @@ impl Algorithm for LuSteps {
     /// [`super::early`]).
     fn while_agreeing(&mut self, s: &mut StepScratch, agreed: &mut dyn FnMut() -> bool) {
         let (n0, mn) = (s.panel.j0 + s.panel.jb, self.state.ipiv.len());
-        if s.moves.is_some() || s.trail.is_empty() || n0 >= mn || self.ext.e.col_owner(n0) != self.mycol {
+        if s.moves.is_some() || s.trail.is_empty() || n0 >= mn || self.driver.ext.matrix.col_owner(n0) != self.mycol {
             return;
         }
-        let nw = self.ext.e.nb().min(mn - n0);
-        s.early = Some(early::compute(&self.ext, &s.panel, &s.swaps, s.trail.clone(), nw, agreed));
+        let nw = self.driver.ext.matrix.nb().min(mn - n0);
+        s.early = Some(early::compute(&self.driver.ext, &s.panel, &s.swaps, s.trail.clone(), nw, agreed));
     }
 
     fn commit(&mut self, grid: &Grid, k: u64, s: StepScratch) {
         let StepScratch { panel, swaps, cols, moves, mut u, trail, early } = s;
-        self.backup = None;
+        self.driver.backup = None;
         let (j0, jb) = (panel.j0, panel.jb);
-        let ext = &mut self.ext;
+        let ext = &mut self.driver.ext;
         match &moves {
             Some(m) => rows::apply(ext, &cols, m),
             None => rows::swap_in_place(ext, &cols, &swaps),
         }
-        let (lr, lld) = (ext.e.local_rows(), ext.e.lld());
-        let lr0 = ext.e.local_rows_before(j0);
-        let lrb = ext.e.local_rows_before(j0 + jb);
+        let (lr, lld) = (ext.matrix.local_rows(), ext.matrix.lld());
+        let lr0 = ext.matrix.local_rows_before(j0);
+        let lrb = ext.matrix.local_rows_before(j0 + jb);
         let lw = panel.lw;
         let myrow = grid.myrow() as usize;
-        let diagonal_row = ext.e.row_owner(j0) == myrow;
+        let diagonal_row = ext.matrix.row_owner(j0) == myrow;
         // One process row: the far columns this step leaves to the next
         // one, or the last step's that it completes (see `deferred`).
         let within_trail = |r: Range<usize>| {
@@ -352,11 +332,11 @@ impl Algorithm for LuSteps {
             start..r.end.min(trail.end).max(start)
         };
         let mut pending = if moves.is_none() { self.deferred.take() } else { None };
-        let defers = moves.is_none() && deferred::defers(&self.layout, k as usize, self.nsteps as usize);
+        let defers = moves.is_none() && deferred::defers(&self.driver.layout, k as usize, self.nsteps as usize);
         // (The far columns of the step that deferred, or of this one.)
         let far = match (&pending, defers) {
-            (Some(_), _) => within_trail(deferred::far_columns(ext, &self.layout, k as usize - 1)),
-            (None, true) => within_trail(deferred::far_columns(ext, &self.layout, k as usize)),
+            (Some(_), _) => within_trail(deferred::far_columns(ext, &self.driver.layout, k as usize - 1)),
+            (None, true) => within_trail(deferred::far_columns(ext, &self.driver.layout, k as usize)),
             (None, false) => 0..0,
         };
         if let Some(d) = &mut pending {
@@ -371,16 +351,16 @@ impl Algorithm for LuSteps {
             if moves.is_none() {
                 // One process row: the block row is local; solve it in place.
                 if !rest.is_empty() {
-                    let data = ext.e.local_mut();
+                    let data = ext.matrix.local_mut();
                     let b = &mut data[lr0 + rest.start * lld..];
                     panel.solve_block_row(rest.len(), b, lld);
                     crate::lu::pack(data, lld, lr0..lr0 + jb, rest.clone(), &mut u);
                 }
                 if let Some(e) = &early {
-                    crate::lu::unpack(&e.updated, ext.e.local_mut(), lld, lr0..lr, e.cols.clone());
+                    crate::lu::unpack(&e.updated, ext.matrix.local_mut(), lld, lr0..lr, e.cols.clone());
                 }
             } else if diagonal_row {
-                crate::lu::unpack(&u, ext.e.local_mut(), lld, lr0..lr0 + jb, trail.clone());
+                crate::lu::unpack(&u, ext.matrix.local_mut(), lld, lr0..lr0 + jb, trail.clone());
             }
             // `u` holds U's block row from column `u0` on.
             let u0 = if moves.is_none() { rest.start } else { trail.start };
@@ -388,7 +368,7 @@ impl Algorithm for LuSteps {
                 if lrb < lr && !cols.is_empty() {
                     let l21 = &panel.l()[lrb - lr0..];
                     let b = &u[(cols.start - u0) * jb..];
-                    let c = &mut ext.e.local_mut()[lrb + cols.start * lld..];
+                    let c = &mut ext.matrix.local_mut()[lrb + cols.start * lld..];
                     blas::dgemm(Trans::No, Trans::No, lr - lrb, cols.len(), jb, -1.0, l21, lw, b, jb, 1.0, c, lld);
                 }
             };
@@ -416,7 +396,7 @@ impl Algorithm for LuSteps {
                     // sender is inside MPI).
                     let ncols = trail.start..trail.start + next.jb;
                     let nbackup = ext.panel_backup(ncols.start, next.jb);
-                    crate::lu::unpack(next.l(), ext.e.local_mut(), lld, lrb..lr, ncols.clone());
+                    crate::lu::unpack(next.l(), ext.matrix.local_mut(), lld, lrb..lr, ncols.clone());
                     let mut ahead: LookAhead = send_ahead(grid, ext, (ncols.start, nbackup), Ok(next));
                     let step = early::chunk_columns(lr - lrb, jb);
                     let mut c = rest.start;
@@ -426,16 +406,16 @@ impl Algorithm for LuSteps {
                         c = end;
                         progress(grid, &mut ahead);
                     }
-                    if ahead.0.is_err() {
+                    if ahead.panel.is_err() {
                         // Reported at the next step's phase 1.
-                        ext.restore_panel(ncols.start, &ahead.1);
+                        ext.restore_panel(ncols.start, &ahead.backup);
                     }
-                    self.ahead = Some(ahead);
+                    self.driver.ahead = Some(ahead);
                 }
                 None => update(ext, rest),
             }
         }
-        ext.accumulate_finished(&self.layout, k as usize, j0, jb, panel.l(), lw);
+        ext.accumulate_finished(&self.driver.layout, k as usize, j0, jb, panel.l(), lw);
         for (i, p) in panel.pivots().enumerate() {
             self.state.ipiv[j0 + i] = p as i64;
         }
@@ -450,5 +430,23 @@ impl Algorithm for LuSteps {
         }
     }
 
-    abft::panel_driver_on_extended!();
+    fn abort(&mut self, _k: u64) {
+        self.driver.abort();
+    }
+
+    fn rebuild(&mut self, grid: &Grid, committed: u64, lost: &[i32]) -> Result<()> {
+        self.driver.rebuild(grid, committed, lost)
+    }
+
+    fn verify(&self, grid: &Grid, committed: u64) -> Result<ChecksumCheck> {
+        self.driver.verify(grid, committed)
+    }
+
+    fn call(&self) -> MatrixShape {
+        self.driver.call()
+    }
+
+    fn saved_arrays(&mut self) -> Vec<&mut [f64]> {
+        self.driver.saved_arrays()
+    }
 }

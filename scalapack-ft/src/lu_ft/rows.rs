@@ -35,7 +35,7 @@ pub(super) struct Columns {
 impl Columns {
     /// Every local column of `ext` but `panel`.
     pub fn new(ext: &Extended, panel: Range<usize>) -> Columns {
-        let cols = (0..ext.e.local_cols()).filter(|c| !panel.contains(c)).collect();
+        let cols = (0..ext.matrix.local_cols()).filter(|c| !panel.contains(c)).collect();
         Columns { ext: cols, panel }
     }
 
@@ -51,7 +51,7 @@ impl Columns {
 
     /// Columns per row in a buffer: the extended matrix's and the D_g's.
     fn width(&self, ext: &Extended) -> usize {
-        self.ext.len() + ext.d.iter().flatten().count() * ext.e.nb()
+        self.ext.len() + ext.left_sums.iter().flatten().count() * ext.matrix.nb()
     }
 }
 
@@ -84,7 +84,7 @@ pub(super) fn exchange(grid: &Grid, ext: &Extended, swaps: &[(usize, usize)], co
     let moves = compose(swaps);
     let nprow = grid.nprow() as usize;
     let (me, mycol) = (grid.myrow() as usize, grid.mycol());
-    let e = &ext.e;
+    let e = &ext.matrix;
     let mut rows_to: Vec<Vec<usize>> = vec![Vec::new(); nprow];
     let mut rows_from: Vec<Vec<usize>> = vec![Vec::new(); nprow];
     for &(pos, src) in &moves {
@@ -123,16 +123,16 @@ pub(super) fn exchange(grid: &Grid, ext: &Extended, swaps: &[(usize, usize)], co
 
 /// The commit of [`exchange`]'s moves: writes every moved row.
 pub(super) fn apply(ext: &mut Extended, cols: &Columns, moves: &Moves) {
-    let (lld, lr, nb) = (ext.e.lld(), ext.e.local_rows(), ext.e.nb());
+    let (lld, lr, nb) = (ext.matrix.lld(), ext.matrix.local_rows(), ext.matrix.nb());
     for (rows, vals) in &moves.writes {
         for (i, &li) in rows.iter().enumerate() {
             let row = &vals[i * moves.width..(i + 1) * moves.width];
-            let data = ext.e.local_mut();
+            let data = ext.matrix.local_mut();
             for (&c, &x) in cols.ext.iter().zip(row) {
                 data[c * lld + li] = x;
             }
             let mut at = cols.ext.len();
-            for d in ext.d.iter_mut().flatten() {
+            for d in ext.left_sums.iter_mut().flatten() {
                 for c in 0..nb {
                     d[c * lr + li] = row[at + c];
                 }
@@ -150,15 +150,15 @@ pub(super) fn swap_in_place(ext: &mut Extended, cols: &Columns, swaps: &[(usize,
     if swaps.is_empty() {
         return;
     }
-    let (lld, lr, nb) = (ext.e.lld(), ext.e.local_rows(), ext.e.nb());
-    let data = ext.e.local_mut();
+    let (lld, lr, nb) = (ext.matrix.lld(), ext.matrix.local_rows(), ext.matrix.nb());
+    let data = ext.matrix.local_mut();
     for &c in &cols.ext {
         let col = &mut data[c * lld..c * lld + lr];
         for &(r, p) in &swaps {
             col.swap(r, p);
         }
     }
-    for d in ext.d.iter_mut().flatten() {
+    for d in ext.left_sums.iter_mut().flatten() {
         for c in 0..nb {
             let col = &mut d[c * lr..(c + 1) * lr];
             for &(r, p) in &swaps {
@@ -170,12 +170,12 @@ pub(super) fn swap_in_place(ext: &mut Extended, cols: &Columns, swaps: &[(usize,
 
 /// Rows `rows` (local) of the buffer columns, row after row.
 fn read_rows(ext: &Extended, cols: &Columns, rows: &[usize], width: usize) -> Vec<f64> {
-    let (lld, lr, nb) = (ext.e.lld(), ext.e.local_rows(), ext.e.nb());
-    let data = ext.e.local();
+    let (lld, lr, nb) = (ext.matrix.lld(), ext.matrix.local_rows(), ext.matrix.nb());
+    let data = ext.matrix.local();
     let mut out = Vec::with_capacity(rows.len() * width);
     for &li in rows {
         out.extend(cols.ext.iter().map(|&c| data[c * lld + li]));
-        for d in ext.d.iter().flatten() {
+        for d in ext.left_sums.iter().flatten() {
             out.extend((0..nb).map(|c| d[c * lr + li]));
         }
     }

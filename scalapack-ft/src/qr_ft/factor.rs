@@ -3,8 +3,8 @@
 //! protocol of `recovery::protocol`, and the ABFT of [`crate::abft`].
 
 use crate::abft::{
-    self, check_layout, encode_checksums, owners_panel, send_ahead, set_up_call, ChecksumCheck, Extended, FtOptions,
-    FtReport, FtWorkspace,
+    check_layout, encode_checksums, send_ahead, set_up_call, ChecksumCheck, FtOptions, FtReport, FtWorkspace,
+    MatrixShape, PanelDriver,
 };
 use crate::blas::Trans;
 use crate::error::{check_finite, Error, Result};
@@ -93,28 +93,22 @@ pub fn pdgeqrf_ft_in(
         // (A replacement's A is meaningless until it is rebuilt.)
         check = check.and_then(|()| check_finite(ROUTINE, 3, a));
     }
-    let (ext, layout) = set_up_call(region, "qr", ROUTINE, &start, a, work, layout.ok(), check)?;
+    let (ext, layout) = set_up_call(region, QrSteps::OP, ROUTINE, &start, a, work, layout.ok(), check)?;
     let kmax = a.m().min(a.n());
     let overhead_model = layout.overhead_model();
     let mut qr = QrSteps {
         panels: kmax.div_ceil(a.nb()) as u64,
         tau: vec![0.0; kmax],
-        ext,
-        layout,
-        ahead: None,
-        backup: None,
+        driver: PanelDriver::new(ext, layout),
         corrupt: opts.corrupt,
     };
     let outcome = protocol::run(region, &mut qr, start, opts.verify);
     // One exit: A gets its storage (or its blocks) back whatever happened.
-    qr.ext.release(a, work, outcome.is_ok());
+    qr.driver.ext.release(a, work, outcome.is_ok());
     let outcome = outcome?;
     *tau = qr.tau;
     Ok(FtReport { recoveries: outcome.recoveries, overhead_model, check: outcome.check, earlier_s: outcome.earlier_s })
 }
-
-/// The next panel as its owner carries it into the next step.
-type LookAhead = abft::LookAhead<Panel>;
 
 /// What phase 1 of a step hands to the commit: the panel's reflectors, the
 /// W of the update (reduced over the process column; with one process row
@@ -127,21 +121,17 @@ struct StepScratch {
 
 /// The QR's share of the protocol: its steps on the extended matrix.
 struct QrSteps {
-    ext: Extended,
-    layout: ReverseNeighborLayout,
+    /// The extended matrix, the panel's backup and the look-ahead.
+    driver: PanelDriver<Panel>,
     tau: Vec<f64>,
     panels: u64,
-    /// The next panel, factored during the last commit by its owner.
-    ahead: Option<LookAhead>,
-    /// The current panel's backup (local column, data), on its owner.
-    backup: Option<(usize, Vec<f64>)>,
     corrupt: Option<(i32, u64)>,
 }
 
 impl QrSteps {
     /// First column and width of panel `k`.
     fn block(&self, k: usize) -> (usize, usize) {
-        let nb = self.ext.e.nb();
+        let nb = self.driver.ext.matrix.nb();
         (k * nb, nb.min(self.tau.len() - k * nb))
     }
 }
@@ -151,6 +141,7 @@ impl Algorithm for QrSteps {
     type Scratch = StepScratch;
     type State = Vec<f64>;
     type Check = ChecksumCheck;
+    type Call = MatrixShape;
     const OP: &'static str = "qr";
     const STEP_PHASES: &'static [Phase] = STEP_PHASES;
 
@@ -168,7 +159,7 @@ impl Algorithm for QrSteps {
     }
 
     fn encode(&mut self, grid: &Grid) -> Result<()> {
-        encode_checksums(grid, &mut self.ext, &self.layout)
+        encode_checksums(grid, &mut self.driver.ext, &self.driver.layout)
     }
 
     /// Panel (on a backed-up panel, or the one factored ahead), its
@@ -177,22 +168,21 @@ impl Algorithm for QrSteps {
     fn exchange(&mut self, grid: &Grid, k: u64, clock: &mut PhaseClock) -> Result<StepScratch> {
         let k = k as usize;
         let (j0, jb) = self.block(k);
-        let ext = &mut self.ext;
         let mycol = grid.mycol() as usize;
-        let owner = ext.e.col_owner(j0);
-        let lrows = ext.e.local_rows() - ext.e.local_rows_before(j0);
-        let lc0 = ext.e.local_cols_before(j0);
+        let m = &self.driver.ext.matrix;
+        let owner = m.col_owner(j0);
+        let lrows = m.local_rows() - m.local_rows_before(j0);
+        let lc0 = m.local_cols_before(j0);
         clock.enter(grid, Phase::Panel);
         let (mine, sending) =
-            owners_panel(ext, self.ahead.take(), mycol == owner, (lc0, jb), &mut self.backup, |ext| {
-                factor_panel(grid, &mut ext.e, j0, jb)
-            })?;
+            self.driver.owners_panel(mycol == owner, (lc0, jb), |ext| factor_panel(grid, &mut ext.matrix, j0, jb))?;
+        let (ext, layout) = (&self.driver.ext, &self.driver.layout);
         clock.enter(grid, Phase::Bcast);
         let panel = broadcast_panel(grid, (mine, sending), owner, (j0, jb, lrows))?;
         clock.enter(grid, Phase::Update);
-        let cols = ext.e.local_cols_before(j0 + jb)..ext.e.local_cols_before(self.layout.active_end_col(k));
+        let cols = ext.matrix.local_cols_before(j0 + jb)..ext.matrix.local_cols_before(layout.active_end_col(k));
         let w = if grid.nprow() > 1 {
-            let mut w = panel.local_w(&ext.e, cols.clone());
+            let mut w = panel.local_w(&ext.matrix, cols.clone());
             panel.reduce_w(grid, &mut w)?;
             Some(w)
         } else {
@@ -205,7 +195,7 @@ impl Algorithm for QrSteps {
     /// the agreement runs.
     fn while_agreeing(&mut self, s: &mut StepScratch, _agreed: &mut dyn FnMut() -> bool) {
         if s.w.is_none() {
-            s.w = Some(s.panel.local_w(&self.ext.e, s.cols.clone()));
+            s.w = Some(s.panel.local_w(&self.driver.ext.matrix, s.cols.clone()));
         }
     }
 
@@ -216,29 +206,47 @@ impl Algorithm for QrSteps {
     fn commit(&mut self, grid: &Grid, k: u64, s: StepScratch) {
         let k = k as usize;
         let StepScratch { panel, w, cols } = s;
-        let mut w = w.unwrap_or_else(|| panel.local_w(&self.ext.e, cols.clone()));
-        self.backup = None;
+        let mut w = w.unwrap_or_else(|| panel.local_w(&self.driver.ext.matrix, cols.clone()));
+        self.driver.backup = None;
         let mycol = grid.mycol() as usize;
         panel.scale_w(Trans::Yes, &mut w, cols.len());
         let next = (k as u64 + 1 < self.panels).then(|| self.block(k + 1));
-        let ext = &mut self.ext;
+        let ext = &mut self.driver.ext;
         match next {
-            Some((n0, nw)) if ext.e.col_owner(n0) == mycol => {
-                let ncols = ext.e.local_cols_before(n0)..ext.e.local_cols_before(n0 + nw);
-                panel.update_cols(&mut ext.e, cols.start, ncols.clone(), &w);
+            Some((n0, nw)) if ext.matrix.col_owner(n0) == mycol => {
+                let ncols = ext.matrix.local_cols_before(n0)..ext.matrix.local_cols_before(n0 + nw);
+                panel.update_cols(&mut ext.matrix, cols.start, ncols.clone(), &w);
                 let nbackup = ext.panel_backup(ncols.start, nw);
-                let early = factor_panel(grid, &mut ext.e, n0, nw);
-                self.ahead = Some(send_ahead(grid, ext, (ncols.start, nbackup), early));
-                panel.update_cols(&mut ext.e, cols.start, ncols.end..cols.end, &w);
+                let early = factor_panel(grid, &mut ext.matrix, n0, nw);
+                self.driver.ahead = Some(send_ahead(grid, ext, (ncols.start, nbackup), early));
+                panel.update_cols(&mut ext.matrix, cols.start, ncols.end..cols.end, &w);
             }
-            _ => panel.update_cols(&mut ext.e, cols.start, cols.clone(), &w),
+            _ => panel.update_cols(&mut ext.matrix, cols.start, cols.clone(), &w),
         }
-        ext.accumulate_finished(&self.layout, k, panel.j0, panel.jb, &panel.v, panel.lrows);
+        ext.accumulate_finished(&self.driver.layout, k, panel.j0, panel.jb, &panel.v, panel.lrows);
         self.tau[panel.j0..panel.j0 + panel.jb].copy_from_slice(&panel.tau());
         if self.corrupt == Some((grid.rank(), k as u64)) {
             ext.corrupt_trailing(panel.j0 + panel.jb);
         }
     }
 
-    abft::panel_driver_on_extended!();
+    fn abort(&mut self, _k: u64) {
+        self.driver.abort();
+    }
+
+    fn rebuild(&mut self, grid: &Grid, committed: u64, lost: &[i32]) -> Result<()> {
+        self.driver.rebuild(grid, committed, lost)
+    }
+
+    fn verify(&self, grid: &Grid, committed: u64) -> Result<ChecksumCheck> {
+        self.driver.verify(grid, committed)
+    }
+
+    fn call(&self) -> MatrixShape {
+        self.driver.call()
+    }
+
+    fn saved_arrays(&mut self) -> Vec<&mut [f64]> {
+        self.driver.saved_arrays()
+    }
 }
