@@ -3,8 +3,9 @@
 //! [`DistMatrix`].
 
 use scalapack_ft::abft::FtWorkspace;
-use scalapack_ft::descriptor::{entry, Descriptor, DLEN};
-use scalapack_ft::{memory, DistMatrix, Error, Grid, Result};
+use scalapack_ft::args::{arg_error, check_first_block_at_origin, check_square_blocks, descriptor_error, entry};
+use scalapack_ft::descriptor::{Descriptor, DLEN};
+use scalapack_ft::{memory, DistMatrix, Grid, Result};
 use std::os::raw::c_int;
 
 /// Where a matrix's arguments sit in the routine's calling sequence
@@ -45,10 +46,6 @@ pub(crate) struct Checked {
     pub n: usize,
 }
 
-pub(crate) fn arg_error(routine: &str, position: u32, entry: usize, name: &str, reason: impl Into<String>) -> Error {
-    Error::Argument { routine: routine.into(), position, entry: entry as u32, name: name.into(), reason: reason.into() }
-}
-
 impl MatrixArg {
     /// ScaLAPACK's checks of a matrix argument on this process (local; the
     /// caller agrees on the verdict): the descriptor, M, N ≥ 0, IA = JA = 1
@@ -65,7 +62,7 @@ impl MatrixArg {
         unsafe { std::ptr::copy_nonoverlapping(self.desc, raw.as_mut_ptr(), DLEN) };
         let (nprow, npcol, myrow) = (grid.nprow() as usize, grid.npcol() as usize, grid.myrow() as usize);
         let desc = Descriptor::from_array(raw, nprow, npcol, myrow)
-            .map_err(|e| arg_error(routine, at.desc, e.index, &format!("{}_{name}", e.arg), e.reason.clone()))?;
+            .map_err(|e| descriptor_error(routine, at.desc, Some(name), &e))?;
         if desc.ctxt() != ictxt {
             return Err(arg_error(
                 routine,
@@ -106,26 +103,10 @@ impl MatrixArg {
                 ));
             }
         }
-        if self.square_blocks && desc.mb() != desc.nb() {
-            return Err(arg_error(
-                routine,
-                at.desc,
-                entry::NB,
-                &format!("NB_{name}"),
-                format!("must equal MB_{name} (square blocks), got MB = {} and NB = {}", desc.mb(), desc.nb()),
-            ));
+        if self.square_blocks {
+            check_square_blocks(routine, at.desc, name, &desc)?;
         }
-        for (src, e, what) in [(desc.rsrc(), entry::RSRC, "RSRC"), (desc.csrc(), entry::CSRC, "CSRC")] {
-            if src != 0 {
-                return Err(arg_error(
-                    routine,
-                    at.desc,
-                    e,
-                    &format!("{what}_{name}"),
-                    format!("must be 0 (the first block on process (0, 0)), got {src}"),
-                ));
-            }
-        }
+        check_first_block_at_origin(routine, at.desc, name, &desc)?;
         let checked = Checked { desc, m, n };
         let (rows, cols) = checked.local_shape(grid);
         if rows > 0 && cols > 0 && self.data.is_null() {
@@ -153,7 +134,7 @@ impl Checked {
         let d = &self.desc;
         let (nprow, npcol, myrow) = (grid.nprow() as usize, grid.npcol() as usize, grid.myrow() as usize);
         let sub = Descriptor::with_min_lld(self.m, self.n, d.mb(), d.nb(), 0, 0, d.ctxt(), nprow, npcol, myrow)
-            .map_err(|e| arg_error(routine, 0, e.index, e.arg, e.to_string()))?;
+            .map_err(|e| descriptor_error(routine, 0, None, &e))?;
         let (rows, cols) = self.local_shape(grid);
         let lld = sub.lld();
         let len = lld * cols;
