@@ -85,8 +85,8 @@ pub fn check_two_process_columns(routine: &str, position: u32, name: &str, grid:
             entry::CTXT,
             &format!("CTXT_{name}"),
             format!(
-                "names a {}x1 grid; a fault-tolerant routine needs at least two process columns (a lost \
-                 process's checksums and vector pieces are kept on another process column)",
+                "names a {}x1 grid; a fault-tolerant routine needs at least two process columns (the second \
+                 copy of each checksum, and of CG's vector pieces, lives on another process column)",
                 grid.nprow()
             ),
         ));
