@@ -3,7 +3,7 @@
 //! `ftla_pdgeqrf_`, `ftla_pdgetrf_`, `ftla_pdgetrs_`.
 
 use crate::call::{run, run_local, set_info, Protection, Routine, Work};
-use crate::matrix::{Checked, MatrixArg, Positions};
+use crate::matrix::{Checked, MatrixArg};
 use crate::tools::get;
 use blacs_ft::index::{indxl2g, numroc};
 use blacs_ft::Scope;
@@ -14,19 +14,9 @@ use scalapack_ft::lu::Transpose;
 use scalapack_ft::{cg_ft, lu, lu_ft, qr, qr_ft, DistMatrix, Error, Grid, Result};
 use std::os::raw::{c_char, c_int};
 
-/// `PxGEQRF(M, N, A, IA, JA, DESCA, TAU, WORK, LWORK, INFO)` and
-/// `PxGETRF(M, N, A, IA, JA, DESCA, IPIV, INFO)` (the same positions).
-const QR_AT: Positions = Positions {
-    data: pdgeqrf::A,
-    m: pdgeqrf::M,
-    n: pdgeqrf::N,
-    ia: pdgeqrf::IA,
-    ja: pdgeqrf::JA,
-    desc: pdgeqrf::DESCA,
-};
-
 /// The matrix a factorization works on: `(M, N, A, IA, JA, DESCA)` at the
-/// head of `PxGEQRF`'s and `PxGETRF`'s argument lists.
+/// head of `PxGEQRF`'s and `PxGETRF`'s argument lists (the same
+/// positions in both).
 fn factored(
     m: *const c_int,
     n: *const c_int,
@@ -43,7 +33,7 @@ fn factored(
         ja: get(ja),
         desc: desca,
         data: a,
-        at: QR_AT,
+        at: pdgeqrf::MATRIX_A,
         square_blocks: true,
     }
 }
@@ -52,7 +42,7 @@ fn factored(
 /// checksums of a fault-tolerant one).
 fn check_factored(r: &Routine, arg: &MatrixArg, grid: &Grid, ictxt: c_int) -> Result<Checked> {
     if r.protection == Protection::FaultTolerant {
-        check_two_process_columns(r.name, QR_AT.desc, "A", grid)?;
+        check_two_process_columns(r.name, pdgeqrf::DESCA, "A", grid)?;
     }
     arg.check(r.name, grid, ictxt)
 }
@@ -454,9 +444,7 @@ pub unsafe extern "C" fn ftla_pdgetrs_(
         ctxt_desc: pdgetrs::DESCA,
     };
     const ROUTINE: &str = R.name;
-    use pdgetrs::{B, DESCA, DESCB, IA, IB, IPIV, JA, JB, N, NRHS, TRANS};
-    let at_a = Positions { data: pdgetrs::A, m: N, n: N, ia: IA, ja: JA, desc: DESCA };
-    let at_b = Positions { data: B, m: N, n: NRHS, ia: IB, ja: JB, desc: DESCB };
+    use pdgetrs::{IPIV, NRHS, TRANS};
     let a_arg = MatrixArg {
         name: "A",
         m: get(n),
@@ -465,7 +453,7 @@ pub unsafe extern "C" fn ftla_pdgetrs_(
         ja: get(ja),
         desc: desca,
         data: a,
-        at: at_a,
+        at: pdgetrs::MATRIX_A,
         square_blocks: true,
     };
     let b_arg = MatrixArg {
@@ -476,7 +464,7 @@ pub unsafe extern "C" fn ftla_pdgetrs_(
         ja: get(jb),
         desc: descb,
         data: b,
-        at: at_b,
+        at: pdgetrs::MATRIX_B,
         square_blocks: false,
     };
     // SAFETY: TRANS points to a character.
@@ -584,10 +572,6 @@ pub unsafe extern "C" fn pdcg_ft_(
     };
     const ROUTINE: &str = R.name;
     let order = get(n);
-    use pdcg::{DESCA, DESCB, DESCX, IA, IB, IX, JA, JB, JX, MAXIT, N, X};
-    let at_a = Positions { data: pdcg::A, m: N, n: N, ia: IA, ja: JA, desc: DESCA };
-    let at_b = Positions { data: pdcg::B, m: N, n: N, ia: IB, ja: JB, desc: DESCB };
-    let at_x = Positions { data: X, m: N, n: N, ia: IX, ja: JX, desc: DESCX };
     let arg = |name, data, ia, ja, desc, at, square_blocks| MatrixArg {
         name,
         m: order,
@@ -599,19 +583,19 @@ pub unsafe extern "C" fn pdcg_ft_(
         at,
         square_blocks,
     };
-    let a_arg = arg("A", a, get(ia), get(ja), desca, at_a, true);
-    let b_arg = arg("B", b, get(ib), get(jb), descb, at_b, false);
-    let x_arg = arg("X", x as *const f64, get(ix), get(jx), descx, at_x, false);
+    let a_arg = arg("A", a, get(ia), get(ja), desca, pdcg::MATRIX_A, true);
+    let b_arg = arg("B", b, get(ib), get(jb), descb, pdcg::MATRIX_B, false);
+    let x_arg = arg("X", x as *const f64, get(ix), get(jx), descx, pdcg::MATRIX_X, false);
     // SAFETY: TOL points to a double.
     let tol = if tol.is_null() { f64::NAN } else { unsafe { *tol } };
     let maxit = get(maxit);
     let check = |grid: &Grid, ictxt: c_int| -> Result<CgArgs> {
-        check_two_process_columns(ROUTINE, at_a.desc, "A", grid)?;
+        check_two_process_columns(ROUTINE, pdcg::DESCA, "A", grid)?;
         let ca = a_arg.check(ROUTINE, grid, ictxt)?;
         let cb = b_arg.check(ROUTINE, grid, ictxt)?;
         let cx = x_arg.check(ROUTINE, grid, ictxt)?;
         if maxit < 0 {
-            return Err(arg_error(ROUTINE, MAXIT, 0, "MAXIT", format!("must be non-negative, got {maxit}")));
+            return Err(arg_error(ROUTINE, pdcg::MAXIT, 0, "MAXIT", format!("must be non-negative, got {maxit}")));
         }
         Ok(CgArgs {
             a: ca.import(grid, ROUTINE, a, true)?,

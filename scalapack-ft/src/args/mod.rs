@@ -18,8 +18,9 @@
 //! ([`check_grid`]), square blocks ([`check_square_blocks`]), the first
 //! block on process (0, 0) ([`check_first_block_at_origin`]) and the two
 //! process columns of the fault-tolerant routines
-//! ([`check_two_process_columns`]). The C ABI reports its arguments
-//! through the same functions.
+//! ([`check_two_process_columns`]); [`chk1mat`] checks a submatrix
+//! `(M, N, IA, JA)` against its descriptor for the C ABI, which reports
+//! every argument through these functions.
 //!
 //! The checks are local: each process checks what it holds, and the
 //! routine agrees on the verdict (`crate::error::agree_on_arguments`), so
@@ -27,10 +28,12 @@
 //! after a `PCHK1MAT` global check.
 
 mod checks;
+mod chk1mat;
 pub mod entry;
 mod positions;
 
 pub use checks::{check_first_block_at_origin, check_grid, check_square_blocks, check_two_process_columns};
+pub use chk1mat::{chk1mat, MatrixPositions, Submatrix};
 pub use positions::{lu_residual, pdcg, pdgels, pdgemm, pdgeqrf, pdgetrf, pdgetrs, pdlaswp, pdormqr};
 
 use crate::descriptor::DescError;

@@ -2,10 +2,15 @@
 //! `INFO = -i` or `-(i·100 + j)`): ScaLAPACK's argument list of the
 //! routine of the same name, or, for ftla's own routines, the one each
 //! module shows. The fault-tolerant `_ft` routines take their plain
-//! sibling's positions.
+//! sibling's positions. `MATRIX_A`, `MATRIX_B`, … gather a matrix's
+//! `(A, M, N, IA, JA, DESCA)` for [`super::chk1mat`].
+
+use super::MatrixPositions;
 
 /// `PDGEQRF(M, N, A, IA, JA, DESCA, TAU, WORK, LWORK, INFO)`.
 pub mod pdgeqrf {
+    use super::MatrixPositions;
+
     pub const M: u32 = 1;
     pub const N: u32 = 2;
     pub const A: u32 = 3;
@@ -15,10 +20,14 @@ pub mod pdgeqrf {
     pub const TAU: u32 = 7;
     pub const WORK: u32 = 8;
     pub const LWORK: u32 = 9;
+    /// A's arguments.
+    pub const MATRIX_A: MatrixPositions = MatrixPositions { data: A, m: M, n: N, ia: IA, ja: JA, desc: DESCA };
 }
 
 /// `PDGETRF(M, N, A, IA, JA, DESCA, IPIV, INFO)`.
 pub mod pdgetrf {
+    use super::MatrixPositions;
+
     pub const M: u32 = 1;
     pub const N: u32 = 2;
     pub const A: u32 = 3;
@@ -26,11 +35,15 @@ pub mod pdgetrf {
     pub const JA: u32 = 5;
     pub const DESCA: u32 = 6;
     pub const IPIV: u32 = 7;
+    /// A's arguments.
+    pub const MATRIX_A: MatrixPositions = MatrixPositions { data: A, m: M, n: N, ia: IA, ja: JA, desc: DESCA };
 }
 
 /// `PDGETRS(TRANS, N, NRHS, A, IA, JA, DESCA, IPIV, B, IB, JB, DESCB,
 /// INFO)`.
 pub mod pdgetrs {
+    use super::MatrixPositions;
+
     pub const TRANS: u32 = 1;
     pub const N: u32 = 2;
     pub const NRHS: u32 = 3;
@@ -43,6 +56,10 @@ pub mod pdgetrs {
     pub const IB: u32 = 10;
     pub const JB: u32 = 11;
     pub const DESCB: u32 = 12;
+    /// A's arguments (N×N).
+    pub const MATRIX_A: MatrixPositions = MatrixPositions { data: A, m: N, n: N, ia: IA, ja: JA, desc: DESCA };
+    /// B's arguments (N×NRHS).
+    pub const MATRIX_B: MatrixPositions = MatrixPositions { data: B, m: N, n: NRHS, ia: IB, ja: JB, desc: DESCB };
 }
 
 /// ftla's `pdlaswp(grid, a, ipiv, dir)` (ScaLAPACK `PDLASWP` with
@@ -105,6 +122,8 @@ pub mod pdgemm {
 /// ftla's own `PDCG(N, A, IA, JA, DESCA, B, IB, JB, DESCB, X, IX, JX,
 /// DESCX, TOL, MAXIT)` (`pdcg`, `pdcg_ft` and the C ABI's `pdcg_ft_`).
 pub mod pdcg {
+    use super::MatrixPositions;
+
     pub const N: u32 = 1;
     pub const A: u32 = 2;
     pub const IA: u32 = 3;
@@ -120,6 +139,12 @@ pub mod pdcg {
     pub const DESCX: u32 = 13;
     pub const TOL: u32 = 14;
     pub const MAXIT: u32 = 15;
+    /// A's arguments (N×N).
+    pub const MATRIX_A: MatrixPositions = MatrixPositions { data: A, m: N, n: N, ia: IA, ja: JA, desc: DESCA };
+    /// B's arguments (N×1).
+    pub const MATRIX_B: MatrixPositions = MatrixPositions { data: B, m: N, n: N, ia: IB, ja: JB, desc: DESCB };
+    /// X's arguments (N×1).
+    pub const MATRIX_X: MatrixPositions = MatrixPositions { data: X, m: N, n: N, ia: IX, ja: JX, desc: DESCX };
 }
 
 /// ftla's `lu_residual(grid, a, lu, ipiv)`: a matrix's descriptor is the
