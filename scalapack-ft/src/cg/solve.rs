@@ -121,14 +121,8 @@ pub(crate) fn check_args(
 pub(crate) fn check_inputs(routine: &str, a: &DistMatrix, b: &DistMatrix, x: &DistMatrix) -> Result<()> {
     check_finite(routine, A, a)?;
     for (pos, name, v) in [(B, "B", b), (X, "X", x)] {
-        if let Err(Error::Argument { routine, reason, .. }) = check_finite(routine, pos, v) {
-            return Err(Error::Argument {
-                routine,
-                position: pos,
-                entry: 0,
-                name: name.into(),
-                reason: reason.replacen("A(", &format!("{name}("), 1),
-            });
+        if let Err(Error::Argument { reason, .. }) = check_finite(routine, pos, v) {
+            return Err(arg_error(routine, pos, 0, name, reason.replacen("A(", &format!("{name}("), 1)));
         }
     }
     Ok(())

@@ -28,7 +28,8 @@
 use super::panel::{factor_panel, Panel, StepLoop};
 use super::ring::{self, Incoming, Poll};
 use super::swap::interchange;
-use crate::args::{check_grid, check_square_blocks, pdgetrf};
+use crate::args::pdgetrf::{A, DESCA};
+use crate::args::{check_grid, check_square_blocks};
 use crate::blas;
 use crate::error::{agree_on_arguments, check_finite, Error, Result};
 use crate::matrix::{pack, DistMatrix};
@@ -112,9 +113,9 @@ pub fn pdgetrf_with(grid: &Grid, a: &mut DistMatrix, ipiv: &mut Vec<i64>, opts: 
 
 /// The local argument checks of [`pdgetrf`] (agreed by the caller).
 fn check_args(grid: &Grid, a: &DistMatrix) -> Result<()> {
-    check_grid(grid, a, "pdgetrf", pdgetrf::DESCA, "A")?;
-    check_square_blocks("pdgetrf", pdgetrf::DESCA, "A", a.desc())?;
-    check_finite("pdgetrf", pdgetrf::A, a)
+    check_grid(grid, a, "pdgetrf", DESCA, "A")?;
+    check_square_blocks("pdgetrf", DESCA, "A", a.desc())?;
+    check_finite("pdgetrf", A, a)
 }
 
 /// One process: LAPACK DGETRF on the whole local matrix. Returns the first

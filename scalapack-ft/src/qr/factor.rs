@@ -26,7 +26,7 @@ use blacs_ft::Grid;
 /// # Errors
 /// Argument errors (MB ≠ NB, a NaN or an infinity in A) are agreed: every
 /// rank returns the same one.
-/// A process failure returns [`Error::Grid`] with a process-failure error.
+/// A process failure returns [`crate::Error::Grid`] with a process-failure error.
 pub fn pdgeqrf(grid: &Grid, a: &mut DistMatrix, tau: &mut Vec<f64>) -> Result<()> {
     // (PDGEQRF(M, N, A, IA, JA, DESCA, ...): A is argument 3, DESCA 6.)
     let check = check_square_blocks("pdgeqrf", DESCA, "A", a.desc()).and_then(|()| check_finite("pdgeqrf", A, a));
