@@ -11,6 +11,7 @@
 
 use crate::process::{self, Context};
 use recovery::protocol::ProtocolError;
+use scalapack_ft::args::{arg_error, entry};
 use scalapack_ft::error::agree_on_arguments;
 use scalapack_ft::{Error, Grid, Result};
 use std::os::raw::c_int;
@@ -65,7 +66,7 @@ pub(crate) struct Routine {
     pub log_name: &'static str,
     pub protection: Protection,
     /// The position of the descriptor that names the grid (INFO
-    /// -(pos·100 + 2) when there is no grid).
+    /// -(pos·100 + 2), its `CTXT` entry, when there is no grid).
     pub ctxt_desc: u32,
 }
 
@@ -102,9 +103,12 @@ fn info_of(e: &Error) -> c_int {
     }
 }
 
+/// A call before any grid exists: its grid-naming descriptor's `CTXT`
+/// names none.
 fn no_grid(r: &Routine, info: *mut c_int) {
-    eprintln!("ftla: {}: there is no grid (call Cftla_gridinit first)", r.name);
-    set_info(info, -(r.ctxt_desc as c_int * 100 + 2));
+    let e = arg_error(r.name, r.ctxt_desc, entry::CTXT, "CTXT", "names no grid (call Cftla_gridinit first)");
+    eprintln!("ftla: {e}");
+    set_info(info, e.info());
 }
 
 /// A call that involves no other process (a workspace query): `f` runs the

@@ -3,22 +3,20 @@
 //! `ftla_pdgeqrf_`, `ftla_pdgetrf_`, `ftla_pdgetrs_`.
 
 use crate::call::{run, run_local, set_info, Protection, Routine, Work};
-use crate::matrix::{arg_error, Checked, MatrixArg, Positions};
+use crate::matrix::{Checked, MatrixArg};
 use crate::tools::get;
 use blacs_ft::index::{indxl2g, numroc};
 use blacs_ft::Scope;
 use scalapack_ft::abft::{FtOptions, FtWorkspace};
+use scalapack_ft::args::{arg_error, check_two_process_columns, pdcg, pdgeqrf, pdgetrf, pdgetrs};
 use scalapack_ft::cg::CgOptions;
 use scalapack_ft::lu::Transpose;
 use scalapack_ft::{cg_ft, lu, lu_ft, qr, qr_ft, DistMatrix, Error, Grid, Result};
 use std::os::raw::{c_char, c_int};
 
-/// `PxGEQRF(M, N, A, IA, JA, DESCA, TAU, WORK, LWORK, INFO)` and
-/// `PxGETRF(M, N, A, IA, JA, DESCA, IPIV, INFO)`.
-const QR_AT: Positions = Positions { data: 3, m: 1, n: 2, ia: 4, ja: 5, desc: 6 };
-
 /// The matrix a factorization works on: `(M, N, A, IA, JA, DESCA)` at the
-/// head of `PxGEQRF`'s and `PxGETRF`'s argument lists.
+/// head of `PxGEQRF`'s and `PxGETRF`'s argument lists (the same
+/// positions in both).
 fn factored(
     m: *const c_int,
     n: *const c_int,
@@ -35,7 +33,7 @@ fn factored(
         ja: get(ja),
         desc: desca,
         data: a,
-        at: QR_AT,
+        at: pdgeqrf::MATRIX_A,
         square_blocks: true,
     }
 }
@@ -44,7 +42,7 @@ fn factored(
 /// checksums of a fault-tolerant one).
 fn check_factored(r: &Routine, arg: &MatrixArg, grid: &Grid, ictxt: c_int) -> Result<Checked> {
     if r.protection == Protection::FaultTolerant {
-        needs_two_columns(r.name, grid, QR_AT.desc)?;
+        check_two_process_columns(r.name, pdgeqrf::DESCA, "A", grid)?;
     }
     arg.check(r.name, grid, ictxt)
 }
@@ -56,20 +54,6 @@ fn qr_lwork_min(grid: &Grid, c: &Checked) -> usize {
     let mp0 = numroc(c.m, nb, grid.myrow() as usize, 0, grid.nprow() as usize);
     let nq0 = numroc(c.n, nb, grid.mycol() as usize, 0, grid.npcol() as usize);
     nb * (mp0 + nq0 + nb)
-}
-
-/// A routine that needs two process columns for its checksums.
-fn needs_two_columns(routine: &str, grid: &Grid, desc_at: u32) -> Result<()> {
-    if grid.npcol() < 2 {
-        return Err(arg_error(
-            routine,
-            desc_at,
-            scalapack_ft::descriptor::entry::CTXT,
-            "CTXT_A",
-            "names a grid with one process column; the checksums need at least two",
-        ));
-    }
-    Ok(())
 }
 
 /// Copies the local TAU: entry `lj` is the scalar of the local column
@@ -114,15 +98,31 @@ impl Work for QrArgs {
 }
 
 /// The QR routines of the ABI.
-const PDGEQRF_FT: Routine =
-    Routine { name: "pdgeqrf_ft_", log_name: "pdgeqrf_ft", protection: Protection::FaultTolerant, ctxt_desc: 6 };
-const PDGEQRF: Routine =
-    Routine { name: "ftla_pdgeqrf_", log_name: "ftla_pdgeqrf", protection: Protection::Plain, ctxt_desc: 6 };
+const PDGEQRF_FT: Routine = Routine {
+    name: "pdgeqrf_ft_",
+    log_name: "pdgeqrf_ft",
+    protection: Protection::FaultTolerant,
+    ctxt_desc: pdgeqrf::DESCA,
+};
+const PDGEQRF: Routine = Routine {
+    name: "ftla_pdgeqrf_",
+    log_name: "ftla_pdgeqrf",
+    protection: Protection::Plain,
+    ctxt_desc: pdgeqrf::DESCA,
+};
 /// The LU routines of the ABI.
-const PDGETRF_FT: Routine =
-    Routine { name: "pdgetrf_ft_", log_name: "pdgetrf_ft", protection: Protection::FaultTolerant, ctxt_desc: 6 };
-const PDGETRF: Routine =
-    Routine { name: "ftla_pdgetrf_", log_name: "ftla_pdgetrf", protection: Protection::Plain, ctxt_desc: 6 };
+const PDGETRF_FT: Routine = Routine {
+    name: "pdgetrf_ft_",
+    log_name: "pdgetrf_ft",
+    protection: Protection::FaultTolerant,
+    ctxt_desc: pdgetrf::DESCA,
+};
+const PDGETRF: Routine = Routine {
+    name: "ftla_pdgetrf_",
+    log_name: "ftla_pdgetrf",
+    protection: Protection::Plain,
+    ctxt_desc: pdgetrf::DESCA,
+};
 
 fn qr_call(
     r: &Routine,
@@ -155,11 +155,23 @@ fn qr_call(
         let c = checked(grid, ictxt)?;
         let lwmin = qr_lwork_min(grid, &c);
         if lwork < 0 || (lwork as usize) < lwmin {
-            return Err(arg_error(routine, 9, 0, "LWORK", format!("must be at least {lwmin} here, got {lwork}")));
+            return Err(arg_error(
+                routine,
+                pdgeqrf::LWORK,
+                0,
+                "LWORK",
+                format!("must be at least {lwmin} here, got {lwork}"),
+            ));
         }
         let taus = numroc(c.m.min(c.n), c.desc.nb(), grid.mycol() as usize, 0, grid.npcol() as usize);
         if taus > 0 && tau.is_null() {
-            return Err(arg_error(routine, 7, 0, "TAU", "is a null pointer, but this process holds a part of it"));
+            return Err(arg_error(
+                routine,
+                pdgeqrf::TAU,
+                0,
+                "TAU",
+                "is a null pointer, but this process holds a part of it",
+            ));
         }
         Ok(QrArgs { mat: c.import(grid, routine, a, r.protection == Protection::FaultTolerant)?, a: c })
     };
@@ -271,7 +283,13 @@ fn lu_call(
     let check = |grid: &Grid, ictxt: c_int| -> Result<QrArgs> {
         let c = check_factored(r, &arg, grid, ictxt)?;
         if c.local_shape(grid).0 > 0 && ipiv.is_null() {
-            return Err(arg_error(routine, 7, 0, "IPIV", "is a null pointer, but this process holds a part of it"));
+            return Err(arg_error(
+                routine,
+                pdgetrf::IPIV,
+                0,
+                "IPIV",
+                "is a null pointer, but this process holds a part of it",
+            ));
         }
         Ok(QrArgs { mat: c.import(grid, routine, a, r.protection == Protection::FaultTolerant)?, a: c })
     };
@@ -419,11 +437,14 @@ pub unsafe extern "C" fn ftla_pdgetrs_(
     descb: *const c_int,
     info: *mut c_int,
 ) {
-    const R: Routine =
-        Routine { name: "ftla_pdgetrs_", log_name: "ftla_pdgetrs", protection: Protection::Plain, ctxt_desc: 7 };
+    const R: Routine = Routine {
+        name: "ftla_pdgetrs_",
+        log_name: "ftla_pdgetrs",
+        protection: Protection::Plain,
+        ctxt_desc: pdgetrs::DESCA,
+    };
     const ROUTINE: &str = R.name;
-    let at_a = Positions { data: 4, m: 2, n: 2, ia: 5, ja: 6, desc: 7 };
-    let at_b = Positions { data: 9, m: 2, n: 3, ia: 10, ja: 11, desc: 12 };
+    use pdgetrs::{IPIV, NRHS, TRANS};
     let a_arg = MatrixArg {
         name: "A",
         m: get(n),
@@ -432,7 +453,7 @@ pub unsafe extern "C" fn ftla_pdgetrs_(
         ja: get(ja),
         desc: desca,
         data: a,
-        at: at_a,
+        at: pdgetrs::MATRIX_A,
         square_blocks: true,
     };
     let b_arg = MatrixArg {
@@ -443,7 +464,7 @@ pub unsafe extern "C" fn ftla_pdgetrs_(
         ja: get(jb),
         desc: descb,
         data: b,
-        at: at_b,
+        at: pdgetrs::MATRIX_B,
         square_blocks: false,
     };
     // SAFETY: TRANS points to a character.
@@ -452,15 +473,15 @@ pub unsafe extern "C" fn ftla_pdgetrs_(
         let trans = match t.to_ascii_uppercase() {
             b'N' => Transpose::NoTrans,
             b'T' | b'C' => Transpose::Trans,
-            _ => return Err(arg_error(ROUTINE, 1, 0, "TRANS", "must be 'N', 'T' or 'C'")),
+            _ => return Err(arg_error(ROUTINE, TRANS, 0, "TRANS", "must be 'N', 'T' or 'C'")),
         };
         if get(nrhs) < 0 {
-            return Err(arg_error(ROUTINE, 3, 0, "NRHS", format!("must be non-negative, got {}", get(nrhs))));
+            return Err(arg_error(ROUTINE, NRHS, 0, "NRHS", format!("must be non-negative, got {}", get(nrhs))));
         }
         let ca = a_arg.check(ROUTINE, grid, ictxt)?;
         let cb = b_arg.check(ROUTINE, grid, ictxt)?;
         if ca.local_shape(grid).0 > 0 && ipiv.is_null() {
-            return Err(arg_error(ROUTINE, 8, 0, "IPIV", "is a null pointer, but this process holds a part of it"));
+            return Err(arg_error(ROUTINE, IPIV, 0, "IPIV", "is a null pointer, but this process holds a part of it"));
         }
         Ok(SolveArgs {
             a: ca.import(grid, ROUTINE, a, false)?,
@@ -543,13 +564,14 @@ pub unsafe extern "C" fn pdcg_ft_(
     resid: *mut f64,
     info: *mut c_int,
 ) {
-    const R: Routine =
-        Routine { name: "pdcg_ft_", log_name: "pdcg_ft", protection: Protection::FaultTolerant, ctxt_desc: 5 };
+    const R: Routine = Routine {
+        name: "pdcg_ft_",
+        log_name: "pdcg_ft",
+        protection: Protection::FaultTolerant,
+        ctxt_desc: pdcg::DESCA,
+    };
     const ROUTINE: &str = R.name;
     let order = get(n);
-    let at_a = Positions { data: 2, m: 1, n: 1, ia: 3, ja: 4, desc: 5 };
-    let at_b = Positions { data: 6, m: 1, n: 1, ia: 7, ja: 8, desc: 9 };
-    let at_x = Positions { data: 10, m: 1, n: 1, ia: 11, ja: 12, desc: 13 };
     let arg = |name, data, ia, ja, desc, at, square_blocks| MatrixArg {
         name,
         m: order,
@@ -561,19 +583,19 @@ pub unsafe extern "C" fn pdcg_ft_(
         at,
         square_blocks,
     };
-    let a_arg = arg("A", a, get(ia), get(ja), desca, at_a, true);
-    let b_arg = arg("B", b, get(ib), get(jb), descb, at_b, false);
-    let x_arg = arg("X", x as *const f64, get(ix), get(jx), descx, at_x, false);
+    let a_arg = arg("A", a, get(ia), get(ja), desca, pdcg::MATRIX_A, true);
+    let b_arg = arg("B", b, get(ib), get(jb), descb, pdcg::MATRIX_B, false);
+    let x_arg = arg("X", x as *const f64, get(ix), get(jx), descx, pdcg::MATRIX_X, false);
     // SAFETY: TOL points to a double.
     let tol = if tol.is_null() { f64::NAN } else { unsafe { *tol } };
     let maxit = get(maxit);
     let check = |grid: &Grid, ictxt: c_int| -> Result<CgArgs> {
-        needs_two_columns(ROUTINE, grid, at_a.desc)?;
+        check_two_process_columns(ROUTINE, pdcg::DESCA, "A", grid)?;
         let ca = a_arg.check(ROUTINE, grid, ictxt)?;
         let cb = b_arg.check(ROUTINE, grid, ictxt)?;
         let cx = x_arg.check(ROUTINE, grid, ictxt)?;
         if maxit < 0 {
-            return Err(arg_error(ROUTINE, 15, 0, "MAXIT", format!("must be non-negative, got {maxit}")));
+            return Err(arg_error(ROUTINE, pdcg::MAXIT, 0, "MAXIT", format!("must be non-negative, got {maxit}")));
         }
         Ok(CgArgs {
             a: ca.import(grid, ROUTINE, a, true)?,

@@ -3,22 +3,13 @@
 //! [`DistMatrix`].
 
 use scalapack_ft::abft::FtWorkspace;
-use scalapack_ft::descriptor::{entry, Descriptor, DLEN};
-use scalapack_ft::{memory, DistMatrix, Error, Grid, Result};
+use scalapack_ft::args::{
+    arg_error, check_first_block_at_origin, check_square_blocks, chk1mat, descriptor_error, entry, MatrixPositions,
+    Submatrix,
+};
+use scalapack_ft::descriptor::{Descriptor, DLEN};
+use scalapack_ft::{memory, DistMatrix, Grid, Result};
 use std::os::raw::c_int;
-
-/// Where a matrix's arguments sit in the routine's calling sequence
-/// (1-based, as ScaLAPACK numbers them for INFO).
-#[derive(Clone, Copy)]
-pub(crate) struct Positions {
-    /// The local array.
-    pub data: u32,
-    pub m: u32,
-    pub n: u32,
-    pub ia: u32,
-    pub ja: u32,
-    pub desc: u32,
-}
 
 /// A matrix argument as the caller passed it.
 pub(crate) struct MatrixArg {
@@ -32,7 +23,8 @@ pub(crate) struct MatrixArg {
     pub desc: *const c_int,
     /// The local array.
     pub data: *const f64,
-    pub at: Positions,
+    /// Where its arguments sit in the routine's argument list.
+    pub at: MatrixPositions,
     /// The routine needs MB = NB.
     pub square_blocks: bool,
 }
@@ -45,15 +37,13 @@ pub(crate) struct Checked {
     pub n: usize,
 }
 
-pub(crate) fn arg_error(routine: &str, position: u32, entry: usize, name: &str, reason: impl Into<String>) -> Error {
-    Error::Argument { routine: routine.into(), position, entry: entry as u32, name: name.into(), reason: reason.into() }
-}
-
 impl MatrixArg {
     /// ScaLAPACK's checks of a matrix argument on this process (local; the
-    /// caller agrees on the verdict): the descriptor, M, N ≥ 0, IA = JA = 1
-    /// (ftla works on leading submatrices), M ≤ M_A, N ≤ N_A, square
-    /// blocks where needed, the first block on process (0, 0).
+    /// caller agrees on the verdict), those of `scalapack_ft::args`: the
+    /// descriptor, its context the call's, `CHK1MAT` (M, N ≥ 0, IA = JA =
+    /// 1, M ≤ M_A, N ≤ N_A), square blocks where needed, the first block
+    /// on process (0, 0), and a local array where this process holds a
+    /// part.
     pub fn check(&self, routine: &str, grid: &Grid, ictxt: c_int) -> Result<Checked> {
         let at = self.at;
         let name = self.name;
@@ -65,7 +55,7 @@ impl MatrixArg {
         unsafe { std::ptr::copy_nonoverlapping(self.desc, raw.as_mut_ptr(), DLEN) };
         let (nprow, npcol, myrow) = (grid.nprow() as usize, grid.npcol() as usize, grid.myrow() as usize);
         let desc = Descriptor::from_array(raw, nprow, npcol, myrow)
-            .map_err(|e| arg_error(routine, at.desc, e.index, &format!("{}_{name}", e.arg), e.reason.clone()))?;
+            .map_err(|e| descriptor_error(routine, at.desc, Some(name), &e))?;
         if desc.ctxt() != ictxt {
             return Err(arg_error(
                 routine,
@@ -75,57 +65,12 @@ impl MatrixArg {
                 format!("is {}, another grid than the call's ({ictxt})", desc.ctxt()),
             ));
         }
-        let (m, n) = (self.m, self.n);
-        if m < 0 {
-            return Err(arg_error(routine, at.m, 0, "M", format!("must be non-negative, got {m}")));
+        let sub = Submatrix { m: self.m, n: self.n, ia: self.ia, ja: self.ja };
+        let (m, n) = chk1mat(routine, name, &at, sub, &desc)?;
+        if self.square_blocks {
+            check_square_blocks(routine, at.desc, name, &desc)?;
         }
-        if n < 0 {
-            return Err(arg_error(routine, at.n, 0, "N", format!("must be non-negative, got {n}")));
-        }
-        for (v, pos, what) in [(self.ia, at.ia, "IA"), (self.ja, at.ja, "JA")] {
-            if v != 1 {
-                return Err(arg_error(
-                    routine,
-                    pos,
-                    0,
-                    what,
-                    format!("must be 1 (ftla works on a matrix's leading submatrix), got {v}"),
-                ));
-            }
-        }
-        let (m, n) = (m as usize, n as usize);
-        let bounds = [(m, desc.m(), entry::M, "M", "rows"), (n, desc.n(), entry::N, "N", "columns")];
-        for (want, have, e, entry_name, what) in bounds {
-            if want > have {
-                return Err(arg_error(
-                    routine,
-                    at.desc,
-                    e,
-                    &format!("{entry_name}_{name}"),
-                    format!("is {have}, fewer {what} than the {want} asked for"),
-                ));
-            }
-        }
-        if self.square_blocks && desc.mb() != desc.nb() {
-            return Err(arg_error(
-                routine,
-                at.desc,
-                entry::NB,
-                &format!("NB_{name}"),
-                format!("must equal MB_{name} (square blocks), got MB = {} and NB = {}", desc.mb(), desc.nb()),
-            ));
-        }
-        for (src, e, what) in [(desc.rsrc(), entry::RSRC, "RSRC"), (desc.csrc(), entry::CSRC, "CSRC")] {
-            if src != 0 {
-                return Err(arg_error(
-                    routine,
-                    at.desc,
-                    e,
-                    &format!("{what}_{name}"),
-                    format!("must be 0 (the first block on process (0, 0)), got {src}"),
-                ));
-            }
-        }
+        check_first_block_at_origin(routine, at.desc, name, &desc)?;
         let checked = Checked { desc, m, n };
         let (rows, cols) = checked.local_shape(grid);
         if rows > 0 && cols > 0 && self.data.is_null() {
@@ -153,7 +98,7 @@ impl Checked {
         let d = &self.desc;
         let (nprow, npcol, myrow) = (grid.nprow() as usize, grid.npcol() as usize, grid.myrow() as usize);
         let sub = Descriptor::with_min_lld(self.m, self.n, d.mb(), d.nb(), 0, 0, d.ctxt(), nprow, npcol, myrow)
-            .map_err(|e| arg_error(routine, 0, e.index, e.arg, e.to_string()))?;
+            .map_err(|e| descriptor_error(routine, 0, None, &e))?;
         let (rows, cols) = self.local_shape(grid);
         let lld = sub.lld();
         let len = lld * cols;

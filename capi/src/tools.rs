@@ -2,7 +2,8 @@
 
 use crate::grid::with_process;
 use blacs_ft::index::numroc;
-use scalapack_ft::descriptor::{entry, Descriptor, DLEN};
+use scalapack_ft::args::entry;
+use scalapack_ft::descriptor::{Descriptor, DLEN};
 use std::os::raw::c_int;
 
 /// Reads an int argument passed by reference (0 for a null pointer).

@@ -36,26 +36,7 @@ pub const DTYPE_BLOCK_CYCLIC: i32 = 1;
 pub const DLEN: usize = 9;
 
 /// 1-based descriptor entry numbers, as ScaLAPACK's `DTYPE_`, `CTXT_`, ... constants.
-pub mod entry {
-    /// Descriptor type.
-    pub const DTYPE: usize = 1;
-    /// BLACS context.
-    pub const CTXT: usize = 2;
-    /// Global rows.
-    pub const M: usize = 3;
-    /// Global columns.
-    pub const N: usize = 4;
-    /// Row block size.
-    pub const MB: usize = 5;
-    /// Column block size.
-    pub const NB: usize = 6;
-    /// First process row.
-    pub const RSRC: usize = 7;
-    /// First process column.
-    pub const CSRC: usize = 8;
-    /// Local leading dimension.
-    pub const LLD: usize = 9;
-}
+pub use crate::args::entry;
 
 /// A descriptor entry that failed validation.
 ///
@@ -66,13 +47,13 @@ pub struct DescError {
     /// ScaLAPACK name of the entry (`"DTYPE"`, `"CTXT"`, `"M"`, `"N"`, `"MB"`, `"NB"`, `"RSRC"`, `"CSRC"`, `"LLD"`).
     pub arg: &'static str,
     /// 1-based descriptor entry number (see [`entry`]).
-    pub index: usize,
+    pub index: u32,
     /// What is wrong, phrased to follow the argument name ("must be positive, got 0").
     pub reason: String,
 }
 
 impl DescError {
-    fn new(arg: &'static str, index: usize, reason: impl Into<String>) -> Self {
+    fn new(arg: &'static str, index: u32, reason: impl Into<String>) -> Self {
         DescError { arg, index, reason: reason.into() }
     }
 
@@ -88,7 +69,7 @@ impl DescError {
     /// ```
     pub fn info_code(&self, argpos: usize) -> i32 {
         let pos = i64::try_from(argpos).unwrap_or(i64::MAX);
-        let code = pos.saturating_mul(100).saturating_add(i64::try_from(self.index).unwrap_or(0));
+        let code = pos.saturating_mul(100).saturating_add(i64::from(self.index));
         i32::try_from(-code).unwrap_or(i32::MIN)
     }
 }
@@ -158,7 +139,7 @@ impl Descriptor {
         myrow: usize,
     ) -> Result<Descriptor, DescError> {
         check_grid(nprow, npcol, myrow)?;
-        let too_big = |arg: &'static str, index: usize, v: usize| -> Result<(), DescError> {
+        let too_big = |arg: &'static str, index: u32, v: usize| -> Result<(), DescError> {
             if v > i32::MAX as usize {
                 Err(DescError::new(arg, index, format!("must fit in a 32-bit descriptor entry, got {v}")))
             } else {
@@ -230,11 +211,11 @@ impl Descriptor {
                 format!("must be {DTYPE_BLOCK_CYCLIC} (dense block-cyclic), got {}", desc[0]),
             ));
         }
-        let nonneg = |arg: &'static str, index: usize, what: &str| -> Result<usize, DescError> {
-            let v = desc[index - 1];
+        let nonneg = |arg: &'static str, index: u32, what: &str| -> Result<usize, DescError> {
+            let v = desc[index as usize - 1];
             usize::try_from(v).map_err(|_| DescError::new(arg, index, format!("must be {what}, got {v}")))
         };
-        let ctxt = desc[entry::CTXT - 1];
+        let ctxt = desc[entry::CTXT as usize - 1];
         let m = nonneg("M", entry::M, "non-negative")?;
         let n = nonneg("N", entry::N, "non-negative")?;
         let mb = nonneg("MB", entry::MB, "positive")?;
@@ -420,7 +401,7 @@ mod tests {
 
     #[test]
     fn every_validation_branch() {
-        let cases: Vec<(Result<Descriptor, DescError>, &str, usize)> = vec![
+        let cases: Vec<(Result<Descriptor, DescError>, &str, u32)> = vec![
             (Descriptor::new(4, 4, 2, 2, 0, 0, 2, 0, 0, 1, 0), "CTXT", 2),
             (Descriptor::new(4, 4, 2, 2, 0, 0, 2, 0, 1, 0, 0), "CTXT", 2),
             (Descriptor::new(4, 4, 2, 2, 0, 0, 2, 0, 2, 1, 2), "CTXT", 2),
@@ -447,9 +428,9 @@ mod tests {
     #[test]
     fn from_array_rejects_bad_entries() {
         let good = ok().to_array();
-        let bad = |entry: usize, value: i32| {
+        let bad = |entry: u32, value: i32| {
             let mut a = good;
-            a[entry - 1] = value;
+            a[entry as usize - 1] = value;
             Descriptor::from_array(a, 2, 3, 0).expect_err("must be rejected")
         };
         let cases = [

@@ -56,13 +56,7 @@ pub fn read_matrix(grid: &Grid, path: &Path, nb: usize) -> Result<DistMatrix> {
                 grid.npcol() as usize,
                 grid.myrow() as usize,
             )
-            .map_err(|e| crate::Error::Argument {
-                routine: "read_matrix".into(),
-                position: 3,
-                entry: e.index as u32,
-                name: e.arg.to_string(),
-                reason: e.reason,
-            })
+            .map_err(|e| crate::args::descriptor_error("read_matrix", 3, None, &e))
             .and_then(|desc| DistMatrix::from_local(grid, desc, data))
         }),
     };

@@ -6,6 +6,7 @@
 //! be 1-based with `INFO` codes ([`Error::info`] gives them).
 
 pub mod abft;
+pub mod args;
 pub mod array;
 pub mod blas;
 pub mod cg;

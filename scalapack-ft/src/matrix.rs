@@ -2,8 +2,9 @@
 //! (ScaLAPACK's layout: block (I, J) lives on process
 //! ((I + RSRC) mod P, (J + CSRC) mod Q)).
 
+use crate::args::{arg_error, descriptor_error};
 use crate::descriptor::Descriptor;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use blacs_ft::index::{indxg2p, indxl2g, numroc};
 use blacs_ft::{Grid, Scope};
 
@@ -28,10 +29,6 @@ impl Clone for DistMatrix {
     }
 }
 
-fn arg_error(routine: &str, position: u32, entry: u32, name: &str, reason: String) -> Error {
-    Error::Argument { routine: routine.into(), position, entry, name: name.into(), reason }
-}
-
 impl DistMatrix {
     /// An `m`×`n` zero matrix in `mb`×`nb` blocks, first block on process
     /// (0, 0), minimal local leading dimension. All arguments (global).
@@ -39,7 +36,7 @@ impl DistMatrix {
     /// same one from the same global arguments).
     ///
     /// A local array larger than this process can get is an
-    /// [`Error::Memory`] (never an abort).
+    /// [`crate::Error::Memory`] (never an abort).
     pub fn zeros(grid: &Grid, m: usize, n: usize, mb: usize, nb: usize) -> Result<DistMatrix> {
         DistMatrix::shaped(grid, m, n, mb, nb, "DistMatrix::zeros", |len| {
             crate::memory::zeroed(len, "DistMatrix::zeros", &format!("the local array of a {m}x{n} matrix"))
@@ -99,7 +96,7 @@ impl DistMatrix {
         let (nprow, npcol) = (grid.nprow() as usize, grid.npcol() as usize);
         let (myrow, mycol) = (grid.myrow() as usize, grid.mycol() as usize);
         let desc = Descriptor::with_min_lld(m, n, mb, nb, 0, 0, 0, nprow, npcol, myrow)
-            .map_err(|e| arg_error(routine, e.index as u32, e.index as u32, e.arg, e.reason.clone()))?;
+            .map_err(|e| descriptor_error(routine, e.index, None, &e))?;
         let len = desc.lld() * numroc(n, nb, mycol, 0, npcol);
         let data = local(len)?;
         Ok(DistMatrix { desc, nprow, npcol, myrow, mycol, data, len })
@@ -325,7 +322,7 @@ impl DistMatrix {
 }
 
 /// A zeroed vector whose pages are all touched (a plain zeroed allocation
-/// is mapped lazily and faults on first use); [`Error::Memory`] if this
+/// is mapped lazily and faults on first use); [`crate::Error::Memory`] if this
 /// process cannot get it.
 pub(crate) fn touched(len: usize, routine: &str, what: &str) -> Result<Vec<f64>> {
     let mut v = crate::memory::zeroed(len, routine, what)?;
@@ -335,6 +332,41 @@ pub(crate) fn touched(len: usize, routine: &str, what: &str) -> Result<Vec<f64>>
         unsafe { std::ptr::write_volatile(v.as_mut_ptr().add(i), 0.0) };
     }
     Ok(v)
+}
+
+/// Copies the local submatrix rows `r0..r1`, columns `c0..c1` of a
+/// column-major array with leading dimension `ld` into `out`
+/// (column-major, leading dimension `r1 - r0`), replacing its contents.
+pub(crate) fn pack(
+    src: &[f64],
+    ld: usize,
+    rows: std::ops::Range<usize>,
+    cols: std::ops::Range<usize>,
+    out: &mut Vec<f64>,
+) {
+    out.clear();
+    out.reserve(rows.len() * cols.len());
+    for c in cols {
+        out.extend_from_slice(&src[rows.start + c * ld..rows.end + c * ld]);
+    }
+}
+
+/// Inverse of [`pack`]: writes `buf` (leading dimension `rows.len()`) into
+/// rows `rows`, columns `cols` of `dst` (leading dimension `ld`).
+pub(crate) fn unpack(
+    buf: &[f64],
+    dst: &mut [f64],
+    ld: usize,
+    rows: std::ops::Range<usize>,
+    cols: std::ops::Range<usize>,
+) {
+    let h = rows.len();
+    if h == 0 {
+        return;
+    }
+    for (t, c) in cols.enumerate() {
+        dst[rows.start + c * ld..rows.end + c * ld].copy_from_slice(&buf[t * h..(t + 1) * h]);
+    }
 }
 
 #[cfg(test)]
@@ -354,5 +386,19 @@ mod tests {
             }
         }
         assert_eq!(DistMatrix::local_len_bound(10, 10, 0, 2, 1, 1), 0);
+    }
+
+    #[test]
+    fn pack_and_unpack_are_inverse() {
+        // 4×3 column-major, ld 5 (one padding row).
+        let src: Vec<f64> = (0..15).map(|x| x as f64).collect();
+        let mut buf = Vec::new();
+        pack(&src, 5, 1..3, 1..3, &mut buf);
+        assert_eq!(buf, vec![6.0, 7.0, 11.0, 12.0]);
+        let mut dst = vec![0.0; 15];
+        unpack(&buf, &mut dst, 5, 1..3, 1..3);
+        assert_eq!(dst[6], 6.0);
+        assert_eq!(dst[12], 12.0);
+        assert_eq!(dst.iter().filter(|&&x| x != 0.0).count(), 4);
     }
 }

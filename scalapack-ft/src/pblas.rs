@@ -2,8 +2,10 @@
 //! of A along the process rows and a block row of B down the process
 //! columns, multiply locally, repeat).
 
+use crate::args::pdgemm::{DESCA, DESCB, DESCC, TRANSA, TRANSB};
+use crate::args::{arg_error, check_grid, entry as e};
 use crate::blas::{self, Trans};
-use crate::error::{agree_on_arguments, Error, Result};
+use crate::error::{agree_on_arguments, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::{Grid, Scope};
 
@@ -11,10 +13,6 @@ const ROUTINE: &str = "pdgemm";
 
 /// Inner-dimension width gathered before each local DGEMM (whole blocks).
 const PANEL_WIDTH: usize = 256;
-
-fn arg(position: u32, entry: u32, name: &str, reason: String) -> Error {
-    Error::Argument { routine: ROUTINE.into(), position, entry, name: name.into(), reason }
-}
 
 /// Collective: `C := alpha·A·B + beta·C` for distributed matrices
 /// (PBLAS `PDGEMM` with `IA = JA = … = 1`, `M = M_C`, `N = N_C`,
@@ -34,9 +32,9 @@ fn arg(position: u32, entry: u32, name: &str, reason: String) -> Error {
 /// like B's row blocks (`NB_A = MB_B`).
 ///
 /// # Errors
-/// Agreed [`Error::Argument`]s with PBLAS positions (TRANSA 1, TRANSB 2,
+/// Agreed [`crate::Error::Argument`]s with PBLAS positions (TRANSA 1, TRANSB 2,
 /// DESCA 10, DESCB 14, DESCC 19, the descriptor entry naming what does not
-/// conform); [`Error::Grid`] for MPI failures.
+/// conform); [`crate::Error::Grid`] for MPI failures.
 pub fn pdgemm(
     grid: &Grid,
     transa: Trans,
@@ -89,7 +87,7 @@ pub fn pdgemm(
             let brow_owner = b.row_owner(k0);
             if myrow == brow_owner {
                 let lb = b.local_rows_before(k0);
-                crate::lu::pack(b.local(), b.lld(), lb..lb + w, 0..lc, &mut brow);
+                crate::matrix::pack(b.local(), b.lld(), lb..lb + w, 0..lc, &mut brow);
             } else {
                 brow.clear();
                 brow.resize(w * lc, 0.0);
@@ -127,49 +125,68 @@ fn scale(c: &mut DistMatrix, beta: f64) {
 
 /// The local argument checks of [`pdgemm`].
 fn check_args(grid: &Grid, transa: Trans, transb: Trans, a: &DistMatrix, b: &DistMatrix, c: &DistMatrix) -> Result<()> {
-    use crate::lu::entry as e;
     if transa != Trans::No {
-        return Err(arg(1, 0, "TRANSA", "only 'N' (no transpose) is supported".into()));
+        return Err(arg_error(ROUTINE, TRANSA, 0, "TRANSA", "only 'N' (no transpose) is supported"));
     }
     if transb != Trans::No {
-        return Err(arg(2, 0, "TRANSB", "only 'N' (no transpose) is supported".into()));
+        return Err(arg_error(ROUTINE, TRANSB, 0, "TRANSB", "only 'N' (no transpose) is supported"));
     }
-    crate::lu::check_grid(grid, a, ROUTINE, 10, "A")?;
-    crate::lu::check_grid(grid, b, ROUTINE, 14, "B")?;
-    crate::lu::check_grid(grid, c, ROUTINE, 19, "C")?;
+    check_grid(grid, a, ROUTINE, DESCA, "A")?;
+    check_grid(grid, b, ROUTINE, DESCB, "B")?;
+    check_grid(grid, c, ROUTINE, DESCC, "C")?;
     if a.m() != c.m() {
-        return Err(arg(10, e::M, "M_A", format!("A has {} rows, C has {}", a.m(), c.m())));
+        return Err(arg_error(ROUTINE, DESCA, e::M, "M_A", format!("A has {} rows, C has {}", a.m(), c.m())));
     }
     if b.m() != a.n() {
-        return Err(arg(14, e::M, "M_B", format!("B has {} rows, A has {} columns", b.m(), a.n())));
+        return Err(arg_error(ROUTINE, DESCB, e::M, "M_B", format!("B has {} rows, A has {} columns", b.m(), a.n())));
     }
     if b.n() != c.n() {
-        return Err(arg(14, e::N, "N_B", format!("B has {} columns, C has {}", b.n(), c.n())));
+        return Err(arg_error(ROUTINE, DESCB, e::N, "N_B", format!("B has {} columns, C has {}", b.n(), c.n())));
     }
     if a.mb() != c.mb() {
-        return Err(arg(10, e::MB, "MB_A", format!("MB_A = {} must equal MB_C = {}", a.mb(), c.mb())));
+        return Err(arg_error(
+            ROUTINE,
+            DESCA,
+            e::MB,
+            "MB_A",
+            format!("MB_A = {} must equal MB_C = {}", a.mb(), c.mb()),
+        ));
     }
     if a.desc().rsrc() != c.desc().rsrc() {
-        return Err(arg(
-            10,
+        return Err(arg_error(
+            ROUTINE,
+            DESCA,
             e::RSRC,
             "RSRC_A",
             format!("RSRC_A = {} must equal RSRC_C = {}", a.desc().rsrc(), c.desc().rsrc()),
         ));
     }
     if b.nb() != c.nb() {
-        return Err(arg(14, e::NB, "NB_B", format!("NB_B = {} must equal NB_C = {}", b.nb(), c.nb())));
+        return Err(arg_error(
+            ROUTINE,
+            DESCB,
+            e::NB,
+            "NB_B",
+            format!("NB_B = {} must equal NB_C = {}", b.nb(), c.nb()),
+        ));
     }
     if b.desc().csrc() != c.desc().csrc() {
-        return Err(arg(
-            14,
+        return Err(arg_error(
+            ROUTINE,
+            DESCB,
             e::CSRC,
             "CSRC_B",
             format!("CSRC_B = {} must equal CSRC_C = {}", b.desc().csrc(), c.desc().csrc()),
         ));
     }
     if a.nb() != b.mb() {
-        return Err(arg(14, e::MB, "MB_B", format!("MB_B = {} must equal NB_A = {}", b.mb(), a.nb())));
+        return Err(arg_error(
+            ROUTINE,
+            DESCB,
+            e::MB,
+            "MB_B",
+            format!("MB_B = {} must equal NB_A = {}", b.mb(), a.nb()),
+        ));
     }
     Ok(())
 }

@@ -8,6 +8,7 @@
 //! qr-checks --grid PxQ arrays MxNxNB
 //! qr-checks --grid PxQ ft-storage MxNxNB
 //! qr-checks --grid PxQ ft-bad-source
+//! qr-checks --grid Px1 ft-one-column
 //! ```
 
 use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
@@ -16,6 +17,7 @@ use recovery::Region;
 use scalapack_ft::blas::Trans;
 use scalapack_ft::descriptor::Descriptor;
 use scalapack_ft::generate::{Generator, MatrixKind};
+use scalapack_ft::lu_ft::pdgetrf_ft;
 use scalapack_ft::qr::{check, pdgels, pdgeqrf, pdormqr};
 use scalapack_ft::qr_ft::{pdgeqrf_ft, pdgeqrf_ft_in, FtOptions, FtWorkspace};
 use scalapack_ft::DistMatrix;
@@ -25,7 +27,7 @@ use std::time::Duration;
 #[derive(clap::Parser)]
 struct Cli {
     /// Cases: MxNxNB[:kind], or gels MxNxNB, bad-blocks, ft-storage MxNxNB,
-    /// ft-bad-source.
+    /// ft-bad-source, ft-one-column.
     cases: Vec<String>,
     /// Process grid PxQ.
     #[arg(long, default_value = "2x2", value_parser = ftla_tests::parse_grid)]
@@ -64,6 +66,7 @@ fn main() {
             "bad-apply" => bad_apply(&grid),
             "arrays" => arrays(&grid, words.next().map(String::as_str).unwrap_or("37x23x4")),
             "ft-bad-source" => ft_bad_source(&mut rt, p, q),
+            "ft-one-column" => ft_one_column(&mut rt, p, q),
             "ft-storage" => ft_storage(&mut rt, p, q, words.next().map(String::as_str).unwrap_or("70x50x8")),
             spec => factor_case(&grid, spec),
         };
@@ -238,6 +241,31 @@ fn ft_bad_source(rt: &mut Runtime, p: i32, q: i32) -> Result<String, String> {
             println!("BAD-FT rank={rank} info={} error: {e}", e.info());
             Ok(format!("BAD-SOURCE info={}", e.info()))
         }
+    }
+}
+
+/// On a grid with one process column, pdgeqrf_ft and pdgetrf_ft refuse a
+/// valid matrix with the same typed error everywhere (the C ABI's: the
+/// CTXT entry of DESCA).
+fn ft_one_column(rt: &mut Runtime, p: i32, q: i32) -> Result<String, String> {
+    let comm = rt.world_dup().map_err(|e| e.to_string())?;
+    let grid = match Grid::join(rt, comm, p, q, GridOptions { injector: Injector::none() }) {
+        Ok(Joined::Active(g)) => g,
+        _ => return Err("no grid".into()),
+    };
+    let mut region = Region::new(grid).map_err(|e| e.to_string())?;
+    let a = || DistMatrix::from_fn(region.grid(), 40, 30, 4, 4, |i, j| (1 + i + 2 * j) as f64);
+    let (mut qr, mut lu) = (a().map_err(|e| e.to_string())?, a().map_err(|e| e.to_string())?);
+    let qr = pdgeqrf_ft(&mut region, &mut qr, &mut Vec::new(), &FtOptions::default());
+    let lu = pdgetrf_ft(&mut region, &mut lu, &mut Vec::new(), &FtOptions::default());
+    let rank = region.grid().rank();
+    region.into_grid().close();
+    match (qr, lu) {
+        (Err(qr), Err(lu)) => {
+            println!("ONE-COLUMN rank={rank} qr={} lu={} error: {qr} / {lu}", qr.info(), lu.info());
+            Ok(format!("ONE-COLUMN qr={} lu={}", qr.info(), lu.info()))
+        }
+        _ => Err(format!("a {p}x{q} grid was accepted by a fault-tolerant factorization")),
     }
 }
 

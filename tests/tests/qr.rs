@@ -69,6 +69,17 @@ fn arrays_scatter_view_and_gather_back_on_a_grid() {
     assert!(out.stdout.lines().any(|l| l.starts_with("ARRAYS 37x23x4") && l.ends_with(" ok")), "{}", out.stdout);
 }
 
+#[test]
+fn the_fault_tolerant_factorizations_refuse_one_process_column_at_ctxt_a() {
+    let out = qr_checks("2x1", &["ft-one-column"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("ONE-COLUMN rank=")).collect();
+    assert_eq!(lines.len(), 2, "{}", out.stdout);
+    for l in &lines {
+        assert!(l.contains("qr=-602 lu=-602") && l.contains("CTXT_A") && l.contains("two process columns"), "{l}");
+    }
+}
+
 /// `case` makes every rank of a 2x2 grid print one `prefix` line with its
 /// error, and each must hold all of `needles`.
 fn same_error_on_every_rank(case: &str, prefix: &str, needles: &[&str]) {

@@ -187,7 +187,7 @@ fn send_shares_and_copies(grid: &Grid, ext: &Extended, plan: &Rebuild) -> Result
                     sends.send(copy, myrow, lost_col, TAG_CHECKSUM_COPY)?;
                 } else {
                     let mut top = sends.buffer(c_rows * nb)?;
-                    crate::lu::pack(copy, lr, 0..c_rows, 0..nb, &mut top);
+                    crate::matrix::pack(copy, lr, 0..c_rows, 0..nb, &mut top);
                     sends.send_owned(top, myrow, lost_col, TAG_CHECKSUM_COPY)?;
                 }
                 if plan.has_finished(&group) {

@@ -17,10 +17,10 @@ pub(crate) fn check_layout(
     layout: &std::result::Result<ReverseNeighborLayout, LayoutError>,
 ) -> Result<()> {
     layout.as_ref().map(|_| ()).map_err(|e| {
-        crate::lu::arg_error(
+        crate::args::arg_error(
             routine,
             desc,
-            crate::lu::entry::NB,
+            crate::args::entry::NB,
             "A",
             format!("cannot carry reverse-neighboring checksums: {e}"),
         )

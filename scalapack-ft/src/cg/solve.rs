@@ -3,23 +3,11 @@
 use super::iteration::{self, Operator, Scalars};
 use super::vectors::Vectors;
 use super::{CgOptions, CgReport};
+use crate::args::pdcg::{A, B, DESCA, DESCB, DESCX, MAXIT, TOL, X};
+use crate::args::{arg_error, check_first_block_at_origin, check_grid, check_square_blocks, entry};
 use crate::error::{agree_on_arguments, check_finite, Error, Result};
-use crate::lu::{arg_error, check_first_block_at_origin, check_grid, check_square_blocks, entry};
 use crate::matrix::DistMatrix;
 use blacs_ft::Grid;
-
-/// Argument positions of `PDCG(N, A, IA, JA, DESCA, B, IB, JB, DESCB, X,
-/// IX, JX, DESCX, TOL, MAXIT)`.
-pub(crate) mod position {
-    pub const A: u32 = 2;
-    pub const DESCA: u32 = 5;
-    pub const B: u32 = 6;
-    pub const DESCB: u32 = 9;
-    pub const X: u32 = 10;
-    pub const DESCX: u32 = 13;
-    pub const TOL: u32 = 14;
-    pub const MAXIT: u32 = 15;
-}
 
 /// Conjugate gradients (optionally Jacobi-preconditioned) for A·x = b,
 /// A dense symmetric positive definite (only its values are read; it is
@@ -90,16 +78,15 @@ pub(crate) fn check_args(
     x: &DistMatrix,
     opts: &CgOptions,
 ) -> Result<()> {
-    use position::*;
     check_grid(grid, a, routine, DESCA, "A")?;
     check_grid(grid, b, routine, DESCB, "B")?;
     check_grid(grid, x, routine, DESCX, "X")?;
     if a.m() != a.n() {
         return Err(arg_error(routine, DESCA, entry::N, "N_A", format!("A must be square, got {}x{}", a.m(), a.n())));
     }
-    check_square_blocks(routine, DESCA, a)?;
+    check_square_blocks(routine, DESCA, "A", a.desc())?;
     for (pos, name, m) in [(DESCA, "A", a), (DESCB, "B", b), (DESCX, "X", x)] {
-        check_first_block_at_origin(routine, pos, name, m)?;
+        check_first_block_at_origin(routine, pos, name, m.desc())?;
     }
     for (pos, name, v) in [(DESCB, "B", b), (DESCX, "X", x)] {
         if v.m() != a.m() || v.n() != 1 {
@@ -132,16 +119,10 @@ pub(crate) fn check_args(
 
 /// Local: A, b and x hold finite values only.
 pub(crate) fn check_inputs(routine: &str, a: &DistMatrix, b: &DistMatrix, x: &DistMatrix) -> Result<()> {
-    check_finite(routine, position::A, a)?;
-    for (pos, name, v) in [(position::B, "B", b), (position::X, "X", x)] {
-        if let Err(Error::Argument { routine, reason, .. }) = check_finite(routine, pos, v) {
-            return Err(Error::Argument {
-                routine,
-                position: pos,
-                entry: 0,
-                name: name.into(),
-                reason: reason.replacen("A(", &format!("{name}("), 1),
-            });
+    check_finite(routine, A, a)?;
+    for (pos, name, v) in [(B, "B", b), (X, "X", x)] {
+        if let Err(Error::Argument { reason, .. }) = check_finite(routine, pos, v) {
+            return Err(arg_error(routine, pos, 0, name, reason.replacen("A(", &format!("{name}("), 1)));
         }
     }
     Ok(())

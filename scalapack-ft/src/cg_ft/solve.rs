@@ -10,11 +10,11 @@ use crate::abft::{
     check_layout, encode_checksums, rebuild_lost_blocks, set_up_call, verify_checksums, ChecksumCheck, Extended,
     FtOptions, FtWorkspace, MatrixShape,
 };
+use crate::args::{check_two_process_columns, pdcg};
 use crate::cg::iteration::{self, ColumnSums, Operator, Scalars};
 use crate::cg::vectors::Vectors;
 use crate::cg::{solve as cg_solve, CgOptions, CgReport, Detection};
 use crate::error::{Error, Result};
-use crate::lu::{arg_error, entry};
 use crate::matrix::DistMatrix;
 use blacs_ft::{Grid, Scope};
 use checksum::ReverseNeighborLayout;
@@ -92,22 +92,9 @@ pub fn pdcg_ft_in(
     }
     let grid = region.grid();
     let layout = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
-    let mut check = cg_solve::check_args(ROUTINE, grid, a, b, x, opts).and_then(|()| {
-        if grid.npcol() < 2 {
-            return Err(arg_error(
-                ROUTINE,
-                cg_solve::position::DESCA,
-                entry::CTXT,
-                "CTXT_A",
-                format!(
-                    "needs at least two process columns (this grid is {}x1): a lost process's vector pieces are \
-                     copied from another process of its row",
-                    grid.nprow()
-                ),
-            ));
-        }
-        check_layout(ROUTINE, cg_solve::position::DESCA, &layout)
-    });
+    let mut check = cg_solve::check_args(ROUTINE, grid, a, b, x, opts)
+        .and_then(|()| check_two_process_columns(ROUTINE, pdcg::DESCA, "A", grid))
+        .and_then(|()| check_layout(ROUTINE, pdcg::DESCA, &layout));
     if !start.joining() {
         check = check.and_then(|()| cg_solve::check_inputs(ROUTINE, a, b, x));
     }

@@ -3,10 +3,11 @@
 //! them. A result is accepted when the residual is below 16.
 
 use super::swap::{pdlaswp, Direction};
-use super::{arg_error, check_grid, entry};
+use crate::args::lu_residual::{A, IPIV, LU};
+use crate::args::{arg_error, check_grid, descriptor_error, entry};
 use crate::blas::Trans;
 use crate::descriptor::Descriptor;
-use crate::error::{agree_on_arguments, Error, Result};
+use crate::error::{agree_on_arguments, Result};
 use crate::matrix::DistMatrix;
 use crate::norms::{one_norm, EPS};
 use crate::pblas::pdgemm;
@@ -29,25 +30,25 @@ use blacs_ft::Grid;
 /// `max(M, N) · eps`. The same value on every process.
 ///
 /// # Errors
-/// Agreed [`Error::Argument`]s (routine `lu_residual`): `lu` not shaped or
+/// Agreed [`crate::Error::Argument`]s (routine `lu_residual`): `lu` not shaped or
 /// distributed like `a` (position 3), `MB ≠ NB` (3), bad `ipiv` (4), a
 /// matrix from another grid (2, 3).
 pub fn lu_residual(grid: &Grid, a: &DistMatrix, lu: &DistMatrix, ipiv: &[i64]) -> Result<f64> {
     const ROUTINE: &str = "lu_residual";
     let local = (|| {
-        check_grid(grid, a, ROUTINE, 2, "A")?;
-        check_grid(grid, lu, ROUTINE, 3, "LU")?;
+        check_grid(grid, a, ROUTINE, A, "A")?;
+        check_grid(grid, lu, ROUTINE, LU, "LU")?;
         if (a.m(), a.n(), a.mb(), a.nb()) != (lu.m(), lu.n(), lu.mb(), lu.nb())
             || (a.desc().rsrc(), a.desc().csrc()) != (lu.desc().rsrc(), lu.desc().csrc())
         {
-            return Err(arg_error(ROUTINE, 3, entry::M, "LU", "must have the shape and distribution of A"));
+            return Err(arg_error(ROUTINE, LU, entry::M, "LU", "must have the shape and distribution of A"));
         }
         if lu.mb() != lu.nb() {
-            return Err(arg_error(ROUTINE, 3, entry::NB, "NB_LU", "MB must equal NB"));
+            return Err(arg_error(ROUTINE, LU, entry::NB, "NB_LU", "MB must equal NB"));
         }
         let mn = a.m().min(a.n());
         if ipiv.len() != mn {
-            return Err(arg_error(ROUTINE, 4, 0, "IPIV", format!("has {} entries, min(M, N) = {mn}", ipiv.len())));
+            return Err(arg_error(ROUTINE, IPIV, 0, "IPIV", format!("has {} entries, min(M, N) = {mn}", ipiv.len())));
         }
         Ok(())
     })();
@@ -105,8 +106,8 @@ pub fn lu_residual(grid: &Grid, a: &DistMatrix, lu: &DistMatrix, ipiv: &[i64]) -
 /// is. The same value on every process.
 ///
 /// # Errors
-/// Agreed [`Error::Argument`]s from [`pdgemm`] (routine `pdgemm`) when the
-/// shapes or distributions do not conform; [`Error::Grid`] for MPI
+/// Agreed [`crate::Error::Argument`]s from [`pdgemm`] (routine `pdgemm`) when the
+/// shapes or distributions do not conform; [`crate::Error::Grid`] for MPI
 /// failures.
 pub fn solve_residual(grid: &Grid, a: &DistMatrix, x: &DistMatrix, b: &DistMatrix) -> Result<f64> {
     let mut r = b.clone();
@@ -124,16 +125,8 @@ fn like(grid: &Grid, like: &DistMatrix, m: usize, n: usize) -> Result<DistMatrix
     let (p, q) = like.grid_shape();
     let (myrow, mycol) = like.coords();
     let d = like.desc();
-    let desc =
-        Descriptor::with_min_lld(m, n, d.mb(), d.nb(), d.rsrc(), d.csrc(), d.ctxt(), p, q, myrow).map_err(|e| {
-            Error::Argument {
-                routine: "lu_residual".into(),
-                position: 3,
-                entry: e.index as u32,
-                name: e.arg.into(),
-                reason: e.reason,
-            }
-        })?;
+    let desc = Descriptor::with_min_lld(m, n, d.mb(), d.nb(), d.rsrc(), d.csrc(), d.ctxt(), p, q, myrow)
+        .map_err(|e| descriptor_error("lu_residual", LU, None, &e))?;
     let len = desc.local_len(mycol, q);
     DistMatrix::from_local(grid, desc, vec![0.0; len])
 }

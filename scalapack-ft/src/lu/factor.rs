@@ -28,10 +28,11 @@
 use super::panel::{factor_panel, Panel, StepLoop};
 use super::ring::{self, Incoming, Poll};
 use super::swap::interchange;
-use super::{check_grid, pack};
+use crate::args::pdgetrf::{A, DESCA};
+use crate::args::{check_grid, check_square_blocks};
 use crate::blas;
 use crate::error::{agree_on_arguments, check_finite, Error, Result};
-use crate::matrix::DistMatrix;
+use crate::matrix::{pack, DistMatrix};
 use blacs_ft::{Grid, Scope};
 use std::ops::Range;
 use std::os::raw::c_int;
@@ -112,9 +113,9 @@ pub fn pdgetrf_with(grid: &Grid, a: &mut DistMatrix, ipiv: &mut Vec<i64>, opts: 
 
 /// The local argument checks of [`pdgetrf`] (agreed by the caller).
 fn check_args(grid: &Grid, a: &DistMatrix) -> Result<()> {
-    check_grid(grid, a, "pdgetrf", 6, "A")?;
-    super::check_square_blocks("pdgetrf", 6, a)?;
-    check_finite("pdgetrf", 3, a)
+    check_grid(grid, a, "pdgetrf", DESCA, "A")?;
+    check_square_blocks("pdgetrf", DESCA, "A", a.desc())?;
+    check_finite("pdgetrf", A, a)
 }
 
 /// One process: LAPACK DGETRF on the whole local matrix. Returns the first

@@ -146,16 +146,16 @@ pub(crate) fn factor_panel(grid: &Grid, a: &mut DistMatrix, j0: usize, jb: usize
         let piv: Vec<usize> = ip.iter().map(|&p| j0 + (p.max(1) as usize) - 1).collect();
         let zero = (info > 0).then(|| j0 + info as usize - 1);
         let mut l = Vec::new();
-        super::pack(a.local(), lld, lr0..lr0 + lw, lc0..lc0 + jb, &mut l);
+        crate::matrix::pack(a.local(), lld, lr0..lr0 + lw, lc0..lc0 + jb, &mut l);
         panel.l_mut().copy_from_slice(&l);
         (piv, zero)
     } else {
         let mut l = Vec::new();
-        super::pack(a.local(), lld, lr0..lr0 + lw, lc0..lc0 + jb, &mut l);
+        crate::matrix::pack(a.local(), lld, lr0..lr0 + lw, lc0..lc0 + jb, &mut l);
         panel.l_mut().copy_from_slice(&l);
         let rows = RowMap::new(a, j0, lr0, lw);
         let out = factor_distributed(grid, &rows, j0, jb, panel.l_mut())?;
-        super::unpack(panel.l(), a.local_mut(), lld, lr0..lr0 + lw, lc0..lc0 + jb);
+        crate::matrix::unpack(panel.l(), a.local_mut(), lld, lr0..lr0 + lw, lc0..lc0 + jb);
         out
     };
     panel.set_header(&piv, zero);
@@ -202,7 +202,7 @@ pub(crate) fn factor_packed(panel: &mut Panel, progress: &mut dyn FnMut()) {
             if lw > c0 + w {
                 // U12's rows, packed: they share columns with A22 below them.
                 let mut u12 = Vec::new();
-                super::pack(tail, ld, c0..c0 + w, 0..right, &mut u12);
+                crate::matrix::pack(tail, ld, c0..c0 + w, 0..right, &mut u12);
                 let l21 = &head[c0 + w + c0 * ld..];
                 let a22 = &mut tail[c0 + w..];
                 blas::dgemm(Trans::No, Trans::No, lw - c0 - w, right, w, -1.0, l21, ld, &u12, w, 1.0, a22, ld);

@@ -23,10 +23,10 @@
 use super::panel::{Panel, StepLoop};
 use super::ring::{self, Incoming, Poll};
 use super::swap::interchange;
-use super::{pack, tags};
+use super::tags;
 use crate::blas;
 use crate::error::Result;
-use crate::matrix::DistMatrix;
+use crate::matrix::{pack, DistMatrix};
 use blacs_ft::index::{indxl2g, numroc};
 use blacs_ft::Grid;
 use std::ops::Range;

@@ -3,10 +3,11 @@
 //! a time).
 
 use super::swap::interchange;
-use super::{arg_error, check_grid, entry, pack};
+use crate::args::pdgetrs::{DESCA, DESCB, IPIV};
+use crate::args::{arg_error, check_grid, check_square_blocks, entry};
 use crate::blas::{self, Diag, Side, Trans, Uplo};
 use crate::error::{agree_on_arguments, Result};
-use crate::matrix::DistMatrix;
+use crate::matrix::{pack, DistMatrix};
 use blacs_ft::{Grid, Scope};
 
 /// Which system [`pdgetrs`] solves (ScaLAPACK's `TRANS`).
@@ -66,23 +67,29 @@ pub fn pdgetrs(grid: &Grid, trans: Transpose, a: &DistMatrix, ipiv: &[i64], b: &
 
 /// The local argument checks of [`pdgetrs`].
 fn check_args(grid: &Grid, a: &DistMatrix, ipiv: &[i64], b: &DistMatrix) -> Result<()> {
-    check_grid(grid, a, ROUTINE, 7, "A")?;
-    check_grid(grid, b, ROUTINE, 12, "B")?;
+    check_grid(grid, a, ROUTINE, DESCA, "A")?;
+    check_grid(grid, b, ROUTINE, DESCB, "B")?;
     let n = a.n();
     if a.m() != n {
-        return Err(arg_error(ROUTINE, 7, entry::M, "M_A", format!("A must be square: M_A = {}, N_A = {n}", a.m())));
+        return Err(arg_error(
+            ROUTINE,
+            DESCA,
+            entry::M,
+            "M_A",
+            format!("A must be square: M_A = {}, N_A = {n}", a.m()),
+        ));
     }
-    super::check_square_blocks(ROUTINE, 7, a)?;
+    check_square_blocks(ROUTINE, DESCA, "A", a.desc())?;
     if ipiv.len() != n {
-        return Err(arg_error(ROUTINE, 8, 0, "IPIV", format!("has {} entries, N = {n}", ipiv.len())));
+        return Err(arg_error(ROUTINE, IPIV, 0, "IPIV", format!("has {} entries, N = {n}", ipiv.len())));
     }
     if let Some((i, &p)) = ipiv.iter().enumerate().find(|&(i, &p)| p < i as i64 || p >= n as i64) {
-        return Err(arg_error(ROUTINE, 8, 0, "IPIV", format!("IPIV[{i}] = {p} is outside {i}..{n}")));
+        return Err(arg_error(ROUTINE, IPIV, 0, "IPIV", format!("IPIV[{i}] = {p} is outside {i}..{n}")));
     }
     if b.m() != n {
         return Err(arg_error(
             ROUTINE,
-            12,
+            DESCB,
             entry::M,
             "M_B",
             format!("B must have N = {n} rows (the order of A), got M_B = {}", b.m()),
@@ -91,7 +98,7 @@ fn check_args(grid: &Grid, a: &DistMatrix, ipiv: &[i64], b: &DistMatrix) -> Resu
     if b.mb() != a.nb() {
         return Err(arg_error(
             ROUTINE,
-            12,
+            DESCB,
             entry::NB,
             "MB_B",
             format!("MB_B must equal NB_A, got MB_B = {}, NB_A = {}", b.mb(), a.nb()),
@@ -100,7 +107,7 @@ fn check_args(grid: &Grid, a: &DistMatrix, ipiv: &[i64], b: &DistMatrix) -> Resu
     if b.desc().rsrc() != a.desc().rsrc() {
         return Err(arg_error(
             ROUTINE,
-            12,
+            DESCB,
             entry::RSRC,
             "RSRC_B",
             format!("B's rows must start on A's process row {}, got {}", a.desc().rsrc(), b.desc().rsrc()),

@@ -2,7 +2,9 @@
 //! a whole sequence of interchanges moves each row at most once, with one
 //! message per pair of process rows instead of one per interchange.
 
-use super::{arg_error, check_grid, tags};
+use super::tags;
+use crate::args::pdlaswp::{A, IPIV};
+use crate::args::{arg_error, check_grid};
 use crate::error::{agree_on_arguments, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::Grid;
@@ -32,18 +34,18 @@ pub enum Direction {
 pub fn pdlaswp(grid: &Grid, a: &mut DistMatrix, ipiv: &[i64], dir: Direction) -> Result<()> {
     const ROUTINE: &str = "pdlaswp";
     let local = (|| {
-        check_grid(grid, a, ROUTINE, 2, "A")?;
+        check_grid(grid, a, ROUTINE, A, "A")?;
         if ipiv.len() > a.m() {
             return Err(arg_error(
                 ROUTINE,
-                3,
+                IPIV,
                 0,
                 "IPIV",
                 format!("has {} entries but A has {} rows", ipiv.len(), a.m()),
             ));
         }
         if let Some((i, &p)) = ipiv.iter().enumerate().find(|&(i, &p)| p < i as i64 || p >= a.m() as i64) {
-            return Err(arg_error(ROUTINE, 3, 0, "IPIV", format!("IPIV[{i}] = {p} is outside {i}..{}", a.m())));
+            return Err(arg_error(ROUTINE, IPIV, 0, "IPIV", format!("IPIV[{i}] = {p} is outside {i}..{}", a.m())));
         }
         Ok(())
     })();

@@ -83,7 +83,7 @@ impl Deferred {
             return;
         }
         let mut u = Vec::new();
-        crate::lu::pack(ext.matrix.local(), lld, dj0..dj0 + djb, cols.clone(), &mut u);
+        crate::matrix::pack(ext.matrix.local(), lld, dj0..dj0 + djb, cols.clone(), &mut u);
         let l = &self.panel.l()[rows.start - dj0..];
         let c = &mut ext.matrix.local_mut()[rows.start + cols.start * lld..];
         blas::dgemm(Trans::No, Trans::No, rows.len(), cols.len(), djb, -1.0, l, dlw, &u, djb, 1.0, c, lld);
@@ -125,7 +125,7 @@ impl TwoPanels {
         }
         let lld = ext.matrix.lld();
         let mut u = Vec::new();
-        crate::lu::pack(ext.matrix.local(), lld, self.u0..self.below, cols.clone(), &mut u);
+        crate::matrix::pack(ext.matrix.local(), lld, self.u0..self.below, cols.clone(), &mut u);
         let c = &mut ext.matrix.local_mut()[self.below + cols.start * lld..];
         blas::dgemm(
             Trans::No,

@@ -52,7 +52,7 @@ pub(super) fn compute(
     agreed();
     let mut next = Panel::new(j0 + jb, nw, lw - jb);
     let mut rows = Vec::new();
-    crate::lu::pack(&updated, lw, jb..lw, 0..nw, &mut rows);
+    crate::matrix::pack(&updated, lw, jb..lw, 0..nw, &mut rows);
     next.l_mut().copy_from_slice(&rows);
     factor_packed(&mut next, &mut || {
         agreed();
@@ -64,7 +64,7 @@ pub(super) fn compute(
 fn update(ext: &Extended, panel: &Panel, swaps: &[(usize, usize)], cols: Range<usize>, out: &mut Vec<f64>) {
     let (j0, jb, lw) = (panel.j0, panel.jb, panel.lw);
     let n = cols.len();
-    crate::lu::pack(ext.matrix.local(), ext.matrix.lld(), j0..j0 + lw, cols, out);
+    crate::matrix::pack(ext.matrix.local(), ext.matrix.lld(), j0..j0 + lw, cols, out);
     for &(r, p) in swaps.iter().filter(|(r, p)| r != p) {
         for t in 0..n {
             out.swap(t * lw + r - j0, t * lw + p - j0);
@@ -73,7 +73,7 @@ fn update(ext: &Extended, panel: &Panel, swaps: &[(usize, usize)], cols: Range<u
     panel.solve_block_row(n, out, lw);
     if lw > jb {
         let mut u12 = Vec::new();
-        crate::lu::pack(out, lw, 0..jb, 0..n, &mut u12);
+        crate::matrix::pack(out, lw, 0..jb, 0..n, &mut u12);
         let l21 = &panel.l()[jb..];
         blas::dgemm(Trans::No, Trans::No, lw - jb, n, jb, -1.0, l21, lw, &u12, jb, 1.0, &mut out[jb..], lw);
     }

@@ -25,10 +25,11 @@ use crate::abft::{
     self, check_layout, encode_checksums, send_ahead, set_up_call, ChecksumCheck, Extended, FtOptions, FtReport,
     FtWorkspace, MatrixShape, PanelDriver,
 };
+use crate::args::pdgetrf::{A, DESCA};
+use crate::args::{check_first_block_at_origin, check_grid, check_square_blocks, check_two_process_columns};
 use crate::blas::{self, Trans};
 use crate::error::{check_finite, Error, Result};
 use crate::lu::panel::{factor_panel, Panel};
-use crate::lu::{check_first_block_at_origin, check_grid, check_square_blocks};
 use crate::matrix::DistMatrix;
 use crate::row_panel::broadcast_panel;
 use blacs_ft::{Grid, Scope};
@@ -103,9 +104,9 @@ pub fn pdgetrf_ft_in(
     }
     let grid = region.grid();
     let layout = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
-    let mut check = check_args(grid, a).and_then(|()| check_layout(ROUTINE, 6, &layout));
+    let mut check = check_args(grid, a).and_then(|()| check_layout(ROUTINE, DESCA, &layout));
     if !start.joining() {
-        check = check.and_then(|()| check_finite(ROUTINE, 3, a));
+        check = check.and_then(|()| check_finite(ROUTINE, A, a));
     }
     let (ext, layout) = set_up_call(region, LuSteps::OP, ROUTINE, &start, a, work, layout.ok(), check)?;
     let overhead_model = layout.overhead_model_lu();
@@ -128,9 +129,10 @@ pub fn pdgetrf_ft_in(
 
 /// The local argument checks (agreed by the caller).
 fn check_args(grid: &Grid, a: &DistMatrix) -> Result<()> {
-    check_grid(grid, a, ROUTINE, 6, "A")?;
-    check_square_blocks(ROUTINE, 6, a)?;
-    check_first_block_at_origin(ROUTINE, 6, "A", a)
+    check_grid(grid, a, ROUTINE, DESCA, "A")?;
+    check_square_blocks(ROUTINE, DESCA, "A", a.desc())?;
+    check_first_block_at_origin(ROUTINE, DESCA, "A", a.desc())?;
+    check_two_process_columns(ROUTINE, DESCA, "A", grid)
 }
 
 /// LU's replicated state: the pivots so far (0-based, global) and the
@@ -354,13 +356,13 @@ impl Algorithm for LuSteps {
                     let data = ext.matrix.local_mut();
                     let b = &mut data[lr0 + rest.start * lld..];
                     panel.solve_block_row(rest.len(), b, lld);
-                    crate::lu::pack(data, lld, lr0..lr0 + jb, rest.clone(), &mut u);
+                    crate::matrix::pack(data, lld, lr0..lr0 + jb, rest.clone(), &mut u);
                 }
                 if let Some(e) = &early {
-                    crate::lu::unpack(&e.updated, ext.matrix.local_mut(), lld, lr0..lr, e.cols.clone());
+                    crate::matrix::unpack(&e.updated, ext.matrix.local_mut(), lld, lr0..lr, e.cols.clone());
                 }
             } else if diagonal_row {
-                crate::lu::unpack(&u, ext.matrix.local_mut(), lld, lr0..lr0 + jb, trail.clone());
+                crate::matrix::unpack(&u, ext.matrix.local_mut(), lld, lr0..lr0 + jb, trail.clone());
             }
             // `u` holds U's block row from column `u0` on.
             let u0 = if moves.is_none() { rest.start } else { trail.start };
@@ -396,7 +398,7 @@ impl Algorithm for LuSteps {
                     // sender is inside MPI).
                     let ncols = trail.start..trail.start + next.jb;
                     let nbackup = ext.panel_backup(ncols.start, next.jb);
-                    crate::lu::unpack(next.l(), ext.matrix.local_mut(), lld, lrb..lr, ncols.clone());
+                    crate::matrix::unpack(next.l(), ext.matrix.local_mut(), lld, lrb..lr, ncols.clone());
                     let mut ahead: LookAhead = send_ahead(grid, ext, (ncols.start, nbackup), Ok(next));
                     let step = early::chunk_columns(lr - lrb, jb);
                     let mut c = rest.start;

@@ -1,9 +1,10 @@
 //! `pdormqr`: applying Q or Qᵀ from a QR factorization.
 
 use super::reflectors::{stored_panel, Panel};
+use crate::args::pdormqr::{DESCA, DESCC, K};
+use crate::args::{arg_error, check_square_blocks, entry};
 use crate::blas::Trans;
-use crate::error::{agree_on_arguments, Error, Result};
-use crate::lu::{check_square_blocks, entry};
+use crate::error::{agree_on_arguments, Result};
 use crate::matrix::DistMatrix;
 use crate::row_panel::broadcast_panel;
 use blacs_ft::Grid;
@@ -17,19 +18,12 @@ use blacs_ft::Grid;
 /// * `c` (local input/output): M×NRHS with the same row distribution as `a`
 ///   (same M, MB and RSRC); any column distribution.
 pub fn pdormqr(grid: &Grid, trans: Trans, a: &DistMatrix, tau: &[f64], k: usize, c: &mut DistMatrix) -> Result<()> {
-    let arg = |position, entry, name: &str, reason: String| Error::Argument {
-        routine: "pdormqr".into(),
-        position,
-        entry,
-        name: name.into(),
-        reason,
-    };
-    // (PDORMQR(SIDE, TRANS, M, N, K, A, IA, JA, DESCA, TAU, C, IC, JC,
-    // DESCC, ...): K is argument 5, DESCA 9, DESCC 14.)
-    let check = check_square_blocks("pdormqr", 9, a).and_then(|()| {
+    const ROUTINE: &str = "pdormqr";
+    let check = check_square_blocks(ROUTINE, DESCA, "A", a.desc()).and_then(|()| {
         if k > a.m().min(a.n()) || k > tau.len() {
-            return Err(arg(
-                5,
+            return Err(arg_error(
+                ROUTINE,
+                K,
                 0,
                 "K",
                 format!("must be ≤ min(M, N) = {} and ≤ len(tau) = {}", a.m().min(a.n()), tau.len()),
@@ -41,8 +35,9 @@ pub fn pdormqr(grid: &Grid, trans: Trans, a: &DistMatrix, tau: &[f64], k: usize,
             (entry::RSRC, c.desc().rsrc() != a.desc().rsrc()),
         ];
         if let Some(&(what, _)) = differs.iter().find(|(_, d)| *d) {
-            return Err(arg(
-                14,
+            return Err(arg_error(
+                ROUTINE,
+                DESCC,
                 what,
                 "C",
                 format!(

@@ -1,9 +1,10 @@
 //! `pdgeqrf`: blocked Householder QR of a distributed matrix.
 
 use super::reflectors::{factor_panel, Panel};
+use crate::args::check_square_blocks;
+use crate::args::pdgeqrf::{A, DESCA};
 use crate::blas::Trans;
 use crate::error::{agree_on_arguments, check_finite, Result};
-use crate::lu::check_square_blocks;
 use crate::matrix::DistMatrix;
 use crate::row_panel::{broadcast_panel, start_row_send};
 use blacs_ft::Grid;
@@ -25,10 +26,11 @@ use blacs_ft::Grid;
 /// # Errors
 /// Argument errors (MB ≠ NB, a NaN or an infinity in A) are agreed: every
 /// rank returns the same one.
-/// A process failure returns [`Error::Grid`] with a process-failure error.
+/// A process failure returns [`crate::Error::Grid`] with a process-failure error.
 pub fn pdgeqrf(grid: &Grid, a: &mut DistMatrix, tau: &mut Vec<f64>) -> Result<()> {
     // (PDGEQRF(M, N, A, IA, JA, DESCA, ...): A is argument 3, DESCA 6.)
-    agree_on_arguments(grid, check_square_blocks("pdgeqrf", 6, a).and_then(|()| check_finite("pdgeqrf", 3, a)))?;
+    let check = check_square_blocks("pdgeqrf", DESCA, "A", a.desc()).and_then(|()| check_finite("pdgeqrf", A, a));
+    agree_on_arguments(grid, check)?;
     let (m, n, nb) = (a.m(), a.n(), a.nb());
     let k = m.min(n);
     tau.clear();

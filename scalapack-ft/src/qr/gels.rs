@@ -2,8 +2,9 @@
 
 use super::apply::pdormqr;
 use super::factor::pdgeqrf;
+use crate::args::{arg_error, pdgels};
 use crate::blas::{self, Diag, Side, Trans, Uplo};
-use crate::error::{agree_on_arguments, Error, Result};
+use crate::error::{agree_on_arguments, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::{Grid, Scope};
 
@@ -16,13 +17,13 @@ use blacs_ft::{Grid, Scope};
 /// * returns `tau` (global).
 pub fn pdgels(grid: &Grid, a: &mut DistMatrix, b: &mut DistMatrix) -> Result<Vec<f64>> {
     let check = if a.m() < a.n() {
-        Err(Error::Argument {
-            routine: "pdgels".into(),
-            position: 2,
-            entry: 0,
-            name: "M".into(),
-            reason: format!("must be ≥ N for the least-squares problem (M = {}, N = {})", a.m(), a.n()),
-        })
+        Err(arg_error(
+            "pdgels",
+            pdgels::M,
+            0,
+            "M",
+            format!("must be ≥ N for the least-squares problem (M = {}, N = {})", a.m(), a.n()),
+        ))
     } else {
         Ok(())
     };

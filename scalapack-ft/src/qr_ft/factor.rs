@@ -6,6 +6,8 @@ use crate::abft::{
     check_layout, encode_checksums, send_ahead, set_up_call, ChecksumCheck, FtOptions, FtReport, FtWorkspace,
     MatrixShape, PanelDriver,
 };
+use crate::args::pdgeqrf::{A, DESCA};
+use crate::args::{check_first_block_at_origin, check_square_blocks, check_two_process_columns};
 use crate::blas::Trans;
 use crate::error::{check_finite, Error, Result};
 use crate::matrix::DistMatrix;
@@ -85,13 +87,13 @@ pub fn pdgeqrf_ft_in(
     }
     let grid = region.grid();
     let layout = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
-    // (As PDGEQRF(M, N, A, IA, JA, DESCA, ...): A is argument 3, DESCA 6.)
-    let mut check = crate::lu::check_square_blocks(ROUTINE, 6, a)
-        .and_then(|()| crate::lu::check_first_block_at_origin(ROUTINE, 6, "A", a))
-        .and_then(|()| check_layout(ROUTINE, 6, &layout));
+    let mut check = check_square_blocks(ROUTINE, DESCA, "A", a.desc())
+        .and_then(|()| check_first_block_at_origin(ROUTINE, DESCA, "A", a.desc()))
+        .and_then(|()| check_two_process_columns(ROUTINE, DESCA, "A", grid))
+        .and_then(|()| check_layout(ROUTINE, DESCA, &layout));
     if !start.joining() {
         // (A replacement's A is meaningless until it is rebuilt.)
-        check = check.and_then(|()| check_finite(ROUTINE, 3, a));
+        check = check.and_then(|()| check_finite(ROUTINE, A, a));
     }
     let (ext, layout) = set_up_call(region, QrSteps::OP, ROUTINE, &start, a, work, layout.ok(), check)?;
     let kmax = a.m().min(a.n());
