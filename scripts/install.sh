@@ -61,6 +61,7 @@ if [ -z "$from" ]; then
   from=${CARGO_TARGET_DIR:-$here/target}/$profile_dir
 fi
 [ -d "$from" ] || { echo "install.sh: no directory $from" >&2; exit 1; }
+from=$(cd "$from" && pwd)
 
 # A dependency's cdylib and staticlib stay in deps/; a package built on
 # its own is also copied one up.
@@ -118,12 +119,16 @@ install -m 755 "$so" "$prefix/lib/libftla.so"
 install -m 644 "$archive" "$prefix/lib/libftla.a"
 install -m 644 "$here/capi/include/ftla.h" "$here/capi/include/ftla.f90" "$prefix/include/"
 
-# Templates: @NAME@ replaced (values hold no '|').
+# Templates: @NAME@ replaced by its value (sed's special characters in
+# the value escaped).
 fill() {
-  sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|$version|g" -e "s|@VERSION_MAJOR@|${version%%.*}|g" \
-    -e "s|@PC_LIBS@|${pc_deps% }|g" -e "s|@PC_LIBS_PRIVATE@|$std_libs|g" \
-    -e "s|@CMAKE_LINK_LIBRARIES@|$cmake_deps|g" -e "s|@CMAKE_STATIC_LINK_LIBRARIES@|$cmake_static_deps|g" \
-    "$here/capi/pkg/$1" >"$2"
+  local args=() kv
+  for kv in "PREFIX=$prefix" "VERSION=$version" "VERSION_MAJOR=${version%%.*}" "PC_LIBS=${pc_deps% }" \
+    "PC_LIBS_PRIVATE=$std_libs" "CMAKE_LINK_LIBRARIES=$cmake_deps" \
+    "CMAKE_STATIC_LINK_LIBRARIES=$cmake_static_deps"; do
+    args+=(-e "s|@${kv%%=*}@|$(sed 's/[|&\\]/\\&/g' <<<"${kv#*=}")|g")
+  done
+  sed "${args[@]}" "$here/capi/pkg/$1" >"$2"
 }
 fill ftla.pc.in "$prefix/lib/pkgconfig/ftla.pc"
 fill ftlaConfig.cmake.in "$prefix/lib/cmake/ftla/ftlaConfig.cmake"
