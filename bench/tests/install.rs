@@ -7,14 +7,13 @@
 //! run under the installed `ftla launch --np 4` (with a kill for some), with
 //! no `LD_LIBRARY_PATH`: the programs find their libraries by themselves.
 
+mod common;
+
 use blacs_ft::launch::{run_with_timeout, Captured};
-use std::path::{Path, PathBuf};
+use common::c_programs::root;
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 /// Runs `cmd` (at most `secs` seconds) and asserts it succeeded.
 fn run_ok(mut cmd: Command, secs: u64) -> Captured {
