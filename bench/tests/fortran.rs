@@ -169,4 +169,6 @@ fn a_fortran_program_on_the_module_survives_kills_in_the_lu_and_in_the_solve() {
     let out = launch("4", &[], "2@ftla_pdgetrs:0:call");
     assert!(out.stderr.contains("injecting SIGKILL into rank 2 at ftla_pdgetrs:0:call"), "{}", out.stderr);
     all_correct(&out, Some(2), 1);
+    // (The one test of the example: its build goes.)
+    std::fs::remove_dir_all(example().parent().expect("its build directory")).expect("remove the build");
 }
