@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # One-time, idempotent set-up of everything ftla needs on a Debian machine:
-#   - Debian packages: OpenBLAS (BLAS + LAPACK), a C compiler, pkg-config;
+#   - Debian packages: OpenBLAS (BLAS + LAPACK), a C compiler, pkg-config,
+#     and gfortran and cmake (the tests build the Fortran example and build
+#     programs against an installed ftla with pkg-config and CMake);
 #   - Open MPI 5.0.x with ULFM from PyPI in a project-local virtual environment
 #     (.venv/), so a distribution MPI on the same machine is never picked up;
 #   - optionally (FTLA_WITH_SCALAPACK=1 or `setup.sh --scalapack`) the
@@ -24,7 +26,7 @@ log() { echo "[setup] $*" >&2; }
 
 sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-apt_pkgs=(libopenblas-dev gcc pkg-config)
+apt_pkgs=(libopenblas-dev gcc pkg-config gfortran cmake)
 if [ "$want_scalapack" = 1 ]; then
   apt_pkgs+=(libscalapack-openmpi-dev openmpi-bin libopenmpi-dev)
 fi

@@ -6,24 +6,11 @@
 mod common;
 
 use blacs_ft::launch::{run_with_timeout, Captured};
+use common::c_programs::{launch as launch_c, lib_dir, root};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// The directory of the `libftla.so` built with this test (a dependency's
-/// cdylib stays in `deps/`; the workspace's own build is one up).
-fn lib_dir() -> PathBuf {
-    let deps = std::env::current_exe().expect("test path").parent().expect("deps dir").to_path_buf();
-    [deps.clone(), deps.join("..")]
-        .into_iter()
-        .find(|d| d.join("libftla.so").is_file())
-        .unwrap_or_else(|| panic!("no libftla.so next to {} (cargo builds it with ftla-capi)", deps.display()))
-}
 
 /// Compiles a C program against the header and the library (once per test
 /// binary and program).
@@ -48,15 +35,6 @@ fn compile(source: &str, name: &str) -> PathBuf {
 fn example() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| compile("examples/c/qr_lu_solve.c", "qr_lu_solve"))
-}
-
-/// `ftla launch ARGS` with `FTLA_KILL = kill`, the C program loading the
-/// library it was linked with (`cargo test` puts target directories with
-/// other builds of it on `LD_LIBRARY_PATH`, which goes before the
-/// program's RUNPATH).
-fn launch_c(args: &[&str], kill: &str) -> Captured {
-    let lib = lib_dir().display().to_string();
-    common::ftla_with(args, &[("FTLA_KILL", kill), ("LD_LIBRARY_PATH", &lib)])
 }
 
 /// `ftla launch ARGS -- EXAMPLE 256 32 2 2` with `FTLA_KILL = kill`.

@@ -5,6 +5,8 @@
 // Each test binary uses its part.
 #![allow(dead_code)]
 
+pub mod c_programs;
+
 use blacs_ft::launch::{run_with_timeout, Captured};
 use recovery::protocol::Phase;
 use scalapack_ft::report::FactorReport;
