@@ -34,10 +34,13 @@ pub struct Cli {
 pub enum Command {
     /// The fault-tolerant QR at work: one rank SIGKILLed mid-factorization.
     ///
-    /// pdgeqrf_ft on a 2x2 grid, one rank SIGKILLed mid-factorization,
-    /// repair and rebuild from the checksums, then residuals, time, the
+    /// pdgeqrf_ft on a 2x2 grid, one rank SIGKILLed halfway through, its
+    /// blocks rebuilt from the checksums; then the residuals, the time, the
     /// recovery breakdown and the overhead against a failure-free run and
-    /// the plain QR, all from the same run.
+    /// the plain QR, all from the same job. By default twice: first a hot
+    /// spare replaces the lost rank (milliseconds), then, in a second job
+    /// without spares, a process started by MPI_Comm_spawn (about a
+    /// second), with one line on what the spawn costs.
     Demo(DemoArgs),
     /// The grid layer alone: a rank dies, the grid repairs itself.
     ///
