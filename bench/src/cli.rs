@@ -34,10 +34,13 @@ pub struct Cli {
 pub enum Command {
     /// The fault-tolerant QR at work: one rank SIGKILLed mid-factorization.
     ///
-    /// pdgeqrf_ft on a 2x2 grid, one rank SIGKILLed mid-factorization,
-    /// repair and rebuild from the checksums, then residuals, time, the
+    /// pdgeqrf_ft on a 2x2 grid, one rank SIGKILLed halfway through, its
+    /// blocks rebuilt from the checksums; then the residuals, the time, the
     /// recovery breakdown and the overhead against a failure-free run and
-    /// the plain QR, all from the same run.
+    /// the plain QR, all from the same job. By default twice: first a hot
+    /// spare replaces the lost rank (milliseconds), then, in a second job
+    /// without spares, a process started by MPI_Comm_spawn (about a
+    /// second), with one line on what the spawn costs.
     Demo(DemoArgs),
     /// The grid layer alone: a rank dies, the grid repairs itself.
     ///
@@ -203,6 +206,40 @@ pub fn parse_kind(s: &str) -> Result<MatrixKind, String> {
     })
 }
 
+/// Replaces an argument's help (and drops a longer one) for one command:
+/// the shared argument structs are flattened into `qr`, `lu` and `cg`,
+/// and each names its own operation, inputs, outputs and phases.
+fn help(arg: clap::Arg, text: &'static str) -> clap::Arg {
+    arg.help(text).long_help(None::<&'static str>)
+}
+
+/// The repair protocol's kill points, the same for every driver.
+macro_rules! repair_points {
+    () => {
+        " or at a point of the repair: R@repair:ATTEMPT:{revoke,shrink,spawn,merge}, R@repair:BUILD:split, \
+        R@region:REPAIR:share. Comma-separated."
+    };
+}
+
+/// `ftla qr --kill`.
+const QR_KILL: &str = concat!(
+    "With --ft: SIGKILL grid rank R at STEP (panel STEP of the QR) in PHASE: args or encode at step 0 (before the \
+    checksums exist), then panel, bcast, update or commit at any step;",
+    repair_points!()
+);
+/// `ftla lu --kill`.
+const LU_KILL: &str = concat!(
+    "With --ft: SIGKILL grid rank R at STEP (panel STEP of the LU) in PHASE: args or encode at step 0 (before the \
+    checksums exist), then panel, bcast, swap (the row interchanges), update or commit at any step;",
+    repair_points!()
+);
+/// `ftla cg --kill`.
+const CG_KILL: &str = concat!(
+    "With --ft: SIGKILL grid rank R at STEP in PHASE: args or encode at step 0, then matvec, dot or commit at an \
+    iteration (step 0 is the initial residual b−A·x₀, step k iteration k);",
+    repair_points!()
+);
+
 fn parse_policy(s: &str) -> Result<Policy, String> {
     Policy::parse(s).ok_or_else(|| format!("`{s}`: must be inplace, cof or auto"))
 }
@@ -229,7 +266,8 @@ pub struct MatrixArgs {
     /// Process grid, row-major ranks.
     #[arg(long, value_name = "PxQ", default_value = "1x2", value_parser = parse_grid)]
     pub grid: GridShape,
-    /// Columns of the generated matrix (required unless --input).
+    /// Columns of the generated matrix (required unless --input; each
+    /// command says what N is for it).
     #[arg(long, value_name = "N", required_unless_present = "input")]
     pub n: Option<usize>,
     /// Rows of the generated matrix (default N).
@@ -246,14 +284,13 @@ pub struct MatrixArgs {
     /// Seed of the generated matrix.
     #[arg(long, value_name = "S", default_value_t = 2026)]
     pub seed: u64,
-    /// Factor the matrix in FILE (.npy <f8, or .mtx array) instead.
+    /// Read the matrix from FILE (.npy <f8, or .mtx array) instead.
     #[arg(long, value_name = "FILE")]
     pub input: Option<PathBuf>,
-    /// Write the factored matrix (ScaLAPACK layout) to FILE (.npy or .mtx),
-    /// and tau / the pivots to FILE.tau.npy / FILE.ipiv.npy.
+    /// Write the result to FILE (.npy or .mtx).
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Compute ScaLAPACK's residual checks (QR: also orthogonality).
+    /// Check the result against the input.
     #[arg(long)]
     pub check: bool,
     /// Write the results as JSON to FILE.
@@ -264,7 +301,7 @@ pub struct MatrixArgs {
 /// The fault-tolerant run and its failures.
 #[derive(Args, Debug, Clone, Default)]
 pub struct FtArgs {
-    /// Fault-tolerant factorization (reverse-neighboring checksums, repair
+    /// Run the fault-tolerant driver (reverse-neighboring checksums, repair
     /// in place).
     #[arg(long)]
     pub ft: bool,
@@ -281,8 +318,8 @@ pub struct FtArgs {
     /// is respawned).
     #[arg(long, value_name = "S", requires = "ft", default_value_t = 0)]
     pub spares: u32,
-    /// With --ft: also time the plain factorization and a failure-free FT
-    /// one in the same run.
+    /// With --ft: also time the plain run and a failure-free FT one in the
+    /// same job.
     #[arg(long, requires = "ft")]
     pub compare: bool,
     /// With --compare: time the plain / failure-free FT pair R times,
@@ -317,15 +354,32 @@ pub struct FtArgs {
     /// options.
     #[arg(long, value_name = "D", requires = "ft")]
     pub resume: Option<PathBuf>,
-    /// With --ft: add 1.0 to one element on rank R at STEP (a silent error
-    /// for --verify to report; CG: corrupts R's matrix-vector product of
-    /// iteration STEP, which the checksums catch and recompute).
+    /// With --ft: a silent error on rank R at STEP (each command says
+    /// where).
     #[arg(long, value_name = "R@STEP", requires = "ft", value_parser = parse_corrupt)]
     pub corrupt: Option<(i32, u64)>,
 }
 
 /// `ftla qr`.
 #[derive(Args, Debug, Clone)]
+#[command(
+    mut_arg("n", |a| help(a, "Columns of the generated matrix A (required unless --input)")),
+    mut_arg("m", |a| help(a, "Rows of the generated matrix A (default N)")),
+    mut_arg("matrix", |a| help(a, "Generated matrix: uniform (default) | dd (diagonally dominant) | spd | poisson2d | cond:C")),
+    mut_arg("input", |a| help(a, "Factor the matrix in FILE (.npy <f8, or .mtx array) instead of a generated one")),
+    mut_arg("output", |a| help(a, "Write the factored matrix in ScaLAPACK's layout (R on and above the diagonal, the \
+        Householder vectors V below it) to FILE (.npy or .mtx), and tau to FILE.tau.npy")),
+    mut_arg("check", |a| help(a, "Compute ScaLAPACK's checks: the residual ‖A−QR‖₁/(‖A‖₁·max(M,N)·eps) and the \
+        orthogonality ‖I−QᵀQ‖₁/(M·eps)")),
+    mut_arg("ft", |a| help(a, "Fault-tolerant QR, pdgeqrf_ft: reverse-neighboring checksums, a commit per panel, \
+        lost processes repaired in place and their blocks rebuilt")),
+    mut_arg("kill", |a| help(a, QR_KILL)),
+    mut_arg("compare", |a| help(a, "With --ft: also time the plain QR (pdgeqrf) and a failure-free pdgeqrf_ft in the \
+        same job")),
+    mut_arg("verify", |a| help(a, "With --ft: recompute every checksum of the factored matrix at the end and compare")),
+    mut_arg("corrupt", |a| help(a, "With --ft: add 1.0 to one element of rank R's blocks at step STEP (a silent \
+        error for --verify to report)")),
+)]
 pub struct QrArgs {
     #[command(flatten)]
     pub matrix: MatrixArgs,
@@ -337,6 +391,27 @@ pub struct QrArgs {
 
 /// `ftla lu`.
 #[derive(Args, Debug, Clone)]
+#[command(
+    mut_arg("n", |a| help(a, "Columns of the generated matrix A; with the default --m, the order of a square A \
+        (required unless --input)")),
+    mut_arg("m", |a| help(a, "Rows of the generated matrix A (default N; --solve needs M = N)")),
+    mut_arg("matrix", |a| help(a, "Generated matrix: dd (diagonally dominant, default) | uniform | spd | poisson2d | \
+        cond:C")),
+    mut_arg("input", |a| help(a, "Factor the matrix in FILE (.npy <f8, or .mtx array) instead of a generated one")),
+    mut_arg("output", |a| help(a, "Write the factored matrix in ScaLAPACK's layout (L below the diagonal, unit \
+        diagonal implied, U on and above it) to FILE (.npy or .mtx), and the pivots (0-based global rows) to \
+        FILE.ipiv.npy")),
+    mut_arg("check", |a| help(a, "Compute ScaLAPACK's residual check ‖PA−LU‖₁/(‖A‖₁·max(M,N)·eps)")),
+    mut_arg("ft", |a| help(a, "Fault-tolerant LU, pdgetrf_ft: reverse-neighboring checksums carried through the row \
+        interchanges, a commit per panel, lost processes repaired in place and their blocks rebuilt; the pivots \
+        are pdgetrf's")),
+    mut_arg("kill", |a| help(a, LU_KILL)),
+    mut_arg("compare", |a| help(a, "With --ft: also time the plain LU (pdgetrf) and a failure-free pdgetrf_ft in the \
+        same job")),
+    mut_arg("verify", |a| help(a, "With --ft: recompute every checksum of the factored matrix at the end and compare")),
+    mut_arg("corrupt", |a| help(a, "With --ft: add 1.0 to one element of rank R's blocks at step STEP (a silent \
+        error for --verify to report)")),
+)]
 pub struct LuArgs {
     #[command(flatten)]
     pub matrix: MatrixArgs,
@@ -352,6 +427,27 @@ pub struct LuArgs {
 
 /// `ftla cg`.
 #[derive(Args, Debug, Clone)]
+#[command(
+    mut_arg("n", |a| help(a, "Order of the generated N×N matrix A, and the length of b and x (required unless \
+        --input)")),
+    mut_arg("m", |a| help(a, "Rows of A: CG needs a square A, so M must equal N (default N)")),
+    mut_arg("matrix", |a| help(a, "Generated A: poisson2d (the 2-D Poisson matrix, default) | spd (both symmetric \
+        positive definite, as CG needs) | uniform | dd | cond:C (not symmetric: CG reports a breakdown or no \
+        convergence)")),
+    mut_arg("input", |a| help(a, "Solve with the symmetric positive definite matrix A in FILE (.npy <f8, or .mtx \
+        array) instead of a generated one")),
+    mut_arg("output", |a| help(a, "Write the solution x (N×1) to FILE (.npy or .mtx)")),
+    mut_arg("check", |a| help(a, "Accepted for the same command line as qr and lu: the solve always recomputes the \
+        true residual ‖b−Ax‖/‖b‖ and checks it against 10·TOL")),
+    mut_arg("ft", |a| help(a, "Fault-tolerant CG, pdcg_ft: checksums of A, a commit per iteration, lost processes \
+        repaired in place (no rollback), every matrix-vector product checked for silent errors")),
+    mut_arg("kill", |a| help(a, CG_KILL)),
+    mut_arg("compare", |a| help(a, "With --ft: also time the plain solve (pdcg) and a failure-free pdcg_ft in the \
+        same job, with the iterations of each")),
+    mut_arg("verify", |a| help(a, "With --ft: recompute the checksums of A at the end and compare")),
+    mut_arg("corrupt", |a| help(a, "With --ft: add 1.0 to rank R's matrix-vector product of iteration STEP, which \
+        the checksums catch and recompute (reported as a detection)")),
+)]
 pub struct CgArgs {
     #[command(flatten)]
     pub matrix: MatrixArgs,
@@ -370,6 +466,17 @@ pub struct CgArgs {
     pub launch: LaunchArgs,
 }
 
+/// How the demo's lost rank is replaced.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DemoScenario {
+    /// A hot spare parked at start-up takes the lost rank's place.
+    Spare,
+    /// MPI_Comm_spawn starts a new process in the lost rank's place.
+    Spawn,
+    /// The spare scenario, then the spawn scenario, each its own job.
+    Both,
+}
+
 /// `ftla demo`.
 #[derive(Args, Debug, Clone)]
 pub struct DemoArgs {
@@ -385,10 +492,15 @@ pub struct DemoArgs {
     /// Grid rank SIGKILLed halfway through.
     #[arg(long, value_name = "R", default_value_t = 1)]
     pub kill: i32,
-    /// Hot spares (default 0: the dead rank is respawned).
-    #[arg(long, value_name = "S", default_value_t = 0)]
+    /// How the lost rank is replaced: spare (a parked hot spare, milliseconds), spawn (a new process
+    /// started by MPI_Comm_spawn, about a second), or both, one job after the other (default).
+    #[arg(long, value_enum, default_value = "both")]
+    pub scenario: DemoScenario,
+    /// Hot spares parked in the spare scenario (the spawn scenario has none).
+    #[arg(long, value_name = "S", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub spares: u32,
-    /// Write the results as JSON to FILE.
+    /// Write the results as JSON to FILE (with --scenario both: the spare scenario's; the spawn
+    /// scenario's to FILE with the extension .spawn.json).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     #[command(flatten)]

@@ -1,10 +1,114 @@
-//! `ftla demo`: a grid that loses a rank to SIGKILL mid-run, repairs itself
-//! and shows that the repaired grid computes correctly.
+//! The demos. `ftla demo`: the fault-tolerant QR loses a rank halfway
+//! through, first replaced by a hot spare, then by a spawned process, each
+//! scenario its own job (the factorization itself is `ftla qr --ft`'s run,
+//! [`crate::problem::FactorJob::demo`]). `ftla grid-demo`: a grid that
+//! loses a rank to SIGKILL mid-run, repairs itself and shows that the
+//! repaired grid computes correctly.
 
-use crate::cli::GridDemoArgs;
+use crate::cli::{usage_error, DemoArgs, DemoScenario, GridDemoArgs};
+use crate::problem::FactorJob;
 use crate::session::{agree_on_repair, start};
 use blacs_ft::{verify_grid, Grid, Injector, Scope};
+use scalapack_ft::report::FactorReport;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+/// `ftla demo` with one scenario, ready to be one job: the spawn scenario
+/// parks no spare, so the lost rank must be spawned.
+pub fn one_scenario(mut a: DemoArgs) -> DemoArgs {
+    if a.scenario == DemoScenario::Spawn {
+        a.spares = 0;
+    }
+    a
+}
+
+/// `ftla demo --scenario both`, outside MPI: the spare scenario, then the
+/// spawn scenario, each a job of its own (`ftla demo --scenario …`), and
+/// one line on what the spawn costs. Returns the exit code: the first
+/// scenario's that was not 0.
+pub fn run_both(a: DemoArgs) -> i32 {
+    // Bad options are refused once, before either job starts.
+    if let Err(e) = FactorJob::demo(&a) {
+        usage_error("demo", e);
+    }
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("ftla demo: cannot find this program to run the scenarios: {e}");
+            return 1;
+        }
+    };
+    // The scenarios' reports: the summary line reads them.
+    let scratch = |name: &str| std::env::temp_dir().join(format!("ftla-demo-{}-{name}.json", std::process::id()));
+    let spare_json = a.json.clone().unwrap_or_else(|| scratch("spare"));
+    let spawn_json = a.json.as_ref().map_or_else(|| scratch("spawn"), |f| f.with_extension("spawn.json"));
+    println!("ftla demo, scenario 1 of 2: a hot spare ({} parked at start-up) replaces the lost rank", a.spares);
+    let spare = run_scenario(&exe, &a, DemoScenario::Spare, &spare_json);
+    println!();
+    println!("ftla demo, scenario 2 of 2: no spare; MPI_Comm_spawn starts a new process in the lost rank's place");
+    let spawn = run_scenario(&exe, &a, DemoScenario::Spawn, &spawn_json);
+    if let (Some(s), Some(p)) = (read_report(&spare_json), read_report(&spawn_json)) {
+        if let Some(line) = spawn_cost(&s, &p) {
+            println!("{line}");
+        }
+    }
+    if a.json.is_none() {
+        let _ = std::fs::remove_file(&spare_json);
+        let _ = std::fs::remove_file(&spawn_json);
+    }
+    if spare != 0 {
+        spare
+    } else {
+        spawn
+    }
+}
+
+/// Runs `ftla demo --scenario S` with the other options as given; returns
+/// its exit code (128 + N when stopped by signal N).
+fn run_scenario(exe: &Path, a: &DemoArgs, scenario: DemoScenario, json: &PathBuf) -> i32 {
+    use clap::ValueEnum;
+    use std::os::unix::process::ExitStatusExt;
+    let name = scenario.to_possible_value().map_or_else(String::new, |v| v.get_name().to_string());
+    let mut cmd = std::process::Command::new(exe);
+    // Each scenario's launcher tags its own job: one that inherited this
+    // process's tag would take this process for a straggler of its job
+    // and end it.
+    cmd.env_remove(blacs_ft::launch::JOB_TAG_VAR);
+    cmd.arg("demo").args(["--scenario", &name]);
+    cmd.args(["--grid", &a.grid.to_string(), "--n", &a.n.to_string(), "--nb", &a.nb.to_string()]);
+    cmd.args(["--kill", &a.kill.to_string(), "--spares", &a.spares.to_string()]).arg("--json").arg(json);
+    if let Some(t) = a.launch.timeout {
+        cmd.args(["--timeout", &t.to_string()]);
+    }
+    if a.launch.no_ft {
+        cmd.arg("--no-ft");
+    }
+    match cmd.status() {
+        Ok(s) => s.code().or_else(|| s.signal().map(|n| 128 + n)).unwrap_or(1),
+        Err(e) => {
+            eprintln!("ftla demo: cannot start the {name} scenario: {e}");
+            1
+        }
+    }
+}
+
+fn read_report(path: &Path) -> Option<FactorReport> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+/// One line: what the spawn's repair cost against the spare's, and why.
+fn spawn_cost(spare: &FactorReport, spawn: &FactorReport) -> Option<String> {
+    let repair = |r: &FactorReport| r.recoveries.as_ref().map(|v| v.iter().map(|e| e.repair_ms).sum::<f64>());
+    let total = spawn.recoveries.as_ref()?.iter().map(|e| e.total_ms).sum::<f64>();
+    let failure_free = spawn.compare.as_ref()?.ft_time_s;
+    Some(format!(
+        "the spawn's cost: its repair took {:.0} ms of the {total:.0} ms recovery, against {:.0} ms for the spare: \
+         MPI_Comm_spawn starts a new MPI process and connects it to the survivors, a fixed cost that a {failure_free:.2} s \
+         factorization cannot hide (reserve hot spares, --spares, where recovery time matters)",
+        repair(spawn)?,
+        repair(spare)?,
+    ))
+}
 
 /// A validated `ftla grid-demo`.
 pub struct DemoJob {

@@ -53,7 +53,13 @@ fn main() {
         // Commands that are one MPI job.
         Command::GridDemo(a) => ("grid-demo", demo::DemoJob::new(&a).map(Job::GridDemo), a.launch),
         Command::Repair(a) => ("repair", repair::RepairJob::new(&a).map(Job::Repair), a.launch),
-        Command::Demo(a) => ("demo", FactorJob::demo(&a).map(Job::Factor), a.launch),
+        Command::Demo(a) if a.scenario == cli::DemoScenario::Both && !inside_mpi() => {
+            std::process::exit(demo::run_both(a))
+        }
+        Command::Demo(a) => {
+            let a = demo::one_scenario(a);
+            ("demo", FactorJob::demo(&a).map(Job::Factor), a.launch)
+        }
         Command::Qr(a) => {
             let launch = a.launch.clone();
             ("qr", FactorJob::from_qr(a).map(Job::Factor), launch)
