@@ -21,7 +21,7 @@
 //! `k` there are `i = nbc − k` unfinished block columns, `(i − 1)·nb` data
 //! columns and `2·nb·⌈i/Q⌉ ≥ 2·i·nb/Q` checksum columns to update, so the ratio
 //! of each step is at least `2/Q` and tends to it as `nbc/Q` grows: the model
-//! approaches DESIGN §4's "≈ 2/Q" from above, with an `O(Q/nbc)` excess from the
+//! approaches the "≈ 2/Q" of docs/architecture.md ("ABFT checksums") from above, with an `O(Q/nbc)` excess from the
 //! group granularity (a pair stays active until its whole group is finished).
 //! For `M = N = 4096`, `nb = 64`: `1.0355` for `Q = 2` (2/Q = 1), `0.7298` for
 //! `Q = 3` (2/3; 64 block columns do not split into full groups of 3) and

@@ -1,4 +1,4 @@
-//! The step-commit protocol (DESIGN §5), written once for every
+//! The step-commit protocol (docs/architecture.md, "Step-commit protocol"), written once for every
 //! fault-tolerant driver.
 //!
 //! A driver is a loop of steps. Each step is

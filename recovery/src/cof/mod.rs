@@ -1,4 +1,4 @@
-//! Checkpoint-on-failure (CoF, DESIGN §6): for jobs whose grid cannot be
+//! Checkpoint-on-failure (CoF; docs/architecture.md, "Checkpoint-on-failure"): for jobs whose grid cannot be
 //! repaired in place (the batch system refuses `MPI_Comm_spawn`, no hot
 //! spare is left, or the policy says so).
 //!
