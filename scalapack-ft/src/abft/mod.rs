@@ -39,7 +39,7 @@ pub(crate) use extended::Extended;
 pub use extended::MatrixShape;
 pub(crate) use lookahead::{send_ahead, LookAhead};
 pub use options::{FtOptions, FtReport};
-pub(crate) use panel_driver::PanelDriver;
+pub(crate) use panel_driver::{PanelDriver, PanelFactorization, PanelSteps};
 pub(crate) use rebuild::rebuild_lost_blocks;
 pub(crate) use set_up::{check_layout, set_up_call};
 pub(crate) use verify::verify_checksums;

@@ -1,14 +1,18 @@
 //! What the panel factorizations (QR, LU) share of the protocol's
 //! `Algorithm`: the extended matrix, the current panel's backup, the
-//! look-ahead, and the abort, rebuild, verification and checkpoint arrays
-//! made of them.
+//! look-ahead, and the encoding, abort, rebuild, verification and
+//! checkpoint arrays made of them ([`PanelDriver`]); each factorization
+//! supplies its steps ([`PanelSteps`]) and [`PanelFactorization`] is the
+//! `Algorithm` of both.
 
 use super::extended::{Extended, MatrixShape};
 use super::lookahead::LookAhead;
-use super::{rebuild_lost_blocks, verify_checksums, ChecksumCheck};
-use crate::error::Result;
+use super::{encode_checksums, rebuild_lost_blocks, verify_checksums, ChecksumCheck};
+use crate::error::{Error, Result};
 use blacs_ft::{Grid, PendingBcast};
 use checksum::ReverseNeighborLayout;
+use recovery::protocol::{Algorithm, Phase, PhaseClock};
+use recovery::Replicated;
 
 /// The current panel's columns as the last commit left them, on the
 /// panel's owner: an abort puts them back.
@@ -88,5 +92,112 @@ impl<P> PanelDriver<P> {
     /// What a checkpoint saves of this process's state.
     pub fn saved_arrays(&mut self) -> Vec<&mut [f64]> {
         self.ext.saved_arrays()
+    }
+}
+
+/// A panel factorization's own part of a step (what [`PanelDriver`] does
+/// not share): QR's and LU's steps. [`PanelFactorization`] makes the
+/// protocol's `Algorithm` of it.
+pub(crate) trait PanelSteps {
+    /// The factored panel, as it is broadcast.
+    type Panel;
+    /// What phase 1 of a step hands to its commit.
+    type Scratch;
+    /// The replicated state (QR's tau, LU's pivots).
+    type State: Replicated;
+    /// The operation's name in kill points.
+    const OP: &'static str;
+    /// The phases of a step's phase 1, in order.
+    const STEP_PHASES: &'static [Phase];
+
+    /// Number of steps.
+    fn steps(&self) -> u64;
+    /// The replicated state.
+    fn state(&self) -> &Self::State;
+    /// Replaces the replicated state (a replacement's, from the survivors).
+    fn set_state(&mut self, state: Self::State);
+    /// Phase 1 of step `k` on `driver` (collective; scratch only).
+    fn exchange(
+        &mut self,
+        driver: &mut PanelDriver<Self::Panel>,
+        grid: &Grid,
+        k: u64,
+        clock: &mut PhaseClock,
+    ) -> Result<Self::Scratch>;
+    /// Local work into scratch while the step's agreement runs (see
+    /// `recovery::protocol::Algorithm::while_agreeing`).
+    fn while_agreeing(
+        &mut self,
+        _driver: &PanelDriver<Self::Panel>,
+        _scratch: &mut Self::Scratch,
+        _agreed: &mut dyn FnMut() -> bool,
+    ) {
+    }
+    /// The local commit of step `k`.
+    fn commit(&mut self, driver: &mut PanelDriver<Self::Panel>, grid: &Grid, k: u64, scratch: Self::Scratch);
+}
+
+/// A panel factorization on the step-commit protocol: its steps, and the
+/// extended matrix they run on.
+pub(crate) struct PanelFactorization<S: PanelSteps> {
+    pub driver: PanelDriver<S::Panel>,
+    pub steps: S,
+}
+
+impl<S: PanelSteps> Algorithm for PanelFactorization<S> {
+    type Error = Error;
+    type Scratch = S::Scratch;
+    type State = S::State;
+    type Check = ChecksumCheck;
+    type Call = MatrixShape;
+    const OP: &'static str = S::OP;
+    const STEP_PHASES: &'static [Phase] = S::STEP_PHASES;
+
+    fn steps(&self) -> u64 {
+        self.steps.steps()
+    }
+
+    fn state(&self) -> &S::State {
+        self.steps.state()
+    }
+
+    fn set_state(&mut self, state: S::State) {
+        self.steps.set_state(state)
+    }
+
+    fn encode(&mut self, grid: &Grid) -> Result<()> {
+        encode_checksums(grid, &mut self.driver.ext, &self.driver.layout)
+    }
+
+    fn exchange(&mut self, grid: &Grid, k: u64, clock: &mut PhaseClock) -> Result<S::Scratch> {
+        self.steps.exchange(&mut self.driver, grid, k, clock)
+    }
+
+    fn while_agreeing(&mut self, scratch: &mut S::Scratch, agreed: &mut dyn FnMut() -> bool) {
+        self.steps.while_agreeing(&self.driver, scratch, agreed)
+    }
+
+    fn commit(&mut self, grid: &Grid, k: u64, scratch: S::Scratch) {
+        self.steps.commit(&mut self.driver, grid, k, scratch)
+    }
+
+    fn abort(&mut self, _k: u64) {
+        self.driver.abort();
+    }
+
+    fn rebuild(&mut self, grid: &Grid, committed: u64, lost: &[i32]) -> Result<()> {
+        self.driver.rebuild(grid, committed, lost)
+    }
+
+    fn verify(&self, grid: &Grid, committed: u64) -> Result<ChecksumCheck> {
+        self.driver.verify(grid, committed)
+    }
+
+    fn call(&self) -> MatrixShape {
+        self.driver.call()
+    }
+
+    fn saved_arrays(&mut self) -> Vec<&mut [f64]> {
+        self.driver.saved_arrays()
     }
 }

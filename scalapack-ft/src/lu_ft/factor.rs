@@ -22,8 +22,8 @@ use super::deferred::{self, Deferred};
 use super::early::{self, Early};
 use super::rows::{self, Columns, Moves};
 use crate::abft::{
-    self, check_layout, encode_checksums, send_ahead, set_up_call, ChecksumCheck, Extended, FtOptions, FtReport,
-    FtWorkspace, MatrixShape, PanelDriver,
+    self, check_layout, send_ahead, set_up_call, Extended, FtOptions, FtReport, FtWorkspace, PanelDriver,
+    PanelFactorization, PanelSteps,
 };
 use crate::args::pdgetrf::{A, DESCA};
 use crate::args::{check_first_block_at_origin, check_grid, check_square_blocks, check_two_process_columns};
@@ -34,7 +34,7 @@ use crate::matrix::DistMatrix;
 use crate::row_panel::broadcast_panel;
 use blacs_ft::{Grid, Scope};
 use checksum::ReverseNeighborLayout;
-use recovery::protocol::{self, Algorithm, Phase, PhaseClock};
+use recovery::protocol::{self, Phase, PhaseClock};
 use recovery::Region;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
@@ -110,16 +110,20 @@ pub fn pdgetrf_ft_in(
     }
     let (ext, layout) = set_up_call(region, LuSteps::OP, ROUTINE, &start, a, work, layout.ok(), check)?;
     let overhead_model = layout.overhead_model_lu();
-    let mut lu = LuSteps {
-        nsteps: mn.div_ceil(a.nb()) as u64,
-        state: LuState { ipiv: vec![0; mn], zero: None },
+    let mut lu = PanelFactorization {
         driver: PanelDriver::new(ext, layout),
-        deferred: None,
-        mycol: region.grid().mycol() as usize,
-        corrupt: opts.corrupt,
+        steps: LuSteps {
+            nsteps: mn.div_ceil(a.nb()) as u64,
+            nb: a.nb(),
+            state: LuState { ipiv: vec![0; mn], zero: None },
+            deferred: None,
+            mycol: region.grid().mycol() as usize,
+            corrupt: opts.corrupt,
+        },
     };
     let outcome = protocol::run(region, &mut lu, start, opts.verify);
     lu.driver.ext.release(a, work, outcome.is_ok());
+    let lu = lu.steps;
     let outcome = outcome?;
     // (As pdgetrf: a singular matrix is factored, and said so.)
     ipiv.clone_from(&lu.state.ipiv);
@@ -188,11 +192,10 @@ fn progress(grid: &Grid, ahead: &mut LookAhead) {
 
 /// The LU's share of the protocol: its steps on the extended matrix.
 struct LuSteps {
-    /// The extended matrix, the panel's backup and the look-ahead (one
-    /// process row: factored by its owner during the last agreement).
-    driver: PanelDriver<Panel>,
     state: LuState,
     nsteps: u64,
+    /// The block size.
+    nb: usize,
     /// One process row: the last step's update of the far columns, left
     /// for this step (see [`super::deferred`]).
     deferred: Option<Deferred>,
@@ -204,18 +207,16 @@ struct LuSteps {
 impl LuSteps {
     /// First column and width of panel `k`.
     fn block(&self, k: usize) -> (usize, usize) {
-        let nb = self.driver.ext.matrix.nb();
+        let nb = self.nb;
         let mn = self.state.ipiv.len();
         (k * nb, nb.min(mn - k * nb))
     }
 }
 
-impl Algorithm for LuSteps {
-    type Error = Error;
+impl PanelSteps for LuSteps {
+    type Panel = Panel;
     type Scratch = StepScratch;
     type State = LuState;
-    type Check = ChecksumCheck;
-    type Call = MatrixShape;
     const OP: &'static str = "lu";
     const STEP_PHASES: &'static [Phase] = STEP_PHASES;
 
@@ -236,14 +237,16 @@ impl Algorithm for LuSteps {
         self.deferred = None;
     }
 
-    fn encode(&mut self, grid: &Grid) -> Result<()> {
-        encode_checksums(grid, &mut self.driver.ext, &self.driver.layout)
-    }
-
-    fn exchange(&mut self, grid: &Grid, k: u64, clock: &mut PhaseClock) -> Result<StepScratch> {
+    fn exchange(
+        &mut self,
+        d: &mut PanelDriver<Panel>,
+        grid: &Grid,
+        k: u64,
+        clock: &mut PhaseClock,
+    ) -> Result<StepScratch> {
         let k = k as usize;
         let (j0, jb) = self.block(k);
-        let ext = &mut self.driver.ext;
+        let ext = &mut d.ext;
         let (myrow, mycol) = (grid.myrow() as usize, grid.mycol() as usize);
         let owner = ext.matrix.col_owner(j0);
         let lr0 = ext.matrix.local_rows_before(j0);
@@ -254,14 +257,14 @@ impl Algorithm for LuSteps {
         clock.enter(grid, Phase::Panel);
         if grid.nprow() == 1
             && k > 0
-            && deferred::defers(&self.driver.layout, k - 1, self.nsteps as usize)
+            && deferred::defers(&d.layout, k - 1, self.nsteps as usize)
             && self.deferred.is_none()
         {
-            self.deferred = Some(deferred::resend(grid, &self.driver.ext, k)?);
+            self.deferred = Some(deferred::resend(grid, &d.ext, k)?);
         }
         let (mine, sending) =
-            self.driver.owners_panel(mycol == owner, (lc0, jb), |ext| factor_panel(grid, &mut ext.matrix, j0, jb))?;
-        let ext = &mut self.driver.ext;
+            d.owners_panel(mycol == owner, (lc0, jb), |ext| factor_panel(grid, &mut ext.matrix, j0, jb))?;
+        let ext = &mut d.ext;
         // Along the process rows: L (with U11 on the diagonal process row)
         // and the pivots.
         clock.enter(grid, Phase::Bcast);
@@ -270,8 +273,7 @@ impl Algorithm for LuSteps {
         let swaps = panel.swaps();
         let panel_cols = if mycol == owner { lc0..lc0 + jb } else { lc0..lc0 };
         let cols = Columns::new(ext, panel_cols);
-        let trail =
-            ext.matrix.local_cols_before(j0 + jb)..ext.matrix.local_cols_before(self.driver.layout.active_end_col(k));
+        let trail = ext.matrix.local_cols_before(j0 + jb)..ext.matrix.local_cols_before(d.layout.active_end_col(k));
         // The rows the interchanges move between process rows.
         clock.enter(grid, Phase::Swap);
         let moves = if grid.nprow() > 1 { Some(rows::exchange(grid, ext, &swaps, &cols)?) } else { None };
@@ -303,20 +305,20 @@ impl Algorithm for LuSteps {
     /// One process row, on the owner of the next panel: that panel
     /// through this step in scratch, and factored (look-ahead, see
     /// [`super::early`]).
-    fn while_agreeing(&mut self, s: &mut StepScratch, agreed: &mut dyn FnMut() -> bool) {
+    fn while_agreeing(&mut self, d: &PanelDriver<Panel>, s: &mut StepScratch, agreed: &mut dyn FnMut() -> bool) {
         let (n0, mn) = (s.panel.j0 + s.panel.jb, self.state.ipiv.len());
-        if s.moves.is_some() || s.trail.is_empty() || n0 >= mn || self.driver.ext.matrix.col_owner(n0) != self.mycol {
+        if s.moves.is_some() || s.trail.is_empty() || n0 >= mn || d.ext.matrix.col_owner(n0) != self.mycol {
             return;
         }
-        let nw = self.driver.ext.matrix.nb().min(mn - n0);
-        s.early = Some(early::compute(&self.driver.ext, &s.panel, &s.swaps, s.trail.clone(), nw, agreed));
+        let nw = d.ext.matrix.nb().min(mn - n0);
+        s.early = Some(early::compute(&d.ext, &s.panel, &s.swaps, s.trail.clone(), nw, agreed));
     }
 
-    fn commit(&mut self, grid: &Grid, k: u64, s: StepScratch) {
+    fn commit(&mut self, d: &mut PanelDriver<Panel>, grid: &Grid, k: u64, s: StepScratch) {
         let StepScratch { panel, swaps, cols, moves, mut u, trail, early } = s;
-        self.driver.backup = None;
+        d.backup = None;
         let (j0, jb) = (panel.j0, panel.jb);
-        let ext = &mut self.driver.ext;
+        let ext = &mut d.ext;
         match &moves {
             Some(m) => rows::apply(ext, &cols, m),
             None => rows::swap_in_place(ext, &cols, &swaps),
@@ -334,11 +336,11 @@ impl Algorithm for LuSteps {
             start..r.end.min(trail.end).max(start)
         };
         let mut pending = if moves.is_none() { self.deferred.take() } else { None };
-        let defers = moves.is_none() && deferred::defers(&self.driver.layout, k as usize, self.nsteps as usize);
+        let defers = moves.is_none() && deferred::defers(&d.layout, k as usize, self.nsteps as usize);
         // (The far columns of the step that deferred, or of this one.)
         let far = match (&pending, defers) {
-            (Some(_), _) => within_trail(deferred::far_columns(ext, &self.driver.layout, k as usize - 1)),
-            (None, true) => within_trail(deferred::far_columns(ext, &self.driver.layout, k as usize)),
+            (Some(_), _) => within_trail(deferred::far_columns(ext, &d.layout, k as usize - 1)),
+            (None, true) => within_trail(deferred::far_columns(ext, &d.layout, k as usize)),
             (None, false) => 0..0,
         };
         if let Some(d) = &mut pending {
@@ -412,12 +414,12 @@ impl Algorithm for LuSteps {
                         // Reported at the next step's phase 1.
                         ext.restore_panel(ncols.start, &ahead.backup);
                     }
-                    self.driver.ahead = Some(ahead);
+                    d.ahead = Some(ahead);
                 }
                 None => update(ext, rest),
             }
         }
-        ext.accumulate_finished(&self.driver.layout, k as usize, j0, jb, panel.l(), lw);
+        ext.accumulate_finished(&d.layout, k as usize, j0, jb, panel.l(), lw);
         for (i, p) in panel.pivots().enumerate() {
             self.state.ipiv[j0 + i] = p as i64;
         }
@@ -430,25 +432,5 @@ impl Algorithm for LuSteps {
         if defers {
             self.deferred = Some(Deferred { panel });
         }
-    }
-
-    fn abort(&mut self, _k: u64) {
-        self.driver.abort();
-    }
-
-    fn rebuild(&mut self, grid: &Grid, committed: u64, lost: &[i32]) -> Result<()> {
-        self.driver.rebuild(grid, committed, lost)
-    }
-
-    fn verify(&self, grid: &Grid, committed: u64) -> Result<ChecksumCheck> {
-        self.driver.verify(grid, committed)
-    }
-
-    fn call(&self) -> MatrixShape {
-        self.driver.call()
-    }
-
-    fn saved_arrays(&mut self) -> Vec<&mut [f64]> {
-        self.driver.saved_arrays()
     }
 }

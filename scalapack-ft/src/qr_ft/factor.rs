@@ -3,8 +3,8 @@
 //! protocol of `recovery::protocol`, and the ABFT of [`crate::abft`].
 
 use crate::abft::{
-    check_layout, encode_checksums, send_ahead, set_up_call, ChecksumCheck, FtOptions, FtReport, FtWorkspace,
-    MatrixShape, PanelDriver,
+    check_layout, send_ahead, set_up_call, FtOptions, FtReport, FtWorkspace, PanelDriver, PanelFactorization,
+    PanelSteps,
 };
 use crate::args::pdgeqrf::{A, DESCA};
 use crate::args::{check_first_block_at_origin, check_square_blocks, check_two_process_columns};
@@ -15,7 +15,7 @@ use crate::qr::reflectors::{factor_panel, Panel};
 use crate::row_panel::broadcast_panel;
 use blacs_ft::Grid;
 use checksum::ReverseNeighborLayout;
-use recovery::protocol::{self, Algorithm, Phase, PhaseClock};
+use recovery::protocol::{self, Phase, PhaseClock};
 use recovery::Region;
 use std::ops::Range;
 
@@ -98,17 +98,20 @@ pub fn pdgeqrf_ft_in(
     let (ext, layout) = set_up_call(region, QrSteps::OP, ROUTINE, &start, a, work, layout.ok(), check)?;
     let kmax = a.m().min(a.n());
     let overhead_model = layout.overhead_model();
-    let mut qr = QrSteps {
-        panels: kmax.div_ceil(a.nb()) as u64,
-        tau: vec![0.0; kmax],
+    let mut qr = PanelFactorization {
         driver: PanelDriver::new(ext, layout),
-        corrupt: opts.corrupt,
+        steps: QrSteps {
+            panels: kmax.div_ceil(a.nb()) as u64,
+            nb: a.nb(),
+            tau: vec![0.0; kmax],
+            corrupt: opts.corrupt,
+        },
     };
     let outcome = protocol::run(region, &mut qr, start, opts.verify);
     // One exit: A gets its storage (or its blocks) back whatever happened.
     qr.driver.ext.release(a, work, outcome.is_ok());
     let outcome = outcome?;
-    *tau = qr.tau;
+    *tau = qr.steps.tau;
     Ok(FtReport { recoveries: outcome.recoveries, overhead_model, check: outcome.check, earlier_s: outcome.earlier_s })
 }
 
@@ -123,27 +126,25 @@ struct StepScratch {
 
 /// The QR's share of the protocol: its steps on the extended matrix.
 struct QrSteps {
-    /// The extended matrix, the panel's backup and the look-ahead.
-    driver: PanelDriver<Panel>,
     tau: Vec<f64>,
     panels: u64,
+    /// The block size.
+    nb: usize,
     corrupt: Option<(i32, u64)>,
 }
 
 impl QrSteps {
     /// First column and width of panel `k`.
     fn block(&self, k: usize) -> (usize, usize) {
-        let nb = self.driver.ext.matrix.nb();
+        let nb = self.nb;
         (k * nb, nb.min(self.tau.len() - k * nb))
     }
 }
 
-impl Algorithm for QrSteps {
-    type Error = Error;
+impl PanelSteps for QrSteps {
+    type Panel = Panel;
     type Scratch = StepScratch;
     type State = Vec<f64>;
-    type Check = ChecksumCheck;
-    type Call = MatrixShape;
     const OP: &'static str = "qr";
     const STEP_PHASES: &'static [Phase] = STEP_PHASES;
 
@@ -160,25 +161,27 @@ impl Algorithm for QrSteps {
         self.tau[..n].copy_from_slice(&tau[..n]);
     }
 
-    fn encode(&mut self, grid: &Grid) -> Result<()> {
-        encode_checksums(grid, &mut self.driver.ext, &self.driver.layout)
-    }
-
     /// Panel (on a backed-up panel, or the one factored ahead), its
     /// broadcast (V and T: the D_g holders take the left factor from V),
     /// and with more than one process row the reduction of W.
-    fn exchange(&mut self, grid: &Grid, k: u64, clock: &mut PhaseClock) -> Result<StepScratch> {
+    fn exchange(
+        &mut self,
+        d: &mut PanelDriver<Panel>,
+        grid: &Grid,
+        k: u64,
+        clock: &mut PhaseClock,
+    ) -> Result<StepScratch> {
         let k = k as usize;
         let (j0, jb) = self.block(k);
         let mycol = grid.mycol() as usize;
-        let m = &self.driver.ext.matrix;
+        let m = &d.ext.matrix;
         let owner = m.col_owner(j0);
         let lrows = m.local_rows() - m.local_rows_before(j0);
         let lc0 = m.local_cols_before(j0);
         clock.enter(grid, Phase::Panel);
         let (mine, sending) =
-            self.driver.owners_panel(mycol == owner, (lc0, jb), |ext| factor_panel(grid, &mut ext.matrix, j0, jb))?;
-        let (ext, layout) = (&self.driver.ext, &self.driver.layout);
+            d.owners_panel(mycol == owner, (lc0, jb), |ext| factor_panel(grid, &mut ext.matrix, j0, jb))?;
+        let (ext, layout) = (&d.ext, &d.layout);
         clock.enter(grid, Phase::Bcast);
         let panel = broadcast_panel(grid, (mine, sending), owner, (j0, jb, lrows))?;
         clock.enter(grid, Phase::Update);
@@ -195,9 +198,9 @@ impl Algorithm for QrSteps {
 
     /// With one process row W needs no communication: it is formed while
     /// the agreement runs.
-    fn while_agreeing(&mut self, s: &mut StepScratch, _agreed: &mut dyn FnMut() -> bool) {
+    fn while_agreeing(&mut self, d: &PanelDriver<Panel>, s: &mut StepScratch, _agreed: &mut dyn FnMut() -> bool) {
         if s.w.is_none() {
-            s.w = Some(s.panel.local_w(&self.driver.ext.matrix, s.cols.clone()));
+            s.w = Some(s.panel.local_w(&d.ext.matrix, s.cols.clone()));
         }
     }
 
@@ -205,50 +208,30 @@ impl Algorithm for QrSteps {
     /// and factors it first (look-ahead, on a backed-up copy) and starts
     /// sending it, so that the other process columns find it waiting at the
     /// next step.
-    fn commit(&mut self, grid: &Grid, k: u64, s: StepScratch) {
+    fn commit(&mut self, d: &mut PanelDriver<Panel>, grid: &Grid, k: u64, s: StepScratch) {
         let k = k as usize;
         let StepScratch { panel, w, cols } = s;
-        let mut w = w.unwrap_or_else(|| panel.local_w(&self.driver.ext.matrix, cols.clone()));
-        self.driver.backup = None;
+        let mut w = w.unwrap_or_else(|| panel.local_w(&d.ext.matrix, cols.clone()));
+        d.backup = None;
         let mycol = grid.mycol() as usize;
         panel.scale_w(Trans::Yes, &mut w, cols.len());
         let next = (k as u64 + 1 < self.panels).then(|| self.block(k + 1));
-        let ext = &mut self.driver.ext;
+        let ext = &mut d.ext;
         match next {
             Some((n0, nw)) if ext.matrix.col_owner(n0) == mycol => {
                 let ncols = ext.matrix.local_cols_before(n0)..ext.matrix.local_cols_before(n0 + nw);
                 panel.update_cols(&mut ext.matrix, cols.start, ncols.clone(), &w);
                 let nbackup = ext.panel_backup(ncols.start, nw);
                 let early = factor_panel(grid, &mut ext.matrix, n0, nw);
-                self.driver.ahead = Some(send_ahead(grid, ext, (ncols.start, nbackup), early));
+                d.ahead = Some(send_ahead(grid, ext, (ncols.start, nbackup), early));
                 panel.update_cols(&mut ext.matrix, cols.start, ncols.end..cols.end, &w);
             }
             _ => panel.update_cols(&mut ext.matrix, cols.start, cols.clone(), &w),
         }
-        ext.accumulate_finished(&self.driver.layout, k, panel.j0, panel.jb, &panel.v, panel.lrows);
+        ext.accumulate_finished(&d.layout, k, panel.j0, panel.jb, &panel.v, panel.lrows);
         self.tau[panel.j0..panel.j0 + panel.jb].copy_from_slice(&panel.tau());
         if self.corrupt == Some((grid.rank(), k as u64)) {
             ext.corrupt_trailing(panel.j0 + panel.jb);
         }
-    }
-
-    fn abort(&mut self, _k: u64) {
-        self.driver.abort();
-    }
-
-    fn rebuild(&mut self, grid: &Grid, committed: u64, lost: &[i32]) -> Result<()> {
-        self.driver.rebuild(grid, committed, lost)
-    }
-
-    fn verify(&self, grid: &Grid, committed: u64) -> Result<ChecksumCheck> {
-        self.driver.verify(grid, committed)
-    }
-
-    fn call(&self) -> MatrixShape {
-        self.driver.call()
-    }
-
-    fn saved_arrays(&mut self) -> Vec<&mut [f64]> {
-        self.driver.saved_arrays()
     }
 }
