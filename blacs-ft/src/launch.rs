@@ -4,7 +4,11 @@
 //!
 //! The outcome is not `mpiexec`'s exit code (it is non-zero whenever a rank
 //! was killed, even when the job recovered): grid rank 0 writes it to the
-//! file named by `FTLA_STATUS_FILE` with [`write_outcome`].
+//! file named by `FTLA_STATUS_FILE` with [`write_outcome`]. What no process
+//! can report the launcher judges from the job's register of processes
+//! next to that file (`members`): a job whose every grid process was lost
+//! ends at once as [`Outcome::Unrecoverable`], and a grid rank that died of
+//! a signal with no repair after it makes a reported success a failure.
 //!
 //! The launcher owns its job. Every process of it (`mpiexec`, the ranks,
 //! spawned replacements) carries the environment variable [`JOB_TAG_VAR`]
@@ -224,7 +228,9 @@ pub fn mpiexec_command(r: &Relaunch) -> Command {
 
 /// Re-executes this program under `mpiexec` and exits with the job's
 /// outcome ([`Outcome::exit_code`]: 0 ok, 1 failed — also when grid rank 0
-/// wrote nothing —, [`EXIT_UNRECOVERABLE`]), [`EXIT_TIMEOUT`] on timeout,
+/// wrote nothing, or a grid rank died of a signal that no recovery
+/// answered —, [`EXIT_UNRECOVERABLE`], also when every grid process was
+/// lost, said within seconds), [`EXIT_TIMEOUT`] on timeout,
 /// and 128 + the signal when SIGINT, SIGTERM or SIGHUP stopped it (the
 /// signal is forwarded to the job, and every process of it is gone before
 /// the launcher exits).
