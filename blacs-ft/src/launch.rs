@@ -450,8 +450,9 @@ fn launch_once(r: &Relaunch, since: Instant, env: &[(&'static str, String)]) -> 
     let mut alone_since: Option<Instant> = None;
     // The last process of every grid rank gone without ending itself (see
     // [`Register::every_grid_rank_lost`]): since when, and the verdict.
-    // The register's processes are judged on this machine only.
-    let judge_members = !runs_on_other_hosts();
+    // The register's processes are judged on this machine only, and in a
+    // job without ULFM, whose first loss ends every process, not at all.
+    let judge_members = r.ulfm && !runs_on_other_hosts();
     let mut last_member_scan = Instant::now();
     let mut lost_since: Option<Instant> = None;
     let mut grid_lost: Option<Vec<i32>> = None;
@@ -554,11 +555,19 @@ fn launch_once(r: &Relaunch, since: Instant, env: &[(&'static str, String)]) -> 
     // job that reported success or nothing (MPI's launcher does not).
     let deaths = Register::read(&status).unreplaced_signal_deaths();
     Register::remove(&status);
-    if !deaths.is_empty() && matches!(Outcome::parse(&outcome), None | Some(Outcome::Ok)) {
+    let parsed = Outcome::parse(&outcome);
+    if !deaths.is_empty() && !matches!(parsed, Some(Outcome::Checkpointed { .. })) {
+        let fails = matches!(parsed, None | Some(Outcome::Ok));
         for d in &deaths {
-            eprintln!("ftla: {}, and no recovery replaced it: the job failed", d.describe());
+            eprintln!(
+                "ftla: {}, and no recovery replaced it{}",
+                d.describe(),
+                if fails { ": the job failed" } else { "" }
+            );
         }
-        outcome = format!("{} {}\n", Outcome::Failed.word(), deaths[0].describe());
+        if fails {
+            outcome = format!("{} {}\n", Outcome::Failed.word(), deaths[0].describe());
+        }
     }
     let _ = std::io::stdout().flush();
     (code, outcome, launcher_failed)
