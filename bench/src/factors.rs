@@ -28,7 +28,10 @@ pub struct CgSolve {
     pub opts: CgOptions,
     seed: u64,
     pub x: Option<DistMatrix>,
-    pub report: CgReport,
+    /// The solver's report; `None` before the solve and when it stopped on
+    /// a finding (not positive definite, breakdown), which returns no
+    /// iterations and no residual: none was computed.
+    pub report: Option<CgReport>,
 }
 
 impl CgSolve {
@@ -55,12 +58,7 @@ impl Factors {
         match a.op {
             Op::Qr => Factors::Tau(Vec::new()),
             Op::Lu => Factors::Pivots(Vec::new()),
-            Op::Cg => Factors::Solution(Box::new(CgSolve {
-                opts: a.cg.clone(),
-                seed: a.seed,
-                x: None,
-                report: CgReport::default(),
-            })),
+            Op::Cg => Factors::Solution(Box::new(CgSolve { opts: a.cg.clone(), seed: a.seed, x: None, report: None })),
         }
     }
 
@@ -68,7 +66,7 @@ impl Factors {
     /// count from its iterations).
     pub fn flops(&self, op: Op, m: usize, n: usize) -> f64 {
         match self {
-            Factors::Solution(s) => cg_flops(n, s.report.iterations),
+            Factors::Solution(s) => cg_flops(n, s.report.as_ref().map_or(0, |r| r.iterations)),
             _ => op.flops(m, n),
         }
     }
@@ -95,7 +93,7 @@ impl Factors {
                 let done = singular_is_a_result(pdcg(grid, mat, &b, &mut x, &s.opts));
                 s.x = Some(x);
                 done.map(|(r, e)| {
-                    s.report = r.unwrap_or_default();
+                    s.report = r;
                     e
                 })
             }
@@ -122,13 +120,15 @@ impl Factors {
                 let done = singular_is_a_result(cg_ft::pdcg_ft_in(region, mat, &b, &mut x, &s.opts, opts, work));
                 s.x = Some(x);
                 done.map(|(r, e)| {
-                    let r = r.unwrap_or_default();
-                    let ft = FtReport {
-                        recoveries: r.recoveries.clone(),
-                        overhead_model: 0.0,
-                        check: r.check.clone(),
-                        earlier_s: r.earlier_s,
-                    };
+                    let ft = r
+                        .as_ref()
+                        .map(|r| FtReport {
+                            recoveries: r.recoveries.clone(),
+                            overhead_model: 0.0,
+                            check: r.check.clone(),
+                            earlier_s: r.earlier_s,
+                        })
+                        .unwrap_or_default();
                     s.report = r;
                     (ft, e)
                 })
@@ -198,7 +198,7 @@ pub fn check(
     if let Factors::Solution(s) = factors {
         // The solver recomputed the true residual itself.
         let bound = 10.0 * s.opts.tol + 1e3 * f64::EPSILON;
-        r.cg_pass = Some(s.report.converged && s.report.relative_residual <= bound);
+        r.cg_pass = Some(s.report.as_ref().is_some_and(|s| s.converged && s.relative_residual <= bound));
         return Ok(r);
     }
     if !a.check && !a.solve {

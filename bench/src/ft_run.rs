@@ -402,7 +402,7 @@ fn run_ft(
         let main_had_failure = !report.recoveries.is_empty() || restarts > 0;
         // This repetition's FT run with the failure, if it had one (time,
         // CG's iterations).
-        let iterations = |f: &Factors| f.solve().map(|s| s.report.iterations);
+        let iterations = |f: &Factors| f.solve().and_then(|s| s.report.as_ref()).map(|r| r.iterations);
         let mut with_now = (main_had_failure && start_rep == 0).then_some((ft_secs, iterations(&factors)));
         let kills = Injector::parse(ft.kill.as_deref().unwrap_or_default()).unwrap_or_default();
         for rep in start_rep..ft.reps {
@@ -464,7 +464,7 @@ fn run_ft(
     )];
     if let Some(s) = factors.solve() {
         lines.push(cg_line(s));
-        for d in &s.report.detections {
+        for d in s.report.iter().flat_map(|r| &r.detections) {
             lines.push(format!(
                 "silent error caught in the matrix-vector product of iteration {}: |eᵀ(Ap) − (eᵀA)p| = {:.2e} > {:.2e}, \
                  recomputed",
@@ -583,26 +583,33 @@ fn run_ft(
     Ok((ok, summary))
 }
 
-/// CG's line of the summary: iterations, convergence, residuals.
+/// CG's line of the summary: iterations, convergence, residuals; for a
+/// solve that stopped on a finding, that no residual was computed.
 pub fn cg_line(s: &CgSolve) -> String {
-    let r = &s.report;
+    let jacobi = if s.opts.jacobi { ", Jacobi" } else { "" };
+    let Some(r) = &s.report else {
+        return format!("stopped without a solution (tol {:.1e}{jacobi}), no residual computed", s.opts.tol);
+    };
     format!(
-        "{} iterations ({}, tol {:.1e}{}), true relative residual ‖b−Ax‖/‖b‖ = {:.2e} (recurrence {:.2e})",
+        "{} iterations ({}, tol {:.1e}{jacobi}), true relative residual ‖b−Ax‖/‖b‖ = {:.2e} (recurrence {:.2e})",
         r.iterations,
         if r.converged { "converged" } else { "NOT converged" },
         s.opts.tol,
-        if s.opts.jacobi { ", Jacobi" } else { "" },
         r.relative_residual,
         r.recurrence_residual
     )
 }
 
-/// CG's fields of the JSON report (none for a factorization).
+/// CG's fields of the JSON report (none for a factorization); a solve
+/// that stopped on a finding has not converged and no iterations,
+/// residual or detections to report.
 pub fn cg_fields(r: &mut FactorReport, factors: &Factors) {
     if let Some(s) = factors.solve() {
-        r.iterations = Some(s.report.iterations);
-        r.converged = Some(s.report.converged);
-        r.relative_residual = Some(s.report.relative_residual);
-        r.detections = Some(s.report.detections.clone());
+        r.converged = Some(s.report.as_ref().is_some_and(|s| s.converged));
+        if let Some(s) = &s.report {
+            r.iterations = Some(s.iterations);
+            r.relative_residual = Some(s.relative_residual);
+            r.detections = Some(s.detections.clone());
+        }
     }
 }

@@ -204,6 +204,22 @@ impl FactorJob {
             if !f.exists() {
                 return Err(format!("--input: {} does not exist", f.display()));
             }
+            if a.m.is_some() || a.n.is_some() {
+                let (rows, cols) = input_shape(f).map_err(|e| format!("--input: {e}"))?;
+                if a.m.is_some_and(|m| m != rows) || a.n.is_some_and(|n| n != cols) {
+                    let given: Vec<String> = [("--m", a.m), ("--n", a.n)]
+                        .iter()
+                        .filter_map(|(k, v)| v.map(|v| format!("{k} {v}")))
+                        .collect();
+                    return Err(format!(
+                        "{} disagree{} with --input {}, which holds a {rows}x{cols} matrix (drop --m and --n, or \
+                         give the file's shape)",
+                        given.join(" "),
+                        if given.len() == 1 { "s" } else { "" },
+                        f.display()
+                    ));
+                }
+            }
         }
         let n = a.n.unwrap_or(0);
         let default_kind = match op {
@@ -432,12 +448,7 @@ fn make_local_matrix(
     match &a.input {
         Some(path) if collective => read_matrix(grid, path, a.nb),
         Some(path) => {
-            let shape = if path.extension().is_some_and(|e| e == "mtx") {
-                scalapack_ft::io::read_mtx(path).map(|d| (d.rows, d.cols))
-            } else {
-                scalapack_ft::io::read_npy_header(path).map(|h| (h.rows, h.cols))
-            };
-            let (m, n) = shape.map_err(|e| blacs_ft::Error::Unrecoverable { reason: e.to_string() })?;
+            let (m, n) = input_shape(path).map_err(|e| blacs_ft::Error::Unrecoverable { reason: e.to_string() })?;
             DistMatrix::zeros(grid, m, n, a.nb, a.nb)
         }
         None if !collective => DistMatrix::zeros(grid, a.m, a.n, a.nb, a.nb),
@@ -451,6 +462,17 @@ fn make_local_matrix(
             })?;
             DistMatrix::from_fn(grid, a.m, a.n, a.nb, a.nb, |i, j| gen.element(i, j))
         }
+    }
+}
+
+/// The rows and columns of the matrix in an `--input` file: from a
+/// `.npy` header, or by reading a `.mtx` file whole (its text has no
+/// header that gives the shape alone).
+fn input_shape(path: &std::path::Path) -> Result<(usize, usize), scalapack_ft::io::IoError> {
+    if path.extension().is_some_and(|e| e == "mtx") {
+        scalapack_ft::io::read_mtx(path).map(|d| (d.rows, d.cols))
+    } else {
+        scalapack_ft::io::read_npy_header(path).map(|h| (h.rows, h.cols))
     }
 }
 
@@ -504,6 +526,34 @@ mod tests {
         let cli = Cli::try_parse_from("ftla lu --ft --grid 2x2 --n 100 --nb 16 --kill 1@2:swap".split(' ')).unwrap();
         let Command::Lu(a) = cli.command else { panic!() };
         assert_eq!(FactorJob::from_lu(a).unwrap().ft.unwrap().kill.as_deref(), Some("1@lu:2:swap"));
+    }
+
+    #[test]
+    fn a_shape_that_disagrees_with_the_input_file_is_refused() {
+        let dir = std::env::temp_dir().join(format!("ftla-input-shape-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let npy = dir.join("a.npy");
+        scalapack_ft::io::npy::write_npy(&npy, 120, 80, &vec![1.0; 120 * 80]).unwrap();
+        let mtx = dir.join("a.mtx");
+        scalapack_ft::io::write_mtx(&mtx, 120, 80, &vec![1.0; 120 * 80]).unwrap();
+        for file in [&npy, &mtx] {
+            let f = file.display();
+            for (given, says) in [
+                ("--m 100 --n 80", "--m 100 --n 80 disagree with --input"),
+                ("--m 100", "--m 100 disagrees with --input"),
+                ("--n 120", "--n 120 disagrees with --input"),
+                ("--m 80 --n 120", "--m 80 --n 120 disagree with --input"),
+            ] {
+                let e = qr(&format!("qr --grid 1x2 {given} --input {f}")).unwrap_err();
+                assert!(e.contains(says) && e.contains("holds a 120x80 matrix"), "{given} {f}: {e}");
+            }
+            // The file's own shape, whole or in part, or none at all.
+            for given in ["--m 120 --n 80", "--m 120", "--n 80", ""] {
+                let job = qr(&format!("qr --grid 1x2 {given} --input {f}"));
+                assert!(job.is_ok(), "{given} {f}: {job:?}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -167,3 +167,57 @@ fn a_replacement_gets_the_info_of_calls_refused_before_it_joined() {
     }
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
 }
+
+/// `tests/c/crash_after_gridinit.c` under `ftla launch LAUNCHER --np 2`
+/// (1x2 grid): grid rank 1 ends as `how` says, rank 0 exits with status 0.
+fn crash_after_gridinit(launcher: &[&str], how: &[&str]) -> Captured {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    let bin = BIN.get_or_init(|| compile("bench/tests/c/crash_after_gridinit.c", "crash_after_gridinit"));
+    let prog = bin.display().to_string();
+    let mut args = vec!["launch"];
+    args.extend_from_slice(launcher);
+    args.extend_from_slice(&["--np", "2", "--", &prog]);
+    args.extend_from_slice(how);
+    launch_c(&args, "")
+}
+
+#[test]
+fn a_process_that_dies_of_a_signal_fails_the_job_unless_a_recovery_replaced_it() {
+    // SIGSEGV or abort() in rank 1, nothing that would notice it in rank
+    // 0: MPI's launcher says nothing and exits 0; ftla's names the rank
+    // and the signal, and fails the job.
+    for (how, signal) in [("segv", "signal 11 (SIGSEGV)"), ("abort", "signal 6 (SIGABRT)")] {
+        let out = crash_after_gridinit(&[], &[how]);
+        assert_eq!(out.code, Some(1), "{how}:\n{}\n{}", out.stdout, out.stderr);
+        assert!(out.stdout.contains("grid rank 0 done") && !out.stdout.contains("grid rank 1 done"), "{}", out.stdout);
+        let says = format!("died of {signal}, and no recovery replaced it: the job failed");
+        assert!(
+            out.stderr.contains("ftla: grid rank 1 (process ") && out.stderr.contains(&says),
+            "{how}:\n{}",
+            out.stderr
+        );
+    }
+    // Without ULFM the launcher ends the job at the first loss: the same
+    // verdict (not a lost grid: rank 0 was ended by the launcher).
+    let out = crash_after_gridinit(&["--no-ft"], &["segv"]);
+    assert_eq!(out.code, Some(1), "no ULFM:\n{}\n{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("died of signal 11 (SIGSEGV), and no recovery replaced it"), "{}", out.stderr);
+    assert!(!out.stderr.contains("every process of the grid was lost"), "{}", out.stderr);
+    // An exit status is the process's own report: failed, no signal said.
+    let out = crash_after_gridinit(&[], &["exit7"]);
+    assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
+    assert!(!out.stderr.contains("died of signal"), "{}", out.stderr);
+    let out = crash_after_gridinit(&[], &["ok"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("grid rank 0 done") && out.stdout.contains("grid rank 1 done"), "{}", out.stdout);
+    // The same death, then a fault-tolerant QR: rank 0 meets the loss, a
+    // spawned replacement takes grid rank 1, and the job succeeds.
+    for how in ["segv", "abort"] {
+        let out = crash_after_gridinit(&[], &[how, "qr"]);
+        assert_eq!(out.code, Some(0), "{how} qr:\n{}\n{}", out.stdout, out.stderr);
+        for line in ["grid rank 0: pdgeqrf_ft_ INFO 0", "grid rank 1 [replacement]: pdgeqrf_ft_ INFO 0"] {
+            assert!(out.stdout.contains(line), "{how} qr: {line}:\n{}\n{}", out.stdout, out.stderr);
+        }
+        assert!(!out.stderr.contains("no recovery replaced it"), "{how} qr:\n{}", out.stderr);
+    }
+}

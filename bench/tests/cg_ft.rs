@@ -130,18 +130,30 @@ fn a_matrix_that_is_not_positive_definite_is_the_same_error_on_every_rank() {
     let input = std::env::temp_dir().join(format!("ftla-cg-npd-{}.npy", std::process::id()));
     write_npy(&input, n, n, &data).expect("write the matrix");
     let path = input.to_str().unwrap();
+    let json = std::env::temp_dir().join(format!("ftla-cg-npd-{}.json", std::process::id()));
+    let json_arg = json.to_str().unwrap();
     for ft in [false, true] {
-        let mut args = vec!["cg", "--grid", "2x2", "--nb", "8", "--input", path];
+        let mut args = vec!["cg", "--grid", "2x2", "--nb", "8", "--input", path, "--json", json_arg];
         if ft {
             args.push("--ft");
         }
+        let _ = std::fs::remove_file(&json);
         let out = ftla(&args);
         assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
         let routine = if ft { "pdcg_ft" } else { "pdcg" };
         let says = format!("{routine}: pᵀA·p = ");
         assert!(out.stdout.contains(&says) && out.stdout.contains("not positive definite"), "{}", out.stdout);
+        // The solver stopped before computing any residual: none is printed
+        // or reported, and the run has not converged.
+        assert!(out.stdout.contains("no residual computed"), "{}", out.stdout);
+        assert!(!out.stdout.contains("true relative residual"), "{}", out.stdout);
+        let text = std::fs::read_to_string(&json).expect("the JSON report");
+        let r: scalapack_ft::report::FactorReport = serde_json::from_str(&text).expect("a report");
+        assert_eq!((r.relative_residual, r.iterations, r.converged, r.ok), (None, None, Some(false), false), "{text}");
+        assert!(!text.contains("relative_residual"), "{text}");
     }
     let _ = std::fs::remove_file(&input);
+    let _ = std::fs::remove_file(&json);
 }
 
 #[test]

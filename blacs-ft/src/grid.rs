@@ -213,6 +213,7 @@ impl Grid {
         injector: Injector,
         mut replacement: Option<Replacement>,
     ) -> Result<Joined> {
+        crate::members::note_member(universe.my_role(), universe.epoch);
         let mut repairs = Vec::new();
         // Tries to build the communicators since the last repair (the
         // `repair:BUILD:split` kill point counts them from 1).

@@ -4,7 +4,11 @@
 //!
 //! The outcome is not `mpiexec`'s exit code (it is non-zero whenever a rank
 //! was killed, even when the job recovered): grid rank 0 writes it to the
-//! file named by `FTLA_STATUS_FILE` with [`write_outcome`].
+//! file named by `FTLA_STATUS_FILE` with [`write_outcome`]. What no process
+//! can report the launcher judges from the job's register of processes
+//! next to that file (`members`): a job whose every grid process was lost
+//! ends at once as [`Outcome::Unrecoverable`], and a grid rank that died of
+//! a signal with no repair after it makes a reported success a failure.
 //!
 //! The launcher owns its job. Every process of it (`mpiexec`, the ranks,
 //! spawned replacements) carries the environment variable [`JOB_TAG_VAR`]
@@ -13,6 +17,7 @@
 //! its own). SIGINT, SIGTERM and SIGHUP are forwarded to the job; nothing of
 //! it outlives the launcher.
 
+use crate::members::{self, Register};
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -223,7 +228,9 @@ pub fn mpiexec_command(r: &Relaunch) -> Command {
 
 /// Re-executes this program under `mpiexec` and exits with the job's
 /// outcome ([`Outcome::exit_code`]: 0 ok, 1 failed — also when grid rank 0
-/// wrote nothing —, [`EXIT_UNRECOVERABLE`]), [`EXIT_TIMEOUT`] on timeout,
+/// wrote nothing, or a grid rank died of a signal that no recovery
+/// answered —, [`EXIT_UNRECOVERABLE`], also when every grid process was
+/// lost, said within seconds), [`EXIT_TIMEOUT`] on timeout,
 /// and 128 + the signal when SIGINT, SIGTERM or SIGHUP stopped it (the
 /// signal is forwarded to the job, and every process of it is gone before
 /// the launcher exits).
@@ -441,6 +448,14 @@ fn launch_once(r: &Relaunch, since: Instant, env: &[(&'static str, String)]) -> 
     // When the ranks were last looked for, and since when only mpiexec is left.
     let mut last_scan = Instant::now();
     let mut alone_since: Option<Instant> = None;
+    // The last process of every grid rank gone without ending itself (see
+    // [`Register::every_grid_rank_lost`]): since when, and the verdict.
+    // The register's processes are judged on this machine only, and in a
+    // job without ULFM, whose first loss ends every process, not at all.
+    let judge_members = r.ulfm && !runs_on_other_hosts();
+    let mut last_member_scan = Instant::now();
+    let mut lost_since: Option<Instant> = None;
+    let mut grid_lost: Option<Vec<i32>> = None;
     let code = loop {
         match child.try_wait() {
             Ok(Some(st)) => break st.code().unwrap_or(1),
@@ -473,6 +488,22 @@ fn launch_once(r: &Relaunch, since: Instant, env: &[(&'static str, String)]) -> 
         if outcome_seen.is_none() && status.exists() {
             outcome_seen = Some(Instant::now());
             at_exit = std::fs::read_to_string(&status).is_ok_and(|t| t.contains(AT_EXIT_MARK));
+        }
+        if outcome_seen.is_none() && judge_members && last_member_scan.elapsed() > SCAN {
+            // Nobody is left to report: a replacement whose parents all
+            // died waits for them until its repair deadline (a minute).
+            last_member_scan = Instant::now();
+            match Register::read(&status).every_grid_rank_lost(members::running) {
+                Some(ranks) if lost_since.is_some_and(|t| t.elapsed() > ALL_LOST_GRACE) => {
+                    grid_lost = Some(ranks);
+                    end_job(&mut child);
+                    break 1;
+                }
+                Some(_) => {
+                    lost_since.get_or_insert_with(Instant::now);
+                }
+                None => lost_since = None,
+            }
         }
         if outcome_seen.is_some_and(|t| t.elapsed() > Duration::from_millis(300)) && last_scan.elapsed() > SCAN {
             // Every process of the job but mpiexec itself has ended: it has
@@ -507,10 +538,53 @@ fn launch_once(r: &Relaunch, since: Instant, env: &[(&'static str, String)]) -> 
     // Stragglers must not outlive the job.
     end_job(&mut child);
     let launcher_failed = filter.map(|f| f.join().unwrap_or(false)).unwrap_or(false);
-    let outcome = std::fs::read_to_string(&status).unwrap_or_default();
+    let mut outcome = std::fs::read_to_string(&status).unwrap_or_default();
     let _ = std::fs::remove_file(&status);
+    if outcome.trim().is_empty() && judge_members {
+        // (Also when the job ended by itself once they were gone.)
+        if let Some(ranks) = grid_lost.or_else(|| Register::read(&status).every_grid_rank_lost(members::running)) {
+            let detail = format!(
+                "every process of the grid was lost ({}), so none was left to recover or report",
+                name_ranks(&ranks)
+            );
+            eprintln!("ftla: unrecoverable failure: {detail}; the job ended");
+            outcome = format!("{} {detail}\n", Outcome::Unrecoverable.word());
+        }
+    }
+    // A grid rank that died of a signal, with no repair after it, fails a
+    // job that reported success or nothing (MPI's launcher does not).
+    let deaths = Register::read(&status).unreplaced_signal_deaths();
+    Register::remove(&status);
+    let parsed = Outcome::parse(&outcome);
+    if !deaths.is_empty() && !matches!(parsed, Some(Outcome::Checkpointed { .. })) {
+        let fails = matches!(parsed, None | Some(Outcome::Ok));
+        for d in &deaths {
+            eprintln!(
+                "ftla: {}, and no recovery replaced it{}",
+                d.describe(),
+                if fails { ": the job failed" } else { "" }
+            );
+        }
+        if fails {
+            outcome = format!("{} {}\n", Outcome::Failed.word(), deaths[0].describe());
+        }
+    }
     let _ = std::io::stdout().flush();
     (code, outcome, launcher_failed)
+}
+
+/// How long the last process of every grid rank must have been gone
+/// before the launcher says the grid was lost (and ends what is left).
+const ALL_LOST_GRACE: Duration = Duration::from_secs(1);
+
+/// `grid ranks 0 and 1`, `grid rank 3`, `grid ranks 0, 1 and 2`.
+fn name_ranks(ranks: &[i32]) -> String {
+    let words: Vec<String> = ranks.iter().map(i32::to_string).collect();
+    match words.as_slice() {
+        [] => "no grid rank".to_string(),
+        [one] => format!("grid rank {one}"),
+        [head @ .., last] => format!("grid ranks {} and {last}", head.join(", ")),
+    }
 }
 
 /// Whether a launcher message block says it failed before starting ranks.
@@ -694,6 +768,13 @@ mod tests {
     use super::*;
 
     const DASHES: &str = "--------------------------------------------------------------------------";
+
+    #[test]
+    fn lost_ranks_are_named_in_words() {
+        assert_eq!(name_ranks(&[3]), "grid rank 3");
+        assert_eq!(name_ranks(&[0, 1]), "grid ranks 0 and 1");
+        assert_eq!(name_ranks(&[0, 1, 2]), "grid ranks 0, 1 and 2");
+    }
 
     #[test]
     fn a_launcher_that_did_not_start_is_recognised() {

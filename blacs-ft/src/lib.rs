@@ -37,6 +37,7 @@ pub mod index;
 pub mod inject;
 pub mod launch;
 mod malloc_tuning;
+mod members;
 mod report;
 mod runtime;
 #[doc(hidden)]

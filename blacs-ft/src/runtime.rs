@@ -211,6 +211,7 @@ impl Runtime {
     /// finalized; when it was not, the process must end with `_exit`
     /// (Open MPI's exit-time clean-up may hang on the dead peers too).
     pub fn finalize(self, code: i32) -> bool {
+        crate::members::note_exit();
         let _ = std::io::stdout().flush();
         let _ = std::io::stderr().flush();
         let spawned = self.parent.is_some() || SPAWNED.load(Ordering::Acquire);

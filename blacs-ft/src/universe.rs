@@ -129,6 +129,7 @@ impl Universe {
         report.killed.sort_unstable();
         report.killed.dedup();
         report.total_ms = ms(t_all);
+        crate::members::note_member(self.my_role(), self.epoch);
         Ok(report)
     }
 
