@@ -112,7 +112,8 @@ fn main() {
             rt.finish(1)
         }
     };
-    let grid = match Grid::join(&mut rt, comm, p, q, GridOptions { injector: Injector::default() }) {
+    let grid = match Grid::join(&mut rt, comm, p, q, GridOptions { injector: Injector::none(), kills_from_env: false })
+    {
         Ok(Joined::Active(g)) => g,
         Ok(Joined::Released) => rt.finish(0),
         Err(e) => {
@@ -157,7 +158,7 @@ fn run_mode(grid: &Grid, a: &Args, mode: &str) -> Result<String, String> {
 
 /// `ft`: pdgetrf_ft against pdgetrf, then its singular and bad inputs.
 fn ft(region: &mut Region, a: &Args) -> Result<String, String> {
-    let verify = FtOptions { verify: true, corrupt: None };
+    let verify = FtOptions { verify: true };
     let mut failed = Vec::new();
     for case in &a.cases {
         let parts: Vec<&str> = case.split(',').collect();

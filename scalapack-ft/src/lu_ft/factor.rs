@@ -117,7 +117,7 @@ pub fn pdgetrf_ft_in(
         ahead: None,
         deferred: None,
         mycol: region.grid().mycol() as usize,
-        corrupt: opts.corrupt,
+        corrupt: region.grid().injector().silent_error().map(|e| (e.rank, e.step)),
     };
     let outcome = protocol::run(region, &mut lu, start, opts.verify);
     lu.ext.release(a, work, outcome.is_ok());

@@ -103,7 +103,7 @@ pub fn pdgeqrf_ft_in(
         layout,
         ahead: None,
         backup: None,
-        corrupt: opts.corrupt,
+        corrupt: region.grid().injector().silent_error().map(|e| (e.rank, e.step)),
     };
     let outcome = protocol::run(region, &mut qr, start, opts.verify);
     // One exit: A gets its storage (or its blocks) back whatever happened.
