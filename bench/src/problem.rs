@@ -109,7 +109,10 @@ impl FactorJob {
     /// The fault-tolerance options, checked against the job.
     fn with_ft(mut self, ft: &crate::cli::FtArgs) -> Result<FactorJob, String> {
         // The kills `ftla launch` hands a job reach ftla's own commands too.
-        let mut kills = Injector::from_env().map_err(|e| format!("FTLA_KILL: {e}"))?;
+        let mut kills = Injector::from_env().map_err(|e| match e {
+            blacs_ft::Error::InvalidArgument { reason, .. } => format!("FTLA_KILL: {reason}"),
+            e => format!("FTLA_KILL: {e}"),
+        })?;
         if !ft.ft {
             if !kills.is_empty() {
                 return Err(format!("FTLA_KILL is set ({kills}) but kill points need --ft"));

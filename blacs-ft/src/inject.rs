@@ -175,7 +175,10 @@ impl Injector {
     /// `FTLA_EPOCH_BASE`; see [`Injector::after_restart`]). An unparsable
     /// variable is an error naming it.
     pub fn from_launch_env() -> Result<Injector> {
-        let kills = Injector::from_env().map_err(|e| Error::invalid("FTLA_KILL", e.to_string()))?;
+        let kills = Injector::from_env().map_err(|e| match e {
+            Error::InvalidArgument { reason, .. } => Error::invalid("FTLA_KILL", reason),
+            e => e,
+        })?;
         let var = crate::launch::EPOCH_BASE_VAR;
         let base = match std::env::var(var) {
             Ok(s) if !s.trim().is_empty() => s
