@@ -68,10 +68,17 @@ fn ftla_kill_reaches_ftla_qr_and_merges_with_kill() {
 
 #[test]
 fn a_bad_or_unused_ftla_kill_is_a_usage_error() {
-    let cases: [(&[&str], &str, &str); 3] = [
+    let cases: [(&[&str], &str, &str); 5] = [
         (&["qr", "--ft", "--grid", "1x2", "--n", "64"], "1@x:y:z:w", "FTLA_KILL: `1@x:y:z:w`: too many fields"),
         (&["qr", "--ft", "--grid", "1x2", "--n", "64"], "5@qr:1:update", "rank 5 is not in the 1x2 grid"),
         (&["qr", "--grid", "1x2", "--n", "64"], "1@qr:1:update", "kill points need --ft"),
+        // Commands with kills of their own do not read it.
+        (&["repair", "--grid", "2x2"], "1@2", "ftla repair does not read it"),
+        (
+            &["scale", "--op", "qr", "--mode", "strong", "--ranks", "2", "--n", "64"],
+            "1@2",
+            "ftla scale does not read it",
+        ),
     ];
     for (args, kill, says) in cases {
         let out = ftla_with(args, &[("FTLA_KILL", kill)]);
