@@ -24,7 +24,13 @@
 //! hands them to every newcomer. (A rank lost to another cause, a point
 //! with `/EPOCH` or a real failure, counts as well; a point with `/EPOCH`
 //! takes the loss of its epoch only when the rank has no armed point
-//! without one.) [`Injector::unfired`] names the points that never fired.
+//! without one.) A job started again from checkpoints (checkpoint-on-
+//! failure) keeps only the points that name a later epoch: it cannot know
+//! which of the others fired in the jobs before it.
+//!
+//! [`Injector::unfired`] names the points that never fired: `ftla qr|lu|cg`
+//! print each as a warning on stderr at the end of the run (a warning, not
+//! an error: the run's outcome stands as it is).
 
 use crate::error::{Error, Result};
 use std::fmt;
