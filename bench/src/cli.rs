@@ -4,6 +4,7 @@
 //! factorization) are made after parsing, before anything is launched, and
 //! reported like clap's own usage errors (exit code 2).
 
+use blacs_ft::Injector;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use recovery::Policy;
 use scalapack_ft::generate::MatrixKind;
@@ -244,6 +245,16 @@ fn parse_policy(s: &str) -> Result<Policy, String> {
     Policy::parse(s).ok_or_else(|| format!("`{s}`: must be inplace, cof or auto"))
 }
 
+// Kill points (`RANK@[OP:]STEP[:PHASE][/EPOCH]`, comma-separated), parsed
+// by the injector itself: a malformed point is a usage error here.
+fn parse_kills(s: &str) -> Result<Injector, String> {
+    match Injector::parse(s) {
+        Ok(kills) => Ok(kills),
+        Err(blacs_ft::Error::InvalidArgument { reason, .. }) => Err(reason),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 fn parse_corrupt(s: &str) -> Result<(i32, u64), String> {
     let (r, st) = s.split_once('@').ok_or("wants R@STEP")?;
     Ok((r.trim().parse().map_err(|_| "bad rank")?, st.trim().parse().map_err(|_| "bad step")?))
@@ -312,8 +323,8 @@ pub struct FtArgs {
     /// point of the repair:
     /// R@repair:ATTEMPT:{revoke,shrink,spawn,merge}, R@repair:BUILD:split,
     /// R@region:REPAIR:share. Comma-separated.
-    #[arg(long, value_name = "R@STEP:PHASE[,...]", requires = "ft")]
-    pub kill: Option<String>,
+    #[arg(long, value_name = "R@STEP:PHASE[,...]", requires = "ft", value_parser = parse_kills)]
+    pub kill: Option<Injector>,
     /// With --ft: hot spares parked at start-up (default 0: a lost process
     /// is respawned).
     #[arg(long, value_name = "S", requires = "ft", default_value_t = 0)]
@@ -688,8 +699,8 @@ pub struct ScaleArgs {
     #[arg(long)]
     pub ft: bool,
     /// With --ft: kills in every FT run of every point (ftla qr|lu|cg --kill).
-    #[arg(long, value_name = "R@STEP:PHASE[,...]", requires = "ft")]
-    pub kill: Option<String>,
+    #[arg(long, value_name = "R@STEP:PHASE[,...]", requires = "ft", value_parser = parse_kills)]
+    pub kill: Option<Injector>,
     /// Repetitions per point and kind; the median time is reported.
     #[arg(long, value_name = "R", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub reps: u64,
@@ -748,6 +759,23 @@ mod tests {
             panic!()
         };
         assert_eq!(s.ranks, [1, 2, 4]);
+    }
+
+    #[test]
+    fn kill_points_are_parsed_by_clap() {
+        let Command::Qr(a) = parse("qr --ft --n 10 --kill 1@5:update,4@qr:15:panel/1").unwrap().command else {
+            panic!()
+        };
+        let kills = a.ft.kill.unwrap();
+        assert_eq!(kills.specs().len(), 2);
+        assert_eq!((kills.specs()[1].op.as_deref(), kills.specs()[1].epoch), (Some("qr"), Some(1)));
+        for bad in ["1", "x@3", "1@3/x", "1@a:b:c:d"] {
+            let e = parse(&format!("qr --ft --n 10 --kill {bad}")).unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation, "{bad}");
+            assert!(e.to_string().contains("expected RANK@[OP:]STEP[:PHASE][/EPOCH]"), "{e}");
+        }
+        let e = parse("scale --op qr --mode strong --ranks 2 --n 64 --ft --kill 1@").unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
     }
 
     #[test]

@@ -198,15 +198,32 @@ impl Compare {
     }
 }
 
-/// After an FT run that may have had kills: disarms them (the failure-free
-/// runs must not see them) and, with kills configured, returns the
-/// repetition the survivors are in — a replacement that just joined
-/// (`joined`) offers none and learns it. Collective.
-fn after_failure_run(region: &mut Region, ft: &FtJob, joined: bool, rep: usize) -> Result<usize, scalapack_ft::Error> {
-    if ft.kill.is_none() {
+/// After an FT run that may have injected faults: names the kills that
+/// never fired (grid rank 0, on stderr: a warning, the run goes on),
+/// disarms the faults (the failure-free runs must not see them) and, with
+/// kills configured, returns the repetition the survivors are in — a
+/// replacement that just joined (`joined`) offers none and learns it.
+/// Collective.
+fn after_failure_run(
+    region: &mut Region,
+    a: &FactorJob,
+    ft: &FtJob,
+    joined: bool,
+    rep: usize,
+) -> Result<usize, scalapack_ft::Error> {
+    if ft.kill.is_empty() && ft.corrupt.is_none() {
         return Ok(rep);
     }
+    let grid = region.grid();
+    if grid.rank() == 0 {
+        for k in grid.unfired_kills() {
+            eprintln!("ftla {} --ft: warning: kill point {k} never fired", a.op.name());
+        }
+    }
     region.grid_mut().set_injector(Injector::none());
+    if ft.kill.is_empty() {
+        return Ok(rep);
+    }
     let mut r = [if joined { -1 } else { rep as i64 }];
     region.grid().max(Scope::All, &mut r)?;
     Ok(r[0].max(0) as usize)
@@ -239,9 +256,9 @@ fn print_recoveries(region: &Region, report: &FtReport, rep: Option<usize>) {
 
 /// One timed FT factorization.
 struct FtRun {
-    /// Seconds, the slowest survivor's (NaN when no process that started
-    /// the clock is left).
-    secs: f64,
+    /// Seconds, the slowest survivor's (`None` when no process that
+    /// started the clock is left).
+    secs: Option<f64>,
     report: FtReport,
     /// Tau or the pivots.
     factors: Factors,
@@ -254,7 +271,16 @@ struct FtRun {
     restarts: usize,
 }
 
-/// One timed FT factorization of `a.op`.
+impl FtRun {
+    /// Whether the run recovered from a failure (a restart, a kill before
+    /// the checksums existed, is one too).
+    fn had_failure(&self) -> bool {
+        !self.report.recoveries.is_empty() || self.restarts > 0
+    }
+}
+
+/// One timed FT factorization of `a.op`, with the faults the grid's
+/// injector holds.
 fn timed_ft(
     region: &mut Region,
     a: &FactorJob,
@@ -323,264 +349,364 @@ fn timed_ft(
     };
     // The survivors' figures: a replacement's clock and count started late.
     // (When every process that started the clock was replaced, nobody has
-    // it: the time is unknown, NaN.)
+    // it: the time is unknown.)
     // (A call restored from checkpoints ran partly in earlier jobs.)
-    let mut v = [if joining { -1.0 } else { t.elapsed().as_secs_f64() + report.earlier_s }, restarts as f64];
-    region.grid().max(Scope::All, &mut v)?;
-    let secs = if v[0] < 0.0 { f64::NAN } else { v[0] };
-    Ok(FtRun { secs, report, factors, singular, fact: mat, restarts: v[1] as usize })
+    let mut counts = [(!joining) as i64, restarts];
+    region.grid().max(Scope::All, &mut counts)?;
+    let mut slowest = [if joining { 0.0 } else { t.elapsed().as_secs_f64() + report.earlier_s }];
+    region.grid().max(Scope::All, &mut slowest)?;
+    let secs = (counts[0] > 0).then_some(slowest[0]);
+    Ok(FtRun { secs, report, factors, singular, fact: mat, restarts: counts[1] as usize })
 }
 
+/// pdgetrf's INFO for a singular matrix must be the same on every rank (a
+/// replacement learns it from the survivors): checked, not assumed.
+/// Collective.
+fn agree_on_info(grid: &blacs_ft::Grid, singular: Option<&scalapack_ft::Error>) -> Result<(), scalapack_ft::Error> {
+    let info = singular.map_or(0, |e| e.info()) as i64;
+    let (mut lowest, mut highest) = ([info], [info]);
+    grid.min(Scope::All, &mut lowest)?;
+    grid.max(Scope::All, &mut highest)?;
+    if lowest != highest {
+        return Err(blacs_ft::Error::Unrecoverable {
+            reason: format!("the ranks disagree on INFO (from {} to {})", lowest[0], highest[0]),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// A time the comparison needs: a run without a failure always has one.
+fn known(secs: Option<f64>) -> Result<f64, scalapack_ft::Error> {
+    secs.ok_or_else(|| {
+        blacs_ft::Error::Unrecoverable { reason: "a failure-free comparison run has no time".into() }.into()
+    })
+}
+
+/// What one `ftla qr|lu|cg --ft` run measured, the same on every rank:
+/// the text and the JSON report are rendered from it.
+struct FtOutcome {
+    /// The shape of the matrix factored.
+    m: usize,
+    n: usize,
+    /// The main run's time, the slowest survivor's (`None` when no
+    /// process that started the clock is left).
+    secs: Option<f64>,
+    report: FtReport,
+    factors: Factors,
+    /// LU: the exactly-zero pivot (INFO agreed on every rank).
+    singular: Option<scalapack_ft::Error>,
+    residuals: factors::Residuals,
+    restarts: usize,
+    compare: Option<Compare>,
+    /// The local DGEMM rate measured in the same run.
+    dgemm: f64,
+}
+
+/// The main run as the comparison uses it.
+struct MainRun {
+    secs: Option<f64>,
+    iterations: Option<u64>,
+    had_failure: bool,
+}
+
+/// CG's iterations (none for a factorization).
+fn iterations(f: &Factors) -> Option<u64> {
+    f.solve().and_then(|s| s.report.as_ref()).map(|r| r.iterations)
+}
+
+/// The fault-tolerant run, its checks and (`--compare`) the comparison
+/// runs. Collective.
+fn measure(
+    region: &mut Region,
+    a: &FactorJob,
+    ft: &FtJob,
+    prepared: &mut Option<SparePrep>,
+) -> Result<FtOutcome, scalapack_ft::Error> {
+    let opts = FtOptions { verify: ft.verify };
+    // 1. The fault-tolerant run (the kills happen here).
+    let joined = region.is_joining();
+    let main = timed_ft(region, a, &opts, prepared)?;
+    // (A checkpoint-on-failure restart from the top is one too.)
+    let restarts = main.restarts + region.restarted_afresh() as usize;
+    // A replacement that joined a later repetition's failure run (`--reps`
+    // with `--kill`) learns which one, and goes on from there.
+    let start_rep = after_failure_run(region, a, ft, joined, 0)?;
+    let FtRun { secs, report, factors, singular, fact, .. } = main;
+    let (m, n) = (fact.m(), fact.n());
+    // (Only after the main run: the survivors of a later repetition's
+    // failure run go straight on with the comparison.)
+    if start_rep == 0 {
+        agree_on_info(region.grid(), singular.as_ref())?;
+    }
+    print_recoveries(region, &report, None);
+    // 2. Checks against the original matrix (regenerated or re-read). (A
+    // replacement that joined a later repetition has no main run's result.)
+    let mut residuals = factors::Residuals::default();
+    if start_rep == 0 {
+        residuals = factors::check(region.grid(), a, None, &fact, &factors)?;
+        factors::write(region.grid(), a, &fact, &factors)?;
+    }
+    drop(fact);
+    // 3. Same-run comparison: the plain factorization, and the
+    // failure-free FT one.
+    let compare = if ft.compare {
+        let had_failure = !report.recoveries.is_empty() || restarts > 0;
+        let main = MainRun { secs, iterations: iterations(&factors), had_failure };
+        Some(compare_runs(region, a, ft, &opts, &main, start_rep, joined)?)
+    } else {
+        None
+    };
+    let dgemm = local_dgemm_gflops(region.grid())?;
+    Ok(FtOutcome { m, n, secs, report, factors, singular, residuals, restarts, compare, dgemm })
+}
+
+/// `--compare`: pairs of (plain, failure-free FT) factorizations,
+/// alternating so that both see the same machine; medians when repeated.
+/// With one repetition and no failure the main run is the failure-free FT
+/// sample. With kills, every repetition starts with an FT run that has
+/// them (the first one is the main run), so the failure's cost is a
+/// median too. Collective.
+fn compare_runs(
+    region: &mut Region,
+    a: &FactorJob,
+    ft: &FtJob,
+    opts: &FtOptions,
+    main: &MainRun,
+    start_rep: usize,
+    joined: bool,
+) -> Result<Compare, scalapack_ft::Error> {
+    let mut samples = Vec::new();
+    // This repetition's FT run with the failure, if it had one (time,
+    // CG's iterations).
+    let mut with_now = (main.had_failure && start_rep == 0).then_some((main.secs, main.iterations));
+    for rep in start_rep..ft.reps {
+        if rep > 0 && !ft.kill.is_empty() && !(joined && rep == start_rep) {
+            let epoch = region.grid().epoch();
+            region.grid_mut().set_injector(a.injector().shifted(epoch));
+            // The main run's options: a replacement joining here runs
+            // its code path for the main run (its verification included).
+            let with = timed_ft(region, a, opts, &mut None)?;
+            after_failure_run(region, a, ft, false, rep)?;
+            print_recoveries(region, &with.report, Some(rep));
+            if with.had_failure() {
+                with_now = Some((with.secs, iterations(&with.factors)));
+            }
+        }
+        let grid = region.grid();
+        let mut plain = make_matrix(grid, a, true)?;
+        grid.barrier(Scope::All)?;
+        let t = Instant::now();
+        let mut plain_factors = Factors::of(a);
+        plain_factors.factor(grid, &mut plain)?;
+        let mut nonft = [t.elapsed().as_secs_f64()];
+        grid.max(Scope::All, &mut nonft)?;
+        drop(plain);
+        let (free, free_its) = if rep == 0 && ft.reps == 1 && !main.had_failure {
+            (known(main.secs)?, main.iterations)
+        } else {
+            let again = timed_ft(region, a, &FtOptions::default(), &mut None)?;
+            if again.had_failure() {
+                return Err(blacs_ft::Error::Unrecoverable {
+                    reason: "the failure-free comparison run saw a failure".into(),
+                }
+                .into());
+            }
+            (known(again.secs)?, iterations(&again.factors))
+        };
+        let with = with_now.take();
+        let its = iterations(&plain_factors).zip(free_its).map(|(p, f)| (p, f, with.and_then(|w| w.1)));
+        samples.push(Sample { plain: nonft[0], free, with: with.and_then(|w| w.0), iterations: its });
+    }
+    Ok(Compare { samples })
+}
+
+impl FtOutcome {
+    /// Whether the run passed: checksums consistent, not singular, the
+    /// residuals within their bounds.
+    fn ok(&self) -> bool {
+        let verified = self.report.check.as_ref().is_none_or(|c| c.ok);
+        verified && self.singular.is_none() && self.residuals.pass()
+    }
+
+    /// The report's lines (the first is the headline).
+    fn text(&self, a: &FactorJob) -> Vec<String> {
+        let (m, n, report, res) = (self.m, self.n, &self.report, &self.residuals);
+        let timing = match self.secs {
+            Some(s) => format!("{s:.3} s, {:.1} Gflop/s", self.factors.flops(a.op, m, n) / s / 1e9),
+            None => "time unknown (every process that started the clock was replaced)".to_string(),
+        };
+        let name = a.op.name().to_uppercase();
+        let mut lines = vec![format!(
+            "{name} {m}x{n} NB {} on {} with checksums: {timing}, {} recover{}",
+            a.nb,
+            a.grid,
+            report.recoveries.len(),
+            if report.recoveries.len() == 1 { "y" } else { "ies" },
+        )];
+        if let Some(s) = self.factors.solve() {
+            lines.push(cg_line(s));
+            for d in s.report.iter().flat_map(|r| &r.detections) {
+                lines.push(format!(
+                    "silent error caught in the matrix-vector product of iteration {}: |eᵀ(Ap) − (eᵀA)p| = {:.2e} > \
+                     {:.2e}, recomputed",
+                    d.iteration, d.defect, d.tolerance
+                ));
+            }
+        }
+        if let Some(e) = &self.singular {
+            lines.push(format!("{e} (INFO {} on every rank)", e.info()));
+        }
+        let mut checks = Vec::new();
+        if let Some(r) = res.residual {
+            checks.push(match a.op {
+                Op::Qr => format!("residual ‖A−QR‖₁/(‖A‖₁·max(M,N)·eps) = {r:.3}"),
+                Op::Lu => format!("residual ‖PA−LU‖₁/(‖A‖₁·max(M,N)·eps) = {r:.3}"),
+                Op::Cg => format!("residual {r:.3}"),
+            });
+        }
+        if let Some(o) = res.orthogonality {
+            checks.push(format!("orthogonality ‖I−QᵀQ‖₁/(M·eps) = {o:.3}"));
+        }
+        if let Some(r) = res.solve {
+            checks.push(format!("solve residual ‖Ax−b‖₁/(‖A‖₁·‖x‖₁·N·eps) = {r:.3}"));
+        }
+        if !checks.is_empty() {
+            lines.push(format!("{} ({})", checks.join(", "), if res.pass() { "pass: < 16" } else { "FAIL: ≥ 16" }));
+        }
+        if let Some(c) = &report.check {
+            lines.push(format!(
+                "checksums {} (largest defect C {:.2e}, D {:.2e}; tolerance {:.2e})",
+                if c.ok { "consistent" } else { "MISMATCH" },
+                c.max_c_defect,
+                c.max_d_defect,
+                c.tolerance
+            ));
+            if !c.ok {
+                lines.push(format!("silent corruption detected in checksum group {}", c.worst_group));
+            }
+        }
+        match &self.compare {
+            Some(cmp) => lines.extend(compare_lines(cmp, &name, report.overhead_model)),
+            None if a.op == Op::Cg => {}
+            None => lines.push(format!(
+                "overhead model of the checksums: +{:.1} % trailing-update work",
+                100.0 * report.overhead_model
+            )),
+        }
+        lines
+    }
+
+    /// The JSON report.
+    fn json(&self, a: &FactorJob, ft: &FtJob) -> FactorReport {
+        let (m, n) = (self.m, self.n);
+        let mut r = FactorReport::new(a.op.name(), [a.grid.p, a.grid.q], m, n, a.nb);
+        // (An unknown time is written as null.)
+        r.timed_flops(self.factors.flops(a.op, m, n), self.secs.unwrap_or(f64::NAN));
+        cg_fields(&mut r, &self.factors);
+        r.ft = Some(true);
+        r.spares = Some(ft.spares as i32);
+        r.residual = self.residuals.residual.into();
+        r.orthogonality = (a.op == Op::Qr).then(|| self.residuals.orthogonality.into());
+        r.solve_residual = self.residuals.solve;
+        r.dgemm_gflops = self.dgemm;
+        r.blas_kernel = blas::kernel_name();
+        r.recoveries = Some(self.report.recoveries.iter().map(RecoveryEntry::from).collect());
+        r.restarts = Some(self.restarts);
+        r.overhead_model = Some(self.report.overhead_model);
+        r.checksum_check = self.report.check.clone();
+        r.compare = self.compare.as_ref().map(Compare::report);
+        r.ok = self.ok();
+        r
+    }
+}
+
+/// The comparison's lines: overheads (medians, paired ratios) and CG's
+/// iterations.
+fn compare_lines(cmp: &Compare, name: &str, model: f64) -> Vec<String> {
+    let mut lines = Vec::new();
+    let (nonft, free, with) = cmp.medians();
+    let paired = cmp.samples.len() > 1;
+    let of = if paired { format!("; medians of {}", cmp.samples.len()) } else { String::new() };
+    // (CG's checksums add no flops to its products: no model.)
+    let vs_model = if model > 0.0 {
+        format!("; model +{:.1} %, ratio {:.2}", 100.0 * model, (free / nonft - 1.0) / model)
+    } else {
+        String::new()
+    };
+    let mut l = format!(
+        "overhead: plain {name} {nonft:.3} s, FT failure-free {free:.3} s ({:+.1} %{vs_model}{of})",
+        100.0 * (free / nonft - 1.0),
+    );
+    if let Some(w) = with {
+        let n = cmp.with_s().len();
+        let of = if n > 1 { format!("; median of {n}") } else { String::new() };
+        l.push_str(&format!(
+            ", FT with the failure {w:.3} s ({:+.1} % over failure-free{of})",
+            100.0 * (w / free - 1.0)
+        ));
+    }
+    lines.push(l);
+    if paired {
+        let (over, per_failure) = cmp.paired();
+        let mut l = format!("paired (median of the per-repetition ratios): FT failure-free {:+.1} %", 100.0 * over);
+        if model > 0.0 {
+            l.push_str(&format!(", ratio {:.2}", over / model));
+        }
+        if let Some(f) = per_failure {
+            l.push_str(&format!("; the failure {:+.1} %", 100.0 * f));
+        }
+        lines.push(l);
+    }
+    let c = cmp.report();
+    if let (Some(p), Some(f)) = (&c.iterations_nonft, &c.iterations_ft) {
+        let w = c.iterations_with_failure.as_ref().map(|w| format!(", with the failure {w:?}")).unwrap_or_default();
+        lines.push(format!("iterations: plain {p:?}, FT failure-free {f:?}{w}"));
+    }
+    lines
+}
+
+/// The run's first line (grid rank 0; a replacement that starts a
+/// restarted factorization from the top does not print it again).
+fn announce(region: &Region, a: &FactorJob, ft: &FtJob) {
+    if region.grid().rank() != 0 || region.is_joining() || region.grid().replacement().is_some() {
+        return;
+    }
+    println!(
+        "ftla {} --ft: {}x{} matrix, NB {}, {} grid + {} spare(s), OpenBLAS kernel {}{}",
+        a.op.name(),
+        a.shape().map_or(a.m, |s| s.0),
+        a.shape().map_or(a.n, |s| s.1),
+        a.nb,
+        a.grid,
+        ft.spares,
+        blas::kernel_name(),
+        if ft.kill.is_empty() { String::new() } else { format!(", kills {}", ft.kill) }
+    );
+}
+
+/// `ftla qr|lu|cg --ft` inside the job: measure, then the text (and the
+/// JSON report) on grid rank 0. Returns whether it passed and the summary.
 fn run_ft(
     region: &mut Region,
     a: &FactorJob,
     ft: &FtJob,
     prepared: &mut Option<SparePrep>,
 ) -> Result<(bool, String), scalapack_ft::Error> {
-    let opts = FtOptions { verify: ft.verify, corrupt: ft.corrupt };
-    let root_prints = |region: &Region| region.grid().rank() == 0;
-    // (A replacement that starts a restarted factorization from the top
-    // does not print it again.)
-    if root_prints(region) && !region.is_joining() && region.grid().replacement().is_none() {
-        println!(
-            "ftla {} --ft: {}x{} matrix, NB {}, {} grid + {} spare(s), OpenBLAS kernel {}{}",
-            a.op.name(),
-            a.shape().map_or(a.m, |s| s.0),
-            a.shape().map_or(a.n, |s| s.1),
-            a.nb,
-            a.grid,
-            ft.spares,
-            blas::kernel_name(),
-            ft.kill.as_ref().map(|k| format!(", kills {k}")).unwrap_or_default()
-        );
-    }
-    // 1. The fault-tolerant run (the kills happen here).
-    let joined = region.is_joining();
-    let FtRun { secs: ft_secs, report, factors, singular, fact, mut restarts } = timed_ft(region, a, &opts, prepared)?;
-    // (A checkpoint-on-failure restart from the top is one too.)
-    restarts += region.restarted_afresh() as usize;
-    // A replacement that joined a later repetition's failure run (`--reps`
-    // with `--kill`) learns which one, and goes on from there.
-    let start_rep = after_failure_run(region, ft, joined, 0)?;
-    let grid = region.grid();
-    let (m, n) = (fact.m(), fact.n());
-    // pdgetrf's INFO for a singular matrix must be the same on every rank
-    // (a replacement learns it from the survivors): checked, not assumed.
-    // (Only after the main run: the survivors of a later repetition's
-    // failure run go straight on with the comparison.)
-    if start_rep == 0 {
-        let info = singular.as_ref().map_or(0, |e| e.info()) as f64;
-        let mut range = [info, -info];
-        grid.max(Scope::All, &mut range)?;
-        if range[0] != -range[1] {
-            return Err(blacs_ft::Error::Unrecoverable {
-                reason: format!("the ranks disagree on INFO (from {} to {})", -range[1], range[0]),
-            }
-            .into());
-        }
-    }
-    print_recoveries(region, &report, None);
-    // 2. Checks against the original matrix (regenerated or re-read). (A
-    // replacement that joined a later repetition has no main run's result.)
-    let mut res = factors::Residuals::default();
-    if start_rep == 0 {
-        res = factors::check(grid, a, None, &fact, &factors)?;
-        factors::write(grid, a, &fact, &factors)?;
-    }
-    drop(fact);
-    // 3. Same-run comparison: the plain factorization, and the
-    // failure-free FT one.
-    let mut compare = None;
-    if ft.compare {
-        // Pairs of (plain, failure-free FT) factorizations, alternating so that both
-        // see the same machine; medians when repeated. With one repetition
-        // and no failure the main run is the failure-free FT sample. With
-        // kills, every repetition starts with an FT run that has them (the
-        // first one is the main run), so the failure's cost is a median too.
-        let mut samples = Vec::new();
-        // A restart (a kill before the checksums existed) is a failure too.
-        let main_had_failure = !report.recoveries.is_empty() || restarts > 0;
-        // This repetition's FT run with the failure, if it had one (time,
-        // CG's iterations).
-        let iterations = |f: &Factors| f.solve().and_then(|s| s.report.as_ref()).map(|r| r.iterations);
-        let mut with_now = (main_had_failure && start_rep == 0).then_some((ft_secs, iterations(&factors)));
-        let kills = Injector::parse(ft.kill.as_deref().unwrap_or_default()).unwrap_or_default();
-        for rep in start_rep..ft.reps {
-            if rep > 0 && ft.kill.is_some() && !(joined && rep == start_rep) {
-                let epoch = region.grid().epoch();
-                region.grid_mut().set_injector(kills.shifted(epoch));
-                // The main run's options: a replacement joining here runs
-                // its code path for the main run (its verification included).
-                let with = timed_ft(region, a, &opts, &mut None)?;
-                after_failure_run(region, ft, false, rep)?;
-                print_recoveries(region, &with.report, Some(rep));
-                if !with.report.recoveries.is_empty() || with.restarts > 0 {
-                    with_now = Some((with.secs, iterations(&with.factors)));
-                }
-            }
-            let grid = region.grid();
-            let mut plain = make_matrix(grid, a, true)?;
-            grid.barrier(Scope::All)?;
-            let t = Instant::now();
-            let mut plain_factors = Factors::of(a);
-            plain_factors.factor(grid, &mut plain)?;
-            let mut nonft = [t.elapsed().as_secs_f64()];
-            grid.max(Scope::All, &mut nonft)?;
-            drop(plain);
-            let (secs, free_its) = if rep == 0 && ft.reps == 1 && !main_had_failure {
-                (ft_secs, iterations(&factors))
-            } else {
-                let again = timed_ft(region, a, &FtOptions::default(), &mut None)?;
-                if !again.report.recoveries.is_empty() || again.restarts > 0 {
-                    return Err(blacs_ft::Error::Unrecoverable {
-                        reason: "the failure-free comparison run saw a failure".into(),
-                    }
-                    .into());
-                }
-                (again.secs, iterations(&again.factors))
-            };
-            let with = with_now.take();
-            let its = iterations(&plain_factors).zip(free_its).map(|(p, f)| (p, f, with.and_then(|w| w.1)));
-            samples.push(Sample { plain: nonft[0], free: secs, with: with.map(|w| w.0), iterations: its });
-        }
-        compare = Some(Compare { samples });
-    }
-    let grid = region.grid();
-    let dgemm = local_dgemm_gflops(grid)?;
-    let verified = report.check.as_ref().is_none_or(|c| c.ok);
-    let ok = verified && singular.is_none() && res.pass();
-    let timing = if ft_secs.is_nan() {
-        "time unknown (every process that started the clock was replaced)".to_string()
-    } else {
-        format!("{ft_secs:.3} s, {:.1} Gflop/s", factors.flops(a.op, m, n) / ft_secs / 1e9)
-    };
-    let name = a.op.name().to_uppercase();
-    let mut lines = vec![format!(
-        "{name} {m}x{n} NB {} on {} with checksums: {timing}, {} recover{}",
-        a.nb,
-        a.grid,
-        report.recoveries.len(),
-        if report.recoveries.len() == 1 { "y" } else { "ies" },
-    )];
-    if let Some(s) = factors.solve() {
-        lines.push(cg_line(s));
-        for d in s.report.iter().flat_map(|r| &r.detections) {
-            lines.push(format!(
-                "silent error caught in the matrix-vector product of iteration {}: |eᵀ(Ap) − (eᵀA)p| = {:.2e} > {:.2e}, \
-                 recomputed",
-                d.iteration, d.defect, d.tolerance
-            ));
-        }
-    }
-    if let Some(e) = &singular {
-        lines.push(format!("{e} (INFO {} on every rank)", e.info()));
-    }
-    let mut checks = Vec::new();
-    if let Some(r) = res.residual {
-        checks.push(match a.op {
-            Op::Qr => format!("residual ‖A−QR‖₁/(‖A‖₁·max(M,N)·eps) = {r:.3}"),
-            Op::Lu => format!("residual ‖PA−LU‖₁/(‖A‖₁·max(M,N)·eps) = {r:.3}"),
-            Op::Cg => format!("residual {r:.3}"),
-        });
-    }
-    if let Some(o) = res.orthogonality {
-        checks.push(format!("orthogonality ‖I−QᵀQ‖₁/(M·eps) = {o:.3}"));
-    }
-    if let Some(r) = res.solve {
-        checks.push(format!("solve residual ‖Ax−b‖₁/(‖A‖₁·‖x‖₁·N·eps) = {r:.3}"));
-    }
-    if !checks.is_empty() {
-        lines.push(format!("{} ({})", checks.join(", "), if res.pass() { "pass: < 16" } else { "FAIL: ≥ 16" }));
-    }
-    if let Some(c) = &report.check {
-        lines.push(format!(
-            "checksums {} (largest defect C {:.2e}, D {:.2e}; tolerance {:.2e})",
-            if c.ok { "consistent" } else { "MISMATCH" },
-            c.max_c_defect,
-            c.max_d_defect,
-            c.tolerance
-        ));
-        if !c.ok {
-            lines.push(format!("silent corruption detected in checksum group {}", c.worst_group));
-        }
-    }
-    match &compare {
-        Some(cmp) => {
-            let (nonft, free, with) = cmp.medians();
-            let model = report.overhead_model;
-            let paired = cmp.samples.len() > 1;
-            let of = if paired { format!("; medians of {}", cmp.samples.len()) } else { String::new() };
-            // (CG's checksums add no flops to its products: no model.)
-            let vs_model = if model > 0.0 {
-                format!("; model +{:.1} %, ratio {:.2}", 100.0 * model, (free / nonft - 1.0) / model)
-            } else {
-                String::new()
-            };
-            let mut l = format!(
-                "overhead: plain {name} {nonft:.3} s, FT failure-free {free:.3} s ({:+.1} %{vs_model}{of})",
-                100.0 * (free / nonft - 1.0),
-            );
-            if let Some(w) = with {
-                let n = cmp.with_s().len();
-                let of = if n > 1 { format!("; median of {n}") } else { String::new() };
-                l.push_str(&format!(
-                    ", FT with the failure {w:.3} s ({:+.1} % over failure-free{of})",
-                    100.0 * (w / free - 1.0)
-                ));
-            }
-            lines.push(l);
-            if paired {
-                let (over, per_failure) = cmp.paired();
-                let mut l =
-                    format!("paired (median of the per-repetition ratios): FT failure-free {:+.1} %", 100.0 * over);
-                if model > 0.0 {
-                    l.push_str(&format!(", ratio {:.2}", over / model));
-                }
-                if let Some(f) = per_failure {
-                    l.push_str(&format!("; the failure {:+.1} %", 100.0 * f));
-                }
-                lines.push(l);
-            }
-        }
-        None if a.op == Op::Cg => {}
-        None => lines.push(format!(
-            "overhead model of the checksums: +{:.1} % trailing-update work",
-            100.0 * report.overhead_model
-        )),
-    }
-    if let Some(c) = compare.as_ref().map(Compare::report) {
-        if let (Some(p), Some(f)) = (&c.iterations_nonft, &c.iterations_ft) {
-            let w = c.iterations_with_failure.as_ref().map(|w| format!(", with the failure {w:?}")).unwrap_or_default();
-            lines.push(format!("iterations: plain {p:?}, FT failure-free {f:?}{w}"));
-        }
-    }
-    let summary = lines.join("; ");
-    if grid.rank() == 0 {
+    announce(region, a, ft);
+    let outcome = measure(region, a, ft, prepared)?;
+    let ok = outcome.ok();
+    let lines = outcome.text(a);
+    if region.grid().rank() == 0 {
         println!("{}{}", lines.join("\n  "), if ok { "" } else { "\n  FAILED" });
         if let Some(path) = &a.json {
-            let mut r = FactorReport::new(a.op.name(), [a.grid.p, a.grid.q], m, n, a.nb);
-            r.timed_flops(factors.flops(a.op, m, n), ft_secs);
-            cg_fields(&mut r, &factors);
-            r.ft = Some(true);
-            r.spares = Some(ft.spares as i32);
-            r.residual = res.residual.into();
-            r.orthogonality = (a.op == Op::Qr).then(|| res.orthogonality.into());
-            r.solve_residual = res.solve;
-            r.dgemm_gflops = dgemm;
-            r.blas_kernel = blas::kernel_name();
-            r.recoveries = Some(report.recoveries.iter().map(RecoveryEntry::from).collect());
-            r.restarts = Some(restarts);
-            r.overhead_model = Some(report.overhead_model);
-            r.checksum_check = report.check.clone();
-            r.compare = compare.as_ref().map(Compare::report);
-            r.ok = ok;
-            if let Err(e) = write_json(path, &r) {
+            if let Err(e) = write_json(path, &outcome.json(a, ft)) {
                 eprintln!("ftla: {e}");
                 return Ok((false, e));
             }
         }
     }
-    Ok((ok, summary))
+    Ok((ok, lines.join("; ")))
 }
 
 /// CG's line of the summary: iterations, convergence, residuals; for a

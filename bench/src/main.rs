@@ -44,6 +44,9 @@ impl Job {
 
 fn main() {
     let cli = Cli::parse();
+    if let Some(name) = ignores_ftla_kill(&cli.command) {
+        refuse_ftla_kill(name);
+    }
     let (name, job, launch) = match cli.command {
         // Commands that run their own jobs.
         Command::Baseline(a) => std::process::exit(baseline::run(a)),
@@ -88,6 +91,31 @@ fn main() {
         Job::Repair(a) => repair::run(a),
         Job::Factor(a) if a.ft.is_some() => ft_run::run(a),
         Job::Factor(a) => plain::run(a),
+    }
+}
+
+/// The commands that choose their own kills, or none: `FTLA_KILL` is
+/// refused there rather than ignored (`qr`, `lu` and `cg` add it to their
+/// `--kill`, `launch` hands it to the program).
+fn ignores_ftla_kill(command: &Command) -> Option<&'static str> {
+    match command {
+        Command::Demo(_) => Some("demo"),
+        Command::GridDemo(_) => Some("grid-demo"),
+        Command::Repair(_) => Some("repair"),
+        Command::Baseline(_) => Some("baseline"),
+        Command::Soak(_) => Some("soak"),
+        Command::Scale(_) => Some("scale"),
+        Command::Qr(_) | Command::Lu(_) | Command::Cg(_) | Command::Launch(_) => None,
+    }
+}
+
+/// A usage error when `FTLA_KILL` is set for a command that does not read
+/// it (the launcher forwards it empty when unset).
+fn refuse_ftla_kill(name: &str) {
+    if let Ok(kills) = std::env::var("FTLA_KILL") {
+        if !kills.trim().is_empty() {
+            usage_error(name, format!("FTLA_KILL is set ({kills}) but ftla {name} does not read it; unset it"));
+        }
     }
 }
 

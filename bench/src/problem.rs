@@ -4,6 +4,7 @@
 //! that writes its report.
 
 use crate::cli::{CgArgs, GridShape, LuArgs, QrArgs};
+use blacs_ft::inject::{KillSpec, SilentError};
 use blacs_ft::Injector;
 use recovery::protocol::Phase;
 use scalapack_ft::dist_io::read_matrix;
@@ -39,14 +40,14 @@ pub struct FactorJob {
 #[derive(Clone, Debug, Default)]
 pub struct FtJob {
     pub spares: u32,
-    /// Kills in the injector's syntax (`R@STEP:PHASE` completed to
-    /// `R@qr:STEP:PHASE`).
-    pub kill: Option<String>,
+    /// Kills, from `--kill` and `FTLA_KILL` (`R@STEP:PHASE` completed to
+    /// `R@qr:STEP:PHASE`); empty: none.
+    pub kill: Injector,
     pub compare: bool,
     /// Repetitions of the comparison.
     pub reps: usize,
     pub verify: bool,
-    pub corrupt: Option<(i32, u64)>,
+    pub corrupt: Option<SilentError>,
     /// The recovery policy, and checkpoint-on-failure's settings.
     pub recovery: recovery::Policy,
     pub checkpoint_dir: Option<std::path::PathBuf>,
@@ -107,7 +108,15 @@ impl FactorJob {
 
     /// The fault-tolerance options, checked against the job.
     fn with_ft(mut self, ft: &crate::cli::FtArgs) -> Result<FactorJob, String> {
+        // The kills `ftla launch` hands a job reach ftla's own commands too.
+        let mut kills = Injector::from_env().map_err(|e| match e {
+            blacs_ft::Error::InvalidArgument { reason, .. } => format!("FTLA_KILL: {reason}"),
+            e => format!("FTLA_KILL: {e}"),
+        })?;
         if !ft.ft {
+            if !kills.is_empty() {
+                return Err(format!("FTLA_KILL is set ({kills}) but kill points need --ft"));
+            }
             return Ok(self);
         }
         if self.grid.q < 2 {
@@ -117,10 +126,8 @@ impl FactorJob {
             ));
         }
         let reps = ft.reps as usize;
-        let kill = match &ft.kill {
-            Some(list) => Some(self.checked_kills(list, reps > 1)?),
-            None => None,
-        };
+        kills.extend(ft.kill.clone().unwrap_or_default());
+        let kill = self.checked_kills(kills, reps > 1)?;
         if let Some((r, _)) = ft.corrupt {
             if r < 0 || r >= self.grid.size() {
                 return Err(format!("--corrupt: rank {r} is not in the {} grid", self.grid));
@@ -134,7 +141,7 @@ impl FactorJob {
         if policy == recovery::Policy::Cof && ft.spares > 0 {
             return Err("--spares needs --recovery inplace or auto (cof does not repair the grid in place)".into());
         }
-        if policy != recovery::Policy::InPlace && kill.is_some() && reps > 1 {
+        if policy != recovery::Policy::InPlace && !kill.is_empty() && reps > 1 {
             return Err(format!(
                 "--reps {reps} with --kill repeats the failure in one job, but under --recovery {} a failure ends \
                  the job and starts it again: use --reps 1",
@@ -152,7 +159,7 @@ impl FactorJob {
             compare: ft.compare,
             reps,
             verify: ft.verify,
-            corrupt: ft.corrupt,
+            corrupt: ft.corrupt.map(|(rank, step)| SilentError { rank, step }),
             recovery: policy,
             checkpoint_dir: ft.resume.clone().or_else(|| ft.checkpoint_dir.clone()),
             max_restarts: ft.max_restarts,
@@ -189,7 +196,7 @@ impl FactorJob {
             cg: Default::default(),
             ft: Some(FtJob {
                 spares: a.spares,
-                kill: Some(format!("{}@qr:{step}:update", a.kill)),
+                kill: Injector::parse(&format!("{}@qr:{step}:update", a.kill)).map_err(|e| e.to_string())?,
                 compare: true,
                 reps: 1,
                 verify: true,
@@ -250,9 +257,10 @@ impl FactorJob {
         self.grid.size() as u32 + self.ft.as_ref().map_or(0, |f| f.spares)
     }
 
-    /// The kills of the job (none without `--ft --kill`).
+    /// The faults the job injects: its kills and its silent error (none
+    /// without `--ft`).
     pub fn injector(&self) -> Injector {
-        self.ft.as_ref().and_then(|f| f.kill.as_deref()).and_then(|k| Injector::parse(k).ok()).unwrap_or_default()
+        self.ft.as_ref().map(|f| f.kill.clone().with_silent_error(f.corrupt)).unwrap_or_default()
     }
 
     /// The matrix shape: the generated one, or the one in `--input`'s
@@ -275,29 +283,18 @@ impl FactorJob {
         self.shape().map(|(m, n)| m.min(n).div_ceil(self.nb) as u64)
     }
 
-    /// `--kill` completed to the injector's syntax and checked: every
-    /// rank is in the grid, every point exists for the factorization and
-    /// can fire (its step inside the factorization, its phase one of the
-    /// op's), and the `--reps` rules hold. The error names what is wrong.
-    fn checked_kills(&self, list: &str, repeated: bool) -> Result<String, String> {
-        let specs: Vec<String> = list
-            .split(',')
-            .map(str::trim)
-            .filter(|k| !k.is_empty())
-            .map(|k| match k.split_once('@') {
-                // R@STEP[:PHASE] targets the factorization; a point that
-                // names its operation (R@OP:STEP:PHASE, e.g. a repair
-                // point) is kept.
-                Some((r, point))
-                    if point.split([':', '/']).next().is_some_and(|s| s == "*" || s.parse::<u64>().is_ok()) =>
-                {
-                    format!("{r}@{}:{point}", self.op.name())
-                }
-                _ => k.to_string(),
-            })
-            .collect();
-        let joined = specs.join(",");
-        let kills = Injector::parse(&joined).map_err(|e| format!("--kill: {e}"))?;
+    /// The kills completed and checked: every rank is in the grid, every
+    /// point exists for the factorization and can fire (its step inside
+    /// the factorization, its phase one of the op's), and the `--reps`
+    /// rules hold. The error names what is wrong.
+    fn checked_kills(&self, given: Injector, repeated: bool) -> Result<Injector, String> {
+        let mut kills = Injector::none();
+        for spec in given.specs() {
+            // R@STEP[:PHASE] targets the factorization; a point that names
+            // its operation (R@OP:STEP:PHASE, e.g. a repair point) is kept.
+            let op = spec.op.clone().or_else(|| Some(self.op.name().to_string()));
+            kills.add(KillSpec { op, ..spec.clone() });
+        }
         let grid = self.grid;
         let steps = self.steps();
         for spec in kills.specs() {
@@ -364,7 +361,7 @@ impl FactorJob {
             }
             // A replacement joining a repetition arms only the kills of the
             // scenario's first epoch.
-            if spec.epoch > 0 && repeated {
+            if spec.epoch.is_some_and(|e| e > 0) && repeated {
                 return Err("--kill with --reps: kills in later repair epochs (/EPOCH) are not repeated; drop \
                             --reps or the /EPOCH kills"
                     .into());
@@ -376,7 +373,7 @@ impl FactorJob {
                     .into());
             }
         }
-        Ok(joined)
+        Ok(kills)
     }
 
     /// The most memory one process of the job holds at once, in bytes:
@@ -502,7 +499,7 @@ mod tests {
         // 100/16 → 7 steps, the last is 6.
         let job =
             qr("qr --ft --grid 2x2 --n 100 --nb 16 --kill 1@6:panel,2@repair:*:merge,3@0:encode,1@qr:2/1").unwrap();
-        assert_eq!(job.ft.unwrap().kill.as_deref(), Some("1@qr:6:panel,2@repair:*:merge,3@qr:0:encode,1@qr:2/1"));
+        assert_eq!(job.ft.unwrap().kill.to_string(), "1@qr:6:panel,2@repair:*:merge,3@qr:0:encode,1@qr:2/1");
         for (bad, says) in [
             ("1@7:panel", "the last is 6"),
             ("1@99:panel", "step 99 never comes"),
@@ -525,7 +522,7 @@ mod tests {
         assert!(e.contains("`swap` is not a phase of qr"), "{e}");
         let cli = Cli::try_parse_from("ftla lu --ft --grid 2x2 --n 100 --nb 16 --kill 1@2:swap".split(' ')).unwrap();
         let Command::Lu(a) = cli.command else { panic!() };
-        assert_eq!(FactorJob::from_lu(a).unwrap().ft.unwrap().kill.as_deref(), Some("1@lu:2:swap"));
+        assert_eq!(FactorJob::from_lu(a).unwrap().ft.unwrap().kill.to_string(), "1@lu:2:swap");
     }
 
     #[test]

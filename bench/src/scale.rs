@@ -183,7 +183,7 @@ fn measure_point(exe: &Path, a: &ScaleArgs, op: Op, ranks: u32, n: usize) -> Vec
         args.extend(grid_args(g));
         args.extend(["--reps".into(), a.reps.to_string()]);
         if let Some(k) = &a.kill {
-            args.extend(["--kill".into(), k.clone()]);
+            args.extend(["--kill".into(), k.to_string()]);
         }
         match job(exe, &args, a.timeout, a.hostfile.as_deref()) {
             Ok(rep) => {

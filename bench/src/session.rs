@@ -33,7 +33,7 @@ pub fn start_preparing<T>(p: i32, q: i32, injector: Injector, prepare: impl FnOn
         if Grid::parks_as_spare(&rt, &comm, p, q) {
             prepared = Some(prepare());
         }
-        Grid::join(&mut rt, comm, p, q, GridOptions { injector })
+        Grid::join(&mut rt, comm, p, q, GridOptions { injector, kills_from_env: false })
     });
     match joined {
         Ok(Joined::Active(grid)) => (Session { rt, grid }, prepared),

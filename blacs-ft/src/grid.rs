@@ -4,7 +4,7 @@
 
 use crate::comm::{Comm, Element, PendingAgree, PendingBcast, ReduceOp};
 use crate::error::{Error, Result};
-use crate::inject::Injector;
+use crate::inject::{Injector, KillSpec};
 use crate::report::{RepairMode, RepairReport};
 use crate::runtime::{note_failure, trace, LaunchCommand, Runtime, UlfmStatus};
 use crate::universe::{Universe, EXIT_ABANDONED, SPARE};
@@ -65,10 +65,40 @@ pub enum Joined {
 }
 
 /// Options of [`Grid::join`].
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct GridOptions {
     /// Kills to inject (repair points are checked by the grid itself).
     pub injector: Injector,
+    /// Whether [`Grid::join`] adds the kills that `ftla launch` hands to
+    /// the job (`FTLA_KILL`, see [`Injector::from_launch_env`]) to
+    /// `injector`. The default: a program run with `FTLA_KILL` set gets
+    /// its kills without asking, and an unparsable `FTLA_KILL` is an error
+    /// of the join. A program that reads them itself sets it to `false`.
+    pub kills_from_env: bool,
+}
+
+impl Default for GridOptions {
+    /// No kills but those of `FTLA_KILL`.
+    fn default() -> GridOptions {
+        GridOptions { injector: Injector::none(), kills_from_env: true }
+    }
+}
+
+impl GridOptions {
+    /// No kills at all, whatever `FTLA_KILL` says (a program or test that
+    /// must not fail on purpose).
+    pub fn without_kills() -> GridOptions {
+        GridOptions { injector: Injector::none(), kills_from_env: false }
+    }
+
+    /// The kills of the join: `injector`, with `FTLA_KILL`'s when asked.
+    fn kills(self) -> Result<Injector> {
+        let mut injector = self.injector;
+        if self.kills_from_env {
+            injector.extend(Injector::from_launch_env()?);
+        }
+        Ok(injector)
+    }
 }
 
 /// A P×Q process grid over MPI that survives process failures.
@@ -134,19 +164,24 @@ impl Grid {
     ///   learns the shape only after it joined, e.g. through the C ABI's
     ///   `Cftla_pinfo`).
     ///
+    /// * `opts` (global): the kills to inject (by default those of
+    ///   `FTLA_KILL`; an unparsable `FTLA_KILL` is an
+    ///   [`Error::InvalidArgument`] naming it, on every process).
+    ///
     /// A spare parks inside this call (sleeping between polls) until it is
     /// needed, then returns [`Joined::Active`], or until the job ends,
     /// then returns [`Joined::Released`].
     pub fn join(rt: &mut Runtime, comm: Comm, p: i32, q: i32, opts: GridOptions) -> Result<Joined> {
+        let injector = opts.kills()?;
         if let Some(parent) = rt.take_parent() {
             drop(comm);
-            return Grid::join_spawned(rt, parent, p, q, opts);
+            return Grid::join_spawned(rt, parent, p, q, injector);
         }
         check_shape(p, q, comm.size())?;
         let n = comm.size();
         let roles = (0..n).map(|u| if u < p * q { u as i64 } else { SPARE }).collect();
-        let universe = Universe { comm, roles, epoch: 0, p, q };
-        Grid::enter(rt.ulfm(), rt.launch().clone(), universe, opts.injector, None)
+        let universe = Universe { comm, roles, epoch: 0, p, q, losses: Vec::new() };
+        Grid::enter(rt.ulfm(), rt.launch().clone(), universe, injector, None)
     }
 
     /// Whether [`Grid::join`] with these arguments will park this process as
@@ -161,7 +196,7 @@ impl Grid {
 
     /// A spawned replacement: merge with the survivors, receive the role
     /// table, then build the grid like everyone else.
-    fn join_spawned(rt: &Runtime, parent: Comm, p: i32, q: i32, opts: GridOptions) -> Result<Joined> {
+    fn join_spawned(rt: &Runtime, parent: Comm, p: i32, q: i32, injector: Injector) -> Result<Joined> {
         // Open MPI 5 does not tell a spawned process that a process of its
         // parents' job died: a parent lost during the hand-over can leave
         // it blocked in the merge or a split for ever (the survivors revoke
@@ -201,7 +236,7 @@ impl Grid {
         let rank = universe.my_role().unwrap_or(-1);
         let epoch = universe.epoch;
         let rep = Replacement { rank, epoch, mode: RepairMode::Spawn };
-        Grid::enter(rt.ulfm(), rt.launch().clone(), universe, opts.injector, Some(rep))
+        Grid::enter(rt.ulfm(), rt.launch().clone(), universe, injector, Some(rep))
     }
 
     /// Common tail of every way into the grid: split the grid communicators
@@ -210,7 +245,7 @@ impl Grid {
         ulfm: UlfmStatus,
         launch: LaunchCommand,
         mut universe: Universe,
-        injector: Injector,
+        mut injector: Injector,
         mut replacement: Option<Replacement>,
     ) -> Result<Joined> {
         crate::members::note_member(universe.my_role(), universe.epoch);
@@ -219,6 +254,7 @@ impl Grid {
         // `repair:BUILD:split` kill point counts them from 1).
         let (mut builds, mut built_in) = (0, universe.epoch);
         loop {
+            injector.set_losses(&universe.losses);
             if universe.epoch != built_in {
                 (builds, built_in) = (0, universe.epoch);
             }
@@ -343,6 +379,13 @@ impl Grid {
     /// after earlier repairs.
     pub fn set_injector(&mut self, injector: Injector) {
         self.injector = injector;
+        self.injector.set_losses(&self.universe.losses);
+    }
+    /// The configured kills that have not fired (local, the same on every
+    /// process: the grid's losses are replicated): at the end of a run,
+    /// the points it never reached.
+    pub fn unfired_kills(&self) -> Vec<&KillSpec> {
+        self.injector.unfired()
     }
     /// Checks the kill points: SIGKILLs this process if one matches.
     pub fn inject(&self, op: &str, step: u64, phase: &str) {
@@ -663,6 +706,7 @@ impl Grid {
         self.ulfm.require()?;
         self.revoke_all();
         let mut report = self.universe.repair(&self.launch, &self.injector)?;
+        self.injector.set_losses(&self.universe.losses);
         let (mut builds, mut built_in) = (0, self.universe.epoch);
         loop {
             if self.universe.epoch != built_in {
@@ -704,6 +748,7 @@ impl Grid {
                     // blocked on them already.
                     self.revoke_all();
                     let more = self.universe.repair(&self.launch, &self.injector)?;
+                    self.injector.set_losses(&self.universe.losses);
                     report = merge_reports(report, more);
                 }
                 Err(e) => {

@@ -11,7 +11,7 @@
 
 use crate::comm::Comm;
 use crate::error::{Error, Result};
-use crate::inject::Injector;
+use crate::inject::{Injector, Loss};
 use crate::report::{RepairMode, RepairReport};
 use crate::runtime::{note_failure, trace, LaunchCommand};
 use crate::watchdog::{repair_timeout, Deadline};
@@ -36,6 +36,9 @@ pub(crate) struct Universe {
     pub epoch: u32,
     pub p: i32,
     pub q: i32,
+    /// Every grid rank lost so far, with the epoch of the repair that
+    /// replaced it (how a replacement learns which kills have fired).
+    pub losses: Vec<Loss>,
 }
 
 fn ms(since: Instant) -> f64 {
@@ -59,34 +62,37 @@ impl Universe {
         (r >= 0).then_some(r as i32)
     }
 
-    /// The state a newcomer needs: epoch, shape and the role table.
-    fn encode(&self) -> Vec<i64> {
-        let mut v = vec![self.epoch as i64, self.p as i64, self.q as i64, self.roles.len() as i64];
-        v.extend_from_slice(&self.roles);
-        v
+    /// The head of the state a newcomer needs: epoch, shape, the lengths
+    /// of the role table and of the losses.
+    fn head(&self) -> [i64; 5] {
+        [self.epoch as i64, self.p as i64, self.q as i64, self.roles.len() as i64, self.losses.len() as i64]
     }
 
-    /// Receives [`Universe::encode`]'s state on `comm` from its rank 0.
+    /// Receives [`Universe::send_state`]'s state on `comm` from its rank 0.
     pub fn receive_state(comm: Comm) -> Result<Universe> {
-        let mut head = [0i64; 4];
+        let mut head = [0i64; 5];
         comm.bcast(&mut head, 0)?;
         let n = head[3].max(0) as usize;
         let mut roles = vec![0i64; n];
         comm.bcast(&mut roles, 0)?;
+        let mut lost = vec![0i64; 2 * head[4].max(0) as usize];
+        comm.bcast(&mut lost, 0)?;
         if n != comm.size() as usize {
             return Err(Error::Unrecoverable {
                 reason: format!("role table has {n} entries for {} processes", comm.size()),
             });
         }
-        Ok(Universe { comm, roles, epoch: head[0] as u32, p: head[1] as i32, q: head[2] as i32 })
+        let losses = lost.chunks_exact(2).map(|l| Loss { rank: l[0] as i32, epoch: l[1] as u32 }).collect();
+        Ok(Universe { comm, roles, epoch: head[0] as u32, p: head[1] as i32, q: head[2] as i32, losses })
     }
 
     fn send_state(&self) -> Result<()> {
-        let v = self.encode();
-        let mut head = [v[0], v[1], v[2], v[3]];
+        let mut head = self.head();
         self.comm.bcast(&mut head, 0)?;
         let mut roles = self.roles.clone();
-        self.comm.bcast(&mut roles, 0)
+        self.comm.bcast(&mut roles, 0)?;
+        let mut lost: Vec<i64> = self.losses.iter().flat_map(|l| [l.rank as i64, l.epoch as i64]).collect();
+        self.comm.bcast(&mut lost, 0)
     }
 
     /// Runs the repair protocol until it succeeds or is hopeless. All live
@@ -226,6 +232,11 @@ impl Universe {
             epoch: start_epoch + 1,
             p: self.p,
             q: self.q,
+            losses: {
+                let mut losses = self.losses.clone();
+                losses.extend(dead_grid.iter().map(|&rank| Loss { rank: rank as i32, epoch: start_epoch }));
+                losses
+            },
         };
         trace!("handing over state: epoch {} roles {:?}", next.epoch, next.roles);
         let sent = next.send_state();

@@ -88,8 +88,9 @@ fn start() -> Option<Process> {
     if rt.is_spawned_replacement() {
         // A replacement takes the shape of the job it joins: its program
         // asks for the grid only after Cftla_pinfo told it its place.
-        let grid =
-            rt.world_dup().and_then(|c| Grid::join(&mut rt, c, 0, 0, GridOptions { injector: injector.clone() }));
+        let grid = rt.world_dup().and_then(|c| {
+            Grid::join(&mut rt, c, 0, 0, GridOptions { injector: injector.clone(), kills_from_env: false })
+        });
         match grid {
             Ok(Joined::Active(g)) => joined = Some(g),
             Ok(Joined::Released) => rt.finish(0),
@@ -140,7 +141,7 @@ impl Process {
             }
             None => {
                 let rt = self.rt.as_mut().ok_or("MPI was finished (Cftla_exit)")?;
-                let opts = GridOptions { injector: self.injector.clone() };
+                let opts = GridOptions { injector: self.injector.clone(), kills_from_env: false };
                 match rt.world_dup().and_then(|c| Grid::join(rt, c, nprow, npcol, opts)) {
                     Ok(Joined::Active(g)) => g,
                     // A spare that was never needed: the job is over.

@@ -9,7 +9,7 @@
 //! Arguments: grid shape (default 2x2) and number of rounds (default 3).
 
 use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
-use blacs_ft::{Grid, GridOptions, Injector, Joined, Runtime, Scope};
+use blacs_ft::{Grid, GridOptions, Joined, Runtime, Scope};
 use std::time::Duration;
 
 /// The block a rank owns in round `round`: regenerated from its position,
@@ -52,9 +52,8 @@ fn main() {
         });
     }
     let mut rt = Runtime::init().expect("MPI start-up");
-    let injector = Injector::from_env().unwrap_or_default();
     let comm = rt.world_dup().expect("communicator");
-    let mut grid = match Grid::join(&mut rt, comm, p, q, GridOptions { injector }) {
+    let mut grid = match Grid::join(&mut rt, comm, p, q, GridOptions::default()) {
         Ok(Joined::Active(g)) => g,
         Ok(Joined::Released) => rt.finish(0),
         Err(e) => {

@@ -12,7 +12,7 @@
 //! Kills come from `FTLA_KILL` (points `check:STEP:verify`).
 
 use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
-use blacs_ft::{verify_grid, Error, Grid, GridOptions, Injector, Joined, Runtime, Scope};
+use blacs_ft::{verify_grid, Error, Grid, GridOptions, Joined, Runtime, Scope};
 use std::time::Duration;
 
 /// Multi-rank grid scenarios (see the module documentation).
@@ -59,13 +59,6 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let injector = match Injector::from_env() {
-        Ok(i) => i,
-        Err(e) => {
-            eprintln!("grid-scenarios: {e}");
-            rt.finish(2)
-        }
-    };
     let comm = match rt.world_dup() {
         Ok(c) => c,
         Err(e) => {
@@ -73,7 +66,7 @@ fn main() {
             rt.finish(1)
         }
     };
-    let mut grid = match Grid::join(&mut rt, comm, p, q, GridOptions { injector }) {
+    let mut grid = match Grid::join(&mut rt, comm, p, q, GridOptions::default()) {
         Ok(Joined::Active(g)) => g,
         Ok(Joined::Released) => {
             println!("SPARE released");

@@ -28,7 +28,7 @@
 //! `--panel-width` sets [`LuOptions::row_panel_width`] (1×Q grids only).
 
 use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
-use blacs_ft::{Grid, GridOptions, Injector, Joined, Runtime, Scope};
+use blacs_ft::{Grid, GridOptions, Joined, Runtime, Scope};
 use recovery::Region;
 use scalapack_ft::blas::{self, Trans};
 use scalapack_ft::generate::{Generator, MatrixKind};
@@ -112,7 +112,7 @@ fn main() {
             rt.finish(1)
         }
     };
-    let grid = match Grid::join(&mut rt, comm, p, q, GridOptions { injector: Injector::default() }) {
+    let grid = match Grid::join(&mut rt, comm, p, q, GridOptions::without_kills()) {
         Ok(Joined::Active(g)) => g,
         Ok(Joined::Released) => rt.finish(0),
         Err(e) => {
@@ -157,7 +157,7 @@ fn run_mode(grid: &Grid, a: &Args, mode: &str) -> Result<String, String> {
 
 /// `ft`: pdgetrf_ft against pdgetrf, then its singular and bad inputs.
 fn ft(region: &mut Region, a: &Args) -> Result<String, String> {
-    let verify = FtOptions { verify: true, corrupt: None };
+    let verify = FtOptions { verify: true };
     let mut failed = Vec::new();
     for case in &a.cases {
         let parts: Vec<&str> = case.split(',').collect();

@@ -12,7 +12,7 @@
 //! ```
 
 use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
-use blacs_ft::{Grid, GridOptions, Injector, Joined, Runtime};
+use blacs_ft::{Grid, GridOptions, Joined, Runtime};
 use recovery::Region;
 use scalapack_ft::blas::Trans;
 use scalapack_ft::descriptor::Descriptor;
@@ -53,7 +53,7 @@ fn main() {
     scalapack_ft::blas::use_single_thread();
     let mut rt = Runtime::init().expect("MPI");
     let comm = rt.world_dup().expect("comm");
-    let grid = match Grid::join(&mut rt, comm, p, q, GridOptions { injector: Injector::none() }) {
+    let grid = match Grid::join(&mut rt, comm, p, q, GridOptions::without_kills()) {
         Ok(Joined::Active(g)) => g,
         _ => rt.finish(1),
     };
@@ -151,7 +151,7 @@ fn gels(grid: &Grid, spec: &str) -> Result<String, String> {
 /// array must keep its length, and the room must stay for the next call.
 fn ft_storage(rt: &mut Runtime, p: i32, q: i32, spec: &str) -> Result<String, String> {
     let comm = rt.world_dup().map_err(|e| e.to_string())?;
-    let grid = match Grid::join(rt, comm, p, q, GridOptions { injector: Injector::none() }) {
+    let grid = match Grid::join(rt, comm, p, q, GridOptions::without_kills()) {
         Ok(Joined::Active(g)) => g,
         _ => return Err("no grid".into()),
     };
@@ -159,7 +159,7 @@ fn ft_storage(rt: &mut Runtime, p: i32, q: i32, spec: &str) -> Result<String, St
     let (m, n, nb, kind) = parse_case(spec);
     let gen = Generator::new(kind, 5, m, n).map_err(|e| e.to_string())?;
     let a = DistMatrix::from_fn(region.grid(), m, n, nb, nb, |i, j| gen.element(i, j)).map_err(|e| e.to_string())?;
-    let opts = FtOptions { verify: true, corrupt: None };
+    let opts = FtOptions { verify: true };
     let mut copied = a.clone();
     let mut tau_copied = Vec::new();
     let report = pdgeqrf_ft(&mut region, &mut copied, &mut tau_copied, &opts).map_err(|e| e.to_string())?;
@@ -220,7 +220,7 @@ fn ft_storage(rt: &mut Runtime, p: i32, q: i32, spec: &str) -> Result<String, St
 /// pdgeqrf_ft with the same typed error everywhere.
 fn ft_bad_source(rt: &mut Runtime, p: i32, q: i32) -> Result<String, String> {
     let comm = rt.world_dup().map_err(|e| e.to_string())?;
-    let grid = match Grid::join(rt, comm, p, q, GridOptions { injector: Injector::none() }) {
+    let grid = match Grid::join(rt, comm, p, q, GridOptions::without_kills()) {
         Ok(Joined::Active(g)) => g,
         _ => return Err("no grid".into()),
     };
@@ -249,7 +249,7 @@ fn ft_bad_source(rt: &mut Runtime, p: i32, q: i32) -> Result<String, String> {
 /// CTXT entry of DESCA).
 fn ft_one_column(rt: &mut Runtime, p: i32, q: i32) -> Result<String, String> {
     let comm = rt.world_dup().map_err(|e| e.to_string())?;
-    let grid = match Grid::join(rt, comm, p, q, GridOptions { injector: Injector::none() }) {
+    let grid = match Grid::join(rt, comm, p, q, GridOptions::without_kills()) {
         Ok(Joined::Active(g)) => g,
         _ => return Err("no grid".into()),
     };

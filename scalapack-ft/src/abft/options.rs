@@ -9,9 +9,6 @@ use recovery::protocol::RecoveryRecord;
 pub struct FtOptions {
     /// Check the checksum relations at the end and report them.
     pub verify: bool,
-    /// Test hook for silent-error detection: at the commit of step `.1`,
-    /// grid rank `.0` adds 1.0 to one element of its trailing data.
-    pub corrupt: Option<(i32, u64)>,
 }
 
 /// What a fault-tolerant factorization did besides factoring.

@@ -38,9 +38,11 @@ pub const STEP_PHASES: &[Phase] = &[Phase::Matvec, Phase::Dot];
 ///   are unchanged.
 /// * `b` (local input), `x` (local input/output), `opts` (global): as for
 ///   `pdcg`.
-/// * `ft` (global): `verify` checks A's checksum relations at the end;
-///   `corrupt: Some((r, k))` corrupts grid rank r's first matrix-vector
-///   product of iteration k (a silent error, for tests).
+/// * `ft` (global): `verify` checks A's checksum relations at the end.
+///   (A silent error the grid's injector plants,
+///   [`blacs_ft::inject::SilentError`] `{ rank: r, step: k }`, corrupts
+///   grid rank r's first matrix-vector product of iteration k: a test
+///   hook.)
 ///
 /// # Errors
 /// As `pdcg`, agreed on every process, and a grid with one process
@@ -109,7 +111,7 @@ pub fn pdcg_ft_in(
         sums: ColumnSums::default(),
         state: CgState::default(),
         opts: opts.clone(),
-        corrupt: ft.corrupt,
+        corrupt: region.grid().injector().silent_error().map(|e| (e.rank, e.step)),
         rebuilt_here: false,
     };
     let outcome = protocol::run(region, &mut cg, start, ft.verify);

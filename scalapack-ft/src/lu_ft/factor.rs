@@ -118,7 +118,7 @@ pub fn pdgetrf_ft_in(
             state: LuState { ipiv: vec![0; mn], zero: None },
             deferred: None,
             mycol: region.grid().mycol() as usize,
-            corrupt: opts.corrupt,
+            corrupt: region.grid().injector().silent_error().map(|e| (e.rank, e.step)),
         },
     };
     let outcome = protocol::run(region, &mut lu, start, opts.verify);

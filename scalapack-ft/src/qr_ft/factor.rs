@@ -104,7 +104,7 @@ pub fn pdgeqrf_ft_in(
             panels: kmax.div_ceil(a.nb()) as u64,
             nb: a.nb(),
             tau: vec![0.0; kmax],
-            corrupt: opts.corrupt,
+            corrupt: region.grid().injector().silent_error().map(|e| (e.rank, e.step)),
         },
     };
     let outcome = protocol::run(region, &mut qr, start, opts.verify);
