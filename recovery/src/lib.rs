@@ -82,9 +82,27 @@ enum Pending {
 }
 
 impl Region {
-    /// Wraps the grid. On a replacement that no region has taken in yet this
-    /// is collective with the survivors' repair: it receives their log.
-    pub fn new(mut grid: Box<Grid>) -> Result<Region, Error> {
+    /// Wraps the grid, with the recovery settings that the launcher
+    /// (`ftla`, `ftla launch`) hands to the job ([`RegionOptions::from_env`]:
+    /// the policy, and the checkpoints of a restarted job), so a program run
+    /// with `ftla launch --recovery cof` gets them without asking; see
+    /// [`Region::with_options`].
+    ///
+    /// # Errors
+    /// A recovery setting in the environment that does not parse
+    /// ([`Error::InvalidArgument`], naming the variable), and those of
+    /// [`Region::with_options`].
+    ///
+    /// # Fault tolerance
+    /// On a replacement that no region has taken in yet this is collective
+    /// with the survivors' repair: it receives their log.
+    pub fn new(grid: Box<Grid>) -> Result<Region, Error> {
+        Region::with_options(grid, RegionOptions::from_env()?)
+    }
+
+    /// The region around the grid, before any recovery setting: on a
+    /// replacement, the log received from the survivors.
+    fn open(mut grid: Box<Grid>) -> Result<Region, Error> {
         // A replacement from any epoch of the survivors' last repair (one
         // that joined while a further process was lost is one too).
         let joining = grid.take_newcomer();
@@ -127,7 +145,7 @@ impl Region {
     /// Collective when resuming (every rank reads its own file and the
     /// ranks agree on one save).
     pub fn with_options(grid: Box<Grid>, mut options: RegionOptions) -> Result<Region, Error> {
-        let mut region = Region::new(grid)?;
+        let mut region = Region::open(grid)?;
         if options.resume {
             let dir = options.dir();
             // (The launcher names the run it resumes.)
