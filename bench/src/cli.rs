@@ -19,8 +19,10 @@ Environment: FTLA_KILL (kill points, RANK@[OP:]STEP[:PHASE][/EPOCH]), FTLA_MPIEX
 (extra launcher arguments, e.g. a hostfile), FTLA_DEBUG=1 (trace repairs), FTLA_REPAIR_TIMEOUT (seconds before a \
 stalled repair is reported, default 60).
 
-Exit codes: 0 ok; 1 failed (a wrong result, an error); 2 usage error; 3 a failure that could not be recovered \
-from, reported as such; 124 past --timeout; 128+N stopped by signal N.";
+Exit codes: 0 ok; 1 failed (a wrong result, an error, or a grid rank that died of a signal with no recovery \
+replacing it: the rank and the signal are named); 2 usage error; 3 a failure that could not be recovered from, \
+reported as such (also when every process of the grid was lost: the lost ranks are named); 124 past --timeout; \
+128+N stopped by signal N.";
 
 /// ftla — fault-tolerant distributed dense linear algebra.
 #[derive(Parser, Debug)]

@@ -119,12 +119,7 @@ impl FactorJob {
             }
             return Ok(self);
         }
-        if self.grid.q < 2 {
-            return Err(format!(
-                "--ft needs at least 2 process columns (the checksum pairs live on two), got a {} grid",
-                self.grid
-            ));
-        }
+        two_process_columns("--ft", self.grid)?;
         let reps = ft.reps as usize;
         kills.extend(ft.kill.clone().unwrap_or_default());
         let kill = self.checked_kills(kills, reps > 1)?;
@@ -172,9 +167,7 @@ impl FactorJob {
     /// with one rank killed halfway through the factorization.
     pub fn demo(a: &crate::cli::DemoArgs) -> Result<FactorJob, String> {
         let grid = a.grid;
-        if grid.q < 2 {
-            return Err(format!("the demo needs at least 2 process columns, got a {grid} grid"));
-        }
+        two_process_columns("the demo", grid)?;
         if a.kill < 0 || a.kill >= grid.size() {
             return Err(format!("--kill: rank {} is not in the {grid} grid", a.kill));
         }
@@ -416,6 +409,18 @@ impl FactorJob {
             gib(avail)
         ))
     }
+}
+
+/// A usage error when `what` runs on a grid with one process column: the
+/// checksum pairs live on two. (The library refuses it too, with its
+/// argument error, on every rank; this says it before anything launches.)
+fn two_process_columns(what: &str, grid: GridShape) -> Result<(), String> {
+    if grid.q < 2 {
+        return Err(format!(
+            "{what} needs at least 2 process columns (the checksum pairs live on two), got a {grid} grid"
+        ));
+    }
+    Ok(())
 }
 
 /// The matrix to factor: generated in place from (seed, i, j), or read
