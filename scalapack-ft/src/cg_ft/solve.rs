@@ -87,7 +87,11 @@ pub fn pdcg_ft_in(
 ) -> Result<CgReport> {
     let start = protocol::enter::<CgState, Error>(region, ROUTINE)?;
     if let protocol::Start::Done(done) = start {
-        // Completed before a later failure: x is in place.
+        // Completed before a later failure: x is in place, but on a
+        // replacement, which joined after it.
+        if region.grid().replacement().is_some() {
+            x.set_lost(true);
+        }
         return done.outcome(opts).map(|r| CgReport { recoveries: Vec::new(), ..r });
     }
     let grid = region.grid();
@@ -96,7 +100,7 @@ pub fn pdcg_ft_in(
         .and_then(|()| check_two_process_columns(ROUTINE, pdcg::DESCA, "A", grid))
         .and_then(|()| check_layout(ROUTINE, pdcg::DESCA, &layout));
     if !start.joining() {
-        check = check.and_then(|()| cg_solve::check_inputs(ROUTINE, a, b, x));
+        check = check.and_then(|()| cg_solve::check_inputs(ROUTINE, grid, a, b, x));
     }
     let (ext, layout) = set_up_call(region, CgSteps::OP, ROUTINE, &start, a, work, layout.ok(), check)?;
     let lc = a.local_cols();
@@ -120,6 +124,7 @@ pub fn pdcg_ft_in(
     // (x is left as it was when the solve ends in an error, as pdcg does.)
     let report = state.outcome(opts)?;
     v.write_x(region.grid(), x);
+    x.set_lost(false);
     Ok(CgReport { recoveries: outcome.recoveries, check: outcome.check, earlier_s: outcome.earlier_s, ..report })
 }
 

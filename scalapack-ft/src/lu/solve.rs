@@ -3,10 +3,10 @@
 //! a time).
 
 use super::swap::interchange;
-use crate::args::pdgetrs::{DESCA, DESCB, IPIV};
+use crate::args::pdgetrs::{A, DESCA, DESCB, IPIV};
 use crate::args::{arg_error, check_grid, check_square_blocks, entry};
 use crate::blas::{self, Diag, Side, Trans, Uplo};
-use crate::error::{agree_on_arguments, Result};
+use crate::error::{agree_on_arguments, check_not_lost, Result};
 use crate::matrix::{pack, DistMatrix};
 use blacs_ft::{Grid, Scope};
 
@@ -62,6 +62,7 @@ pub fn pdgetrs(grid: &Grid, trans: Transpose, a: &DistMatrix, ipiv: &[i64], b: &
             interchange(grid, b, &reversed, all_cols)?;
         }
     }
+    b.set_lost(false);
     Ok(())
 }
 
@@ -113,7 +114,8 @@ fn check_args(grid: &Grid, a: &DistMatrix, ipiv: &[i64], b: &DistMatrix) -> Resu
             format!("B's rows must start on A's process row {}, got {}", a.desc().rsrc(), b.desc().rsrc()),
         ));
     }
-    Ok(())
+    // (B is overwritten with the solution: the program fills it.)
+    check_not_lost(grid, ROUTINE, A, "A", a)
 }
 
 /// Block `k` of the order-`n` factor: first index and size.

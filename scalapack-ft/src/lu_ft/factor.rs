@@ -98,7 +98,11 @@ pub fn pdgetrf_ft_in(
     let mn = a.m().min(a.n());
     let start = protocol::enter::<LuState, Error>(region, ROUTINE)?;
     if let protocol::Start::Done(done) = start {
-        // Completed before a later failure: the result is already in `a`.
+        // Completed before a later failure: the result is already in `a`,
+        // but on a replacement, which joined after it.
+        if region.grid().replacement().is_some() {
+            a.set_lost(true);
+        }
         ipiv.clone_from(&done.ipiv);
         return done.singular().map(|()| FtReport::default());
     }
@@ -121,6 +125,8 @@ pub fn pdgetrf_ft_in(
     let outcome = protocol::run(region, &mut lu, start, opts.verify);
     lu.driver.ext.release(a, work, outcome.is_ok());
     let outcome = outcome?;
+    // (Its result is here now, a joining replacement's too.)
+    a.set_lost(false);
     // (As pdgetrf: a singular matrix is factored, and said so.)
     ipiv.clone_from(&lu.state.ipiv);
     lu.state.singular()?;

@@ -81,7 +81,11 @@ pub fn pdgeqrf_ft_in(
     const ROUTINE: &str = "pdgeqrf_ft";
     let start = protocol::enter::<Vec<f64>, Error>(region, ROUTINE)?;
     if let protocol::Start::Done(done) = start {
-        // Completed before a later failure: the result is already in `a`.
+        // Completed before a later failure: the result is already in `a`,
+        // but on a replacement, which joined after it.
+        if region.grid().replacement().is_some() {
+            a.set_lost(true);
+        }
         *tau = done;
         return Ok(FtReport::default());
     }
@@ -108,6 +112,8 @@ pub fn pdgeqrf_ft_in(
     // One exit: A gets its storage (or its blocks) back whatever happened.
     qr.driver.ext.release(a, work, outcome.is_ok());
     let outcome = outcome?;
+    // (Its result is here now, a joining replacement's too.)
+    a.set_lost(false);
     *tau = qr.tau;
     Ok(FtReport { recoveries: outcome.recoveries, overhead_model, check: outcome.check, earlier_s: outcome.earlier_s })
 }
