@@ -31,7 +31,8 @@ use blacs_ft::Grid;
 /// see [`crate::cg`]), a NaN or an infinity in A, b or x,
 /// [`Error::NotPositiveDefinite`] when pᵀA·p ≤ 0 (or a non-positive
 /// diagonal with Jacobi), [`Error::Breakdown`] when a non-finite value
-/// appears.
+/// appears, [`Error::InputLost`] when A or b is lost on some process (see
+/// [`DistMatrix::is_lost`]; nothing computed).
 ///
 /// # Fault tolerance
 /// None: a process failure surfaces as [`Error::Grid`]. See

@@ -56,7 +56,10 @@ pub const STEP_PHASES: &[Phase] = &[Phase::Matvec, Phase::Dot];
 /// goes on from that iteration — no rollback, no lost iteration, the
 /// iterates of a failure-free run (up to the rounding of the rebuilt A).
 /// A replacement calls `pdcg_ft` with matrices of the same shapes (their
-/// content is rebuilt). Two losses in one process row are
+/// content is rebuilt); a call that had completed before it joined returns
+/// the survivors' outcome and marks `x` lost ([`DistMatrix::is_lost`]).
+/// A or b lost on some process is refused on every process
+/// ([`Error::InputLost`]). Two losses in one process row are
 /// [`blacs_ft::Error::Unrecoverable`] on every survivor; a loss before the
 /// checksums exist returns a process failure (see
 /// [`crate::qr_ft::pdgeqrf_ft`]). Each product is checked against eᵀA: a

@@ -40,7 +40,9 @@ const ROUTINE: &str = "pdgetrs";
 /// INFO = -1203), `MB_B ≠ NB_A` (12, `NB_`; -1206 as ScaLAPACK), B's
 /// first process row ≠ A's (12, `RSRC_`), either matrix from another grid.
 /// A singular U is not detected here (as in ScaLAPACK): check the
-/// result of `pdgetrf`.
+/// result of `pdgetrf`. [`crate::Error::InputLost`] when A is lost on some
+/// process (factors a replacement did not receive, see
+/// [`DistMatrix::is_lost`]; nothing computed).
 pub fn pdgetrs(grid: &Grid, trans: Transpose, a: &DistMatrix, ipiv: &[i64], b: &mut DistMatrix) -> Result<()> {
     agree_on_arguments(grid, check_args(grid, a, ipiv, b))?;
     let n = a.n();

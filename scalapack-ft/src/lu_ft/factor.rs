@@ -81,7 +81,11 @@ pub const STEP_PHASES: &[Phase] = &[Phase::Panel, Phase::Bcast, Phase::Swap, Pha
 /// with a matrix of the same shape (its content is rebuilt). Two losses in
 /// one process row are [`blacs_ft::Error::Unrecoverable`] on every
 /// survivor. A loss before the checksums exist returns a process failure,
-/// `a` holding its input (see [`crate::qr_ft::pdgeqrf_ft`]).
+/// `a` holding its input (see [`crate::qr_ft::pdgeqrf_ft`]). On a
+/// replacement, a call that had completed before it joined returns the
+/// survivors' pivots and marks `a` lost ([`DistMatrix::is_lost`]):
+/// [`crate::lu::pdgetrs`] then refuses these factors on every process
+/// ([`Error::InputLost`]); factor again.
 pub fn pdgetrf_ft(region: &mut Region, a: &mut DistMatrix, ipiv: &mut Vec<i64>, opts: &FtOptions) -> Result<FtReport> {
     pdgetrf_ft_in(region, a, ipiv, opts, &mut FtWorkspace::new())
 }

@@ -50,6 +50,12 @@ pub const STEP_PHASES: &[Phase] = &[Phase::Panel, Phase::Bcast, Phase::Update];
 /// ([`Region::run`] does) and call again with the input — a replacement,
 /// which runs the region's body from the top, re-reads or regenerates its
 /// part.
+///
+/// On a replacement, a call that had completed before it joined (done in
+/// the log) returns at once with the survivors' tau and marks `a` lost
+/// ([`DistMatrix::is_lost`]): its part of the factors went with the
+/// failed process. A routine that reads it refuses it on every process
+/// ([`Error::InputLost`]).
 pub fn pdgeqrf_ft(region: &mut Region, a: &mut DistMatrix, tau: &mut Vec<f64>, opts: &FtOptions) -> Result<FtReport> {
     pdgeqrf_ft_in(region, a, tau, opts, &mut FtWorkspace::new())
 }
