@@ -55,14 +55,14 @@
  * descriptor's nine entries (IPIV and TAU with A's). Every routine checks
  * the arrays it reads without overwriting them against that record before
  * computing, and the processes agree on the verdict: a call given such an
- * array - the LU
- * factors of a pdgetrf_ft_ that completed before the replacement joined,
- * passed to ftla_pdgetrs_ - returns FTLA_INFO_INPUT_LOST on every
- * process and computes nothing, never a wrong result with INFO = 0. The
- * program then computes the input again (fills A from its own data and
- * factors it again). See FTLA_INFO_INPUT_LOST for when an array stops
- * being lost. ftla knows only the arrays its own routines returned: data
- * the program derived from a lost output by itself is not tracked.
+ * array - the LU factors of a pdgetrf_ft_ that completed before the
+ * replacement joined, passed to ftla_pdgetrs_ - returns
+ * FTLA_INFO_INPUT_LOST on every process and computes nothing, never a
+ * wrong result with INFO = 0. The program then computes the input again
+ * (fills A from its own data and factors it again). See
+ * FTLA_INFO_INPUT_LOST for what is checked and when an array stops being
+ * lost. ftla knows only the arrays its own routines returned: data the
+ * program derived from a lost output by itself is not tracked.
  *
  * Under checkpoint-on-failure (FTLA_RECOVERY=cof, or auto when no
  * replacement can be had) the survivors instead save their state and exit
@@ -100,7 +100,8 @@
 // and meets the survivors there. Its inputs that were outputs of earlier
 // calls are lost (those calls returned `FTLA_INFO_RESULT_LOST` in it):
 // feed a plain routine from the program's own data, or use the
-// fault-tolerant routines.
+// fault-tolerant routines (a routine that reads such an input refuses
+// it, `FTLA_INFO_INPUT_LOST`).
 #define FTLA_INFO_PROCESS_LOST -10002
 
 // INFO when a process cannot get the memory the routine needs (nothing
@@ -114,7 +115,9 @@
 // replicated outputs (TAU, IPIV, the CG's iteration count), but this
 // process's part of the matrix results (A, X) was lost with the process
 // it replaces and is left as the program passed it. The other processes
-// hold their parts. Local: the survivors never see it.
+// hold their parts. Local: the survivors never see it. The matrix
+// results are recorded as lost here, and a routine given one to read
+// refuses it on every process (`FTLA_INFO_INPUT_LOST`).
 #define FTLA_INFO_RESULT_LOST -10005
 
 // INFO of any other error (an MPI error, a checkpoint that cannot be

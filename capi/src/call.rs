@@ -31,7 +31,8 @@ pub const FTLA_INFO_UNRECOVERABLE: c_int = -10001;
 /// and meets the survivors there. Its inputs that were outputs of earlier
 /// calls are lost (those calls returned `FTLA_INFO_RESULT_LOST` in it):
 /// feed a plain routine from the program's own data, or use the
-/// fault-tolerant routines.
+/// fault-tolerant routines (a routine that reads such an input refuses
+/// it, `FTLA_INFO_INPUT_LOST`).
 pub const FTLA_INFO_PROCESS_LOST: c_int = -10002;
 /// INFO when a process cannot get the memory the routine needs (nothing
 /// was computed; the need is printed on stderr).
@@ -43,7 +44,9 @@ pub const FTLA_INFO_NO_MEMORY: c_int = -10003;
 /// replicated outputs (TAU, IPIV, the CG's iteration count), but this
 /// process's part of the matrix results (A, X) was lost with the process
 /// it replaces and is left as the program passed it. The other processes
-/// hold their parts. Local: the survivors never see it.
+/// hold their parts. Local: the survivors never see it. The matrix
+/// results are recorded as lost here, and a routine given one to read
+/// refuses it on every process (`FTLA_INFO_INPUT_LOST`).
 pub const FTLA_INFO_RESULT_LOST: c_int = -10005;
 /// INFO of any other error (an MPI error, a checkpoint that cannot be
 /// used, a local error on another process); the reason is printed on
