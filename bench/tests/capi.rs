@@ -221,3 +221,79 @@ fn a_process_that_dies_of_a_signal_fails_the_job_unless_a_recovery_replaced_it()
         assert!(!out.stderr.contains("no recovery replaced it"), "{how} qr:\n{}", out.stderr);
     }
 }
+
+/// `tests/c/input_lost.c` under `ftla launch --np NP`: pdgetrf_ft_, grid
+/// rank 2 lost (`how`: "between" the calls by its own SIGKILL, or at the
+/// kill point of `kill`), then the plain ftla_pdgetrs_; `refactor`: factor
+/// again after FTLA_INFO_INPUT_LOST. `replaced`: the grid ranks whose
+/// replacements print the lines (they joined after the first pdgetrf_ft_).
+fn input_lost(
+    launch_args: &[&str],
+    how: &str,
+    kill: &str,
+    refactor: bool,
+    replaced: &[usize],
+) -> (Captured, Vec<String>) {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    let bin = BIN.get_or_init(|| compile("bench/tests/c/input_lost.c", "input_lost")).display().to_string();
+    let mut args = vec!["launch", "--np"];
+    args.extend_from_slice(launch_args);
+    args.extend_from_slice(&["--", &bin, "256", "32", how, "2", if refactor { "1" } else { "0" }]);
+    let out = launch_c(&args, kill);
+    let mut got: Vec<String> =
+        out.stdout.lines().filter(|l| l.starts_with("input_lost: grid rank ")).map(str::to_string).collect();
+    got.sort();
+    assert_eq!(got.len(), 4, "a line per grid rank:\n{}\n{}", out.stdout, out.stderr);
+    for (r, l) in got.iter().enumerate() {
+        assert!(l.starts_with(&format!("input_lost: grid rank {r}")), "{l}");
+        // A replacement's first pdgetrf_ft_ had completed before it joined.
+        let replaced = replaced.contains(&r);
+        assert_eq!(l.contains("[replacement]"), replaced, "{l}");
+        let factor = if replaced { "factor INFO -10005," } else { "factor INFO 0," };
+        assert!(l.contains(factor), "{l}");
+        // Never INFO 0 with a wrong x: the solve refuses, on every process.
+        assert!(l.contains("solve INFO -10006, x"), "{l}\n{}", out.stderr);
+    }
+    (out, got)
+}
+
+#[test]
+fn a_plain_solve_given_factors_a_replacement_lost_is_refused_on_every_process() {
+    // Grid rank 2 dies between pdgetrf_ft_ and the solve (a spawned
+    // replacement runs main from the top; a hot spare takes over), the
+    // program factoring again after FTLA_INFO_INPUT_LOST: the right x on
+    // every process, the replacement's part included, and exit 0.
+    for launch_args in [&["4"][..], &["4", "--spares", "1"][..]] {
+        let (out, got) = input_lost(launch_args, "between", "", true, &[2]);
+        for l in &got {
+            assert!(l.contains("refactor INFO 0, solve INFO 0, x correct"), "{l}");
+        }
+        assert!(out.stderr.contains("(A) is the output of a call that completed before grid rank 2"), "{}", out.stderr);
+        assert_eq!(out.code, Some(0), "{launch_args:?}:\n{}\n{}", out.stdout, out.stderr);
+    }
+    // Killed inside the solve: the survivors get FTLA_INFO_PROCESS_LOST,
+    // call it again and meet the replacement there; a program that gives up
+    // on the lost input fails the job.
+    let (out, got) = input_lost(&["4"], "none", "2@ftla_pdgetrs:0:call", false, &[2]);
+    assert!(out.stderr.contains("injecting SIGKILL into rank 2 at ftla_pdgetrs:0:call"), "{}", out.stderr);
+    for l in &got {
+        assert!(l.contains("refactor INFO -1, solve INFO -10006"), "{l}");
+    }
+    assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
+}
+
+#[test]
+fn a_later_replacement_gets_the_lost_input_refusal_from_the_status_log() {
+    // Grid rank 2 dies between the calls; after the refusal, grid rank 1
+    // dies in the second factorization (after the first repair). Its
+    // replacement runs main from the top: the first pdgetrf_ft_ completed
+    // before it joined, the solve's refusal comes from the log (the same
+    // INFO, without meeting anybody), and it joins the factorization's
+    // recovery: the right x everywhere.
+    let (out, got) = input_lost(&["4"], "between", "1@lu:2:update/1", true, &[1, 2]);
+    assert!(out.stderr.contains("injecting SIGKILL into rank 1 at lu:2:update"), "{}", out.stderr);
+    for l in &got {
+        assert!(l.contains("refactor INFO 0, solve INFO 0, x correct"), "{l}");
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+}

@@ -55,6 +55,10 @@ module ftla
   ! On a replacement process only: the call had completed before it
   ! joined; its local part of the matrix results is lost.
   integer(c_int), parameter, public :: FTLA_INFO_RESULT_LOST = -10005
+  ! An input array's part on some process was lost with a failed process
+  ! (an output of a call that returned FTLA_INFO_RESULT_LOST there): the
+  ! same on every process, nothing computed; fill it again (see ftla.h).
+  integer(c_int), parameter, public :: FTLA_INFO_INPUT_LOST = -10006
 
   public :: Cftla_pinfo, Cftla_gridinit, Cftla_gridinfo, Cftla_is_replacement, &
             Cftla_comm_f, Cftla_gridexit, Cftla_exit

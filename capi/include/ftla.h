@@ -49,6 +49,21 @@
  * FTLA_INFO_PROCESS_LOST on the survivors, whose next call must be that
  * one again: the replacement meets them there.
  *
+ * Lost inputs. The outputs a replacement did not receive (the arrays of
+ * a call that returned FTLA_INFO_RESULT_LOST in it) are recorded there,
+ * each as the program passed it: its local array's address and its
+ * descriptor's nine entries (IPIV and TAU with A's). Every routine checks
+ * the arrays it reads without overwriting them against that record before
+ * computing, and the processes agree on the verdict: a call given such an
+ * array - the LU factors of a pdgetrf_ft_ that completed before the
+ * replacement joined, passed to ftla_pdgetrs_ - returns
+ * FTLA_INFO_INPUT_LOST on every process and computes nothing, never a
+ * wrong result with INFO = 0. The program then computes the input again
+ * (fills A from its own data and factors it again). See
+ * FTLA_INFO_INPUT_LOST for what is checked and when an array stops being
+ * lost. ftla knows only the arrays its own routines returned: data the
+ * program derived from a lost output by itself is not tracked.
+ *
  * Under checkpoint-on-failure (FTLA_RECOVERY=cof, or auto when no
  * replacement can be had) the survivors instead save their state and exit
  * with FTLA_EXIT_CHECKPOINTED inside the call; ftla launch starts the job
@@ -85,7 +100,8 @@
 // and meets the survivors there. Its inputs that were outputs of earlier
 // calls are lost (those calls returned `FTLA_INFO_RESULT_LOST` in it):
 // feed a plain routine from the program's own data, or use the
-// fault-tolerant routines.
+// fault-tolerant routines (a routine that reads such an input refuses
+// it, `FTLA_INFO_INPUT_LOST`).
 #define FTLA_INFO_PROCESS_LOST -10002
 
 // INFO when a process cannot get the memory the routine needs (nothing
@@ -99,13 +115,41 @@
 // replicated outputs (TAU, IPIV, the CG's iteration count), but this
 // process's part of the matrix results (A, X) was lost with the process
 // it replaces and is left as the program passed it. The other processes
-// hold their parts. Local: the survivors never see it.
+// hold their parts. Local: the survivors never see it. The matrix
+// results are recorded as lost here, and a routine given one to read
+// refuses it on every process (`FTLA_INFO_INPUT_LOST`).
 #define FTLA_INFO_RESULT_LOST -10005
 
 // INFO of any other error (an MPI error, a checkpoint that cannot be
 // used, a local error on another process); the reason is printed on
 // stderr.
 #define FTLA_INFO_ERROR -10004
+
+// INFO of a call given an input whose part on some process was lost with
+// a failed process: an output of an earlier call that completed before
+// that process — a replacement — joined the grid (the call returned
+// `FTLA_INFO_RESULT_LOST` there). The same on every process; nothing was
+// computed; the argument and the process are printed on stderr.
+//
+// ftla knows such an array as the program passed it to that earlier call:
+// its local array's address and its descriptor's nine entries (for IPIV
+// and TAU, A's descriptor). Lost are the arrays the call overwrites with
+// its results on that process — a factorization's A, `ftla_pdgetrs_`'s
+// B, `pdcg_ft_`'s X — and, of a plain factorization, IPIV or TAU too
+// (the fault-tolerant ones fill those in on a replacement). Every
+// routine, plain or fault tolerant, checks the arrays it reads without
+// overwriting them — `ftla_pdgetrs_`'s A and IPIV, `pdcg_ft_`'s A and B —
+// before it computes, and the processes agree on the verdict. An array a
+// routine overwrites with its results (a factorization's A, a solve's B,
+// CG's X) is the program's data for that call and is not checked (a
+// program that reuses its storage fills it again first, which ftla cannot
+// tell from a lost output): do not pass a lost output there. An array is
+// no longer lost once a routine wrote its results into it on that
+// process: after this INFO, fill A again from the program's data and
+// factor it again. The refusal is recorded in the status log like an
+// argument error, so a later replacement running the program from the
+// top gets it too.
+#define FTLA_INFO_INPUT_LOST -10006
 
 #ifdef __cplusplus
 extern "C" {
@@ -273,7 +317,8 @@ void ftla_descinit_(int *desc,
 //   query, which is local: a process-dependent check such as LLD gives
 //   its INFO on the processes it fails on only);
 //   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`;
-//   on a replacement, `FTLA_INFO_RESULT_LOST`.
+//   on a replacement, `FTLA_INFO_RESULT_LOST` (A is then recorded as
+//   lost there, TAU filled in: see `FTLA_INFO_INPUT_LOST`).
 //
 // # Fault tolerance
 // A process lost during the call is repaired inside it: the grid is
@@ -375,10 +420,17 @@ void ftla_pdgetrf_(const int *m,
 // * `b`, `ib`, `jb`, `descb` (local input/output): the right-hand sides on
 //   entry, the solution on exit; IB = JB = 1, B's rows in A's row blocks
 //   (MB_B = MB_A).
-// * `info` (global output): as the factorizations.
+// * `info` (global output): as the factorizations;
+//   `FTLA_INFO_INPUT_LOST` on every process when A or IPIV is an output
+//   that a replacement process did not receive — the factors of a
+//   `pdgetrf_ft_` that completed before it joined — and nothing is
+//   computed (B, overwritten with the solution, is the program's data).
 //
 // No fault tolerance: a process lost during the solve gives
-// `FTLA_INFO_PROCESS_LOST` once the grid is repaired.
+// `FTLA_INFO_PROCESS_LOST` once the grid is repaired. Its factors are not
+// protected between calls: a process lost after the factorization leaves
+// its replacement without its part of them, which this routine refuses
+// (`FTLA_INFO_INPUT_LOST`): factor again, then solve.
 //
 // # Safety
 // Every pointer is null where this says it may be, or points to what
@@ -416,7 +468,9 @@ void ftla_pdgetrs_(const char *trans,
 // * `resid` (global output): the true relative residual ‖b − A·x‖₂/‖b‖₂.
 // * `info` (global output): 0 when converged; MAXIT + 1 when not
 //   converged within MAXIT iterations; k in 1..MAXIT when A was found not
-//   positive definite at iteration k; negative as the factorizations.
+//   positive definite at iteration k; negative as the factorizations;
+//   `FTLA_INFO_INPUT_LOST` on every process when A or B is an output
+//   that a replacement process did not receive (nothing computed).
 //
 // # Fault tolerance
 // A process lost during the solve is repaired inside it: A's lost blocks

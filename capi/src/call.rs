@@ -9,6 +9,7 @@
 //! those calls instead of meeting the survivors in a collective they are
 //! not in.
 
+use crate::lost::ArrayArg;
 use crate::process::{self, Context};
 use recovery::protocol::ProtocolError;
 use scalapack_ft::args::{arg_error, entry};
@@ -30,7 +31,8 @@ pub const FTLA_INFO_UNRECOVERABLE: c_int = -10001;
 /// and meets the survivors there. Its inputs that were outputs of earlier
 /// calls are lost (those calls returned `FTLA_INFO_RESULT_LOST` in it):
 /// feed a plain routine from the program's own data, or use the
-/// fault-tolerant routines.
+/// fault-tolerant routines (a routine that reads such an input refuses
+/// it, `FTLA_INFO_INPUT_LOST`).
 pub const FTLA_INFO_PROCESS_LOST: c_int = -10002;
 /// INFO when a process cannot get the memory the routine needs (nothing
 /// was computed; the need is printed on stderr).
@@ -42,12 +44,39 @@ pub const FTLA_INFO_NO_MEMORY: c_int = -10003;
 /// replicated outputs (TAU, IPIV, the CG's iteration count), but this
 /// process's part of the matrix results (A, X) was lost with the process
 /// it replaces and is left as the program passed it. The other processes
-/// hold their parts. Local: the survivors never see it.
+/// hold their parts. Local: the survivors never see it. The matrix
+/// results are recorded as lost here, and a routine given one to read
+/// refuses it on every process (`FTLA_INFO_INPUT_LOST`).
 pub const FTLA_INFO_RESULT_LOST: c_int = -10005;
 /// INFO of any other error (an MPI error, a checkpoint that cannot be
 /// used, a local error on another process); the reason is printed on
 /// stderr.
 pub const FTLA_INFO_ERROR: c_int = -10004;
+/// INFO of a call given an input whose part on some process was lost with
+/// a failed process: an output of an earlier call that completed before
+/// that process — a replacement — joined the grid (the call returned
+/// `FTLA_INFO_RESULT_LOST` there). The same on every process; nothing was
+/// computed; the argument and the process are printed on stderr.
+///
+/// ftla knows such an array as the program passed it to that earlier call:
+/// its local array's address and its descriptor's nine entries (for IPIV
+/// and TAU, A's descriptor). Lost are the arrays the call overwrites with
+/// its results on that process — a factorization's A, `ftla_pdgetrs_`'s
+/// B, `pdcg_ft_`'s X — and, of a plain factorization, IPIV or TAU too
+/// (the fault-tolerant ones fill those in on a replacement). Every
+/// routine, plain or fault tolerant, checks the arrays it reads without
+/// overwriting them — `ftla_pdgetrs_`'s A and IPIV, `pdcg_ft_`'s A and B —
+/// before it computes, and the processes agree on the verdict. An array a
+/// routine overwrites with its results (a factorization's A, a solve's B,
+/// CG's X) is the program's data for that call and is not checked (a
+/// program that reuses its storage fills it again first, which ftla cannot
+/// tell from a lost output): do not pass a lost output there. An array is
+/// no longer lost once a routine wrote its results into it on that
+/// process: after this INFO, fill A again from the program's data and
+/// factor it again. The refusal is recorded in the status log like an
+/// argument error, so a later replacement running the program from the
+/// top gets it too.
+pub const FTLA_INFO_INPUT_LOST: c_int = -10006;
 
 /// Whether a routine protects its data (and then repairs and goes on
 /// after losing a process) or not.
@@ -97,6 +126,7 @@ fn info_of(e: &Error) -> c_int {
     match e {
         Error::Argument { .. } | Error::Singular { .. } | Error::NotPositiveDefinite { .. } => e.info(),
         Error::Memory { .. } => FTLA_INFO_NO_MEMORY,
+        Error::InputLost { .. } => FTLA_INFO_INPUT_LOST,
         Error::Grid(g) if g.is_unrecoverable() => FTLA_INFO_UNRECOVERABLE,
         Error::Grid(g) if g.is_process_failure() => FTLA_INFO_PROCESS_LOST,
         _ => FTLA_INFO_ERROR,
@@ -139,6 +169,9 @@ pub(crate) fn run_local<T>(r: &Routine, info: *mut c_int, f: impl FnOnce(&Grid, 
 
 /// Runs one call of routine `r` and sets INFO.
 ///
+/// * `arrays`: the call's array arguments, for the record of lost outputs
+///   (an input lost on any process refuses the call on every process, with
+///   `FTLA_INFO_INPUT_LOST`).
 /// * `check` (local): the argument checks of this process against the
 ///   grid and its context (a descriptor naming another context is one of
 ///   them); it returns what `body` works on (the caller's matrices,
@@ -150,6 +183,7 @@ pub(crate) fn run_local<T>(r: &Routine, info: *mut c_int, f: impl FnOnce(&Grid, 
 pub(crate) fn run<P: Work>(
     r: &Routine,
     info: *mut c_int,
+    arrays: &[ArrayArg],
     check: impl FnOnce(&Grid, c_int) -> Result<P>,
     mut body: impl FnMut(&mut Context, &mut P, bool) -> Result<()>,
 ) {
@@ -163,7 +197,15 @@ pub(crate) fn run<P: Work>(
     let Some(ctx) = process.context.as_mut() else {
         return no_grid(r, info);
     };
-    let outcome = call(ctx, r, check, &mut body);
+    let outcome = call(ctx, r, arrays, check, &mut body);
+    // The record of lost outputs follows what the call did to its arrays
+    // here.
+    match &outcome {
+        // (A singular U is a complete factorization.)
+        Ok(Ended::Computed) | Err(Error::Singular { .. }) => ctx.lost.outputs_written(arrays),
+        Ok(Ended::ResultLost) => ctx.lost.lose_outputs(arrays, r.protection == Protection::FaultTolerant),
+        Err(_) => {}
+    }
     if let Err(Error::Grid(e @ blacs_ft::Error::Checkpointed { epoch, .. })) = &outcome {
         // The survivors saved their state (checkpoint-on-failure): the job
         // ends here and `ftla launch` starts it again.
@@ -182,6 +224,7 @@ pub(crate) fn run<P: Work>(
                 e,
                 Error::Argument { .. }
                     | Error::Memory { .. }
+                    | Error::InputLost { .. }
                     | Error::Grid(blacs_ft::Error::Checkpoint { .. } | blacs_ft::Error::Remote { .. })
             );
             let result = matches!(e, Error::Singular { .. } | Error::NotPositiveDefinite { .. });
@@ -198,6 +241,7 @@ pub(crate) fn run<P: Work>(
 fn call<P: Work>(
     ctx: &mut Context,
     r: &Routine,
+    arrays: &[ArrayArg],
     check: impl FnOnce(&Grid, c_int) -> Result<P>,
     body: &mut impl FnMut(&mut Context, &mut P, bool) -> Result<()>,
 ) -> Result<Ended> {
@@ -238,6 +282,9 @@ fn call<P: Work>(
         };
         return attempt(ctx, r, &mut p, body);
     }
+    // Its inputs: none may be an output this process lost (only a
+    // replacement knows; the verdict tells everybody).
+    let local = local.and_then(|p| ctx.lost.check(r.name, ctx.region.grid(), arrays).map(|()| p));
     verdict(ctx, Some(r), local.as_ref().map(|_| ()).map_err(Clone::clone))?;
     let mut p = local?;
     if p.is_empty() {

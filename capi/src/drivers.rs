@@ -3,6 +3,7 @@
 //! `ftla_pdgeqrf_`, `ftla_pdgetrf_`, `ftla_pdgetrs_`.
 
 use crate::call::{run, run_local, set_info, Protection, Routine, Work};
+use crate::lost::{Access, ArrayArg};
 use crate::matrix::{Checked, MatrixArg};
 use crate::tools::get;
 use blacs_ft::index::{indxl2g, numroc};
@@ -175,7 +176,11 @@ fn qr_call(
         }
         Ok(QrArgs { mat: c.import(grid, routine, a, r.protection == Protection::FaultTolerant)?, a: c })
     };
-    run(r, info, check, |ctx, p, lost| {
+    let arrays = [
+        ArrayArg::new("A", pdgeqrf::A, a, desca, Access::Update),
+        ArrayArg::new("TAU", pdgeqrf::TAU, tau, desca, Access::WriteReplicated),
+    ];
+    run(r, info, &arrays, check, |ctx, p, lost| {
         let mut t = Vec::new();
         match r.protection {
             Protection::FaultTolerant => {
@@ -212,7 +217,8 @@ fn qr_call(
 ///   query, which is local: a process-dependent check such as LLD gives
 ///   its INFO on the processes it fails on only);
 ///   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`;
-///   on a replacement, `FTLA_INFO_RESULT_LOST`.
+///   on a replacement, `FTLA_INFO_RESULT_LOST` (A is then recorded as
+///   lost there, TAU filled in: see `FTLA_INFO_INPUT_LOST`).
 ///
 /// # Fault tolerance
 /// A process lost during the call is repaired inside it: the grid is
@@ -293,7 +299,11 @@ fn lu_call(
         }
         Ok(QrArgs { mat: c.import(grid, routine, a, r.protection == Protection::FaultTolerant)?, a: c })
     };
-    run(r, info, check, |ctx, p, lost| {
+    let arrays = [
+        ArrayArg::new("A", pdgetrf::A, a, desca, Access::Update),
+        ArrayArg::new("IPIV", pdgetrf::IPIV, ipiv, desca, Access::WriteReplicated),
+    ];
+    run(r, info, &arrays, check, |ctx, p, lost| {
         let mut piv = Vec::new();
         let done = match r.protection {
             Protection::FaultTolerant => {
@@ -413,10 +423,17 @@ impl Work for SolveArgs {
 /// * `b`, `ib`, `jb`, `descb` (local input/output): the right-hand sides on
 ///   entry, the solution on exit; IB = JB = 1, B's rows in A's row blocks
 ///   (MB_B = MB_A).
-/// * `info` (global output): as the factorizations.
+/// * `info` (global output): as the factorizations;
+///   `FTLA_INFO_INPUT_LOST` on every process when A or IPIV is an output
+///   that a replacement process did not receive — the factors of a
+///   `pdgetrf_ft_` that completed before it joined — and nothing is
+///   computed (B, overwritten with the solution, is the program's data).
 ///
 /// No fault tolerance: a process lost during the solve gives
-/// `FTLA_INFO_PROCESS_LOST` once the grid is repaired.
+/// `FTLA_INFO_PROCESS_LOST` once the grid is repaired. Its factors are not
+/// protected between calls: a process lost after the factorization leaves
+/// its replacement without its part of them, which this routine refuses
+/// (`FTLA_INFO_INPUT_LOST`): factor again, then solve.
 ///
 /// # Safety
 /// Every pointer is null where this says it may be, or points to what
@@ -490,7 +507,12 @@ pub unsafe extern "C" fn ftla_pdgetrs_(
             trans,
         })
     };
-    run(&R, info, check, |ctx, p, _| {
+    let arrays = [
+        ArrayArg::new("A", pdgetrs::A, a, desca, Access::Read),
+        ArrayArg::new("IPIV", IPIV, ipiv, desca, Access::Read),
+        ArrayArg::new("B", pdgetrs::B, b, descb, Access::Update),
+    ];
+    run(&R, info, &arrays, check, |ctx, p, _| {
         let grid = ctx.region.grid();
         let piv = gather_pivots(grid, &p.a, ipiv, p.a.m())?;
         lu::pdgetrs(grid, p.trans, &p.a, &piv, &mut p.b)?;
@@ -532,7 +554,9 @@ impl Work for CgArgs {
 /// * `resid` (global output): the true relative residual ‖b − A·x‖₂/‖b‖₂.
 /// * `info` (global output): 0 when converged; MAXIT + 1 when not
 ///   converged within MAXIT iterations; k in 1..MAXIT when A was found not
-///   positive definite at iteration k; negative as the factorizations.
+///   positive definite at iteration k; negative as the factorizations;
+///   `FTLA_INFO_INPUT_LOST` on every process when A or B is an output
+///   that a replacement process did not receive (nothing computed).
 ///
 /// # Fault tolerance
 /// A process lost during the solve is repaired inside it: A's lost blocks
@@ -607,7 +631,12 @@ pub unsafe extern "C" fn pdcg_ft_(
     };
     let (mut iterations, mut residual) = (0, if order == 0 { 0.0 } else { f64::NAN });
     let mut converged = true;
-    run(&R, info, check, |ctx, p, lost| {
+    let arrays = [
+        ArrayArg::new("A", pdcg::A, a, desca, Access::Read),
+        ArrayArg::new("B", pdcg::B, b, descb, Access::Read),
+        ArrayArg::new("X", pdcg::X, x, descx, Access::Update),
+    ];
+    run(&R, info, &arrays, check, |ctx, p, lost| {
         let mut ws = FtWorkspace::in_place(ctx.region.grid(), &mut p.a).unwrap_or_default();
         let r = cg_ft::pdcg_ft_in(&mut ctx.region, &mut p.a, &p.b, &mut p.x, &p.opts, &FtOptions::default(), &mut ws)?;
         if !lost {

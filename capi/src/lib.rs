@@ -22,11 +22,13 @@ mod tools;
 mod drivers;
 
 mod call;
+mod lost;
 mod matrix;
 mod process;
 
 pub use call::{
-    FTLA_INFO_ERROR, FTLA_INFO_NO_MEMORY, FTLA_INFO_PROCESS_LOST, FTLA_INFO_RESULT_LOST, FTLA_INFO_UNRECOVERABLE,
+    FTLA_INFO_ERROR, FTLA_INFO_INPUT_LOST, FTLA_INFO_NO_MEMORY, FTLA_INFO_PROCESS_LOST, FTLA_INFO_RESULT_LOST,
+    FTLA_INFO_UNRECOVERABLE,
 };
 pub use drivers::{ftla_pdgeqrf_, ftla_pdgetrf_, ftla_pdgetrs_, pdcg_ft_, pdgeqrf_ft_, pdgetrf_ft_};
 pub use grid::{

@@ -14,6 +14,8 @@ pub(crate) struct Context {
     pub ictxt: c_int,
     /// The grid and the status log of the fault-tolerant calls made on it.
     pub region: Region,
+    /// The arrays whose part on this process was lost with a failed process.
+    pub lost: crate::lost::LostArrays,
 }
 
 /// Everything ftla holds in this process.
@@ -169,7 +171,7 @@ impl Process {
         // (The context number BLACS would give the first grid.)
         let ictxt = 0;
         self.numbering = Some(numbering(region.grid()));
-        self.context = Some(Context { ictxt, region });
+        self.context = Some(Context { ictxt, region, lost: Default::default() });
         Ok(ictxt)
     }
 

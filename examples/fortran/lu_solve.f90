@@ -12,7 +12,8 @@
 ! it again, where the replacement (which runs the program from the top)
 ! meets them. The replacement's part of the LU factors was lost with the
 ! process it replaces (its PDGETRF_FT returned FTLA_INFO_RESULT_LOST), so
-! after such a retry every process factors and solves once more.
+! that call returns FTLA_INFO_INPUT_LOST on every process, and every
+! process factors and solves once more.
 !
 ! Build (needs no MPI Fortran bindings; see docs/install.md):
 !   gfortran -O2 -J /tmp capi/include/ftla.f90 examples/fortran/lu_solve.f90 \
@@ -72,12 +73,13 @@ program lu_solve
       call ftla_pdgetrs('N', n, nrhs, a, one, one, desca, ipiv, b, one, one, descb, info)
       if (info /= FTLA_INFO_PROCESS_LOST) exit
       ! The replacement is in the grid now, without factors: this retry
-      ! meets it, and the next round factors again.
+      ! meets it.
       losses = losses + 1
-      factors_lost = .true.
       call fill_rhs()
     end do
-    if (info /= 0 .or. .not. factors_lost) exit
+    ! The factors a replacement did not receive are refused on every
+    ! process: the next round factors again.
+    if (info /= FTLA_INFO_INPUT_LOST) exit
   end do
 
   err = solution_error()

@@ -29,19 +29,30 @@ pub enum Error {
     /// An iterative solver cannot go on (a non-finite value appeared, or a
     /// checksum mismatch persisted after recomputing): `reason`.
     Breakdown { routine: String, iteration: u64, reason: String },
+    /// Argument `position` (`argument`, 1-based as in ScaLAPACK's calling
+    /// sequence) is an output of an earlier call whose part on grid rank
+    /// `rank` was lost with a failed process: `rank` is a replacement that
+    /// joined after that call completed, so its part of the array never
+    /// received the call's results (see [`crate::DistMatrix::is_lost`]).
+    /// Agreed: every process returns it, and nothing was computed. Compute
+    /// the input again (from the program's own data) before passing it.
+    InputLost { routine: String, position: u32, argument: String, rank: i32 },
 }
 
 impl Error {
     /// ScaLAPACK's INFO: `-(position*100 + entry)` for a descriptor entry,
     /// `-position` for another argument, `index + 1` for a singular U, the
-    /// iteration for a matrix found not positive definite.
+    /// iteration for a matrix found not positive definite; `i32::MIN` for
+    /// the errors ScaLAPACK has no INFO for (the C ABI gives those its
+    /// `FTLA_INFO_*` codes: an [`Error::InputLost`] is
+    /// `FTLA_INFO_INPUT_LOST`).
     pub fn info(&self) -> i32 {
         match self {
             Error::Argument { position, entry, .. } if *entry > 0 => -((position * 100 + entry) as i32),
             Error::Argument { position, .. } => -(*position as i32),
             Error::Singular { index, .. } => *index as i32 + 1,
             Error::NotPositiveDefinite { iteration, .. } => *iteration as i32,
-            Error::Grid(_) | Error::Memory { .. } | Error::Breakdown { .. } => i32::MIN,
+            Error::Grid(_) | Error::Memory { .. } | Error::Breakdown { .. } | Error::InputLost { .. } => i32::MIN,
         }
     }
 
@@ -84,6 +95,12 @@ impl fmt::Display for Error {
             Error::Breakdown { routine, iteration, reason } => {
                 write!(f, "{routine}: breakdown at iteration {iteration}: {reason}")
             }
+            Error::InputLost { routine, position, argument, rank } => write!(
+                f,
+                "{routine}: argument {position} ({argument}) is the output of a call that completed before grid \
+                 rank {rank} replaced a failed process: its part there was lost, and nothing was computed \
+                 (compute {argument} again)"
+            ),
         }
     }
 }
@@ -114,13 +131,15 @@ impl recovery::protocol::ProtocolError for Error {
 
 /// An agreed error as it travels from the rank that found it to the others
 /// (and as the status log keeps a refused call's), in the one codec
-/// (`recovery::codec`): an argument error, a memory error, or anything
-/// else as a [`blacs_ft::Error::Remote`] from the rank that found it.
+/// (`recovery::codec`): an argument error, a memory error, a lost input,
+/// or anything else as a [`blacs_ft::Error::Remote`] from the rank that
+/// found it.
 #[derive(Serialize, Deserialize)]
 enum Agreed {
     Argument { routine: String, position: u32, entry: u32, name: String, reason: String },
     Memory { routine: String, what: String, bytes: u64, available: Option<u64> },
     Remote { rank: i32, message: String },
+    InputLost { routine: String, position: u32, argument: String, rank: i32 },
 }
 
 impl Agreed {
@@ -131,6 +150,9 @@ impl Agreed {
                 Agreed::Argument { routine, position, entry, name, reason }
             }
             Error::Memory { routine, what, bytes, available } => Agreed::Memory { routine, what, bytes, available },
+            Error::InputLost { routine, position, argument, rank } => {
+                Agreed::InputLost { routine, position, argument, rank }
+            }
             Error::Grid(blacs_ft::Error::Remote { rank, message }) => Agreed::Remote { rank, message },
             e => Agreed::Remote { rank, message: e.to_string() },
         }
@@ -152,6 +174,9 @@ impl Agreed {
             }
             Agreed::Memory { routine, what, bytes, available } => Error::Memory { routine, what, bytes, available },
             Agreed::Remote { rank, message } => Error::Grid(blacs_ft::Error::Remote { rank, message }),
+            Agreed::InputLost { routine, position, argument, rank } => {
+                Error::InputLost { routine, position, argument, rank }
+            }
         }
     }
 }
@@ -181,6 +206,23 @@ pub fn agree_on_arguments(grid: &blacs_ft::Grid, local: Result<()>) -> Result<()
         },
         Agreed::error,
     ))
+}
+
+/// Local: [`Error::InputLost`] of `routine` when this process's part of
+/// `m` (argument `position`, named `argument`) was lost (see
+/// [`crate::DistMatrix::is_lost`]). Part of a routine's argument checks,
+/// whose verdict every process agrees on.
+pub fn check_not_lost(
+    grid: &blacs_ft::Grid,
+    routine: &str,
+    position: u32,
+    argument: &str,
+    m: &crate::DistMatrix,
+) -> Result<()> {
+    if !m.is_lost() {
+        return Ok(());
+    }
+    Err(Error::InputLost { routine: routine.into(), position, argument: argument.into(), rank: grid.rank() })
 }
 
 /// Local: an argument error of `routine` when `a`'s local array holds a
@@ -237,6 +279,7 @@ mod tests {
             Error::Memory { routine: "pdgetrf_ft".into(), what: "the sums".into(), bytes: 1 << 40, available: None },
             Error::Memory { routine: "pdgetrf_ft".into(), what: "w".into(), bytes: 8, available: Some(3) },
             Error::Grid(blacs_ft::Error::Remote { rank: 3, message: "no".into() }),
+            Error::InputLost { routine: "pdgetrs".into(), position: 4, argument: "A".into(), rank: 2 },
         ];
         for e in errors {
             let back = Error::from_record(&e.to_record());

@@ -20,6 +20,9 @@ pub struct DistMatrix {
     /// room a caller reserved (see [`DistMatrix::in_storage`]).
     data: Vec<f64>,
     len: usize,
+    /// This process's part was lost with a failed process (see
+    /// [`DistMatrix::is_lost`]).
+    lost: bool,
 }
 
 impl Clone for DistMatrix {
@@ -99,7 +102,7 @@ impl DistMatrix {
             .map_err(|e| descriptor_error(routine, e.index, None, &e))?;
         let len = desc.lld() * numroc(n, nb, mycol, 0, npcol);
         let data = local(len)?;
-        Ok(DistMatrix { desc, nprow, npcol, myrow, mycol, data, len })
+        Ok(DistMatrix { desc, nprow, npcol, myrow, mycol, data, len, lost: false })
     }
 
     /// The largest local array length any process of a `nprow`×`npcol`
@@ -178,7 +181,32 @@ impl DistMatrix {
                 format!("local array has {} elements, the descriptor needs {need}", data.len()),
             ));
         }
-        Ok(DistMatrix { desc, nprow, npcol, myrow, mycol, data, len: need })
+        Ok(DistMatrix { desc, nprow, npcol, myrow, mycol, data, len: need, lost: false })
+    }
+
+    /// True when this process's part of the matrix was lost with a failed
+    /// process (local): on a replacement process, a fault-tolerant routine
+    /// (`pdgeqrf_ft`, `pdgetrf_ft`, `pdcg_ft`) that finds its call
+    /// completed in the status log — it completed before this process
+    /// replaced the failed one — fills in its replicated outputs (tau, the
+    /// pivots) and marks its matrix output (A, X) lost, as the survivors
+    /// hold their parts of the result and this process does not.
+    ///
+    /// # Fault tolerance
+    /// Every routine refuses a matrix it reads but does not overwrite (the
+    /// factors given to `lu::pdgetrs`, CG's A and B) when it is lost on
+    /// any process: the same [`crate::Error::InputLost`] on every process,
+    /// before computing anything. A matrix the routine overwrites with its
+    /// results (a factorization's A, a solve's B, CG's X) is taken as the
+    /// program's data for the call, and its mark is cleared when the call
+    /// completes; a matrix built again has none.
+    pub fn is_lost(&self) -> bool {
+        self.lost
+    }
+
+    /// Marks this process's part lost or not (see [`DistMatrix::is_lost`]).
+    pub(crate) fn set_lost(&mut self, lost: bool) {
+        self.lost = lost;
     }
 
     /// The descriptor.

@@ -5,7 +5,7 @@ use super::vectors::Vectors;
 use super::{CgOptions, CgReport};
 use crate::args::pdcg::{A, B, DESCA, DESCB, DESCX, MAXIT, TOL, X};
 use crate::args::{arg_error, check_first_block_at_origin, check_grid, check_square_blocks, entry};
-use crate::error::{agree_on_arguments, check_finite, Error, Result};
+use crate::error::{agree_on_arguments, check_finite, check_not_lost, Error, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::Grid;
 
@@ -31,14 +31,15 @@ use blacs_ft::Grid;
 /// see [`crate::cg`]), a NaN or an infinity in A, b or x,
 /// [`Error::NotPositiveDefinite`] when pᵀA·p ≤ 0 (or a non-positive
 /// diagonal with Jacobi), [`Error::Breakdown`] when a non-finite value
-/// appears.
+/// appears, [`Error::InputLost`] when A or b is lost on some process (see
+/// [`DistMatrix::is_lost`]; nothing computed).
 ///
 /// # Fault tolerance
 /// None: a process failure surfaces as [`Error::Grid`]. See
 /// [`crate::cg_ft::pdcg_ft`].
 pub fn pdcg(grid: &Grid, a: &DistMatrix, b: &DistMatrix, x: &mut DistMatrix, opts: &CgOptions) -> Result<CgReport> {
     const ROUTINE: &str = "pdcg";
-    let local = check_args(ROUTINE, grid, a, b, x, opts).and_then(|()| check_inputs(ROUTINE, a, b, x));
+    let local = check_args(ROUTINE, grid, a, b, x, opts).and_then(|()| check_inputs(ROUTINE, grid, a, b, x));
     agree_on_arguments(grid, local)?;
     let mut v = Vectors::from_inputs(grid, a, b, x, opts.jacobi)?;
     let mut noop = |_| {};
@@ -118,7 +119,10 @@ pub(crate) fn check_args(
 }
 
 /// Local: A, b and x hold finite values only.
-pub(crate) fn check_inputs(routine: &str, a: &DistMatrix, b: &DistMatrix, x: &DistMatrix) -> Result<()> {
+pub(crate) fn check_inputs(routine: &str, grid: &Grid, a: &DistMatrix, b: &DistMatrix, x: &DistMatrix) -> Result<()> {
+    // (X, overwritten with the solution, is the program's guess.)
+    check_not_lost(grid, routine, A, "A", a)?;
+    check_not_lost(grid, routine, B, "B", b)?;
     check_finite(routine, A, a)?;
     for (pos, name, v) in [(B, "B", b), (X, "X", x)] {
         if let Err(Error::Argument { reason, .. }) = check_finite(routine, pos, v) {

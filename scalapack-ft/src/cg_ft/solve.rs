@@ -58,7 +58,10 @@ pub const STEP_PHASES: &[Phase] = &[Phase::Matvec, Phase::Dot];
 /// goes on from that iteration — no rollback, no lost iteration, the
 /// iterates of a failure-free run (up to the rounding of the rebuilt A).
 /// A replacement calls `pdcg_ft` with matrices of the same shapes (their
-/// content is rebuilt). Two losses in one process row are
+/// content is rebuilt); a call that had completed before it joined returns
+/// the survivors' outcome and marks `x` lost ([`DistMatrix::is_lost`]).
+/// A or b lost on some process is refused on every process
+/// ([`Error::InputLost`]). Two losses in one process row are
 /// [`blacs_ft::Error::Unrecoverable`] on every survivor; a loss before the
 /// checksums exist returns a process failure (see
 /// [`crate::qr_ft::pdgeqrf_ft`]). Each product is checked against eᵀA: a
@@ -89,7 +92,11 @@ pub fn pdcg_ft_in(
 ) -> Result<CgReport> {
     let start = protocol::enter::<CgState, Error>(region, ROUTINE)?;
     if let protocol::Start::Done(done) = start {
-        // Completed before a later failure: x is in place.
+        // Completed before a later failure: x is in place, but on a
+        // replacement, which joined after it.
+        if region.grid().replacement().is_some() {
+            x.set_lost(true);
+        }
         return done.outcome(opts).map(|r| CgReport { recoveries: Vec::new(), ..r });
     }
     let grid = region.grid();
@@ -98,7 +105,7 @@ pub fn pdcg_ft_in(
         .and_then(|()| check_two_process_columns(ROUTINE, pdcg::DESCA, "A", grid))
         .and_then(|()| check_layout(ROUTINE, pdcg::DESCA, &layout));
     if !start.joining() {
-        check = check.and_then(|()| cg_solve::check_inputs(ROUTINE, a, b, x));
+        check = check.and_then(|()| cg_solve::check_inputs(ROUTINE, grid, a, b, x));
     }
     let (ext, layout) = set_up_call(region, CgSteps::OP, ROUTINE, &start, a, work, layout.ok(), check)?;
     let lc = a.local_cols();
@@ -122,6 +129,7 @@ pub fn pdcg_ft_in(
     // (x is left as it was when the solve ends in an error, as pdcg does.)
     let report = state.outcome(opts)?;
     v.write_x(region.grid(), x);
+    x.set_lost(false);
     Ok(CgReport { recoveries: outcome.recoveries, check: outcome.check, earlier_s: outcome.earlier_s, ..report })
 }
 

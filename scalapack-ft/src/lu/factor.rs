@@ -105,6 +105,7 @@ pub fn pdgetrf_with(grid: &Grid, a: &mut DistMatrix, ipiv: &mut Vec<i64>, opts: 
     } else {
         Driver::new(grid, a).run(ipiv)?
     };
+    a.set_lost(false);
     match zero {
         Some(index) => Err(Error::Singular { routine: "pdgetrf".into(), index }),
         None => Ok(()),

@@ -3,10 +3,10 @@
 //! a time).
 
 use super::swap::interchange;
-use crate::args::pdgetrs::{DESCA, DESCB, IPIV};
+use crate::args::pdgetrs::{A, DESCA, DESCB, IPIV};
 use crate::args::{arg_error, check_grid, check_square_blocks, entry};
 use crate::blas::{self, Diag, Side, Trans, Uplo};
-use crate::error::{agree_on_arguments, Result};
+use crate::error::{agree_on_arguments, check_not_lost, Result};
 use crate::matrix::{pack, DistMatrix};
 use blacs_ft::{Grid, Scope};
 
@@ -40,7 +40,9 @@ const ROUTINE: &str = "pdgetrs";
 /// INFO = -1203), `MB_B ≠ NB_A` (12, `NB_`; -1206 as ScaLAPACK), B's
 /// first process row ≠ A's (12, `RSRC_`), either matrix from another grid.
 /// A singular U is not detected here (as in ScaLAPACK): check the
-/// result of `pdgetrf`.
+/// result of `pdgetrf`. [`crate::Error::InputLost`] when A is lost on some
+/// process (factors a replacement did not receive, see
+/// [`DistMatrix::is_lost`]; nothing computed).
 pub fn pdgetrs(grid: &Grid, trans: Transpose, a: &DistMatrix, ipiv: &[i64], b: &mut DistMatrix) -> Result<()> {
     agree_on_arguments(grid, check_args(grid, a, ipiv, b))?;
     let n = a.n();
@@ -62,6 +64,7 @@ pub fn pdgetrs(grid: &Grid, trans: Transpose, a: &DistMatrix, ipiv: &[i64], b: &
             interchange(grid, b, &reversed, all_cols)?;
         }
     }
+    b.set_lost(false);
     Ok(())
 }
 
@@ -113,7 +116,8 @@ fn check_args(grid: &Grid, a: &DistMatrix, ipiv: &[i64], b: &DistMatrix) -> Resu
             format!("B's rows must start on A's process row {}, got {}", a.desc().rsrc(), b.desc().rsrc()),
         ));
     }
-    Ok(())
+    // (B is overwritten with the solution: the program fills it.)
+    check_not_lost(grid, ROUTINE, A, "A", a)
 }
 
 /// Block `k` of the order-`n` factor: first index and size.

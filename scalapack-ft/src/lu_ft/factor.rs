@@ -81,7 +81,11 @@ pub const STEP_PHASES: &[Phase] = &[Phase::Panel, Phase::Bcast, Phase::Swap, Pha
 /// with a matrix of the same shape (its content is rebuilt). Two losses in
 /// one process row are [`blacs_ft::Error::Unrecoverable`] on every
 /// survivor. A loss before the checksums exist returns a process failure,
-/// `a` holding its input (see [`crate::qr_ft::pdgeqrf_ft`]).
+/// `a` holding its input (see [`crate::qr_ft::pdgeqrf_ft`]). On a
+/// replacement, a call that had completed before it joined returns the
+/// survivors' pivots and marks `a` lost ([`DistMatrix::is_lost`]):
+/// [`crate::lu::pdgetrs`] then refuses these factors on every process
+/// ([`Error::InputLost`]); factor again.
 pub fn pdgetrf_ft(region: &mut Region, a: &mut DistMatrix, ipiv: &mut Vec<i64>, opts: &FtOptions) -> Result<FtReport> {
     pdgetrf_ft_in(region, a, ipiv, opts, &mut FtWorkspace::new())
 }
@@ -98,7 +102,11 @@ pub fn pdgetrf_ft_in(
     let mn = a.m().min(a.n());
     let start = protocol::enter::<LuState, Error>(region, ROUTINE)?;
     if let protocol::Start::Done(done) = start {
-        // Completed before a later failure: the result is already in `a`.
+        // Completed before a later failure: the result is already in `a`,
+        // but on a replacement, which joined after it.
+        if region.grid().replacement().is_some() {
+            a.set_lost(true);
+        }
         ipiv.clone_from(&done.ipiv);
         return done.singular().map(|()| FtReport::default());
     }
@@ -125,6 +133,8 @@ pub fn pdgetrf_ft_in(
     lu.driver.ext.release(a, work, outcome.is_ok());
     let lu = lu.steps;
     let outcome = outcome?;
+    // (Its result is here now, a joining replacement's too.)
+    a.set_lost(false);
     // (As pdgetrf: a singular matrix is factored, and said so.)
     ipiv.clone_from(&lu.state.ipiv);
     lu.state.singular()?;

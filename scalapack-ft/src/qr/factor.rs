@@ -93,5 +93,6 @@ pub fn pdgeqrf(grid: &Grid, a: &mut DistMatrix, tau: &mut Vec<f64>) -> Result<()
     if let Some(last) = sent {
         grid.wait_broadcast(last)?;
     }
+    a.set_lost(false);
     Ok(())
 }

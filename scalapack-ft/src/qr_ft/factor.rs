@@ -50,6 +50,12 @@ pub const STEP_PHASES: &[Phase] = &[Phase::Panel, Phase::Bcast, Phase::Update];
 /// ([`Region::run`] does) and call again with the input — a replacement,
 /// which runs the region's body from the top, re-reads or regenerates its
 /// part.
+///
+/// On a replacement, a call that had completed before it joined (done in
+/// the log) returns at once with the survivors' tau and marks `a` lost
+/// ([`DistMatrix::is_lost`]): its part of the factors went with the
+/// failed process. A routine that reads it refuses it on every process
+/// ([`Error::InputLost`]).
 pub fn pdgeqrf_ft(region: &mut Region, a: &mut DistMatrix, tau: &mut Vec<f64>, opts: &FtOptions) -> Result<FtReport> {
     pdgeqrf_ft_in(region, a, tau, opts, &mut FtWorkspace::new())
 }
@@ -81,7 +87,11 @@ pub fn pdgeqrf_ft_in(
     const ROUTINE: &str = "pdgeqrf_ft";
     let start = protocol::enter::<Vec<f64>, Error>(region, ROUTINE)?;
     if let protocol::Start::Done(done) = start {
-        // Completed before a later failure: the result is already in `a`.
+        // Completed before a later failure: the result is already in `a`,
+        // but on a replacement, which joined after it.
+        if region.grid().replacement().is_some() {
+            a.set_lost(true);
+        }
         *tau = done;
         return Ok(FtReport::default());
     }
@@ -111,6 +121,8 @@ pub fn pdgeqrf_ft_in(
     // One exit: A gets its storage (or its blocks) back whatever happened.
     qr.driver.ext.release(a, work, outcome.is_ok());
     let outcome = outcome?;
+    // (Its result is here now, a joining replacement's too.)
+    a.set_lost(false);
     *tau = qr.steps.tau;
     Ok(FtReport { recoveries: outcome.recoveries, overhead_model, check: outcome.check, earlier_s: outcome.earlier_s })
 }

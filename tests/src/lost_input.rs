@@ -1,0 +1,148 @@
+//! A lost input refused in Rust, driven by `tests/tests/lost_input.rs`:
+//! on a 2x2 grid, `pdgetrf_ft` in a resilient region, then grid rank KILL
+//! dies by its own SIGKILL between the calls, then `pdgetrs` with the
+//! factors. The region repairs and runs its body again; the replacement
+//! finds the factorization done before it joined, so its part of the
+//! factors is lost, and the solve must refuse them on every process. Then
+//! every process factors again and solves. Started outside MPI, it
+//! relaunches itself under `mpiexec` with a hard timeout.
+//!
+//! ```text
+//! lost-input --kill R [--n N] [--nb NB] [--spares S] [--timeout S]
+//! ```
+//! Prints per process `RANK r[ replacement] lost=BOOL solve=VERDICT
+//! resolve=ok|ERROR x=correct|WRONG`, VERDICT being `input-lost(ARG,rank=R)`,
+//! `ok` or the error.
+
+use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
+use blacs_ft::{Grid, GridOptions, Joined, Runtime};
+use recovery::{kill_self, Region};
+use scalapack_ft::lu::{pdgetrs, Transpose};
+use scalapack_ft::lu_ft::{pdgetrf_ft, FtOptions};
+use scalapack_ft::{DistMatrix, Error};
+use std::time::Duration;
+
+/// A lost input refused in Rust (see the module documentation).
+#[derive(clap::Parser)]
+struct Args {
+    /// The grid rank that dies between the calls.
+    #[arg(long)]
+    kill: i32,
+    /// The order of A.
+    #[arg(long, default_value_t = 192)]
+    n: usize,
+    /// Block size.
+    #[arg(long, default_value_t = 32)]
+    nb: usize,
+    /// Hot spares.
+    #[arg(long, default_value_t = 0)]
+    spares: i32,
+    /// Hard timeout of the job, seconds.
+    #[arg(long, default_value_t = 120)]
+    timeout: u64,
+}
+
+/// A(i, j): well conditioned, the same on every process.
+fn element(i: usize, j: usize) -> f64 {
+    (if i == j { 2.0 } else { 0.0 }) + 1.0 / (1.0 + i as f64 + 3.0 * j as f64)
+}
+
+fn main() {
+    let a = <Args as clap::Parser>::parse();
+    if !inside_mpi() {
+        relaunch(&Relaunch {
+            nprocs: (4 + a.spares) as u32,
+            timeout: Some(Duration::from_secs(a.timeout)),
+            ulfm: true,
+            cof: None,
+            program: None,
+        });
+    }
+    let mut rt = Runtime::init().unwrap_or_else(|e| {
+        eprintln!("lost-input: MPI start-up failed: {e}");
+        std::process::exit(1)
+    });
+    // (The grid's default options take the kills from FTLA_KILL.)
+    let grid = match rt.world_dup().and_then(|c| Grid::join(&mut rt, c, 2, 2, GridOptions::default())) {
+        Ok(Joined::Active(g)) => g,
+        Ok(Joined::Released) => rt.finish(0),
+        Err(e) => {
+            println!("JOIN-ERROR {e}");
+            rt.finish(1)
+        }
+    };
+    let mut region = match Region::new(grid) {
+        Ok(r) => r,
+        Err(e) => {
+            println!("REGION-ERROR {e}");
+            rt.finish(1)
+        }
+    };
+    let outcome = scenario(&mut region, &a);
+    let grid = region.into_grid();
+    let ok = outcome.is_ok();
+    match &outcome {
+        Ok(line) => println!("RANK {}{line}", grid.rank()),
+        Err(e) => println!("RANK {} failed: {e}", grid.rank()),
+    }
+    if grid.rank() == 0 {
+        write_status(ok, &outcome.clone().unwrap_or_else(|e| e));
+    }
+    grid.close();
+    rt.finish(if ok { 0 } else { 1 })
+}
+
+/// The program: factor, lose a process, solve; factor again, solve.
+fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
+    let s = |e: Error| e.to_string();
+    let (n, nb) = (args.n, args.nb);
+    let x_true = |i: usize| (i + 1) as f64 / n as f64;
+    let a0 = DistMatrix::from_fn(region.grid(), n, n, nb, nb, element).map_err(s)?;
+    let b0 = DistMatrix::from_fn(region.grid(), n, 1, nb, nb, |i, _| (0..n).map(|j| element(i, j) * x_true(j)).sum())
+        .map_err(s)?;
+    // (Outside the body: a survivor's factors stay in place when the
+    // region runs it again.)
+    let (mut a, mut ipiv, mut b) = (a0.clone(), Vec::new(), b0.clone());
+    let kill = args.kill;
+    let first = region
+        .run(|region| {
+            match pdgetrf_ft(region, &mut a, &mut ipiv, &FtOptions::default()) {
+                Err(Error::Grid(e)) => return Err(e),
+                Err(e) => return Ok(Err(e)),
+                Ok(_) => {}
+            }
+            // The application's own work, during which a process dies.
+            if region.grid().rank() == kill && region.grid().replacement().is_none() {
+                kill_self(&format!("grid rank {kill} between pdgetrf_ft and pdgetrs"));
+            }
+            b = b0.clone();
+            match pdgetrs(region.grid(), Transpose::NoTrans, &a, &ipiv, &mut b) {
+                Err(Error::Grid(e)) if e.is_process_failure() => Err(e),
+                r => Ok(r),
+            }
+        })
+        .map_err(|e| e.to_string())?;
+    let lost = a.is_lost();
+    let verdict = match &first {
+        Ok(()) => "ok".to_string(),
+        Err(Error::InputLost { argument, rank, .. }) => format!("input-lost({argument},rank={rank})"),
+        Err(e) => format!("error({e})"),
+    };
+    // Factor again (a new matrix from the program's data) and solve.
+    let mut a = a0.clone();
+    pdgetrf_ft(region, &mut a, &mut ipiv, &FtOptions::default()).map_err(s)?;
+    let mut b = b0.clone();
+    let again = pdgetrs(region.grid(), Transpose::NoTrans, &a, &ipiv, &mut b);
+    let mut err = 0.0f64;
+    if b.local_cols() > 0 {
+        for li in 0..b.local_rows() {
+            err = err.max((b.local()[li] - x_true(b.global_row(li))).abs());
+        }
+    }
+    let tag = if region.grid().replacement().is_some() { " replacement" } else { "" };
+    Ok(format!(
+        "{tag} lost={lost} solve={verdict} resolve={} x={}",
+        if again.is_ok() { "ok" } else { "ERROR" },
+        if again.is_ok() && err <= 1e-10 { "correct" } else { "WRONG" }
+    ))
+}

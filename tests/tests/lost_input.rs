@@ -1,0 +1,27 @@
+//! A lost input is refused in Rust on every process: a real `mpiexec
+//! --with-ft ulfm` launch of the `lost-input` binary (2x2 grid, a process
+//! SIGKILLed between `pdgetrf_ft` and `pdgetrs`) with a hard timeout.
+
+use blacs_ft::launch::run_with_timeout;
+use std::process::Command;
+use std::time::Duration;
+
+#[test]
+fn factors_a_replacement_did_not_receive_are_refused_by_the_solve_on_every_process() {
+    for spares in ["0", "1"] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_lost-input"));
+        cmd.args(["--kill", "2", "--spares", spares, "--timeout", "120"]).env_remove("FTLA_KILL");
+        let out = run_with_timeout(cmd, Duration::from_secs(150)).expect("launch lost-input");
+        assert!(!out.timed_out, "hung:\n{}\n{}", out.stdout, out.stderr);
+        assert!(out.stderr.contains("injecting SIGKILL into grid rank 2"), "{}", out.stderr);
+        for r in 0..4 {
+            // Only the replacement of grid rank 2 lost its part of the
+            // factors; the solve refuses them everywhere, and factoring
+            // again gives the right x.
+            let (tag, lost) = if r == 2 { (" replacement", true) } else { ("", false) };
+            let want = format!("RANK {r}{tag} lost={lost} solve=input-lost(A,rank=2) resolve=ok x=correct\n");
+            assert!(out.stdout.contains(&want), "spares {spares}: {want}\n{}\n{}", out.stdout, out.stderr);
+        }
+        assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    }
+}
