@@ -4,7 +4,11 @@
 # (same OpenBLAS kernel: whatever OPENBLAS_CORETYPE this command sees),
 # checks residuals on every run, and prints the median Gflop/s of each side
 # and their ratio.
-#   OPENBLAS_CORETYPE=SkylakeX scripts/bench-vs-scalapack.sh qr 1x2 4096 64 5
+#   scripts/bench-vs-scalapack.sh qr 1x2 4096 64 5
+# (On a CPU that the distribution's OpenBLAS does not recognise, it falls
+# back to a slow generic kernel: then name the CPU's kernel for both sides,
+# e.g. OPENBLAS_CORETYPE=Zen on AVX2 AMD parts; every report names the
+# kernel it ran.)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 op=${1:?qr|lu}; grid=${2:?PxQ}; n=${3:?N}; nb=${4:?NB}; reps=${5:-5}
