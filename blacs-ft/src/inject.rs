@@ -17,14 +17,14 @@
 //! any repair, +1 per repair). A point without one fires the first time
 //! its rank reaches it, in whatever epoch, and never twice: the points of
 //! one rank that name no epoch are armed one at a time, in the order they
-//! are listed, and each process the rank loses counts as the armed one
+//! are listed, and each process the rank loses counts as one of them
 //! having fired. A replacement, which starts fresh and reaches again the
 //! points its predecessor passed, learns this from the grid: the grid
 //! keeps the losses of every repair ([`Loss`]) in its replicated state and
-//! hands them to every newcomer. (A rank lost to another cause, a point
-//! with `/EPOCH` or a real failure, counts as well; a point with `/EPOCH`
-//! takes the loss of its epoch only when the rank has no armed point
-//! without one.) A job started again from checkpoints (checkpoint-on-
+//! hands them to every newcomer. A loss in epoch E is the rank's point
+//! `/E` when it has one not yet fired (a point that names its epoch fires
+//! there or nowhere), else its armed point without an epoch; a loss to a
+//! real failure counts the same way. A job started again from checkpoints (checkpoint-on-
 //! failure) keeps only the points that name a later epoch: it cannot know
 //! which of the others fired in the jobs before it.
 //!
@@ -267,16 +267,17 @@ impl Injector {
     }
 
     /// Which kills have fired, by the losses since the kills were armed:
-    /// a loss of a rank is its armed point without an epoch (the first
-    /// not yet fired, in list order), else its point of that epoch.
+    /// a loss of a rank in epoch E is its point of that epoch when it has
+    /// one not yet fired, else its armed point without an epoch (the first
+    /// not yet fired, in list order).
     fn fired(&self) -> Vec<bool> {
         let mut fired = vec![false; self.specs.len()];
         for loss in self.losses.iter().filter(|l| l.epoch >= self.since) {
             let of_rank = |i: &usize| !fired[*i] && self.specs[*i].rank == loss.rank;
             let took = (0..self.specs.len())
                 .filter(of_rank)
-                .find(|&i| self.specs[i].epoch.is_none())
-                .or_else(|| (0..self.specs.len()).filter(of_rank).find(|&i| self.specs[i].epoch == Some(loss.epoch)));
+                .find(|&i| self.specs[i].epoch == Some(loss.epoch))
+                .or_else(|| (0..self.specs.len()).filter(of_rank).find(|&i| self.specs[i].epoch.is_none()));
             if let Some(i) = took {
                 fired[i] = true;
             }
@@ -434,9 +435,22 @@ mod tests {
         assert!(!fires(&inj, 1, 1, "qr", 9, "panel"));
         assert!(fires(&inj, 1, 1, "qr", 4, "update"));
         assert!(fires(&inj, 1, 1, "repair", 1, "merge"));
-        // The loss in epoch 1 is the armed point without an epoch's.
+        // A loss in epoch 1 is the point of epoch 1's; the two losses of
+        // that epoch (the update, then the replacement in the repair's
+        // merge) are both.
         lost(&mut inj, &[(1, 0), (1, 1)]);
-        assert_eq!(inj.unfired().iter().map(|k| k.to_string()).collect::<Vec<_>>(), ["1@repair:*:merge/1"]);
+        assert_eq!(inj.unfired().iter().map(|k| k.to_string()).collect::<Vec<_>>(), ["1@qr:4:update"]);
+        lost(&mut inj, &[(1, 0), (1, 1), (1, 1)]);
+        assert!(inj.unfired().is_empty());
+        // A point of an epoch and one without, for one rank: the loss of
+        // epoch 0 is the first's, and the second fires after it.
+        let mut inj = Injector::parse("1@4:update/0, 1@9:panel").unwrap();
+        assert!(fires(&inj, 1, 0, "qr", 4, "update"));
+        lost(&mut inj, &[(1, 0)]);
+        assert_eq!(inj.unfired().iter().map(|k| k.to_string()).collect::<Vec<_>>(), ["1@9:panel"]);
+        assert!(fires(&inj, 1, 1, "qr", 9, "panel"));
+        lost(&mut inj, &[(1, 0), (1, 1)]);
+        assert!(inj.unfired().is_empty());
         // With none left, a loss is the point of its epoch's.
         let mut inj = Injector::parse("1@4:update, 1@9:panel/1").unwrap();
         lost(&mut inj, &[(1, 0), (1, 1)]);

@@ -64,6 +64,15 @@ pub(crate) fn note_member(role: Option<i32>, epoch: u32) {
     if let Ok(c) = CString::new(record_path(&status, "signal", pid).display().to_string()) {
         if SIGNAL_PATH.set(c).is_ok() {
             install_recorder();
+            // Any ordinary end of the process (a return from main, a
+            // panic that unwound it, `std::process::exit`) marks the record
+            // ended: only a death by a signal leaves it running.
+            // SAFETY: `ended_at_exit` is an `extern "C" fn()` that stays
+            // valid for the whole process; atexit has no other
+            // precondition.
+            unsafe {
+                libc::atexit(ended_at_exit);
+            }
         }
     }
 }
@@ -75,6 +84,10 @@ pub(crate) fn note_exit() {
     if SIGNAL_PATH.get().is_some() {
         write_member(&status, ROLE.load(Ordering::Acquire), EPOCH.load(Ordering::Acquire), Ending::Exited);
     }
+}
+
+extern "C" fn ended_at_exit() {
+    note_exit();
 }
 
 /// Writes `ROLE EPOCH ENDING` whole and renames it into place: the

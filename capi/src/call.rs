@@ -263,8 +263,12 @@ fn call<P: Work>(
         }
         match r.protection {
             // The driver finds the call done in the log and fills in the
-            // replicated outputs.
-            Protection::FaultTolerant => body(ctx, &mut p, true)?,
+            // replicated outputs. (A singular U: the factorization was
+            // complete, and its factors are lost here all the same.)
+            Protection::FaultTolerant => match body(ctx, &mut p, true) {
+                Ok(()) | Err(Error::Singular { .. }) => {}
+                Err(e) => return Err(e),
+            },
             Protection::Plain => drop(ctx.region.enter_call(r.log_name)),
         }
         return Ok(Ended::ResultLost);

@@ -10,6 +10,11 @@
 //! write one more, and each was a place for a float or a string to stand
 //! in for a type. Why not JSON: the replicated state is re-encoded at every
 //! commit, and floats must come back bit for bit.
+//!
+//! The wire form is part of the checkpoint format: postcard writes an
+//! enum's variant by its index and a struct's fields in order, so
+//! reordering the variants of `Phase` or `RepairMode`, or the fields of a
+//! saved type, needs a new `cof::file::FORMAT_VERSION`.
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;

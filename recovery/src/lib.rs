@@ -146,6 +146,12 @@ impl Region {
     /// ranks agree on one save).
     pub fn with_options(grid: Box<Grid>, mut options: RegionOptions) -> Result<Region, Error> {
         let mut region = Region::open(grid)?;
+        if region.grid.replacement().is_some() {
+            // A replacement (spawned or a promoted spare) of a job resumed
+            // from checkpoints: the survivors loaded theirs long ago and
+            // are inside their recovery; it received their log instead.
+            options.resume = false;
+        }
         if options.resume {
             let dir = options.dir();
             // (The launcher names the run it resumes.)

@@ -891,31 +891,31 @@ fn after_repair<A: Algorithm>(
     // survivor saw the failure in (the phase of the step it interrupted),
     // the repair's mode (CoF over spawn over spare over none). A
     // replacement has no opinion.
-    let (mut times, mut earliest, mut mode) = match &mine {
+    // (The phase's index is negated so that one maximum gives both.)
+    let (mut times, mut order) = match &mine {
         Some(o) => {
             let c = o.cof.unwrap_or_default();
             (
                 [o.detect_ms, o.repair_ms, rebuild_ms, c.save_ms, c.relaunch_ms, c.load_ms],
-                [o.phase.index()],
-                [o.mode.map_or(0, mode_order)],
+                [o.mode.map_or(0, mode_order), -o.phase.index()],
             )
         }
-        None => ([0.0, 0.0, rebuild_ms, 0.0, 0.0, 0.0], [i64::MAX], [0]),
+        None => ([0.0, 0.0, rebuild_ms, 0.0, 0.0, 0.0], [0, -i64::MAX]),
     };
     grid.max(Scope::All, &mut times)?;
-    grid.min(Scope::All, &mut earliest)?;
-    grid.max(Scope::All, &mut mode)?;
+    grid.max(Scope::All, &mut order)?;
+    let [mode, earliest] = [order[0], -order[1]];
     region.commit(*committed, alg.state());
     let [detect_ms, repair_ms, rebuild_ms, save_ms, relaunch_ms, load_ms] = times;
     let cof = restored.then_some(CofBreakdown { save_ms, relaunch_ms, load_ms });
     let (mode, repair_ms) = match cof {
         Some(c) => (RepairMode::Cof, c.save_ms + c.relaunch_ms + c.load_ms),
-        None => (mode_of_order(mode[0]), repair_ms),
+        None => (mode_of_order(mode), repair_ms),
     };
     Ok(RecoveryRecord {
         ranks: lost,
         step: *committed,
-        phase: Phase::at_index(earliest[0]),
+        phase: Phase::at_index(earliest),
         detect_ms,
         repair_ms,
         rebuild_ms,

@@ -2,10 +2,10 @@
 //! of A along the process rows and a block row of B down the process
 //! columns, multiply locally, repeat).
 
-use crate::args::pdgemm::{DESCA, DESCB, DESCC, TRANSA, TRANSB};
+use crate::args::pdgemm::{A, B, DESCA, DESCB, DESCC, TRANSA, TRANSB};
 use crate::args::{arg_error, check_grid, entry as e};
 use crate::blas::{self, Trans};
-use crate::error::{agree_on_arguments, Result};
+use crate::error::{agree_on_arguments, check_not_lost, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::{Grid, Scope};
 
@@ -34,7 +34,9 @@ const PANEL_WIDTH: usize = 256;
 /// # Errors
 /// Agreed [`crate::Error::Argument`]s with PBLAS positions (TRANSA 1, TRANSB 2,
 /// DESCA 10, DESCB 14, DESCC 19, the descriptor entry naming what does not
-/// conform); [`crate::Error::Grid`] for MPI failures.
+/// conform); [`crate::Error::InputLost`] when A or B is an output a
+/// replacement's process lost (see [`DistMatrix::is_lost`]);
+/// [`crate::Error::Grid`] for MPI failures.
 pub fn pdgemm(
     grid: &Grid,
     transa: Trans,
@@ -134,6 +136,8 @@ fn check_args(grid: &Grid, transa: Trans, transb: Trans, a: &DistMatrix, b: &Dis
     check_grid(grid, a, ROUTINE, DESCA, "A")?;
     check_grid(grid, b, ROUTINE, DESCB, "B")?;
     check_grid(grid, c, ROUTINE, DESCC, "C")?;
+    check_not_lost(grid, ROUTINE, A, "A", a)?;
+    check_not_lost(grid, ROUTINE, B, "B", b)?;
     if a.m() != c.m() {
         return Err(arg_error(ROUTINE, DESCA, e::M, "M_A", format!("A has {} rows, C has {}", a.m(), c.m())));
     }

@@ -1,14 +1,15 @@
 //! A lost input refused in Rust, driven by `tests/tests/lost_input.rs`:
-//! on a 2x2 grid, `pdgetrf_ft` in a resilient region, then grid rank KILL
-//! dies by its own SIGKILL between the calls, then `pdgetrs` with the
-//! factors. The region repairs and runs its body again; the replacement
+//! on a 2x2 grid, `pdgetrf_ft` (`--op qr`: `pdgeqrf_ft`) in a resilient
+//! region, then grid rank KILL dies by its own SIGKILL between the calls,
+//! then `pdgetrs` with the factors (`--op qr`: `pdormqr` with Qᵀ, then the
+//! triangular solve with R). The region repairs and runs its body again; the replacement
 //! finds the factorization done before it joined, so its part of the
 //! factors is lost, and the solve must refuse them on every process. Then
 //! every process factors again and solves. Started outside MPI, it
 //! relaunches itself under `mpiexec` with a hard timeout.
 //!
 //! ```text
-//! lost-input --kill R [--n N] [--nb NB] [--spares S] [--timeout S]
+//! lost-input --kill R [--op lu|qr] [--n N] [--nb NB] [--spares S] [--timeout S]
 //! ```
 //! Prints per process `RANK r[ replacement] lost=BOOL solve=VERDICT
 //! resolve=ok|ERROR x=correct|WRONG`, VERDICT being `input-lost(ARG,rank=R)`,
@@ -17,8 +18,11 @@
 use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
 use blacs_ft::{Grid, GridOptions, Joined, Runtime};
 use recovery::{kill_self, Region};
+use scalapack_ft::blas::Trans;
 use scalapack_ft::lu::{pdgetrs, Transpose};
 use scalapack_ft::lu_ft::{pdgetrf_ft, FtOptions};
+use scalapack_ft::qr::{pdormqr, upper_solve};
+use scalapack_ft::qr_ft::pdgeqrf_ft;
 use scalapack_ft::{DistMatrix, Error};
 use std::time::Duration;
 
@@ -28,6 +32,10 @@ struct Args {
     /// The grid rank that dies between the calls.
     #[arg(long)]
     kill: i32,
+    /// The factorization and its solve: `lu` (pdgetrf_ft, pdgetrs) or `qr`
+    /// (pdgeqrf_ft, pdormqr and the solve with R).
+    #[arg(long, default_value = "lu", value_parser = ["lu", "qr"])]
+    op: String,
     /// The order of A.
     #[arg(long, default_value_t = 192)]
     n: usize,
@@ -102,21 +110,21 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
         .map_err(s)?;
     // (Outside the body: a survivor's factors stay in place when the
     // region runs it again.)
-    let (mut a, mut ipiv, mut b) = (a0.clone(), Vec::new(), b0.clone());
+    let (mut a, mut pivots, mut b) = (a0.clone(), Factors::new(&args.op), b0.clone());
     let kill = args.kill;
     let first = region
         .run(|region| {
-            match pdgetrf_ft(region, &mut a, &mut ipiv, &FtOptions::default()) {
+            match pivots.factor(region, &mut a) {
                 Err(Error::Grid(e)) => return Err(e),
                 Err(e) => return Ok(Err(e)),
-                Ok(_) => {}
+                Ok(()) => {}
             }
             // The application's own work, during which a process dies.
             if region.grid().rank() == kill && region.grid().replacement().is_none() {
-                kill_self(&format!("grid rank {kill} between pdgetrf_ft and pdgetrs"));
+                kill_self(&format!("grid rank {kill} between the factorization and the solve"));
             }
             b = b0.clone();
-            match pdgetrs(region.grid(), Transpose::NoTrans, &a, &ipiv, &mut b) {
+            match pivots.solve(region.grid(), &a, &mut b) {
                 Err(Error::Grid(e)) if e.is_process_failure() => Err(e),
                 r => Ok(r),
             }
@@ -130,9 +138,9 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
     };
     // Factor again (a new matrix from the program's data) and solve.
     let mut a = a0.clone();
-    pdgetrf_ft(region, &mut a, &mut ipiv, &FtOptions::default()).map_err(s)?;
+    pivots.factor(region, &mut a).map_err(s)?;
     let mut b = b0.clone();
-    let again = pdgetrs(region.grid(), Transpose::NoTrans, &a, &ipiv, &mut b);
+    let again = pivots.solve(region.grid(), &a, &mut b);
     let mut err = 0.0f64;
     if b.local_cols() > 0 {
         for li in 0..b.local_rows() {
@@ -145,4 +153,40 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
         if again.is_ok() { "ok" } else { "ERROR" },
         if again.is_ok() && err <= 1e-10 { "correct" } else { "WRONG" }
     ))
+}
+
+/// The factorization's replicated output: LU's pivots or QR's tau.
+enum Factors {
+    Lu(Vec<i64>),
+    Qr(Vec<f64>),
+}
+
+impl Factors {
+    fn new(op: &str) -> Factors {
+        if op == "qr" {
+            Factors::Qr(Vec::new())
+        } else {
+            Factors::Lu(Vec::new())
+        }
+    }
+
+    /// The fault-tolerant factorization of `a`.
+    fn factor(&mut self, region: &mut Region, a: &mut DistMatrix) -> Result<(), Error> {
+        let opts = FtOptions::default();
+        match self {
+            Factors::Lu(ipiv) => pdgetrf_ft(region, a, ipiv, &opts).map(drop),
+            Factors::Qr(tau) => pdgeqrf_ft(region, a, tau, &opts).map(drop),
+        }
+    }
+
+    /// x = A⁻¹b in `b`, with the factors in `a`.
+    fn solve(&self, grid: &Grid, a: &DistMatrix, b: &mut DistMatrix) -> Result<(), Error> {
+        match self {
+            Factors::Lu(ipiv) => pdgetrs(grid, Transpose::NoTrans, a, ipiv, b),
+            Factors::Qr(tau) => {
+                pdormqr(grid, Trans::Yes, a, tau, a.n(), b)?;
+                upper_solve(grid, a, a.n(), b)
+            }
+        }
+    }
 }

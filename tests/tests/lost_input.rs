@@ -1,6 +1,7 @@
 //! A lost input is refused in Rust on every process: a real `mpiexec
 //! --with-ft ulfm` launch of the `lost-input` binary (2x2 grid, a process
-//! SIGKILLed between `pdgetrf_ft` and `pdgetrs`) with a hard timeout.
+//! SIGKILLed between the factorization and the solve: LU, and QR's
+//! pdormqr and solve with R) with a hard timeout.
 
 use blacs_ft::launch::run_with_timeout;
 use std::process::Command;
@@ -8,9 +9,11 @@ use std::time::Duration;
 
 #[test]
 fn factors_a_replacement_did_not_receive_are_refused_by_the_solve_on_every_process() {
-    for spares in ["0", "1"] {
+    // LU through a spawn and a hot spare; QR (pdormqr, then the solve with
+    // R) through a spawn.
+    for (op, spares) in [("lu", "0"), ("lu", "1"), ("qr", "0")] {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_lost-input"));
-        cmd.args(["--kill", "2", "--spares", spares, "--timeout", "120"]).env_remove("FTLA_KILL");
+        cmd.args(["--kill", "2", "--op", op, "--spares", spares, "--timeout", "120"]).env_remove("FTLA_KILL");
         let out = run_with_timeout(cmd, Duration::from_secs(150)).expect("launch lost-input");
         assert!(!out.timed_out, "hung:\n{}\n{}", out.stdout, out.stderr);
         assert!(out.stderr.contains("injecting SIGKILL into grid rank 2"), "{}", out.stderr);
@@ -20,7 +23,7 @@ fn factors_a_replacement_did_not_receive_are_refused_by_the_solve_on_every_proce
             // again gives the right x.
             let (tag, lost) = if r == 2 { (" replacement", true) } else { ("", false) };
             let want = format!("RANK {r}{tag} lost={lost} solve=input-lost(A,rank=2) resolve=ok x=correct\n");
-            assert!(out.stdout.contains(&want), "spares {spares}: {want}\n{}\n{}", out.stdout, out.stderr);
+            assert!(out.stdout.contains(&want), "{op}, spares {spares}: {want}\n{}\n{}", out.stdout, out.stderr);
         }
         assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     }

@@ -186,7 +186,13 @@ pub fn write(dir: &Path, header: &mut Header, arrays: &[&[f64]]) -> Result<PathB
     f.sync_data().map_err(|e| fail("sync", e))?;
     header.save_ms = t.elapsed().as_secs_f64() * 1e3;
     header.saved_at_ms = unix_ms();
-    f.write_all_at(&lead(header), 0).map_err(|e| fail("write", e))?;
+    let filled = lead(header);
+    if filled.len() != lead_len {
+        // (Only fixed-width fields change after the placeholders: this
+        // would overwrite the payload.)
+        return Err(format!("the header of {} changed length when filled in", tmp.display()));
+    }
+    f.write_all_at(&filled, 0).map_err(|e| fail("write", e))?;
     f.sync_all().map_err(|e| fail("sync", e))?;
     drop(f);
     std::fs::rename(&tmp, &fin).map_err(|e| fail("rename", e))?;

@@ -147,6 +147,14 @@ pub mod pdcg {
     pub const MATRIX_X: MatrixPositions = MatrixPositions { data: X, m: N, n: N, ia: IX, ja: JX, desc: DESCX };
 }
 
+/// ftla's `upper_solve(grid, a, n, b)` (R·X = B, R the upper triangle of
+/// a QR factorization): a matrix's descriptor is the matrix's position.
+pub mod upper_solve {
+    pub const A: u32 = 2;
+    pub const N: u32 = 3;
+    pub const B: u32 = 4;
+}
+
 /// ftla's `lu_residual(grid, a, lu, ipiv)`: a matrix's descriptor is the
 /// matrix's position.
 pub mod lu_residual {

@@ -93,11 +93,13 @@ pub fn pdcg_ft_in(
     let start = protocol::enter::<CgState, Error>(region, ROUTINE)?;
     if let protocol::Start::Done(done) = start {
         // Completed before a later failure: x is in place, but on a
-        // replacement, which joined after it.
+        // replacement, which joined after it. (A solve that ended in an
+        // error left x as it was: nothing of it is lost.)
+        let outcome = done.outcome(opts)?;
         if region.grid().replacement().is_some() {
             x.set_lost(true);
         }
-        return done.outcome(opts).map(|r| CgReport { recoveries: Vec::new(), ..r });
+        return Ok(CgReport { recoveries: Vec::new(), ..outcome });
     }
     let grid = region.grid();
     let layout = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);

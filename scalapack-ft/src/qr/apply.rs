@@ -1,10 +1,10 @@
 //! `pdormqr`: applying Q or Qᵀ from a QR factorization.
 
 use super::reflectors::{stored_panel, Panel};
-use crate::args::pdormqr::{DESCA, DESCC, K};
+use crate::args::pdormqr::{A, DESCA, DESCC, K};
 use crate::args::{arg_error, check_square_blocks, entry};
 use crate::blas::Trans;
-use crate::error::{agree_on_arguments, Result};
+use crate::error::{agree_on_arguments, check_not_lost, Result};
 use crate::matrix::DistMatrix;
 use crate::row_panel::broadcast_panel;
 use blacs_ft::Grid;
@@ -17,9 +17,17 @@ use blacs_ft::Grid;
 /// * `k` (global): number of reflectors to apply, ≤ min(M, N) of `a`.
 /// * `c` (local input/output): M×NRHS with the same row distribution as `a`
 ///   (same M, MB and RSRC); any column distribution.
+///
+/// # Errors
+/// Agreed argument errors at PDORMQR's positions, and
+/// [`crate::Error::InputLost`] on every process when `a` holds factors a
+/// replacement's process lost (see [`DistMatrix::is_lost`]): nothing is
+/// computed.
 pub fn pdormqr(grid: &Grid, trans: Trans, a: &DistMatrix, tau: &[f64], k: usize, c: &mut DistMatrix) -> Result<()> {
     const ROUTINE: &str = "pdormqr";
     let check = check_square_blocks(ROUTINE, DESCA, "A", a.desc()).and_then(|()| {
+        // (Reflectors a replacement lost with its process: never applied.)
+        check_not_lost(grid, ROUTINE, A, "A", a)?;
         if k > a.m().min(a.n()) || k > tau.len() {
             return Err(arg_error(
                 ROUTINE,

@@ -4,7 +4,7 @@ use super::apply::pdormqr;
 use super::factor::pdgeqrf;
 use crate::args::{arg_error, pdgels};
 use crate::blas::{self, Diag, Side, Trans, Uplo};
-use crate::error::{agree_on_arguments, Result};
+use crate::error::{agree_on_arguments, check_not_lost, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::{Grid, Scope};
 
@@ -38,7 +38,13 @@ pub fn pdgels(grid: &Grid, a: &mut DistMatrix, b: &mut DistMatrix) -> Result<Vec
 
 /// Solves R·X = B(0..n, :) in place, R the n×n upper triangle of `a`
 /// (distributed back substitution by blocks, ScaLAPACK PDTRSM's job).
+///
+/// # Errors
+/// [`crate::Error::InputLost`] on every process when `a` holds factors a
+/// replacement's process lost (see [`DistMatrix::is_lost`]): nothing is
+/// computed.
 pub fn upper_solve(grid: &Grid, a: &DistMatrix, n: usize, b: &mut DistMatrix) -> Result<()> {
+    agree_on_arguments(grid, check_not_lost(grid, "upper_solve", crate::args::upper_solve::A, "A", a))?;
     let nb = a.nb();
     let (myrow, mycol) = a.coords();
     let (lda, ldb) = (a.lld(), b.lld());
