@@ -60,20 +60,26 @@
 #![warn(missing_docs)]
 
 pub mod encode;
+pub mod erasure;
 pub mod layout;
 pub mod lost;
 pub mod overhead;
 pub mod rebuild;
 pub mod shape;
 pub mod verify;
+pub mod weights;
 
-pub use encode::{add_block, encode_group, r_only, r_only_rows, sub_block, sum_blocks, zero_below_diagonal};
+pub use encode::{
+    add_block, axpy_block, encode_group, r_only, r_only_rows, sub_block, sum_blocks, zero_below_diagonal,
+};
+pub use erasure::{check_recoverable_up_to, encode_weighted, rebuild_group, ErasureError, ErasurePlan, GroupBlock};
 pub use layout::{LayoutError, ReverseNeighborLayout};
 pub use lost::{ChecksumSource, LostBlocks, LostDataBlock, LostLeftCopy, LostRightCopy, Survivor};
 pub use overhead::OverheadFlops;
 pub use rebuild::{check_recoverable, rebuild_lost_block, restore_from_duplicate, RebuildError};
 pub use shape::ShapeError;
 pub use verify::{tolerance, verify_relation, Verification, VerifyError};
+pub use weights::{CodeWeights, MAX_CHECKSUMS};
 
 #[cfg(test)]
 mod layout_properties;
