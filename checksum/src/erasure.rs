@@ -18,6 +18,7 @@
 //! More than `f` erasures → [`ErasureError::TooManyErasures`].
 
 use crate::encode::axpy_block;
+use crate::layout::LayoutError;
 use crate::shape::{check_len, compact_len, ShapeError};
 use crate::weights::{CodeWeights, SmallLu, MAX_CHECKSUMS};
 use std::collections::BTreeMap;
@@ -37,6 +38,8 @@ pub enum GroupBlock {
 pub enum ErasureError {
     /// Buffers of the wrong shape.
     Shape(ShapeError),
+    /// A layout query failed (a process outside the grid).
+    Layout(LayoutError),
     /// More blocks of one group erased than it has checksums.
     TooManyErasures {
         /// Erased blocks (data and checksums, counted once).
@@ -79,6 +82,7 @@ impl fmt::Display for ErasureError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ErasureError::Shape(e) => write!(f, "cannot encode or rebuild a weighted checksum: {e}"),
+            ErasureError::Layout(e) => write!(f, "cannot describe the lost blocks: {e}"),
             ErasureError::TooManyErasures { erased, tolerated } => write!(
                 f,
                 "unrecoverable: {erased} blocks of one checksum group erased; the group tolerates {tolerated}"
@@ -104,8 +108,15 @@ impl std::error::Error for ErasureError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             ErasureError::Shape(e) => Some(e),
+            ErasureError::Layout(e) => Some(e),
             _ => None,
         }
+    }
+}
+
+impl From<LayoutError> for ErasureError {
+    fn from(e: LayoutError) -> Self {
+        ErasureError::Layout(e)
     }
 }
 
