@@ -88,4 +88,8 @@ pub use weights::{CodeWeights, MAX_CHECKSUMS};
 #[cfg(test)]
 mod layout_properties;
 #[cfg(test)]
+mod rotating_properties;
+#[cfg(test)]
 mod simulated_qr;
+#[cfg(test)]
+mod simulated_rotating_qr;

@@ -88,7 +88,8 @@ impl RotatingLayout {
         let groups = nbc.div_ceil(s);
         let too_large = LayoutError::TooLarge { n, nb };
         let n_padded = nbc.checked_mul(nb).ok_or_else(|| too_large.clone())?;
-        let n_extended = groups.checked_mul(q).and_then(|c| c.checked_mul(nb)).ok_or(too_large)?;
+        let n_extended =
+            groups.checked_mul(f).and_then(|c| c.checked_add(nbc)).and_then(|c| c.checked_mul(nb)).ok_or(too_large)?;
         Ok(Self { m, n, nb, p, q, f, s, nbc, groups, n_padded, n_extended, weights })
     }
 
