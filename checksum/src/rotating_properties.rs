@@ -168,11 +168,11 @@ fn lost_descriptions_cover_everything_once() {
                                 assert_eq!(s.r_only, s.block_col < done);
                             }
                         }
-                        for j in 0..nbc {
-                            assert_eq!(data_seen[j], usize::from(cols.contains(&(j % q))), "{l:?} j={j}");
+                        for (j, &seen) in data_seen.iter().enumerate() {
+                            assert_eq!(seen, usize::from(cols.contains(&(j % q))), "{l:?} j={j}");
                         }
-                        for e in nbc..l.extended_block_cols() {
-                            assert_eq!(sums_seen[e], usize::from(cols.contains(&(e % q))), "{l:?} e={e}");
+                        for (e, &seen) in sums_seen.iter().enumerate().skip(nbc) {
+                            assert_eq!(seen, usize::from(cols.contains(&(e % q))), "{l:?} e={e}");
                         }
                     }
                 }
