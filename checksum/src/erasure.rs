@@ -142,7 +142,7 @@ pub fn encode_weighted(
         .map(|i| {
             let mut acc = vec![0.0; len];
             for (t, b) in blocks.iter().enumerate() {
-                axpy_block(&mut acc, b, rows, cols, ld, weights.weight(i, t))?;
+                axpy_block(&mut acc, b, rows, cols, ld, weights.at(i, t))?;
             }
             Ok(acc)
         })
@@ -269,7 +269,7 @@ pub fn rebuild_group(
         let mut acc = checksums[i].to_vec();
         for (t, block) in data.iter().enumerate() {
             if !plan.erased_data().contains(&t) {
-                axpy_block(&mut acc, block, len, 1, len, -weights.weight(i, t))?;
+                axpy_block(&mut acc, block, len, 1, len, -weights.at(i, t))?;
             }
         }
         rhs.push(acc);
@@ -281,7 +281,7 @@ pub fn rebuild_group(
     for &i in plan.erased_checksums() {
         checksums[i].fill(0.0);
         for (t, block) in data.iter().enumerate() {
-            axpy_block(checksums[i], block, len, 1, len, weights.weight(i, t))?;
+            axpy_block(checksums[i], block, len, 1, len, weights.at(i, t))?;
         }
     }
     Ok(())

@@ -1,5 +1,9 @@
 //! Flop model of the checksum maintenance in the fault-tolerant QR.
 //!
+//! The sums below are written for the reverse-neighboring layout; the rotating layout
+//! ([`crate::rotating::RotatingLayout::overhead_model`]) uses the same sums over its own
+//! active range, where `f` checksums per group of `Q − f` replace the pair per group of `Q`.
+//!
 //! Blocked Householder QR factors panel `k` (global columns `j0 = k·nb ..
 //! j0 + jb`, `jb = min(nb, min(M, N) − j0)`) and applies its block reflector
 //! (`M − j0` rows, `jb` reflectors) to the columns right of the panel. Applying

@@ -93,7 +93,7 @@ impl Sim {
         let t = self.layout.position_in_group(k).unwrap();
         let block = self.block(k).to_vec();
         for i in 0..self.layout.checksums() {
-            let w = self.layout.weights().weight(i, t);
+            let w = self.layout.weights().weight(i, t).unwrap();
             axpy_block(&mut self.d[g][i], &block, m, nb, m, w).unwrap();
         }
     }
@@ -116,7 +116,7 @@ impl Sim {
                 let mut c_sum = vec![0.0; m * nb];
                 let mut d_sum = vec![0.0; m * nb];
                 for (t, j) in members.clone().enumerate() {
-                    let w = self.layout.weights().weight(i, t);
+                    let w = self.layout.weights().weight(i, t).unwrap();
                     if j < fin {
                         let r = r_only(self.block(j), m, nb, m, 0, j * nb).unwrap();
                         axpy_block(&mut c_sum, &r, m, nb, m, w).unwrap();
@@ -157,7 +157,7 @@ fn rebuild_group_rows(l: &RotatingLayout, e: &mut [f64], d: &mut [Vec<f64>], row
         let mut acc = gather(&d[i], m, rows, 0, nb);
         assert_no_nan("left checksum", &acc);
         for s in &grp.left_survivors {
-            subtract_survivor(e, m, nb, rows, s, w.weight(i, s.position), &mut acc);
+            subtract_survivor(e, m, nb, rows, s, w.weight(i, s.position).unwrap(), &mut acc);
         }
         rhs.push(acc);
     }
@@ -172,7 +172,7 @@ fn rebuild_group_rows(l: &RotatingLayout, e: &mut [f64], d: &mut [Vec<f64>], row
         let mut acc = gather(e, m, rows, l.checksum_block_col(grp.group, i).unwrap() * nb, nb);
         assert_no_nan("right checksum", &acc);
         for s in &grp.right_survivors {
-            subtract_survivor(e, m, nb, rows, s, w.weight(i, s.position), &mut acc);
+            subtract_survivor(e, m, nb, rows, s, w.weight(i, s.position).unwrap(), &mut acc);
         }
         rhs.push(acc);
     }
@@ -188,7 +188,7 @@ fn rebuild_group_rows(l: &RotatingLayout, e: &mut [f64], d: &mut [Vec<f64>], row
         for (t, j) in grp.members.clone().enumerate() {
             let x = gather(e, m, rows, j * nb, nb);
             assert_no_nan("member", &x);
-            let wt = w.weight(c.index, t);
+            let wt = w.weight(c.index, t).unwrap();
             if j < fin {
                 axpy_block(&mut dd, &x, nr, nb, nr, wt).unwrap();
                 let r = r_only_rows(&x, nr, nb, nr, rows, j * nb).unwrap();

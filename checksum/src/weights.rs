@@ -122,12 +122,14 @@ impl CodeWeights {
         self.s
     }
 
-    /// Weight `w_{i,t}` of position `t` of the group in checksum `i`.
-    ///
-    /// Panics when `i ≥ f` or `t ≥ s` (indices come from the layout; [`Self::row`] is the
-    /// slice form).
-    pub fn weight(&self, i: usize, t: usize) -> f64 {
-        assert!(i < self.f && t < self.s, "weight ({i}, {t}) outside the {} x {} code", self.f, self.s);
+    /// Weight `w_{i,t}` of position `t` of the group in checksum `i`, or `None` when
+    /// `i ≥ f` or `t ≥ s`.
+    pub fn weight(&self, i: usize, t: usize) -> Option<f64> {
+        (i < self.f && t < self.s).then(|| self.w[i * self.s + t])
+    }
+
+    /// [`Self::weight`] for indices the caller has checked (`i < f`, `t < s`).
+    pub(crate) fn at(&self, i: usize, t: usize) -> f64 {
         self.w[i * self.s + t]
     }
 
@@ -155,7 +157,7 @@ impl CodeWeights {
         let mut m = SmallMatrix { k, a: [[0.0; MAX_CHECKSUMS]; MAX_CHECKSUMS] };
         for (r, &i) in rows.iter().enumerate() {
             for (c, &t) in cols.iter().enumerate() {
-                m.a[r][c] = self.weight(i, t);
+                m.a[r][c] = self.at(i, t);
             }
         }
         m
@@ -295,6 +297,8 @@ mod tests {
         let w2 = CodeWeights::new(2, 9).unwrap();
         assert_eq!(w2.row(1), w3.row(1));
         assert_eq!(w2.row(2), None);
+        assert_eq!(w2.weight(1, 8), w3.weight(1, 8));
+        assert_eq!((w2.weight(2, 0), w2.weight(0, 9), w2.weight(0, 8)), (None, None, Some(1.0)));
         assert!(w3.row(0).unwrap().iter().chain(w3.row(1).unwrap()).chain(w3.row(2).unwrap()).all(|x| x.abs() <= 1.0));
         assert_eq!((w3.checksums(), w3.group_size()), (3, 9));
     }
