@@ -47,7 +47,16 @@ pub fn sub_block(acc: &mut [f64], x: &[f64], rows: usize, cols: usize, ld: usize
     axpy_block(acc, x, rows, cols, ld, -1.0)
 }
 
-fn axpy_block(acc: &mut [f64], x: &[f64], rows: usize, cols: usize, ld: usize, alpha: f64) -> Result<(), ShapeError> {
+/// `acc += alpha·x`, where `acc` is a compact `rows × cols` block and `x` a strided one
+/// with leading dimension `ld` (a weighted checksum's term, or its removal with `−alpha`).
+pub fn axpy_block(
+    acc: &mut [f64],
+    x: &[f64],
+    rows: usize,
+    cols: usize,
+    ld: usize,
+    alpha: f64,
+) -> Result<(), ShapeError> {
     check_len(acc.len(), compact_len(rows, cols)?)?;
     check_strided(x.len(), rows, cols, ld)?;
     if rows == 0 {

@@ -21,7 +21,31 @@ pub enum LayoutError {
         /// The number of process columns given.
         q: usize,
     },
-    /// The extended column count `Npad + 2·G·nb` does not fit in `usize`.
+    /// A weighted layout with no checksum (`f = 0`).
+    NoChecksums,
+    /// More checksums per group than the weights support.
+    TooManyChecksums {
+        /// The number of checksums asked for.
+        f: usize,
+        /// The most supported ([`crate::weights::MAX_CHECKSUMS`]).
+        max: usize,
+    },
+    /// `Q < f + 1`: a group of the rotating layout needs at least one process column of
+    /// data besides the `f` process columns holding its checksums.
+    TooFewProcessColumns {
+        /// The number of process columns given.
+        q: usize,
+        /// The number of checksums per group.
+        f: usize,
+    },
+    /// A checksum index at or beyond `f`.
+    ChecksumOutOfRange {
+        /// The checksum asked for.
+        index: usize,
+        /// Number of checksums per group `f`.
+        checksums: usize,
+    },
+    /// The extended column count of the layout does not fit in `usize`.
     TooLarge {
         /// Global column count of the data.
         n: usize,
@@ -65,6 +89,18 @@ impl fmt::Display for LayoutError {
                 "the reverse-neighboring checksum pair needs two process columns (Q ≥ 2), got Q = {q}: \
                  both copies would live on the same process column"
             ),
+            LayoutError::NoChecksums => write!(f, "a weighted checksum layout needs at least one checksum (f = 0)"),
+            LayoutError::TooManyChecksums { f: count, max } => {
+                write!(f, "{count} checksums per group requested, at most {max} are supported")
+            }
+            LayoutError::TooFewProcessColumns { q, f: count } => write!(
+                f,
+                "{count} checksum(s) per group need at least {} process columns (Q >= f + 1), got Q = {q}",
+                count + 1
+            ),
+            LayoutError::ChecksumOutOfRange { index, checksums } => {
+                write!(f, "checksum {index} out of range: each group has {checksums} checksum(s)")
+            }
             LayoutError::TooLarge { n, nb } => {
                 write!(f, "extended matrix of {n} data columns with nb = {nb} has too many columns for usize")
             }

@@ -1,13 +1,14 @@
 //! # checksum — ABFT encodings for ftla
 //!
 //! The algorithm-based fault tolerance of the QR (and LU) drivers: where the
-//! reverse-neighboring checksum pairs live, how they are encoded (row-wise sums
-//! along process rows), verified, and how a lost process's blocks are rebuilt
-//! from the survivors and the checksums. The math here touches no MPI (only
+//! reverse-neighboring checksum pairs (or the rotating layout's weighted
+//! checksums) live, how they are encoded (row-wise sums along process rows),
+//! verified, and how a lost process's blocks are rebuilt from the survivors and
+//! the checksums. The math here touches no MPI (only
 //! `blacs_ft::index` for the block-cyclic index arithmetic), so it is tested
 //! without `mpiexec`.
 //!
-//! ## The scheme
+//! ## The scheme (reverse-neighboring, the default)
 //!
 //! `A` is `M × N` with square `nb × nb` blocks on a `P × Q` grid (first block on
 //! process `(0, 0)`), `Q ≥ 2`. Its `nbc = ⌈N/nb⌉` data block columns are padded
@@ -47,9 +48,52 @@
 //! **Cost.** `2·G·nb ≈ 2N/Q` extra columns of memory; extra trailing-update flops
 //! ≈ `2/Q` of the plain QR's ([`ReverseNeighborLayout::overhead_model`]).
 //!
+//! ## The rotating scheme (opt-in): `f` weighted checksums per group
+//!
+//! The reverse-neighboring layout above is the default. [`RotatingLayout`] is the
+//! alternative for `Q ≥ f + 1`, `1 ≤ f ≤ 3`: it costs `f/(Q − f)` of the
+//! trailing-update flops (`f = 1`: `1/(Q − 1)` instead of `2/Q`) and tolerates `f`
+//! lost processes per process row.
+//!
+//! **Groups and checksums.** `s = Q − f`; the `nbc` data block columns are cut
+//! into `G = ⌈nbc/s⌉` runs of `s` consecutive block columns counted from the right
+//! (only group 0 may be short), so a group's data lie on `s` distinct process
+//! columns and skip `f`. Group `g` has `f` checksums
+//! `C_g^(i) = Σ_t w_{i,t}·Ã_t`, `i < f`, with the weights of [`CodeWeights`]
+//! (row 0 all ones: `f = 1` is the plain sum, and `Q = 2, f = 1` a replica of
+//! every block column). The extended matrix is
+//! `[A | pad | C_{G−1}^(0..f) | … | C_0^(0..f)]`: checksum `i` of group `g` is
+//! extended block column `nbc + (G−1−g)·f + i`, which is on one of the process
+//! columns group `g` skips, and a finished group's checksums fall off the right
+//! end of the active trailing update as in the reverse-neighboring layout
+//! ([`rotating`] proves both). The trailing updates run over the checksums of the
+//! unfinished groups; any left transformation keeps `C = Ã·W`.
+//!
+//! **Left checksums.** `D_g^(i) = Σ_{t finished} w_{i,t}·stored(A_t)`, one local
+//! array per checksum, on the process column of `C_g^(i)`.
+//!
+//! **Rebuild.** Up to `f` lost processes of one process row erase at most `f`
+//! blocks of any group (data and checksums together: a group has one block per
+//! process column it touches). [`RotatingLayout::lost_blocks`] lists, group by
+//! group, a left solve (the finished lost blocks from the `D` relations) and a
+//! right solve (the unfinished ones from the `C` relations, finished members
+//! entering with their R part), each an `e × e` system `e ≤ f` per entry
+//! ([`ErasurePlan`], partial pivoting), then the lost checksums are encoded again.
+//! `f + 1` losses in a row are [`ErasureError::TooManyLossesInProcessRow`].
+//!
+//! **Accuracy.** Every square submatrix of the weights is nonsingular (integer
+//! minors of a no-three-collinear lattice set, see [`weights`]); a rebuilt block's
+//! error is at most `β·(ε_c + (s + f + 1)·u·max‖a_t‖)` with `β = max ‖W[S,E]⁻¹‖_∞`:
+//! `β = 1` for `f = 1`, `β ≤ s + 2` for `f = 2` (64 at `s = 64`), `β = O(s²)` for
+//! `f = 3` (36 at `s = 4`, 756 at `s = 16`, 11984 at `s = 64`).
+//!
 //! ## Modules
 //!
 //! * [`layout`]: [`ReverseNeighborLayout`], the index arithmetic of the scheme;
+//! * [`rotating`]: [`RotatingLayout`], the index arithmetic of the rotating scheme;
+//! * [`rotating_lost`]: what lost processes of one row held under it, and the solves;
+//! * [`weights`]: the checksum weights and their conditioning;
+//! * [`erasure`]: weighted encoding and the rebuild of up to `f` erased blocks;
 //! * [`lost`]: what a lost process held and where each piece is rebuilt from;
 //! * [`overhead`]: the flop model of checksum maintenance;
 //! * [`encode`]: local sums, R-only forms and accumulation kernels;
@@ -60,22 +104,36 @@
 #![warn(missing_docs)]
 
 pub mod encode;
+pub mod erasure;
 pub mod layout;
 pub mod lost;
 pub mod overhead;
 pub mod rebuild;
+pub mod rotating;
+pub mod rotating_lost;
 pub mod shape;
 pub mod verify;
+pub mod weights;
 
-pub use encode::{add_block, encode_group, r_only, r_only_rows, sub_block, sum_blocks, zero_below_diagonal};
+pub use encode::{
+    add_block, axpy_block, encode_group, r_only, r_only_rows, sub_block, sum_blocks, zero_below_diagonal,
+};
+pub use erasure::{check_recoverable_up_to, encode_weighted, rebuild_group, ErasureError, ErasurePlan, GroupBlock};
 pub use layout::{LayoutError, ReverseNeighborLayout};
 pub use lost::{ChecksumSource, LostBlocks, LostDataBlock, LostLeftCopy, LostRightCopy, Survivor};
 pub use overhead::OverheadFlops;
 pub use rebuild::{check_recoverable, rebuild_lost_block, restore_from_duplicate, RebuildError};
+pub use rotating::RotatingLayout;
+pub use rotating_lost::{ErasedChecksum, ErasedDataBlock, LostGroup, RotatingLostBlocks, WeightedSurvivor};
 pub use shape::ShapeError;
 pub use verify::{tolerance, verify_relation, Verification, VerifyError};
+pub use weights::{CodeWeights, MAX_CHECKSUMS};
 
 #[cfg(test)]
 mod layout_properties;
 #[cfg(test)]
+mod rotating_properties;
+#[cfg(test)]
 mod simulated_qr;
+#[cfg(test)]
+mod simulated_rotating_qr;

@@ -1,5 +1,9 @@
 //! Flop model of the checksum maintenance in the fault-tolerant QR.
 //!
+//! The sums below are written for the reverse-neighboring layout; the rotating layout
+//! ([`crate::rotating::RotatingLayout::overhead_model`]) uses the same sums over its own
+//! active range, where `f` checksums per group of `Q − f` replace the pair per group of `Q`.
+//!
 //! Blocked Householder QR factors panel `k` (global columns `j0 = k·nb ..
 //! j0 + jb`, `jb = min(nb, min(M, N) − j0)`) and applies its block reflector
 //! (`M − j0` rows, `jb` reflectors) to the columns right of the panel. Applying
@@ -54,30 +58,36 @@ impl OverheadFlops {
     }
 }
 
+/// The sums of every step's trailing update of an `m × n` factorization with `nb × nb`
+/// panels: `per_col(j0, jb)` flops per updated column (step `k` with panel columns
+/// `j0..j0 + jb`) over the data columns right of the panel (plain) and over the columns
+/// `n..active_end(k)` of the extended matrix (extra: padding and active checksums). Shared
+/// by every layout; each gives its own `active_end`.
+pub(crate) fn update_flops(
+    m: usize,
+    n: usize,
+    nb: usize,
+    active_end: impl Fn(usize) -> usize,
+    per_col: impl Fn(usize, usize) -> f64,
+) -> OverheadFlops {
+    let kmax = m.min(n);
+    let mut flops = OverheadFlops { plain_update: 0.0, extra_update: 0.0 };
+    for k in 0..kmax.div_ceil(nb) {
+        let j0 = k * nb;
+        let jb = nb.min(kmax - j0);
+        let per_col = per_col(j0, jb);
+        flops.plain_update += per_col * (n - j0 - jb) as f64;
+        flops.extra_update += per_col * (active_end(k) - n) as f64;
+    }
+    flops
+}
+
 impl ReverseNeighborLayout {
     /// Trailing-update flops of the plain and the fault-tolerant QR for this layout
     /// (see [`crate::overhead`] for the formula).
     pub fn overhead_flops(&self) -> OverheadFlops {
         let m = self.m();
-        self.update_flops(|j0, jb| 4.0 * (m - j0) as f64 * jb as f64)
-    }
-
-    /// The sums of every step's trailing update: `per_col(j0, jb)` flops
-    /// per updated column (step `k` with panel columns `j0..j0 + jb`) over
-    /// the data columns right of the panel (plain) and over the padding and
-    /// the active checksum pairs (extra).
-    fn update_flops(&self, per_col: impl Fn(usize, usize) -> f64) -> OverheadFlops {
-        let kmax = self.m().min(self.n());
-        let nb = self.nb();
-        let mut flops = OverheadFlops { plain_update: 0.0, extra_update: 0.0 };
-        for k in 0..kmax.div_ceil(nb) {
-            let j0 = k * nb;
-            let jb = nb.min(kmax - j0);
-            let per_col = per_col(j0, jb);
-            flops.plain_update += per_col * (self.n() - j0 - jb) as f64;
-            flops.extra_update += per_col * (self.active_end_col(k) - self.n()) as f64;
-        }
-        flops
+        update_flops(m, self.n(), self.nb(), |k| self.active_end_col(k), |j0, jb| 4.0 * (m - j0) as f64 * jb as f64)
     }
 
     /// Predicted extra trailing-update flops of the fault-tolerant QR relative to the plain
@@ -94,7 +104,13 @@ impl ReverseNeighborLayout {
     /// plain LU and, for the extra work, over the padding and the active checksum pairs.
     pub fn overhead_flops_lu(&self) -> OverheadFlops {
         let m = self.m();
-        self.update_flops(|j0, jb| (jb * jb) as f64 + 2.0 * (m - j0 - jb) as f64 * jb as f64)
+        update_flops(
+            m,
+            self.n(),
+            self.nb(),
+            |k| self.active_end_col(k),
+            |j0, jb| (jb * jb) as f64 + 2.0 * (m - j0 - jb) as f64 * jb as f64,
+        )
     }
 
     /// [`Self::overhead_model`] for the LU: `extra / plain` of

@@ -128,7 +128,7 @@ impl Sim {
 
 /// LAPACK-style Householder reflector of `x` (in place: `beta` on top, `v[1..]` below);
 /// returns `tau` and `v` (with `v[0] = 1`) so that `(I − tau·v·vᵀ)·x = beta·e1`.
-fn householder(x: &mut [f64]) -> (f64, Vec<f64>) {
+pub(crate) fn householder(x: &mut [f64]) -> (f64, Vec<f64>) {
     let alpha = x[0];
     let sigma: f64 = x[1..].iter().map(|v| v * v).sum();
     let mut v = x.to_vec();
@@ -152,12 +152,12 @@ fn householder(x: &mut [f64]) -> (f64, Vec<f64>) {
 }
 
 /// Rows `rows` of columns `col0 .. col0 + ncols` of a column-major matrix, compact.
-fn gather(mat: &[f64], ld: usize, rows: &[usize], col0: usize, ncols: usize) -> Vec<f64> {
+pub(crate) fn gather(mat: &[f64], ld: usize, rows: &[usize], col0: usize, ncols: usize) -> Vec<f64> {
     (col0..col0 + ncols).flat_map(|c| rows.iter().map(move |&r| mat[c * ld + r])).collect()
 }
 
 /// Writes a compact `rows.len() × ncols` block back to rows `rows` of columns `col0 ..`.
-fn scatter(mat: &mut [f64], ld: usize, rows: &[usize], col0: usize, ncols: usize, vals: &[f64]) {
+pub(crate) fn scatter(mat: &mut [f64], ld: usize, rows: &[usize], col0: usize, ncols: usize, vals: &[f64]) {
     let mut it = vals.iter();
     for c in col0..col0 + ncols {
         for &r in rows {
@@ -166,7 +166,7 @@ fn scatter(mat: &mut [f64], ld: usize, rows: &[usize], col0: usize, ncols: usize
     }
 }
 
-fn assert_no_nan(what: &str, v: &[f64]) {
+pub(crate) fn assert_no_nan(what: &str, v: &[f64]) {
     assert!(v.iter().all(|x| !x.is_nan()), "{what}: a rebuild read lost data");
 }
 
