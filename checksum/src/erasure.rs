@@ -317,6 +317,28 @@ fn check_group_size(weights: &CodeWeights, members: usize) -> Result<(), Erasure
     Ok(())
 }
 
+/// Tests: the `erased` blocks of a group (data `data`, checksums `sums`,
+/// owned vectors of `len` values) overwritten with NaN, then rebuilt by
+/// [`rebuild_group`].
+#[cfg(test)]
+pub(crate) fn erase_and_rebuild(
+    weights: &CodeWeights,
+    data: &mut [Vec<f64>],
+    sums: &mut [Vec<f64>],
+    erased: &[GroupBlock],
+    len: usize,
+) -> Result<(), ErasureError> {
+    for b in erased {
+        match *b {
+            GroupBlock::Data(t) => data[t].fill(f64::NAN),
+            GroupBlock::Checksum(i) => sums[i].fill(f64::NAN),
+        }
+    }
+    let mut dr: Vec<&mut [f64]> = data.iter_mut().map(Vec::as_mut_slice).collect();
+    let mut cr: Vec<&mut [f64]> = sums.iter_mut().map(Vec::as_mut_slice).collect();
+    rebuild_group(weights, &mut dr, &mut cr, erased, len)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,15 +361,7 @@ mod tests {
                     for pick in crate::weights::combinations(all.len(), e) {
                         let erased: Vec<GroupBlock> = pick.iter().map(|&x| all[x]).collect();
                         let (mut d, mut c) = (data.clone(), sums.clone());
-                        for b in &erased {
-                            match *b {
-                                GroupBlock::Data(t) => d[t].fill(f64::NAN),
-                                GroupBlock::Checksum(i) => c[i].fill(f64::NAN),
-                            }
-                        }
-                        let mut dr: Vec<&mut [f64]> = d.iter_mut().map(Vec::as_mut_slice).collect();
-                        let mut cr: Vec<&mut [f64]> = c.iter_mut().map(Vec::as_mut_slice).collect();
-                        rebuild_group(&w, &mut dr, &mut cr, &erased, 5).unwrap();
+                        erase_and_rebuild(&w, &mut d, &mut c, &erased, 5).unwrap();
                         for (x, y) in d
                             .iter()
                             .flatten()

@@ -2,7 +2,7 @@
 //! rebuild kernels over many shapes: every `Q ≤ 9`, `f ≤ min(3, Q − 1)` and data widths
 //! from 0 to 40 block columns.
 
-use crate::erasure::{encode_weighted, rebuild_group, ErasureError, GroupBlock};
+use crate::erasure::{encode_weighted, erase_and_rebuild, rebuild_group, ErasureError, GroupBlock};
 use crate::rotating::RotatingLayout;
 use crate::weights::combinations;
 use rand::rngs::StdRng as Rng;
@@ -230,17 +230,7 @@ fn rebuilds_survive_a_left_transformation() {
         let mut erased = all.clone();
         erased.shuffle(&mut rng);
         erased.truncate(rng.random_range(0..=f.min(all.len())));
-        for b in &erased {
-            match *b {
-                GroupBlock::Data(t) => d[t].fill(f64::NAN),
-                GroupBlock::Checksum(i) => c[i].fill(f64::NAN),
-            }
-        }
-        {
-            let mut dr: Vec<&mut [f64]> = d.iter_mut().map(Vec::as_mut_slice).collect();
-            let mut cr: Vec<&mut [f64]> = c.iter_mut().map(Vec::as_mut_slice).collect();
-            rebuild_group(&w, &mut dr, &mut cr, &erased, rows * nb).unwrap();
-        }
+        erase_and_rebuild(&w, &mut d, &mut c, &erased, rows * nb).unwrap();
         let scale = d0.iter().chain(&c0).flatten().fold(1.0f64, |m, x| m.max(x.abs()));
         let tol = 16.0 * (s + f + 1) as f64 * f64::EPSILON * w.rebuild_amplification() * scale * rows as f64;
         for (x, y) in d.iter().flatten().chain(c.iter().flatten()).zip(d0.iter().flatten().chain(c0.iter().flatten())) {

@@ -73,16 +73,7 @@ impl Sim {
         let kmax = m.min(self.layout.n());
         let j0 = k * nb;
         let end = self.layout.active_end_col(k);
-        for j in j0..(j0 + nb).min(kmax) {
-            let (tau, v) = householder(&mut self.e[j * m + j..(j + 1) * m]);
-            for c in j + 1..end {
-                let col = &mut self.e[c * m + j..(c + 1) * m];
-                let w: f64 = col.iter().zip(&v).map(|(x, vi)| x * vi).sum();
-                for (x, vi) in col.iter_mut().zip(&v) {
-                    *x -= tau * w * vi;
-                }
-            }
-        }
+        factor_panel(&mut self.e, m, j0..(j0 + nb).min(kmax), end);
         self.finished = k + 1;
         let g = self.layout.group_of(k).unwrap();
         let block = self.block(k).to_vec();
@@ -126,9 +117,26 @@ impl Sim {
     }
 }
 
+/// Householder QR of the columns `cols` of the column-major `e` (`ld = m`),
+/// each reflector applied at once to every later column up to `end`
+/// (exclusive): one panel step of the factorization, checksum columns
+/// included.
+pub(crate) fn factor_panel(e: &mut [f64], m: usize, cols: std::ops::Range<usize>, end: usize) {
+    for j in cols {
+        let (tau, v) = householder(&mut e[j * m + j..(j + 1) * m]);
+        for c in j + 1..end {
+            let col = &mut e[c * m + j..(c + 1) * m];
+            let w: f64 = col.iter().zip(&v).map(|(x, vi)| x * vi).sum();
+            for (x, vi) in col.iter_mut().zip(&v) {
+                *x -= tau * w * vi;
+            }
+        }
+    }
+}
+
 /// LAPACK-style Householder reflector of `x` (in place: `beta` on top, `v[1..]` below);
 /// returns `tau` and `v` (with `v[0] = 1`) so that `(I − tau·v·vᵀ)·x = beta·e1`.
-pub(crate) fn householder(x: &mut [f64]) -> (f64, Vec<f64>) {
+fn householder(x: &mut [f64]) -> (f64, Vec<f64>) {
     let alpha = x[0];
     let sigma: f64 = x[1..].iter().map(|v| v * v).sum();
     let mut v = x.to_vec();

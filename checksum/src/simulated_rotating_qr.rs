@@ -17,7 +17,7 @@ use crate::encode::{axpy_block, encode_group, r_only, r_only_rows};
 use crate::erasure::{check_recoverable_up_to, encode_weighted, ErasureError, ErasurePlan};
 use crate::rotating::RotatingLayout;
 use crate::rotating_lost::{LostGroup, WeightedSurvivor};
-use crate::simulated_qr::{assert_no_nan, gather, householder, scatter};
+use crate::simulated_qr::{assert_no_nan, factor_panel, gather, scatter};
 use crate::verify::verify_relation;
 use crate::weights::combinations;
 use rand::rngs::StdRng as Rng;
@@ -78,16 +78,7 @@ impl Sim {
         let kmax = m.min(self.layout.n());
         let j0 = k * nb;
         let end = self.layout.active_end_col(k);
-        for j in j0..(j0 + nb).min(kmax) {
-            let (tau, v) = householder(&mut self.e[j * m + j..(j + 1) * m]);
-            for c in j + 1..end {
-                let col = &mut self.e[c * m + j..(c + 1) * m];
-                let w: f64 = col.iter().zip(&v).map(|(x, vi)| x * vi).sum();
-                for (x, vi) in col.iter_mut().zip(&v) {
-                    *x -= tau * w * vi;
-                }
-            }
-        }
+        factor_panel(&mut self.e, m, j0..(j0 + nb).min(kmax), end);
         self.finished = k + 1;
         let g = self.layout.group_of(k).unwrap();
         let t = self.layout.position_in_group(k).unwrap();
