@@ -139,6 +139,13 @@ pub struct SilentError {
     pub step: u64,
 }
 
+impl SilentError {
+    /// Whether it strikes grid rank `rank` at step `step`.
+    pub fn strikes(&self, rank: i32, step: u64) -> bool {
+        self.rank == rank && self.step == step
+    }
+}
+
 /// The faults to inject: kills, checked at every injection point, and at
 /// most one silent error.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

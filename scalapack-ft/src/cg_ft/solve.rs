@@ -120,7 +120,7 @@ pub fn pdcg_ft_in(
         sums: ColumnSums::default(),
         state: CgState::default(),
         opts: opts.clone(),
-        corrupt: region.grid().injector().silent_error().map(|e| (e.rank, e.step)),
+        corrupt: region.grid().injector().silent_error(),
         rebuilt_here: false,
     };
     let outcome = protocol::run(region, &mut cg, start, ft.verify);
@@ -257,7 +257,7 @@ struct CgSteps<'a> {
     sums: ColumnSums,
     state: CgState,
     opts: CgOptions,
-    corrupt: Option<(i32, u64)>,
+    corrupt: Option<blacs_ft::inject::SilentError>,
     /// Whether this process's blocks were rebuilt (a replacement's).
     rebuilt_here: bool,
 }
@@ -309,7 +309,7 @@ impl Algorithm for CgSteps<'_> {
     }
 
     fn exchange(&mut self, grid: &Grid, k: u64, clock: &mut PhaseClock) -> Result<CgScratch> {
-        let tamper = self.corrupt.filter(|&(r, at)| r == grid.rank() && at == k).map(|_| 1.0);
+        let tamper = self.corrupt.filter(|e| e.strikes(grid.rank(), k)).map(|_| 1.0);
         let mut enter = |phase| clock.enter(grid, phase);
         let mut op = Operator {
             a: &self.ext.matrix,

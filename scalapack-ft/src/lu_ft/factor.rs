@@ -126,7 +126,7 @@ pub fn pdgetrf_ft_in(
             state: LuState { ipiv: vec![0; mn], zero: None },
             deferred: None,
             mycol: region.grid().mycol() as usize,
-            corrupt: region.grid().injector().silent_error().map(|e| (e.rank, e.step)),
+            corrupt: region.grid().injector().silent_error(),
         },
     };
     let outcome = protocol::run(region, &mut lu, start, opts.verify);
@@ -211,7 +211,7 @@ struct LuSteps {
     deferred: Option<Deferred>,
     /// This process's grid column (the same after a repair).
     mycol: usize,
-    corrupt: Option<(i32, u64)>,
+    corrupt: Option<blacs_ft::inject::SilentError>,
 }
 
 impl LuSteps {
@@ -436,7 +436,7 @@ impl PanelSteps for LuSteps {
         if self.state.zero.is_none() {
             self.state.zero = panel.zero();
         }
-        if self.corrupt == Some((grid.rank(), k)) {
+        if self.corrupt.is_some_and(|e| e.strikes(grid.rank(), k)) {
             ext.corrupt_trailing(j0 + jb);
         }
         if defers {

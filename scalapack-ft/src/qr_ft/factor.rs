@@ -114,7 +114,7 @@ pub fn pdgeqrf_ft_in(
             panels: kmax.div_ceil(a.nb()) as u64,
             nb: a.nb(),
             tau: vec![0.0; kmax],
-            corrupt: region.grid().injector().silent_error().map(|e| (e.rank, e.step)),
+            corrupt: region.grid().injector().silent_error(),
         },
     };
     let outcome = protocol::run(region, &mut qr, start, opts.verify);
@@ -142,7 +142,7 @@ struct QrSteps {
     panels: u64,
     /// The block size.
     nb: usize,
-    corrupt: Option<(i32, u64)>,
+    corrupt: Option<blacs_ft::inject::SilentError>,
 }
 
 impl QrSteps {
@@ -242,7 +242,7 @@ impl PanelSteps for QrSteps {
         }
         ext.accumulate_finished(&d.layout, k, panel.j0, panel.jb, &panel.v, panel.lrows);
         self.tau[panel.j0..panel.j0 + panel.jb].copy_from_slice(&panel.tau());
-        if self.corrupt == Some((grid.rank(), k as u64)) {
+        if self.corrupt.is_some_and(|e| e.strikes(grid.rank(), k as u64)) {
             ext.corrupt_trailing(panel.j0 + panel.jb);
         }
     }
