@@ -254,7 +254,7 @@ fn call<P: Work>(
     }
     // A replacement making a call that completed before it joined: the
     // survivors are past it. Nothing collective.
-    let lost = ctx.region.grid().replacement().is_some() && ctx.region.log().next_is_done(r.log_name);
+    let lost = ctx.region.next_call_completed_before_joining(r.log_name);
     if lost {
         let mut p = local?;
         if p.is_empty() {

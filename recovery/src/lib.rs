@@ -47,6 +47,10 @@ pub struct Region {
     repairs: Vec<RepairReport>,
     max_repairs: usize,
     options: RegionOptions,
+    /// On a replacement, the calls at the front of the log that were over
+    /// when it joined: their results were computed before it existed (0 on
+    /// a process of the launch).
+    over_before_joining: usize,
     /// How this job started: launched, or again from checkpoints.
     job: JobStart,
     /// Where this process stands with the call that the job or a repair
@@ -112,6 +116,7 @@ impl Region {
             repairs: Vec::new(),
             max_repairs: 16,
             options: RegionOptions::default(),
+            over_before_joining: 0,
             job: JobStart::Launched,
             pending: if joining { Pending::Joining } else { Pending::Nothing },
         };
@@ -124,6 +129,7 @@ impl Region {
                 }
                 region.repairs.push(region.grid.recover()?);
             }
+            region.over_before_joining = region.log.calls().iter().take_while(|c| c.status.is_over()).count();
             if region.log.calls().iter().all(|c| c.status.is_over()) {
                 // Nothing in progress: the body simply runs from the top.
                 region.pending = Pending::Nothing;
@@ -251,6 +257,21 @@ impl Region {
     /// survivors are inside the interrupted call).
     pub fn is_joining(&self) -> bool {
         matches!(self.pending, Pending::Joining)
+    }
+
+    /// Whether the next call `name` is one that completed before this
+    /// process joined as a replacement ([`StatusLog::next_is_done`], among
+    /// the calls over when it received the log): its outputs were computed
+    /// by the process it replaced, and are not here. Nothing changes.
+    pub fn next_call_completed_before_joining(&self, name: &str) -> bool {
+        self.log.next_is_done(name) && self.log.position() < self.over_before_joining
+    }
+
+    /// Whether the call entered last ([`Region::enter_call`]) completed
+    /// before this process joined as a replacement (see
+    /// [`Region::next_call_completed_before_joining`]).
+    pub fn current_call_completed_before_joining(&self) -> bool {
+        self.log.current().is_some_and(|(i, c)| c.status.is_over() && i < self.over_before_joining)
     }
 
     /// The grid.

@@ -96,7 +96,7 @@ pub fn pdcg_ft_in(
         // replacement, which joined after it. (A solve that ended in an
         // error left x as it was: nothing of it is lost.)
         let outcome = done.outcome(opts)?;
-        if region.grid().replacement().is_some() {
+        if region.current_call_completed_before_joining() {
             x.set_lost(true);
         }
         return Ok(CgReport { recoveries: Vec::new(), ..outcome });

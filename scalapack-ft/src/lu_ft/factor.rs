@@ -103,8 +103,8 @@ pub fn pdgetrf_ft_in(
     let start = protocol::enter::<LuState, Error>(region, ROUTINE)?;
     if let protocol::Start::Done(done) = start {
         // Completed before a later failure: the result is already in `a`,
-        // but on a replacement, which joined after it.
-        if region.grid().replacement().is_some() {
+        // but not on a replacement that joined after it.
+        if region.current_call_completed_before_joining() {
             a.set_lost(true);
         }
         ipiv.clone_from(&done.ipiv);

@@ -88,8 +88,8 @@ pub fn pdgeqrf_ft_in(
     let start = protocol::enter::<Vec<f64>, Error>(region, ROUTINE)?;
     if let protocol::Start::Done(done) = start {
         // Completed before a later failure: the result is already in `a`,
-        // but on a replacement, which joined after it.
-        if region.grid().replacement().is_some() {
+        // but not on a replacement that joined after it.
+        if region.current_call_completed_before_joining() {
             a.set_lost(true);
         }
         *tau = done;
