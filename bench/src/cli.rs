@@ -64,7 +64,8 @@ pub enum Command {
     /// (2MN²−2N³/3), ScaLAPACK's residual checks and the local DGEMM rate
     /// measured in the same run. With --ft: kills, hot spares, the recovery
     /// breakdown, the checksum overhead against its model, and (--compare)
-    /// the plain run timed in the same job.
+    /// the plain run timed in the same job. With --lstsq: the least-squares
+    /// solution of A·X ≈ B through the factors, and LAPACK's check of it.
     Qr(QrArgs),
     /// LU with partial pivoting: pdgetrf, or the fault-tolerant pdgetrf_ft (--ft).
     ///
@@ -220,7 +221,9 @@ fn help(arg: clap::Arg, text: &'static str) -> clap::Arg {
 macro_rules! repair_points {
     () => {
         " or at a point of the repair: R@repair:ATTEMPT:{revoke,shrink,spawn,merge}, R@repair:BUILD:split, \
-        R@region:REPAIR:share. Comma-separated."
+        R@region:REPAIR:share. Comma-separated. The points of FTLA_KILL (same grammar) are armed too, before these \
+        (a point in both lists is armed once); the run prints one line naming every armed point and where it came \
+        from. Kill points, from either source, need --ft (without it FTLA_KILL is a usage error)."
     };
 }
 
@@ -324,7 +327,8 @@ pub struct FtArgs {
     /// CG's step k is iteration k, step 0 the initial residual), or at a
     /// point of the repair:
     /// R@repair:ATTEMPT:{revoke,shrink,spawn,merge}, R@repair:BUILD:split,
-    /// R@region:REPAIR:share. Comma-separated.
+    /// R@region:REPAIR:share. Comma-separated. FTLA_KILL's points are
+    /// armed as well, before these.
     #[arg(long, value_name = "R@STEP:PHASE[,...]", requires = "ft", value_parser = parse_kills)]
     pub kill: Option<Injector>,
     /// With --ft: hot spares parked at start-up (default 0: a lost process
@@ -373,6 +377,23 @@ pub struct FtArgs {
     pub corrupt: Option<(i32, u64)>,
 }
 
+/// What is solved with the factors (`lu --solve`, `qr --lstsq`): the
+/// right-hand sides and where the solution goes. Each command's help says
+/// which flag they need.
+#[derive(Args, Debug, Clone, Default)]
+pub struct SolveArgs {
+    /// Right-hand sides: the columns of B (default 1; with --rhs, the
+    /// file's).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..=i32::MAX as u64))]
+    pub nrhs: Option<u64>,
+    /// Read B from FILE.
+    #[arg(long, value_name = "FILE")]
+    pub rhs: Option<PathBuf>,
+    /// Write the solution X to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub solution: Option<PathBuf>,
+}
+
 /// `ftla qr`.
 #[derive(Args, Debug, Clone)]
 #[command(
@@ -392,10 +413,26 @@ pub struct FtArgs {
     mut_arg("verify", |a| help(a, "With --ft: recompute every checksum of the factored matrix at the end and compare")),
     mut_arg("corrupt", |a| help(a, "With --ft: add 1.0 to one element of rank R's blocks at step STEP (a silent \
         error for --verify to report)")),
+    // The least-squares solve.
+    mut_arg("nrhs", |a| help(a, "With --lstsq: the columns of B (default 1; with --rhs, the file's)")),
+    mut_arg("rhs", |a| help(a, "With --lstsq: read B (M×NRHS, or of length M for one column) from FILE (.npy <f8, \
+        or .mtx array) instead of generating it (entries uniform in [−0.5, 0.5) from --seed)")),
+    mut_arg("solution", |a| help(a, "With --lstsq: write the solution X (N×NRHS, or of length N for one column) to \
+        FILE (.npy, or .mtx)")),
 )]
 pub struct QrArgs {
     #[command(flatten)]
     pub matrix: MatrixArgs,
+    /// Least squares: minimise ‖A·X−B‖₂ for M ≥ N through the QR
+    /// factorization (pdgels: pdgeqrf, Qᵀ·B, R·X = (Qᵀ·B)(1:N); with --ft
+    /// the factorization is pdgeqrf_ft). Reports LAPACK's least-squares
+    /// check lstsq_residual = ‖Aᵀ(B−A·X)‖₁/(max(M,N,NRHS)·‖A‖₁·‖B‖₁·eps)
+    /// (dqrt17; small, < 16, when X solves the normal equations). M < N
+    /// (the minimum-norm solution) is not supported yet.
+    #[arg(long)]
+    pub lstsq: bool,
+    #[command(flatten)]
+    pub system: SolveArgs,
     #[command(flatten)]
     pub ft: FtArgs,
     #[command(flatten)]
@@ -424,14 +461,24 @@ pub struct QrArgs {
     mut_arg("verify", |a| help(a, "With --ft: recompute every checksum of the factored matrix at the end and compare")),
     mut_arg("corrupt", |a| help(a, "With --ft: add 1.0 to one element of rank R's blocks at step STEP (a silent \
         error for --verify to report)")),
+    // The solve.
+    mut_arg("nrhs", |a| help(a, "With --solve: the columns of B (default 1; with --rhs, the file's)")),
+    mut_arg("rhs", |a| help(a, "With --solve: read B (N×NRHS, or of length N for one column) from FILE (.npy <f8, \
+        or .mtx array) instead of generating it (entries uniform in [−0.5, 0.5) from --seed)")),
+    mut_arg("solution", |a| help(a, "With --solve: write the solution X (N×NRHS, or of length N for one column) to \
+        FILE (.npy, or .mtx)")),
 )]
 pub struct LuArgs {
     #[command(flatten)]
     pub matrix: MatrixArgs,
-    /// Solve A·x = b with the factors (pdgetrs; b = A·(1, …, 1)ᵀ) and
-    /// report ScaLAPACK's solve residual.
+    /// Solve A·X = B with the factors (pdgetrs; with --ft on the factors
+    /// of pdgetrf_ft) and report ScaLAPACK's solve residual
+    /// solve_residual = ‖A·X−B‖₁/(‖A‖₁·‖X‖₁·N·eps), norm-wise over all
+    /// NRHS columns at once (matrix 1-norms: largest column sums).
     #[arg(long)]
     pub solve: bool,
+    #[command(flatten)]
+    pub system: SolveArgs,
     #[command(flatten)]
     pub ft: FtArgs,
     #[command(flatten)]

@@ -1,8 +1,10 @@
 //! What an operation leaves next to its matrix (QR's tau, LU's pivots,
-//! CG's solution and its report), and the one path that checks it and
-//! writes it out, for the plain and the fault-tolerant runs alike.
+//! a least-squares solution, CG's solution and its report), and the one
+//! path that checks it, solves with it and writes it out, for the plain
+//! and the fault-tolerant runs alike.
 
-use crate::problem::{make_matrix, FactorJob};
+use crate::problem::{make_matrix, FactorJob, SolveJob};
+use crate::solve::{self, On};
 use blacs_ft::Grid;
 use recovery::Region;
 use scalapack_ft::abft::{FtOptions, FtReport, FtWorkspace};
@@ -20,6 +22,17 @@ pub enum Factors {
     Pivots(Vec<i64>),
     /// CG's solve of A·x = b.
     Solution(Box<CgSolve>),
+    /// QR with `--lstsq`: the least-squares solve through the factors.
+    LeastSquares(Box<LstsqSolve>),
+}
+
+/// A least-squares solve (`qr --lstsq`): the system, B's seed, and once
+/// solved tau and B overwritten as pdgels leaves it (X in rows 0..N).
+pub struct LstsqSolve {
+    pub system: SolveJob,
+    seed: u64,
+    pub tau: Vec<f64>,
+    pub b: Option<DistMatrix>,
 }
 
 /// A CG solve: its options, the right-hand side's seed, and once solved
@@ -55,10 +68,18 @@ impl CgSolve {
 impl Factors {
     /// Empty factors of the job's operation, to be filled by it.
     pub fn of(a: &FactorJob) -> Factors {
-        match a.op {
-            Op::Qr => Factors::Tau(Vec::new()),
-            Op::Lu => Factors::Pivots(Vec::new()),
-            Op::Cg => Factors::Solution(Box::new(CgSolve { opts: a.cg.clone(), seed: a.seed, x: None, report: None })),
+        match (a.op, &a.solve) {
+            (Op::Qr, Some(system)) => Factors::LeastSquares(Box::new(LstsqSolve {
+                system: system.clone(),
+                seed: a.seed,
+                tau: Vec::new(),
+                b: None,
+            })),
+            (Op::Qr, None) => Factors::Tau(Vec::new()),
+            (Op::Lu, _) => Factors::Pivots(Vec::new()),
+            (Op::Cg, _) => {
+                Factors::Solution(Box::new(CgSolve { opts: a.cg.clone(), seed: a.seed, x: None, report: None }))
+            }
         }
     }
 
@@ -67,7 +88,21 @@ impl Factors {
     pub fn flops(&self, op: Op, m: usize, n: usize) -> f64 {
         match self {
             Factors::Solution(s) => cg_flops(n, s.report.as_ref().map_or(0, |r| r.iterations)),
+            // Qᵀ·B (LAPACK's count for DORMQR, 2·K·N·(2M−N)), then R·X (N²·K).
+            Factors::LeastSquares(s) => {
+                let (m, n, k) = (m as f64, n as f64, s.system.nrhs as f64);
+                op.flops(m as usize, n as usize) + 2.0 * k * n * (2.0 * m - n) + n * n * k
+            }
             _ => op.flops(m, n),
+        }
+    }
+
+    /// QR's Householder scalars, with or without a least-squares solve.
+    fn tau(&self) -> Option<&[f64]> {
+        match self {
+            Factors::Tau(tau) => Some(tau),
+            Factors::LeastSquares(s) => Some(&s.tau),
+            _ => None,
         }
     }
 
@@ -87,6 +122,12 @@ impl Factors {
     pub fn factor(&mut self, grid: &Grid, mat: &mut DistMatrix) -> Result<Option<Error>, Error> {
         match self {
             Factors::Tau(tau) => qr::pdgeqrf(grid, mat, tau).map(|()| None),
+            Factors::LeastSquares(s) => {
+                let mut b = solve::right_hand_sides(grid, &s.system, s.seed, mat.m(), mat.nb(), true)?;
+                s.tau = qr::pdgels(grid, mat, &mut b)?;
+                s.b = Some(b);
+                Ok(None)
+            }
             Factors::Pivots(ipiv) => singular_is_a_result(lu::pdgetrf(grid, mat, ipiv)).map(|(_, s)| s),
             Factors::Solution(s) => {
                 let (b, mut x) = s.vectors(grid, mat)?;
@@ -113,6 +154,15 @@ impl Factors {
     ) -> Result<(FtReport, Option<Error>), Error> {
         match self {
             Factors::Tau(tau) => qr_ft::pdgeqrf_ft_in(region, mat, tau, opts, work).map(|r| (r, None)),
+            Factors::LeastSquares(s) => {
+                // (A process joining the call reads its blocks of B alone:
+                // the others are already inside the factorization.)
+                let collective = !region.is_joining();
+                let mut b = solve::right_hand_sides(region.grid(), &s.system, s.seed, mat.m(), mat.nb(), collective)?;
+                let report = solve::gels_ft(region, mat, &mut s.tau, &mut b, opts, work)?;
+                s.b = Some(b);
+                Ok((report, None))
+            }
             Factors::Pivots(ipiv) => singular_is_a_result(lu_ft::pdgetrf_ft_in(region, mat, ipiv, opts, work))
                 .map(|(r, s)| (r.unwrap_or_default(), s)),
             Factors::Solution(s) => {
@@ -158,6 +208,8 @@ pub struct Residuals {
     pub orthogonality: Option<f64>,
     /// LU with `--solve`: the solve's residual.
     pub solve: Option<f64>,
+    /// QR with `--lstsq`: LAPACK's least-squares check.
+    pub lstsq: Option<f64>,
     /// CG: whether it converged with a true residual within 10·tol (and
     /// the rounding floor).
     pub cg_pass: Option<bool>,
@@ -166,16 +218,19 @@ pub struct Residuals {
 impl Residuals {
     /// Every residual that was computed is below 16 (CG: see `cg_pass`).
     pub fn pass(&self) -> bool {
-        [self.residual, self.orthogonality, self.solve].iter().flatten().all(|&r| r < 16.0)
+        [self.residual, self.orthogonality, self.solve, self.lstsq].iter().flatten().all(|&r| r < 16.0)
             && self.cg_pass.unwrap_or(true)
     }
 
     /// `, residual 0.012, orthogonality 0.3` for the summary line.
     pub fn summary(&self) -> String {
         let mut s = String::new();
-        for (name, v) in
-            [("residual", self.residual), ("orthogonality", self.orthogonality), ("solve residual", self.solve)]
-        {
+        for (name, v) in [
+            ("residual", self.residual),
+            ("orthogonality", self.orthogonality),
+            ("solve residual", self.solve),
+            ("least-squares residual", self.lstsq),
+        ] {
             if let Some(v) = v {
                 s.push_str(&format!(", {name} {v:.3}"));
             }
@@ -184,11 +239,13 @@ impl Residuals {
     }
 }
 
-/// Collective: the checks the job asks for (`--check`, `--solve`), against
-/// the original matrix, regenerated or re-read (`original`, when the
-/// caller kept a copy).
+/// Collective: the checks the job asks for (`--check`), against the
+/// original matrix, regenerated or re-read (`original`, when the caller
+/// kept a copy), and the solve with the factors (`lu --solve`: here, `on`
+/// the plain grid or the fault-tolerant region; `qr --lstsq`: done with
+/// the factorization, checked here), with X written to `--solution`.
 pub fn check(
-    grid: &Grid,
+    on: &mut On<'_>,
     a: &FactorJob,
     original: Option<DistMatrix>,
     fact: &DistMatrix,
@@ -201,43 +258,35 @@ pub fn check(
         r.cg_pass = Some(s.report.as_ref().is_some_and(|s| s.converged && s.relative_residual <= bound));
         return Ok(r);
     }
-    if !a.check && !a.solve {
+    if !a.check && a.solve.is_none() {
         return Ok(r);
     }
     let orig = match original {
         Some(o) => o,
-        None => make_matrix(grid, a, true)?,
+        None => make_matrix(on.grid(), a, true)?,
     };
+    if let (Some(tau), true) = (factors.tau(), a.check) {
+        let grid = on.grid();
+        r.residual = Some(qr::check::qr_residual(grid, &orig, fact, tau)?);
+        r.orthogonality = Some(qr::check::orthogonality(grid, fact, tau)?);
+    }
     match factors {
-        Factors::Solution(_) => {}
-        Factors::Tau(tau) => {
-            if a.check {
-                r.residual = Some(qr::check::qr_residual(grid, &orig, fact, tau)?);
-                r.orthogonality = Some(qr::check::orthogonality(grid, fact, tau)?);
-            }
+        Factors::Solution(_) | Factors::Tau(_) => {}
+        Factors::LeastSquares(s) => {
+            let grid = on.grid();
+            let Some(solved) = &s.b else { return Ok(r) };
+            let x = solve::leading_rows(grid, solved, orig.n())?;
+            // B again, as it was given.
+            let b = solve::right_hand_sides(grid, &s.system, s.seed, orig.m(), fact.nb(), true)?;
+            r.lstsq = Some(solve::lstsq_residual(grid, &orig, &x, &b)?);
+            solve::write_solution(grid, &s.system, &x)?;
         }
         Factors::Pivots(ipiv) => {
             if a.check {
-                r.residual = Some(lu::lu_residual(grid, &orig, fact, ipiv)?);
+                r.residual = Some(lu::lu_residual(on.grid(), &orig, fact, ipiv)?);
             }
-            if a.solve {
-                // b = A·(1, …, 1)ᵀ, so that x should be all ones.
-                let nb = fact.nb();
-                let ones = DistMatrix::from_fn(grid, orig.n(), 1, nb, nb, |_, _| 1.0)?;
-                let mut b = DistMatrix::zeros(grid, orig.m(), 1, nb, nb)?;
-                scalapack_ft::pblas::pdgemm(
-                    grid,
-                    scalapack_ft::blas::Trans::No,
-                    scalapack_ft::blas::Trans::No,
-                    1.0,
-                    &orig,
-                    &ones,
-                    0.0,
-                    &mut b,
-                )?;
-                let mut x = b.clone();
-                lu::pdgetrs(grid, lu::Transpose::NoTrans, fact, ipiv, &mut x)?;
-                r.solve = Some(lu::solve_residual(grid, &orig, &x, &b)?);
+            if let Some(s) = &a.solve {
+                r.solve = Some(solve::lu(on, s, a.seed, &orig, fact, ipiv)?);
             }
         }
     }
@@ -249,8 +298,9 @@ pub fn check(
 pub fn write(grid: &Grid, a: &FactorJob, fact: &DistMatrix, factors: &Factors) -> Result<(), scalapack_ft::Error> {
     let Some(out) = &a.output else { return Ok(()) };
     match factors {
-        Factors::Tau(tau) => {
+        Factors::Tau(_) | Factors::LeastSquares(_) => {
             write_matrix(grid, fact, out)?;
+            let tau = factors.tau().unwrap_or_default();
             write_vector(grid, &out.with_extension("tau.npy"), VectorData::F64(tau))
         }
         Factors::Pivots(ipiv) => {

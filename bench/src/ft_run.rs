@@ -5,6 +5,7 @@
 use crate::factors::{self, CgSolve, Factors};
 use crate::problem::{make_matrix, write_json, FactorJob, FtJob};
 use crate::session::{local_dgemm_gflops, median, start_preparing, Session};
+use crate::solve::On;
 use blacs_ft::launch::Outcome;
 use blacs_ft::{Injector, Scope};
 use recovery::{Region, RegionOptions};
@@ -444,7 +445,7 @@ fn measure(
     // replacement that joined a later repetition has no main run's result.)
     let mut residuals = factors::Residuals::default();
     if start_rep == 0 {
-        residuals = factors::check(region.grid(), a, None, &fact, &factors)?;
+        residuals = factors::check(&mut On::Ft(region), a, None, &fact, &factors)?;
         factors::write(region.grid(), a, &fact, &factors)?;
     }
     drop(fact);
@@ -568,8 +569,12 @@ impl FtOutcome {
         if let Some(o) = res.orthogonality {
             checks.push(format!("orthogonality ‖I−QᵀQ‖₁/(M·eps) = {o:.3}"));
         }
+        let nrhs = a.solve.as_ref().map_or(1, |s| s.nrhs);
         if let Some(r) = res.solve {
-            checks.push(format!("solve residual ‖Ax−b‖₁/(‖A‖₁·‖x‖₁·N·eps) = {r:.3}"));
+            checks.push(format!("solve residual {} = {r:.3} (NRHS {nrhs})", crate::solve::LU_SOLVE_RESIDUAL));
+        }
+        if let Some(r) = res.lstsq {
+            checks.push(format!("least-squares residual {} = {r:.3} (NRHS {nrhs})", crate::solve::LSTSQ_RESIDUAL));
         }
         if !checks.is_empty() {
             lines.push(format!("{} ({})", checks.join(", "), if res.pass() { "pass: < 16" } else { "FAIL: ≥ 16" }));
@@ -609,6 +614,8 @@ impl FtOutcome {
         r.residual = self.residuals.residual.into();
         r.orthogonality = (a.op == Op::Qr).then(|| self.residuals.orthogonality.into());
         r.solve_residual = self.residuals.solve;
+        r.lstsq_residual = self.residuals.lstsq;
+        r.nrhs = a.solve.as_ref().map(|s| s.nrhs);
         r.dgemm_gflops = self.dgemm;
         r.blas_kernel = blas::kernel_name();
         r.recoveries = Some(self.report.recoveries.iter().map(RecoveryEntry::from).collect());
@@ -673,7 +680,7 @@ fn announce(region: &Region, a: &FactorJob, ft: &FtJob) {
         return;
     }
     println!(
-        "ftla {} --ft: {}x{} matrix, NB {}, {} grid + {} spare(s), OpenBLAS kernel {}{}",
+        "ftla {} --ft: {}x{} matrix, NB {}, {} grid + {} spare(s), OpenBLAS kernel {}",
         a.op.name(),
         a.shape().map_or(a.m, |s| s.0),
         a.shape().map_or(a.n, |s| s.1),
@@ -681,8 +688,24 @@ fn announce(region: &Region, a: &FactorJob, ft: &FtJob) {
         a.grid,
         ft.spares,
         blas::kernel_name(),
-        if ft.kill.is_empty() { String::new() } else { format!(", kills {}", ft.kill) }
     );
+    if !ft.kill.is_empty() {
+        println!("  kill points armed: {}", armed_kills(ft));
+    }
+}
+
+/// `1@qr:3:update (FTLA_KILL), 1@qr:6:update (--kill)`: every armed
+/// point, in the order armed, with where it came from (a point given by
+/// both is armed once, as FTLA_KILL's).
+fn armed_kills(ft: &FtJob) -> String {
+    let from_env = ft.kill_from_env.specs();
+    let points: Vec<String> = ft
+        .kill
+        .specs()
+        .iter()
+        .map(|k| format!("{k} ({})", if from_env.contains(k) { "FTLA_KILL" } else { "--kill" }))
+        .collect();
+    points.join(", ")
 }
 
 /// `ftla qr|lu|cg --ft` inside the job: measure, then the text (and the

@@ -16,6 +16,7 @@ mod scale;
 mod scale_plot;
 mod session;
 mod soak;
+mod solve;
 
 use blacs_ft::launch::{inside_mpi, new_run_id, relaunch, CofRelaunch, Relaunch};
 use clap::Parser;

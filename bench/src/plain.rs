@@ -6,6 +6,7 @@
 use crate::factors::{self, Factors};
 use crate::problem::{make_matrix, write_json, FactorJob};
 use crate::session::{local_dgemm_gflops, start, Session};
+use crate::solve::On;
 use blacs_ft::Scope;
 use scalapack_ft::blas;
 use scalapack_ft::report::{FactorReport, Op};
@@ -33,7 +34,7 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
     let root = grid.rank() == 0;
     let mut mat = make_matrix(grid, a, true)?;
     let (m, n) = (mat.m(), mat.n());
-    let original = ((a.check || a.solve) && a.op != Op::Cg).then(|| mat.clone());
+    let original = ((a.check || a.solve.is_some()) && a.op != Op::Cg).then(|| mat.clone());
     let dgemm = local_dgemm_gflops(grid)?;
     if root {
         println!(
@@ -54,12 +55,14 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
     let mut report = FactorReport::new(a.op.name(), [a.grid.p, a.grid.q], m, n, a.nb);
     report.timed_flops(factors.flops(a.op, m, n), secs[0]);
     crate::ft_run::cg_fields(&mut report, &factors);
-    let res = factors::check(grid, a, original, &mat, &factors)?;
+    let res = factors::check(&mut On::Plain(grid), a, original, &mat, &factors)?;
     factors::write(grid, a, &mat, &factors)?;
     let ok = singular.is_none() && res.pass();
     report.residual = res.residual.into();
     report.orthogonality = (a.op == Op::Qr).then(|| res.orthogonality.into());
     report.solve_residual = res.solve;
+    report.lstsq_residual = res.lstsq;
+    report.nrhs = a.solve.as_ref().map(|s| s.nrhs);
     report.dgemm_gflops = dgemm;
     report.blas_kernel = blas::kernel_name();
     report.blas_threads_per_rank = Some(1);

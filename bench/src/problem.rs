@@ -30,10 +30,21 @@ pub struct FactorJob {
     pub json: Option<PathBuf>,
     /// The fault-tolerant run, if asked for.
     pub ft: Option<FtJob>,
-    /// LU: solve with the factors and report the solve's residual.
-    pub solve: bool,
+    /// LU `--solve`, QR `--lstsq`: the system solved with the factors.
+    pub solve: Option<SolveJob>,
     /// CG: tolerance, iteration limit, preconditioning.
     pub cg: scalapack_ft::cg::CgOptions,
+}
+
+/// The system of `lu --solve` (A·X = B) or `qr --lstsq` (min ‖A·X − B‖₂).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SolveJob {
+    /// Columns of B and X.
+    pub nrhs: usize,
+    /// B from this file; `None`: generated from the job's seed.
+    pub rhs: Option<PathBuf>,
+    /// Where X goes.
+    pub solution: Option<PathBuf>,
 }
 
 /// The fault-tolerance options of a job.
@@ -43,6 +54,8 @@ pub struct FtJob {
     /// Kills, from `--kill` and `FTLA_KILL` (`R@STEP:PHASE` completed to
     /// `R@qr:STEP:PHASE`); empty: none.
     pub kill: Injector,
+    /// The points of `kill` that `FTLA_KILL` gave (completed as `kill`'s).
+    pub kill_from_env: Injector,
     pub compare: bool,
     /// Repetitions of the comparison.
     pub reps: usize,
@@ -74,7 +87,17 @@ const REPAIR_ATTEMPTS: u64 = 8;
 impl FactorJob {
     /// `ftla qr`.
     pub fn from_qr(a: QrArgs) -> Result<FactorJob, String> {
-        FactorJob::common(Op::Qr, &a.matrix)?.with_ft(&a.ft)
+        let mut job = FactorJob::common(Op::Qr, &a.matrix)?;
+        if a.lstsq {
+            if let Some((m, n)) = job.shape().filter(|(m, n)| m < n) {
+                return Err(format!(
+                    "--lstsq needs M ≥ N (an overdetermined or square system), got {m}x{n}: the minimum-norm \
+                     solution of an underdetermined system (M < N) is not supported yet"
+                ));
+            }
+        }
+        job.solve = job.system("--lstsq", a.lstsq, &a.system)?;
+        job.with_ft(&a.ft)
     }
 
     /// `ftla lu`.
@@ -85,8 +108,52 @@ impl FactorJob {
         if a.solve && job.input.is_none() && job.m != job.n {
             return Err(format!("--solve needs a square matrix, got {}x{} (drop --m or set it to --n)", job.m, job.n));
         }
-        job.solve = a.solve;
+        job.solve = job.system("--solve", a.solve, &a.system)?;
         job.with_ft(&a.ft)
+    }
+
+    /// The system to solve with the factors when `asked` (by `flag`), its
+    /// options checked: they need the flag, and a `--rhs` file must exist
+    /// and hold M rows (and `--nrhs` columns, when given).
+    fn system(&self, flag: &str, asked: bool, s: &crate::cli::SolveArgs) -> Result<Option<SolveJob>, String> {
+        if !asked {
+            let given =
+                [(s.nrhs.is_some(), "--nrhs"), (s.rhs.is_some(), "--rhs"), (s.solution.is_some(), "--solution")];
+            return match given.iter().find(|(g, _)| *g) {
+                Some((_, name)) => Err(format!("{name} needs {flag} (it belongs to the solve with the factors)")),
+                None => Ok(None),
+            };
+        }
+        let nrhs = match &s.rhs {
+            None => s.nrhs.unwrap_or(1) as usize,
+            Some(path) => {
+                if !path.exists() {
+                    return Err(format!("--rhs: {} does not exist", path.display()));
+                }
+                // (A file whose header cannot be read here is reported
+                // by every rank of the job.)
+                match (input_shape(path), self.shape()) {
+                    (Ok((rows, cols)), Some((m, _))) => {
+                        if rows != m {
+                            return Err(format!(
+                                "--rhs: {} holds a {rows}x{cols} matrix, but B needs M = {m} rows (one per row of A)",
+                                path.display()
+                            ));
+                        }
+                        if let Some(k) = s.nrhs.filter(|&k| k as usize != cols) {
+                            return Err(format!(
+                                "--nrhs {k} disagrees with --rhs: {} holds {cols} column(s)",
+                                path.display()
+                            ));
+                        }
+                        cols
+                    }
+                    (Ok((_, cols)), None) => cols,
+                    (Err(e), _) => return Err(format!("--rhs: {e}")),
+                }
+            }
+        };
+        Ok(Some(SolveJob { nrhs, rhs: s.rhs.clone(), solution: s.solution.clone() }))
     }
 
     /// `ftla cg`.
@@ -109,10 +176,11 @@ impl FactorJob {
     /// The fault-tolerance options, checked against the job.
     fn with_ft(mut self, ft: &crate::cli::FtArgs) -> Result<FactorJob, String> {
         // The kills `ftla launch` hands a job reach ftla's own commands too.
-        let mut kills = Injector::from_env().map_err(|e| match e {
+        let from_env = Injector::from_env().map_err(|e| match e {
             blacs_ft::Error::InvalidArgument { reason, .. } => format!("FTLA_KILL: {reason}"),
             e => format!("FTLA_KILL: {e}"),
         })?;
+        let mut kills = from_env.clone();
         if !ft.ft {
             if !kills.is_empty() {
                 return Err(format!("FTLA_KILL is set ({kills}) but kill points need --ft"));
@@ -123,6 +191,7 @@ impl FactorJob {
         let reps = ft.reps as usize;
         kills.extend(ft.kill.clone().unwrap_or_default());
         let kill = self.checked_kills(kills, reps > 1)?;
+        let kill_from_env = self.checked_kills(from_env, reps > 1)?;
         if let Some((r, _)) = ft.corrupt {
             if r < 0 || r >= self.grid.size() {
                 return Err(format!("--corrupt: rank {r} is not in the {} grid", self.grid));
@@ -151,6 +220,7 @@ impl FactorJob {
         self.ft = Some(FtJob {
             spares: ft.spares,
             kill,
+            kill_from_env,
             compare: ft.compare,
             reps,
             verify: ft.verify,
@@ -185,7 +255,7 @@ impl FactorJob {
             output: None,
             check: true,
             json: a.json.clone(),
-            solve: false,
+            solve: None,
             cg: Default::default(),
             ft: Some(FtJob {
                 spares: a.spares,
@@ -240,7 +310,7 @@ impl FactorJob {
             check: a.check,
             json: a.json.clone(),
             ft: None,
-            solve: false,
+            solve: None,
             cg: Default::default(),
         })
     }
@@ -371,8 +441,8 @@ impl FactorJob {
 
     /// The most memory one process of the job holds at once, in bytes:
     /// the matrix (with its checksum columns and sums for `--ft`, which a
-    /// parked spare prepares as well) and, with `--check`, a copy of the
-    /// input. `None` when the shape is not known before the launch.
+    /// parked spare prepares as well), with `--solve` or `--lstsq` B and X,
+    /// and with `--check` a copy of the input. `None` when the shape is not known before the launch.
     pub fn bytes_per_process(&self) -> Option<u64> {
         let (m, n) = self.shape()?;
         let (p, q) = (self.grid.p as usize, self.grid.q as usize);
@@ -381,7 +451,12 @@ impl FactorJob {
             Some(_) => scalapack_ft::qr_ft::FtWorkspace::bytes_per_process(m, n, self.nb, p, q).unwrap_or(matrix),
             None => matrix,
         };
-        Some(factored + if self.check { matrix } else { 0 })
+        // B and X (or B and its copy), with A's rows.
+        let system = self
+            .solve
+            .as_ref()
+            .map_or(0, |s| 2 * 8 * DistMatrix::local_len_bound(m, s.nrhs, self.nb, self.nb, p, q) as u64);
+        Some(factored + system + if self.check { matrix } else { 0 })
     }
 
     /// Before the launch: refuses a job whose processes on this machine

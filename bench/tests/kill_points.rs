@@ -62,7 +62,11 @@ fn ftla_kill_reaches_ftla_qr_and_merges_with_kill() {
     let out = ftla_with(&with_kill, &[("FTLA_KILL", "1@qr:3:update")]);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     assert_eq!(recovered(&read()), [vec![1], vec![1]], "{}", out.stdout);
-    assert!(out.stdout.contains("kills 1@qr:3:update,1@qr:6:update"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("kill points armed: 1@qr:3:update (FTLA_KILL), 1@qr:6:update (--kill)"),
+        "{}",
+        out.stdout
+    );
     let _ = std::fs::remove_file(&json);
 }
 

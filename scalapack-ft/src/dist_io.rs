@@ -40,7 +40,32 @@ pub fn read_matrix(grid: &Grid, path: &Path, nb: usize) -> Result<DistMatrix> {
     };
     let (m, n, dense) = grid.agree_ok(shape.map_err(|e| e.to_string()))?;
     // The shape is the same everywhere now; read the local pieces.
-    let local = match &dense {
+    Ok(grid.agree_ok(local_piece(grid, path, m, n, nb, dense.as_ref()))?)
+}
+
+/// Not collective: [`read_matrix`] on this process alone (its own blocks
+/// only), for a process that must not wait for the others — one joining a
+/// call the others are already in. An error is this process's alone.
+pub fn read_matrix_local(grid: &Grid, path: &Path, nb: usize) -> std::result::Result<DistMatrix, String> {
+    if is_mtx(path) {
+        let d = io::read_mtx(path).map_err(|e| e.to_string())?;
+        return local_piece(grid, path, d.rows, d.cols, nb, Some(&d));
+    }
+    let h = io::read_npy_header(path).map_err(|e| e.to_string())?;
+    local_piece(grid, path, h.rows, h.cols, nb, None)
+}
+
+/// This process's blocks of the `m`×`n` matrix in `path` (`dense`: the
+/// whole of a `.mtx` file, already read).
+fn local_piece(
+    grid: &Grid,
+    path: &Path,
+    m: usize,
+    n: usize,
+    nb: usize,
+    dense: Option<&io::Dense>,
+) -> std::result::Result<DistMatrix, String> {
+    let local = match dense {
         Some(d) => Ok(DistMatrix::from_fn(grid, m, n, nb, nb, |i, j| d.data[i + j * m])),
         None => io::read_npy_local(path, &layout(grid, m, n, nb)).map_err(|e| e.to_string()).map(|(data, lld)| {
             Descriptor::new(
@@ -60,14 +85,26 @@ pub fn read_matrix(grid: &Grid, path: &Path, nb: usize) -> Result<DistMatrix> {
             .and_then(|desc| DistMatrix::from_local(grid, desc, data))
         }),
     };
-    let local = local.map_err(|e| e.to_string()).and_then(|r| r.map_err(|e| e.to_string()));
-    Ok(grid.agree_ok(local)?)
+    local.map_err(|e| e.to_string()).and_then(|r| r.map_err(|e| e.to_string()))
 }
 
 /// Collective: writes `a` to `path` as a Fortran-order `.npy` (each rank
 /// writes its own blocks at their offsets), or as MatrixMarket when the
 /// name ends in `.mtx` (gathered to rank 0 first: for small matrices).
 pub fn write_matrix(grid: &Grid, a: &DistMatrix, path: &Path) -> Result<()> {
+    write_shaped(grid, a, path, false)
+}
+
+/// Collective: [`write_matrix`] for the columns of a solution or
+/// right-hand sides: an N×1 matrix goes to a `.npy` as a 1-D array of
+/// length N (NumPy's shape for a vector); wider ones, and `.mtx` files, as
+/// [`write_matrix`] writes them.
+pub fn write_columns(grid: &Grid, a: &DistMatrix, path: &Path) -> Result<()> {
+    write_shaped(grid, a, path, a.n() == 1)
+}
+
+/// [`write_matrix`], a `.npy` file 1-D when `vector`.
+fn write_shaped(grid: &Grid, a: &DistMatrix, path: &Path, vector: bool) -> Result<()> {
     if is_mtx(path) {
         let full = a.gather(grid, 0)?;
         let r = match full {
@@ -77,7 +114,8 @@ pub fn write_matrix(grid: &Grid, a: &DistMatrix, path: &Path) -> Result<()> {
         return Ok(grid.agree_ok(r)?);
     }
     let created = if grid.rank() == 0 {
-        io::create_npy(path, a.m(), a.n(), true).map(|_| ()).map_err(|e| e.to_string())
+        let header = if vector { io::create_npy_vector(path, a.m()) } else { io::create_npy(path, a.m(), a.n(), true) };
+        header.map(|_| ()).map_err(|e| e.to_string())
     } else {
         Ok(())
     };

@@ -234,6 +234,13 @@ pub struct FactorReport {
     /// solve with the factors.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub solve_residual: Option<f64>,
+    /// QR with `--lstsq`: LAPACK's least-squares check (dqrt17)
+    /// ‖Aᵀ(B − A·X)‖₁ / (max(M, N, NRHS)·‖A‖₁·‖B‖₁·eps).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub lstsq_residual: Option<f64>,
+    /// LU with `--solve`, QR with `--lstsq`: the columns of B and X.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub nrhs: Option<usize>,
     /// Local DGEMM rate per rank, measured in the same run.
     #[serde(deserialize_with = "nan_if_null")]
     pub dgemm_gflops: f64,
@@ -292,6 +299,8 @@ impl FactorReport {
             residual: Checked::NotChecked,
             orthogonality: None,
             solve_residual: None,
+            lstsq_residual: None,
+            nrhs: None,
             dgemm_gflops: 0.0,
             blas_kernel: String::new(),
             blas_threads_per_rank: None,

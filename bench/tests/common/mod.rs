@@ -227,4 +227,5 @@ pub fn residuals_pass(r: &FactorReport) -> bool {
     below(Some(r.residual))
         && (r.command != "qr" || below(r.orthogonality))
         && r.solve_residual.is_none_or(|v| v < 16.0)
+        && r.lstsq_residual.is_none_or(|v| v < 16.0)
 }

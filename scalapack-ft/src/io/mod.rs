@@ -31,8 +31,8 @@ pub mod npy;
 
 pub use mtx::{read_mtx, read_mtx_local, write_mtx};
 pub use npy::{
-    create_npy, read_npy, read_npy_header, read_npy_local, read_npy_vector_f64, read_npy_vector_i64, write_npy,
-    write_npy_header, write_npy_local, write_npy_vector_f64, write_npy_vector_i64, NpyDtype, NpyHeader,
+    create_npy, create_npy_vector, read_npy, read_npy_header, read_npy_local, read_npy_vector_f64, read_npy_vector_i64,
+    write_npy, write_npy_header, write_npy_local, write_npy_vector_f64, write_npy_vector_i64, NpyDtype, NpyHeader,
 };
 
 /// A failure reading or writing a matrix file. Every variant that concerns a

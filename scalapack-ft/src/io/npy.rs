@@ -135,12 +135,29 @@ pub fn write_npy_header(file: &File, rows: usize, cols: usize, fortran_order: bo
 /// (unwritten elements read as 0.0). Called by one rank before every rank
 /// calls [`write_npy_local`]; the ranks must synchronise in between.
 pub fn create_npy(path: impl AsRef<Path>, rows: usize, cols: usize, fortran_order: bool) -> Result<NpyHeader, IoError> {
+    create_npy_shaped(path, &[rows, cols], fortran_order)
+}
+
+/// [`create_npy`] for a 1-D `<f8` array of length `len` *(global)*: the
+/// shape `(len,)` NumPy gives a vector; [`write_npy_local`] writes it as
+/// a `len`×1 matrix.
+pub fn create_npy_vector(path: impl AsRef<Path>, len: usize) -> Result<NpyHeader, IoError> {
+    create_npy_shaped(path, &[len], false)
+}
+
+/// [`create_npy`] with the shape `[rows, cols]` or `[rows]` (a column).
+fn create_npy_shaped(path: impl AsRef<Path>, shape: &[usize], fortran_order: bool) -> Result<NpyHeader, IoError> {
     let path = path.as_ref();
+    let (rows, cols) = match shape {
+        [rows] => (*rows, 1),
+        [rows, cols] => (*rows, *cols),
+        _ => return Err(IoError::InvalidLayout(format!("an .npy matrix has 1 or 2 dimensions, not {}", shape.len()))),
+    };
     let bytes = (rows as u64)
         .checked_mul(cols as u64)
         .and_then(|k| k.checked_mul(8))
         .ok_or_else(|| IoError::InvalidLayout(format!("a {rows}x{cols} array is too large")))?;
-    let header = npy_header_bytes(NpyDtype::F64, &[rows, cols], fortran_order);
+    let header = npy_header_bytes(NpyDtype::F64, shape, fortran_order);
     let offset = header.len() as u64;
     let file = File::create(path).map_err(|e| IoError::os(path, "create", e))?;
     file.write_all_at(&header, 0).map_err(|e| IoError::os(path, "write", e))?;
@@ -149,7 +166,7 @@ pub fn create_npy(path: impl AsRef<Path>, rows: usize, cols: usize, fortran_orde
         version: (header[6], 0),
         dtype: NpyDtype::F64,
         fortran_order,
-        shape: vec![rows, cols],
+        shape: shape.to_vec(),
         rows,
         cols,
         data_offset: offset,
@@ -727,6 +744,22 @@ mod tests {
         v.push(b'\n');
         v.resize(v.len() + nbytes, 0);
         v
+    }
+
+    #[test]
+    fn a_column_written_in_pieces_is_a_numpy_vector() {
+        let path = TempPath::new("npy");
+        let v: Vec<f64> = (0..10).map(|i| i as f64 * 0.5).collect();
+        let h = create_npy_vector(&path.0, v.len()).expect("create");
+        assert_eq!((h.shape.as_slice(), h.rows, h.cols), (&[10][..], 10, 1));
+        // Two process rows, blocks of 3: each writes its own rows.
+        for myrow in 0..2 {
+            let layout = Layout::new(10, 1, 3, 3, myrow, 0, 2, 1);
+            let mine: Vec<f64> = (0..10).filter(|i| (i / 3) % 2 == myrow).map(|i| v[i]).collect();
+            write_npy_local(&path.0, &layout, &mine, mine.len()).expect("write");
+        }
+        assert_eq!(read_npy_header(&path.0).expect("header").shape, [10]);
+        assert_eq!(read_npy_vector_f64(&path.0).expect("read"), v);
     }
 
     #[test]

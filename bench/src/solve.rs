@@ -1,0 +1,302 @@
+//! What `ftla lu --solve` and `ftla qr --lstsq` do with the factors: the
+//! right-hand sides B (generated from the seed, or read from `--rhs`), the
+//! solves — plain, and for each operation the one function where its
+//! fault-tolerant solve runs —, their residuals, and the solution file
+//! (`--solution`).
+
+use crate::problem::SolveJob;
+use blacs_ft::{Grid, Scope};
+use recovery::Region;
+use scalapack_ft::abft::{FtOptions, FtReport, FtWorkspace};
+use scalapack_ft::blas::{self, Trans};
+use scalapack_ft::dist_io::{read_matrix, read_matrix_local, write_columns};
+use scalapack_ft::generate::{Generator, MatrixKind};
+use scalapack_ft::norms::{one_norm, EPS};
+use scalapack_ft::pblas::pdgemm;
+use scalapack_ft::{lu, qr, qr_ft, DistMatrix, Error};
+
+/// `lu --solve`'s residual, as the report prints it.
+pub const LU_SOLVE_RESIDUAL: &str = "‖A·X−B‖₁/(‖A‖₁·‖X‖₁·N·eps)";
+/// `qr --lstsq`'s residual, as the report prints it.
+pub const LSTSQ_RESIDUAL: &str = "‖Aᵀ(B−A·X)‖₁/(max(M,N,NRHS)·‖A‖₁·‖B‖₁·eps)";
+
+/// Mixed into the job's seed for B, so that B is not drawn from A's
+/// stream.
+const RHS_SEED: u64 = 0xB0B5;
+
+/// Where a solve runs: on a plain grid, or in the fault-tolerant region
+/// (whose repairs a fault-tolerant solve takes part in).
+pub enum On<'a> {
+    Plain(&'a Grid),
+    Ft(&'a mut Region),
+}
+
+impl On<'_> {
+    /// The grid the solve runs on.
+    pub fn grid(&self) -> &Grid {
+        match self {
+            On::Plain(g) => g,
+            On::Ft(r) => r.grid(),
+        }
+    }
+}
+
+/// An argument error of `ftla` itself (`name`: the option at fault), the
+/// same on every rank when its cause is global.
+fn option_error(name: &str, reason: String) -> Error {
+    Error::Argument { routine: "ftla".into(), position: 0, entry: 0, name: name.into(), reason }
+}
+
+/// B: the `m`×NRHS right-hand sides in `nb`×`nb` blocks, first block on
+/// process (0, 0) — A's row distribution, as pdgetrs and pdormqr need.
+/// Generated (entries uniform in [−0.5, 0.5) from `seed`) or read from
+/// `--rhs`.
+///
+/// * `collective` (global): `false` on a process joining a call that the
+///   others are already in: it reads only its own blocks and waits for
+///   nobody (B is an input nothing has changed yet, so its blocks are
+///   those the lost process had).
+///
+/// # Errors
+/// A missing or unreadable file, or one whose shape is not `m`×NRHS, is
+/// an [`Error::Argument`] naming `--rhs` (collective: on every rank).
+pub fn right_hand_sides(
+    grid: &Grid,
+    s: &SolveJob,
+    seed: u64,
+    m: usize,
+    nb: usize,
+    collective: bool,
+) -> Result<DistMatrix, Error> {
+    let Some(path) = &s.rhs else {
+        let gen = Generator::new(MatrixKind::Uniform, seed ^ RHS_SEED, m, s.nrhs)
+            .map_err(|e| option_error("--nrhs", e.to_string()))?;
+        return DistMatrix::from_fn(grid, m, s.nrhs, nb, nb, |i, j| gen.element(i, j));
+    };
+    let b = if collective {
+        read_matrix(grid, path, nb).map_err(|e| match e {
+            Error::Grid(blacs_ft::Error::Unrecoverable { reason }) => option_error("--rhs", reason),
+            e => e,
+        })?
+    } else {
+        read_matrix_local(grid, path, nb).map_err(|reason| option_error("--rhs", reason))?
+    };
+    // (The shape read is the same on every rank: so is this verdict.)
+    if b.m() != m || b.n() != s.nrhs {
+        let one = if s.nrhs == 1 { format!(", or of length {m}") } else { String::new() };
+        return Err(option_error(
+            "--rhs",
+            format!(
+                "{} holds a {}x{} matrix; B must be {m}x{} (one row per row of A{one})",
+                path.display(),
+                b.m(),
+                b.n(),
+                s.nrhs
+            ),
+        ));
+    }
+    Ok(b)
+}
+
+/// Collective: `ftla lu --solve`: X = A⁻¹·B with the factors `fact`,
+/// `ipiv` of `orig`, its residual [`LU_SOLVE_RESIDUAL`] (ScaLAPACK's, over
+/// all NRHS columns at once), and X written to `--solution`.
+pub fn lu(
+    on: &mut On<'_>,
+    s: &SolveJob,
+    seed: u64,
+    orig: &DistMatrix,
+    fact: &DistMatrix,
+    ipiv: &[i64],
+) -> Result<f64, Error> {
+    let b = right_hand_sides(on.grid(), s, seed, orig.m(), fact.nb(), true)?;
+    let mut x = b.clone();
+    match on {
+        On::Plain(grid) => lu::pdgetrs(grid, lu::Transpose::NoTrans, fact, ipiv, &mut x)?,
+        On::Ft(region) => lu_solve_ft(region, fact, ipiv, &mut x)?,
+    }
+    let grid = on.grid();
+    let residual = lu::solve_residual(grid, orig, &x, &b)?;
+    write_solution(grid, s, &x)?;
+    Ok(residual)
+}
+
+/// Collective: the solve of `ftla lu --ft --solve` with the factors of
+/// `pdgetrf_ft` — the one place where the fault-tolerant `pdgetrs_ft`
+/// goes. Today the plain `pdgetrs` on the region's grid: the factors are
+/// whole after `pdgetrf_ft` (a replacement's blocks were rebuilt inside
+/// it), but a process lost during this solve is not recovered here, and
+/// no kill point lies in it.
+///
+/// * `fact`, `ipiv` (local / global input): the factors;
+/// * `b` (local input/output): B on entry, X on exit.
+fn lu_solve_ft(region: &mut Region, fact: &DistMatrix, ipiv: &[i64], b: &mut DistMatrix) -> Result<(), Error> {
+    lu::pdgetrs(region.grid(), lu::Transpose::NoTrans, fact, ipiv, b)
+}
+
+/// Collective: `ftla qr --ft --lstsq`'s least-squares solve, the one
+/// place where the fault-tolerant `pdgels_ft` goes: `a` is factored by
+/// `pdgeqrf_ft` (its kill points fire there, and a lost process is
+/// rebuilt from the checksums), then the plain Qᵀ·B (`pdormqr`) and
+/// R·X = (Qᵀ·B)(1:N) (`upper_solve`) finish on the repaired grid, as after
+/// any `pdgeqrf_ft`; a process lost in those two is not recovered.
+///
+/// * `a` (local input/output): M×N, M ≥ N; on exit its QR factors;
+/// * `tau` (global output);
+/// * `b` (local input/output): M×NRHS with A's rows; on exit X in rows
+///   0..N, as pdgels leaves it;
+/// * `opts`, `work`: as `pdgeqrf_ft_in`'s.
+///
+/// # Errors
+/// M < N (the minimum-norm solution) is an agreed argument error;
+/// otherwise those of the three routines.
+pub fn gels_ft(
+    region: &mut Region,
+    a: &mut DistMatrix,
+    tau: &mut Vec<f64>,
+    b: &mut DistMatrix,
+    opts: &FtOptions,
+    work: &mut FtWorkspace,
+) -> Result<FtReport, Error> {
+    if a.m() < a.n() {
+        // (Global sizes: the same verdict on every rank.)
+        return Err(option_error(
+            "--lstsq",
+            format!("needs M ≥ N, got {}x{}: the minimum-norm solution (M < N) is not supported yet", a.m(), a.n()),
+        ));
+    }
+    let report = qr_ft::pdgeqrf_ft_in(region, a, tau, opts, work)?;
+    let n = a.n();
+    qr::pdormqr(region.grid(), Trans::Yes, a, tau, n, b)?;
+    qr::upper_solve(region.grid(), a, n, b)?;
+    Ok(report)
+}
+
+/// X: rows 0..`n` of `b` (where pdgels leaves the solution), a matrix of
+/// its own with `b`'s distribution. Local.
+pub fn leading_rows(grid: &Grid, b: &DistMatrix, n: usize) -> Result<DistMatrix, Error> {
+    let mut x = DistMatrix::zeros(grid, n, b.n(), b.mb(), b.nb())?;
+    // (Global rows below n are the first local rows on every process.)
+    let (rows, ldb, ldx) = (x.local_rows(), b.lld(), x.lld());
+    for j in 0..x.local_cols() {
+        let col = b.local()[j * ldb..j * ldb + rows].to_vec();
+        x.local_mut()[j * ldx..j * ldx + rows].copy_from_slice(&col);
+    }
+    Ok(x)
+}
+
+/// Collective: LAPACK's least-squares check (dqrt17 with RESID = 1)
+/// [`LSTSQ_RESIDUAL`] with `eps` = 2⁻⁵³: the defect of the normal
+/// equations AᵀA·X = AᵀB, scaled. Small (< 16) when X is the
+/// least-squares solution; 0 for an exact one.
+///
+/// * `a` (local input): the original M×N matrix;
+/// * `x` (local input): the N×NRHS solution (`MB_X = NB_A`);
+/// * `b` (local input): the M×NRHS right-hand sides with A's rows.
+///
+/// The same value on every process; +∞ when the residual is not 0 but
+/// ‖A‖₁·‖B‖₁ is.
+pub fn lstsq_residual(grid: &Grid, a: &DistMatrix, x: &DistMatrix, b: &DistMatrix) -> Result<f64, Error> {
+    // R = B − A·X.
+    let mut r = b.clone();
+    pdgemm(grid, Trans::No, Trans::No, -1.0, a, x, 1.0, &mut r)?;
+    let defect = transposed_product_norm(grid, a, &r)?;
+    if defect == 0.0 {
+        return Ok(0.0);
+    }
+    let (m, n, k) = (a.m(), a.n(), b.n());
+    let denom = m.max(n).max(k) as f64 * one_norm(grid, a)? * one_norm(grid, b)? * EPS;
+    Ok(if denom == 0.0 { f64::INFINITY } else { defect / denom })
+}
+
+/// Collective: ‖Aᵀ·R‖₁ for A (M×N) and R (M×K) with the same row
+/// distribution. Each process completes its rows of R along its process
+/// row, multiplies them with its block of A, and the process columns sum
+/// the products: the N×K result stays distributed like A's columns.
+fn transposed_product_norm(grid: &Grid, a: &DistMatrix, r: &DistMatrix) -> Result<f64, Error> {
+    let (lr, k) = (a.local_rows(), r.n());
+    // This process's rows of R, every column.
+    let mut rows = vec![0.0; lr * k];
+    for lj in 0..r.local_cols() {
+        let j = r.global_col(lj);
+        rows[j * lr..(j + 1) * lr].copy_from_slice(&r.local()[lj * r.lld()..lj * r.lld() + lr]);
+    }
+    grid.sum(Scope::Row, &mut rows, None)?;
+    // W = A(local rows, local cols)ᵀ · R(local rows, :), summed over the
+    // process rows.
+    let lc = a.local_cols();
+    let mut w = vec![0.0; lc * k];
+    if lr > 0 {
+        blas::dgemm(Trans::Yes, Trans::No, lc, k, lr, 1.0, a.local(), a.lld(), &rows, lr, 0.0, &mut w, lc.max(1));
+    }
+    grid.sum(Scope::Column, &mut w, None)?;
+    // ‖W‖₁: column sums over A's columns, which the process columns split.
+    let mut sums: Vec<f64> = (0..k).map(|j| w[j * lc..(j + 1) * lc].iter().map(|v| v.abs()).sum()).collect();
+    grid.sum(Scope::Row, &mut sums, None)?;
+    Ok(sums.iter().copied().fold(0.0, |m, s| if s.is_nan() || s > m { s } else { m }))
+}
+
+/// Collective: writes X to `--solution`, if given (`.npy`: N×NRHS, or of
+/// length N for one column; `.mtx`: N×NRHS).
+pub fn write_solution(grid: &Grid, s: &SolveJob, x: &DistMatrix) -> Result<(), Error> {
+    match &s.solution {
+        Some(path) => write_columns(grid, x, path),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use blacs_ft::{GridOptions, Joined, Runtime};
+
+    /// The only test of this program that starts MPI (one process, as a
+    /// singleton): the least-squares check is small for pdgels's solution
+    /// and large for a perturbed one, and the LU solve's residual as well.
+    #[test]
+    fn the_residuals_tell_a_solution_from_a_perturbed_one() {
+        let mut rt = Runtime::init().expect("MPI");
+        let comm = rt.world_dup().expect("a communicator");
+        let Ok(Joined::Active(grid)) = Grid::join(&mut rt, comm, 1, 1, GridOptions::without_kills()) else {
+            panic!("no 1x1 grid")
+        };
+        let (m, n, k, nb) = (90, 40, 3, 8);
+        let gen = Generator::new(MatrixKind::Uniform, 7, m, n).unwrap();
+        let a = DistMatrix::from_fn(&grid, m, n, nb, nb, |i, j| gen.element(i, j)).unwrap();
+        let s = SolveJob { nrhs: k, rhs: None, solution: None };
+        let b = right_hand_sides(&grid, &s, 7, m, nb, true).unwrap();
+        let (mut fact, mut xb) = (a.clone(), b.clone());
+        qr::pdgels(&grid, &mut fact, &mut xb).unwrap();
+        let x = leading_rows(&grid, &xb, n).unwrap();
+        let good = lstsq_residual(&grid, &a, &x, &b).unwrap();
+        assert!(good < 16.0, "{good}");
+        // B is not in A's range (M > N, random): a residual that solves
+        // A·X = B in no sense would pass a check of ‖B − A·X‖ alone.
+        let mut off = x.clone();
+        off.local_mut()[5] += 1e-6;
+        let bad = lstsq_residual(&grid, &a, &off, &b).unwrap();
+        assert!(bad > 1e3 * good.max(1.0), "perturbed {bad}, solution {good}");
+        // The least-squares solution of a consistent system is exact: its
+        // check is of rounding size too, and 0 for B = 0.
+        let zero = DistMatrix::zeros(&grid, m, k, nb, nb).unwrap();
+        let x0 = DistMatrix::zeros(&grid, n, k, nb, nb).unwrap();
+        assert_eq!(lstsq_residual(&grid, &a, &x0, &zero).unwrap(), 0.0);
+        // LU: the solution's residual is small (and what `lu` reports), a
+        // perturbed solution's large.
+        let sq = Generator::new(MatrixKind::DiagonallyDominant, 3, n, n).unwrap();
+        let a = DistMatrix::from_fn(&grid, n, n, nb, nb, |i, j| sq.element(i, j)).unwrap();
+        let mut fact = a.clone();
+        let mut ipiv = Vec::new();
+        lu::pdgetrf(&grid, &mut fact, &mut ipiv).unwrap();
+        let b = right_hand_sides(&grid, &s, 11, n, nb, true).unwrap();
+        let mut x = b.clone();
+        lu::pdgetrs(&grid, lu::Transpose::NoTrans, &fact, &ipiv, &mut x).unwrap();
+        let good = lu::solve_residual(&grid, &a, &x, &b).unwrap();
+        assert!(good < 16.0, "{good}");
+        assert_eq!(lu(&mut On::Plain(&grid), &s, 11, &a, &fact, &ipiv).unwrap(), good);
+        x.local_mut()[5] += 1e-6;
+        let bad = lu::solve_residual(&grid, &a, &x, &b).unwrap();
+        assert!(bad > 1e3 * good.max(1.0), "perturbed {bad}, solution {good}");
+        drop(rt);
+    }
+}

@@ -1,0 +1,197 @@
+//! Solving with the factors from the command line: `ftla lu --solve` and
+//! `ftla qr --lstsq`, with NRHS right-hand sides generated or read from
+//! `--rhs`, the solution written to `--solution` and read back here,
+//! LAPACK's checks in the report, kills from `FTLA_KILL`, and the usage
+//! errors. Every job runs under a hard timeout.
+
+mod common;
+
+use common::{ftla, ftla_with, report, residuals_pass, Ft};
+use scalapack_ft::io::npy::{read_npy, read_npy_header, write_npy, write_npy_vector_f64};
+use std::path::PathBuf;
+
+fn scratch(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("ftla-solve-{}-{name}", std::process::id()))
+}
+
+/// A diagonally dominant N×N matrix (column-major), a known X (N×K) and
+/// B = A·X, made here.
+fn system(n: usize, k: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let a: Vec<f64> = (0..n * n)
+        .map(|e| {
+            let (i, j) = (e % n, e / n);
+            let wave = ((7 * i + 3 * j) % 11) as f64 / 11.0 - 0.5;
+            if i == j {
+                n as f64 + wave
+            } else {
+                wave
+            }
+        })
+        .collect();
+    let x: Vec<f64> = (0..n * k).map(|e| 1.0 + (e % 13) as f64 / 4.0).collect();
+    let mut b = vec![0.0; n * k];
+    for c in 0..k {
+        for j in 0..n {
+            for i in 0..n {
+                b[i + c * n] += a[i + j * n] * x[j + c * n];
+            }
+        }
+    }
+    (a, x, b)
+}
+
+fn max_error(got: &[f64], want: &[f64]) -> f64 {
+    assert_eq!(got.len(), want.len());
+    got.iter().zip(want).map(|(g, w)| (g - w).abs()).fold(0.0, f64::max)
+}
+
+#[test]
+fn lu_solve_round_trips_rhs_and_solution_files_for_one_and_three_columns() {
+    let n = 120;
+    for k in [1, 3] {
+        let (a, x_true, b) = system(n, k);
+        let (fa, fb, fx) =
+            (scratch(&format!("a{k}.npy")), scratch(&format!("b{k}.npy")), scratch(&format!("x{k}.npy")));
+        write_npy(&fa, n, n, &a).unwrap();
+        // One column as NumPy writes a vector (N,), three as N×3.
+        if k == 1 {
+            write_npy_vector_f64(&fb, &b).unwrap();
+        } else {
+            write_npy(&fb, n, k, &b).unwrap();
+        }
+        let (a_arg, b_arg, x_arg) = (fa.display().to_string(), fb.display().to_string(), fx.display().to_string());
+        let out = ftla(&[
+            "lu",
+            "--grid",
+            "2x2",
+            "--nb",
+            "16",
+            "--input",
+            &a_arg,
+            "--solve",
+            "--rhs",
+            &b_arg,
+            "--solution",
+            &x_arg,
+        ]);
+        assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+        let shape = read_npy_header(&fx).unwrap().shape;
+        assert_eq!(shape, if k == 1 { vec![n] } else { vec![n, k] }, "the shape of X");
+        let x = read_npy(&fx).unwrap();
+        assert!(max_error(&x.data, &x_true) < 1e-10, "k = {k}: {:?} vs {:?}", &x.data[..4], &x_true[..4]);
+        for f in [fa, fb, fx] {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+}
+
+#[test]
+fn lu_ft_solve_takes_ftla_kill_and_seven_right_hand_sides() {
+    let json = scratch("lu.json");
+    let j = json.display().to_string();
+    let args = ["lu", "--ft", "--grid", "2x2", "--n", "256", "--nb", "32", "--solve", "--nrhs", "7", "--check"];
+    let out = ftla_with(&[&args[..], &["--json", &j]].concat(), &[("FTLA_KILL", "1@lu:3:update")]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("kill points armed: 1@lu:3:update (FTLA_KILL)"), "{}", out.stdout);
+    let r: scalapack_ft::report::FactorReport =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("the report")).expect("a report");
+    let _ = std::fs::remove_file(&json);
+    assert_eq!(r.recoveries.as_ref().map(Vec::len), Some(1), "{r:?}");
+    assert_eq!(r.nrhs, Some(7), "{r:?}");
+    assert!(r.solve_residual.is_some_and(|s| s < 16.0) && residuals_pass(&r) && r.ok, "{r:?}");
+}
+
+#[test]
+fn qr_lstsq_passes_lapacks_check_plain_and_after_a_kill() {
+    // Overdetermined and inconsistent (B random): X solves the normal
+    // equations only.
+    let shape = ["--grid", "2x2", "--m", "300", "--n", "160", "--nb", "16", "--lstsq", "--nrhs", "2", "--check"];
+    let json = scratch("qr.json");
+    let j = json.display().to_string();
+    let out = ftla(&[&["qr"][..], &shape, &["--json", &j]].concat());
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let plain: scalapack_ft::report::FactorReport =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("the report")).expect("a report");
+    let _ = std::fs::remove_file(&json);
+    let lstsq = plain.lstsq_residual.expect("lstsq_residual");
+    assert!(lstsq < 16.0 && plain.ok && plain.nrhs == Some(2), "{plain:?}");
+    // pdgeqrf_ft, a rank killed mid-factorization: the same check.
+    let (out, r) = Ft::new("qr", &shape[..]).run(&["--kill", "3@4:update"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r = report(r, &out);
+    assert_eq!(r.recoveries.as_ref().map(Vec::len), Some(1), "{r:?}");
+    assert!(r.lstsq_residual.is_some_and(|v| v < 16.0) && residuals_pass(&r) && r.ok, "{r:?}");
+}
+
+#[test]
+fn qr_ft_lstsq_of_a_consistent_system_recovers_x_after_a_restart() {
+    // B = A·X in A's range: the least-squares solution is X. The kill
+    // comes before the checksums exist: the factorization restarts, and
+    // the replacement reads its blocks of B from the file again.
+    let (n, k) = (96, 2);
+    let (a, x_true, b) = system(n, k);
+    // A taller A: [A; A] (2N×N), B stacked likewise.
+    let mut tall = vec![0.0; 2 * n * n];
+    let mut tall_b = vec![0.0; 2 * n * k];
+    for j in 0..n {
+        tall[j * 2 * n..j * 2 * n + n].copy_from_slice(&a[j * n..(j + 1) * n]);
+        tall[j * 2 * n + n..(j + 1) * 2 * n].copy_from_slice(&a[j * n..(j + 1) * n]);
+    }
+    for c in 0..k {
+        tall_b[c * 2 * n..c * 2 * n + n].copy_from_slice(&b[c * n..(c + 1) * n]);
+        tall_b[c * 2 * n + n..(c + 1) * 2 * n].copy_from_slice(&b[c * n..(c + 1) * n]);
+    }
+    let (fa, fb, fx) = (scratch("ta.npy"), scratch("tb.npy"), scratch("tx.npy"));
+    write_npy(&fa, 2 * n, n, &tall).unwrap();
+    write_npy(&fb, 2 * n, k, &tall_b).unwrap();
+    let (a_arg, b_arg, x_arg) = (fa.display().to_string(), fb.display().to_string(), fx.display().to_string());
+    let (out, r) = Ft::new("qr", &["--grid", "2x2", "--nb", "16", "--lstsq"]).run(&[
+        "--input",
+        &a_arg,
+        "--rhs",
+        &b_arg,
+        "--solution",
+        &x_arg,
+        "--kill",
+        "1@0:encode",
+    ]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r = report(r, &out);
+    assert_eq!(r.restarts, Some(1), "{r:?}");
+    assert!(r.lstsq_residual.is_some_and(|v| v < 16.0), "{r:?}");
+    let x = read_npy(&fx).unwrap();
+    assert_eq!((x.rows, x.cols), (n, k));
+    assert!(max_error(&x.data, &x_true) < 1e-10, "{:?} vs {:?}", &x.data[..4], &x_true[..4]);
+    for f in [fa, fb, fx] {
+        let _ = std::fs::remove_file(f);
+    }
+}
+
+#[test]
+fn solve_options_that_cannot_apply_are_usage_errors() {
+    let b = scratch("b-usage.npy");
+    write_npy(&b, 50, 2, &[1.0; 100]).unwrap();
+    let bf = b.display().to_string();
+    let missing = scratch("missing.npy").display().to_string();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["lu", "--n", "50", "--rhs", &bf], "--rhs needs --solve"),
+        (vec!["lu", "--n", "50", "--nrhs", "2"], "--nrhs needs --solve"),
+        (vec!["qr", "--n", "50", "--solution", "x.npy"], "--solution needs --lstsq"),
+        (vec!["lu", "--n", "60", "--solve", "--rhs", &bf], "holds a 50x2 matrix, but B needs M = 60 rows"),
+        (vec!["qr", "--m", "70", "--n", "50", "--lstsq", "--rhs", &bf], "B needs M = 70 rows"),
+        (vec!["lu", "--n", "50", "--solve", "--nrhs", "3", "--rhs", &bf], "--nrhs 3 disagrees with --rhs"),
+        (vec!["lu", "--n", "50", "--solve", "--rhs", &missing], "does not exist"),
+        (vec!["qr", "--m", "40", "--n", "50", "--lstsq"], "minimum-norm solution of an underdetermined system"),
+        (vec!["lu", "--n", "50", "--solve", "--nrhs", "0"], "0 is not in 1.."),
+    ];
+    for (args, says) in &cases {
+        let out = ftla(args);
+        assert_eq!(out.code, Some(2), "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
+    }
+    // FTLA_KILL cannot apply without --ft.
+    let out = ftla_with(&["lu", "--n", "50", "--solve"], &[("FTLA_KILL", "1@lu:1:update")]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("kill points need --ft"), "{}", out.stderr);
+    let _ = std::fs::remove_file(b);
+}
