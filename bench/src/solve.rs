@@ -75,7 +75,8 @@ pub fn right_hand_sides(
     };
     let b = if collective {
         read_matrix(grid, path, nb).map_err(|e| match e {
-            Error::Grid(blacs_ft::Error::Unrecoverable { reason }) => option_error("--rhs", reason),
+            // (The file's fault, agreed on every rank.)
+            Error::Grid(blacs_ft::Error::Remote { message, .. }) => option_error("--rhs", message),
             e => e,
         })?
     } else {
