@@ -35,8 +35,8 @@ mod verify;
 mod workspace;
 
 pub(crate) use encode::encode_checksums;
-pub(crate) use extended::Extended;
 pub use extended::MatrixShape;
+pub(crate) use extended::{Extended, Start as ExtendedStart};
 pub(crate) use lookahead::{send_ahead, LookAhead};
 pub use options::{FtOptions, FtReport};
 pub(crate) use panel_driver::{PanelDriver, PanelFactorization, PanelSteps};

@@ -19,8 +19,10 @@
 mod deferred;
 mod early;
 mod factor;
+mod protected;
 mod rows;
 
 pub use crate::abft::{ChecksumCheck, FtOptions, FtReport, FtWorkspace};
 pub use factor::{pdgetrf_ft, pdgetrf_ft_in, STEP_PHASES};
+pub use protected::{Holding, LuFactors};
 pub use recovery::protocol::RecoveryRecord;
