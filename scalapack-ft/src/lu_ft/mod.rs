@@ -22,7 +22,8 @@ mod factor;
 mod protected;
 mod rows;
 
+pub use crate::abft::Holding;
 pub use crate::abft::{ChecksumCheck, FtOptions, FtReport, FtWorkspace};
 pub use factor::{pdgetrf_ft, pdgetrf_ft_in, STEP_PHASES};
-pub use protected::{Holding, LuFactors};
+pub use protected::LuFactors;
 pub use recovery::protocol::RecoveryRecord;
