@@ -7,7 +7,6 @@ use super::factor::{run_on_extended, LuState, ROUTINE};
 use crate::abft::{FtOptions, FtReport, FtWorkspace, Holding, ProtectedFactors};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
-use blacs_ft::Grid;
 use recovery::protocol;
 use recovery::Region;
 use std::cell::RefCell;
@@ -106,17 +105,24 @@ impl LuFactors {
     ///
     /// # Errors
     /// [`Error::InputLost`] on every process when the factors are not whole
-    /// on some process.
-    pub fn to_matrix(&self, grid: &Grid) -> Result<DistMatrix> {
-        self.shared.borrow().to_matrix(grid, self.n, "LuFactors::to_matrix", "the LU factors")
+    /// on some process; a process failure (repair, and call again).
+    ///
+    /// # Fault tolerance
+    /// A meeting point: after a repair, the region first rebuilds the
+    /// replacements' copies of its protected results
+    /// ([`Region::mend_protected`]).
+    pub fn to_matrix(&self, region: &mut Region) -> Result<DistMatrix> {
+        region.mend_protected()?;
+        self.shared.borrow().to_matrix(region.grid(), self.n, "LuFactors::to_matrix", "the LU factors")
     }
 
     /// Collective over the grid: [`Error::InputLost`] of `routine`
     /// (argument `position`), the same on every process, when the factors
-    /// are not whole on some process (see
-    /// `ProtectedFactors::check_whole`: call it after a call's verdict).
-    pub fn check_whole(&self, grid: &Grid, routine: &str, position: u32) -> Result<()> {
-        self.shared.borrow().check_whole(grid, routine, position, "the LU factors")
+    /// are not whole on some process. Mends the region's protected results
+    /// first, as [`LuFactors::to_matrix`].
+    pub fn check_whole(&self, region: &mut Region, routine: &str, position: u32) -> Result<()> {
+        region.mend_protected()?;
+        self.shared.borrow().check_whole(region.grid(), routine, position, "the LU factors")
     }
 
     /// The shared state, for the routines that take the factors (they
