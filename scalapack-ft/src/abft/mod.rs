@@ -31,6 +31,8 @@ mod options;
 mod panel_driver;
 mod protected;
 mod rebuild;
+#[allow(dead_code)] // (the fault-tolerant solves use it)
+mod rhs;
 mod set_up;
 mod verify;
 mod workspace;
@@ -44,6 +46,8 @@ pub(crate) use panel_driver::{PanelDriver, PanelFactorization, PanelSteps};
 pub use protected::Holding;
 pub(crate) use protected::ProtectedFactors;
 pub(crate) use rebuild::rebuild_lost_blocks;
+#[allow(unused_imports)] // (the fault-tolerant solves use it)
+pub(crate) use rhs::ProtectedRhs;
 pub(crate) use set_up::{check_layout, set_up_call};
 pub(crate) use verify::verify_checksums;
 pub use verify::ChecksumCheck;
