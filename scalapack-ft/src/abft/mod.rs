@@ -34,6 +34,8 @@ mod rebuild;
 #[allow(dead_code)] // (the fault-tolerant solves use it)
 mod rhs;
 mod set_up;
+#[allow(dead_code)] // (the fault-tolerant solves use it)
+mod solve_driver;
 mod verify;
 mod workspace;
 
@@ -49,6 +51,9 @@ pub(crate) use rebuild::rebuild_lost_blocks;
 #[allow(unused_imports)] // (the fault-tolerant solves use it)
 pub(crate) use rhs::ProtectedRhs;
 pub(crate) use set_up::{check_layout, set_up_call};
+pub use solve_driver::SolveCall;
+#[allow(unused_imports)] // (the fault-tolerant solves use it)
+pub(crate) use solve_driver::{SolveOnFactors, SolveSteps};
 pub(crate) use verify::verify_checksums;
 pub use verify::ChecksumCheck;
 pub use workspace::FtWorkspace;
