@@ -12,11 +12,11 @@
 //! process row's survivors exactly as a factorization's trailing columns
 //! are (no finished left factor: every row of every block comes from C_g).
 //!
-//! Memory: with NRHS ≤ NB (one block column of B), the extended matrix
-//! holds the block column, its padding to a group of Q block columns and
-//! the checksum pair, (Q + 2)·NB columns over the grid, plus one block of
-//! unused left-factor sums per holder: a few times B, small next to the
-//! factors.
+//! Memory: B's columns are grouped in blocks of min(NB_B, NRHS) columns
+//! ([`ProtectedRhs::layout`]); with NRHS ≤ NB_B the extended matrix holds
+//! B, its zero padding to a group of Q blocks and the checksum pair,
+//! (Q + 2)·NRHS columns over the grid, plus one block of unused
+//! left-factor sums per holder: a few times B, small next to the factors.
 
 use super::extended::{Extended, Start};
 use super::workspace::FtWorkspace;
@@ -33,9 +33,16 @@ pub(crate) struct ProtectedRhs {
 }
 
 impl ProtectedRhs {
-    /// Where B's checksums live on `grid` (B has square blocks: MB = NB).
+    /// Where B's checksums live on `grid`: B's columns in blocks of
+    /// min(NB_B, NRHS). A solve's work on B is proportional to the
+    /// extended matrix's columns, (Q + 2) blocks per group, so a block
+    /// wider than NRHS would only add zero padding to every update; with
+    /// B's first block on process column 0 (the solves check it) B's local
+    /// columns are still the extended matrix's first ones, and B is
+    /// copied in and out without communication.
     pub fn layout(grid: &Grid, b: &DistMatrix) -> std::result::Result<ReverseNeighborLayout, LayoutError> {
-        ReverseNeighborLayout::new(b.m(), b.n(), b.nb(), grid.nprow() as usize, grid.npcol() as usize)
+        let nb = b.nb().min(b.n().max(1));
+        ReverseNeighborLayout::new(b.m(), b.n(), nb, grid.nprow() as usize, grid.npcol() as usize)
     }
 
     /// B's extended matrix, B copied in (or, on a replacement joining a
