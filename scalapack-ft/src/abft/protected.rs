@@ -61,6 +61,10 @@ impl<S: 'static> ProtectedResult for ProtectedFactors<S> {
     fn mark_lost(&mut self) {
         self.holding = Holding::Lost;
     }
+
+    fn is_lost(&self) -> bool {
+        self.holding == Holding::Lost
+    }
 }
 
 impl<S: 'static> ProtectedFactors<S> {
