@@ -8,7 +8,9 @@
 //! in the same job. Started outside MPI, it relaunches itself under
 //! `mpiexec` with a hard timeout. `--kill-in-second` kills inside the
 //! second factorization too (its own protocol repairs it; the first
-//! factors are rebuilt in its recovery).
+//! factors are rebuilt in its recovery). `--cof DIR` recovers by
+//! checkpoint-on-failure instead: the job is started again, makes the
+//! first factorization again and resumes the second from the files.
 //!
 //! Two ways to write the program, as applications do (`--style`):
 //! * `region`: the calls and the program's own collective work in a body
@@ -29,13 +31,15 @@
 //! ```text
 //! protected-factors [--grid PxQ] [--style region|straight] [--kill R@S]...
 //!                   [--kill-in-second POINTS] [--n N] [--nb NB] [--spares S]
-//!                   [--timeout S]
+//!                   [--cof DIR] [--timeout S]
 //! ```
 //! Prints per process `RANK r[ replacement] holding=H1,H2 ipiv=V1,V2
 //! factors=F1,F2`: H `whole|hollow|lost`, V `same|DIFF`, F `same`,
 //! `DIFF(maxdiff)`, `input-lost(rank=R)` or the error.
 
-use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
+use blacs_ft::launch::{
+    inside_mpi, relaunch, write_outcome, write_status, CofRelaunch, Outcome, Relaunch, EXIT_CHECKPOINTED,
+};
 use blacs_ft::{Grid, GridOptions, Injector, Joined, Runtime, Scope};
 use recovery::{kill_self, Region};
 use scalapack_ft::blas;
@@ -72,6 +76,11 @@ struct Args {
     /// Hot spares.
     #[arg(long, default_value_t = 0)]
     spares: i32,
+    /// Checkpoint-on-failure into this directory instead of repairs in
+    /// place: the survivors save, and the job is started again (twice at
+    /// most).
+    #[arg(long)]
+    cof: Option<std::path::PathBuf>,
     /// Hard timeout of the job, seconds.
     #[arg(long, default_value_t = 120)]
     timeout: u64,
@@ -121,7 +130,14 @@ fn main() {
             nprocs: (p * q + a.spares) as u32,
             timeout: Some(Duration::from_secs(a.timeout)),
             ulfm: true,
-            cof: None,
+            cof: a.cof.clone().map(|dir| CofRelaunch {
+                dir,
+                run_id: u64::from(std::process::id()) | 1 << 40,
+                max_restarts: 2,
+                resume: false,
+                policy: "cof",
+                epoch_base: 0,
+            }),
             program: None,
         });
     }
@@ -130,8 +146,9 @@ fn main() {
         eprintln!("protected-factors: MPI start-up failed: {e}");
         std::process::exit(1)
     });
-    // (The kills are the program's own: no FTLA_KILL points.)
-    let grid = match rt.world_dup().and_then(|c| Grid::join(&mut rt, c, p, q, GridOptions::without_kills())) {
+    // (The grid's default options take kill points from FTLA_KILL too,
+    // e.g. in the repair itself.)
+    let grid = match rt.world_dup().and_then(|c| Grid::join(&mut rt, c, p, q, GridOptions::default())) {
         Ok(Joined::Active(g)) => g,
         Ok(Joined::Released) => rt.finish(0),
         Err(e) => {
@@ -151,27 +168,79 @@ fn main() {
     let ok = outcome.is_ok();
     match &outcome {
         Ok(line) => println!("RANK {}{line}", grid.rank()),
-        Err(e) => println!("RANK {} failed: {e}", grid.rank()),
+        // Checkpoint-on-failure (under `ftla launch --recovery cof`): the
+        // survivors saved, and the launcher starts the job again.
+        Err(Stop::Saved { epoch, detail }) => {
+            write_outcome(Outcome::Checkpointed { epoch: *epoch }, detail);
+            rt.finish(EXIT_CHECKPOINTED)
+        }
+        Err(Stop::Failed(e)) => println!("RANK {} failed: {e}", grid.rank()),
     }
     if grid.rank() == 0 {
-        write_status(ok, &outcome.clone().unwrap_or_else(|e| e));
+        let detail = match &outcome {
+            Ok(line) => line.clone(),
+            Err(e) => e.to_string(),
+        };
+        write_status(ok, &detail);
     }
     grid.close();
     rt.finish(if ok { 0 } else { 1 })
 }
 
-/// Dies here when this process is an original one that `kills` name for
-/// the point after factorization `after`.
+/// Why the program stopped early.
+enum Stop {
+    /// The survivors saved checkpoints.
+    Saved { epoch: u32, detail: String },
+    /// Any other error.
+    Failed(String),
+}
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stop::Saved { detail, .. } | Stop::Failed(detail) => f.write_str(detail),
+        }
+    }
+}
+
+impl From<blacs_ft::Error> for Stop {
+    fn from(e: blacs_ft::Error) -> Stop {
+        match e {
+            blacs_ft::Error::Checkpointed { epoch, .. } => Stop::Saved { epoch, detail: e.to_string() },
+            e => Stop::Failed(e.to_string()),
+        }
+    }
+}
+
+impl From<Error> for Stop {
+    fn from(e: Error) -> Stop {
+        match e {
+            Error::Grid(e) => e.into(),
+            e => Stop::Failed(e.to_string()),
+        }
+    }
+}
+
+/// Dies here when this process is an original one of the first job (not a
+/// replacement, nor one of a job started again from checkpoints) that
+/// `kills` name for the point after factorization `after`.
 fn kill_point(region: &Region, kills: &[Kill], after: u8) {
     let grid = region.grid();
-    if grid.replacement().is_none() && kills.iter().any(|k| k.rank == grid.rank() && k.after == after) {
+    if grid.replacement().is_none()
+        && region.options().restarts == 0
+        && kills.iter().any(|k| k.rank == grid.rank() && k.after == after)
+    {
         kill_self(&format!("grid rank {} after factorization {after}", grid.rank()));
     }
 }
 
 /// Arms the kill points inside the second factorization (again on a
-/// re-run or a replacement: the grid counts the points that fired).
+/// re-run or a replacement: the grid counts the points that fired; not in
+/// a job started again from checkpoints, after they fired).
 fn arm_second(region: &mut Region, args: &Args) {
+    if region.options().restarts > 0 {
+        return;
+    }
     if let Some(points) = &args.kill_in_second {
         region.grid_mut().set_injector(points.clone());
     }
@@ -185,11 +254,10 @@ fn own_work(grid: &Grid, a: &DistMatrix) -> Result<(), blacs_ft::Error> {
 }
 
 /// The program: factor twice with the kills in between, then compare.
-fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
-    let s = |e: Error| e.to_string();
+fn scenario(region: &mut Region, args: &Args) -> Result<String, Stop> {
     let (n, nb) = (args.n, args.nb);
-    let a1 = DistMatrix::from_fn(region.grid(), n, n, nb, nb, |i, j| element(1, i, j)).map_err(s)?;
-    let a2 = DistMatrix::from_fn(region.grid(), n, n, nb, nb, |i, j| element(2, i, j)).map_err(s)?;
+    let a1 = DistMatrix::from_fn(region.grid(), n, n, nb, nb, |i, j| element(1, i, j))?;
+    let a2 = DistMatrix::from_fn(region.grid(), n, n, nb, nb, |i, j| element(2, i, j))?;
     let (f1, f2) = match args.style.as_str() {
         "region" => in_region(region, args, &a1, &a2)?,
         _ => straight(region, args, &a1, &a2)?,
@@ -207,7 +275,7 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
     for ((f, a), got) in [(&f1, &a1), (&f2, &a2)].into_iter().zip(taken) {
         let mut lu = a.clone();
         let mut ipiv = Vec::new();
-        pdgetrf(region.grid(), &mut lu, &mut ipiv).map_err(s)?;
+        pdgetrf(region.grid(), &mut lu, &mut ipiv)?;
         let pivots = if f.ipiv() == ipiv { "same" } else { "DIFF" };
         let factors = match got {
             Ok(m) => {
@@ -252,13 +320,13 @@ fn in_region(
     args: &Args,
     a1: &DistMatrix,
     a2: &DistMatrix,
-) -> Result<(LuFactors, LuFactors), String> {
+) -> Result<(LuFactors, LuFactors), Stop> {
     let opts = FtOptions::default();
     // Process failures go back to the region, other errors out of it.
     let factor = |region: &mut Region, a: &DistMatrix| match LuFactors::factor(region, a.clone(), &opts) {
         Ok((f, _)) => Ok(Ok(f)),
         Err(Error::Grid(e)) => Err(e),
-        Err(e) => Ok(Err(e.to_string())),
+        Err(e) => Ok(Err(e)),
     };
     region
         .run(|region| {
@@ -281,8 +349,8 @@ fn in_region(
             kill_point(region, &args.kill, 2);
             own_work(region.grid(), a1)?;
             Ok(Ok((f1, f2)))
-        })
-        .map_err(|e| e.to_string())?
+        })?
+        .map_err(Stop::from)
 }
 
 /// `--style straight`: each call retried after a repair.
@@ -291,7 +359,7 @@ fn straight(
     args: &Args,
     a1: &DistMatrix,
     a2: &DistMatrix,
-) -> Result<(LuFactors, LuFactors), String> {
+) -> Result<(LuFactors, LuFactors), Stop> {
     let opts = FtOptions::default();
     let f1 = retry(region, |region| LuFactors::factor(region, a1.clone(), &opts).map(|(f, _)| f))?;
     kill_point(region, &args.kill, 1);
@@ -304,13 +372,13 @@ fn straight(
 
 /// Runs `call` until it returns something other than a process failure,
 /// repairing the grid after each.
-fn retry<T>(region: &mut Region, mut call: impl FnMut(&mut Region) -> Result<T, Error>) -> Result<T, String> {
+fn retry<T>(region: &mut Region, mut call: impl FnMut(&mut Region) -> Result<T, Error>) -> Result<T, Stop> {
     loop {
         match call(region) {
             Err(Error::Grid(e)) if e.is_process_failure() => {
-                region.repair().map_err(|e| format!("repair: {e}"))?;
+                region.repair()?;
             }
-            r => return r.map_err(|e| e.to_string()),
+            r => return Ok(r?),
         }
     }
 }

@@ -2,7 +2,8 @@
 //! ulfm` launches of the `protected-factors` binary (2x2 and 2x3 grids,
 //! processes SIGKILLed between the calls and inside a later
 //! factorization, spawned replacements and hot spares, both ways of
-//! writing the program), each with a hard timeout. Every process,
+//! writing the program, and checkpoint-on-failure), each with a hard
+//! timeout. Every process,
 //! replacements included, must end with the factors and pivots of a
 //! failure-free `pdgetrf` of the same matrix, or — when more processes of
 //! one row were lost than the checksums tolerate — every process must
@@ -56,6 +57,18 @@ fn factors_lost_between_calls_and_in_a_later_call_are_rebuilt_on_every_process()
         2,
         whole,
     );
+}
+
+#[test]
+fn a_job_started_again_from_checkpoints_makes_the_first_factors_again_and_resumes_the_second() {
+    // Checkpoint-on-failure: a loss inside the second factorization; the
+    // job is started again, factors A1 afresh and resumes A2 from the
+    // files (which are deleted at the end).
+    let dir = std::env::temp_dir().join(format!("ftla-protected-factors-{}", std::process::id()));
+    let dir_arg = dir.display().to_string();
+    let whole = "holding=whole,whole ipiv=same,same factors=same,same";
+    launch(&["--cof", &dir_arg, "--kill-in-second", "2@lu:3:update"], 4, &[], 1, whole);
+    assert!(!dir.exists(), "checkpoints left in {dir_arg}");
 }
 
 #[test]
