@@ -12,7 +12,7 @@
 //! checkpoint-on-failure instead: the job is started again, makes the
 //! first factorization again and resumes the second from the files.
 //!
-//! Two ways to write the program, as applications do (`--style`):
+//! Three ways to write the program, as applications do (`--style`):
 //! * `region`: the calls and the program's own collective work in a body
 //!   run by [`Region::run`], which repairs and runs it again on a process
 //!   failure; the body makes both factorizations and returns the factors
@@ -20,6 +20,8 @@
 //!   collective between the factorizations is skipped while
 //!   [`Region::is_joining`] (a replacement of a process lost inside the
 //!   second one: the survivors are inside that call's recovery).
+//! * `outside`: the first factorization before [`Region::run`], its
+//!   factors kept outside the body; the rest in the body.
 //! * `straight`: straight-line code; each library call and the program's
 //!   collective is retried after [`Region::repair`] when it returns a
 //!   process failure. A replacement runs the program from the top (the
@@ -29,7 +31,7 @@
 //!   survivors are past it.
 //!
 //! ```text
-//! protected-factors [--grid PxQ] [--style region|straight] [--kill R@S]...
+//! protected-factors [--grid PxQ] [--style region|outside|straight] [--kill R@S]...
 //!                   [--kill-in-second POINTS] [--n N] [--nb NB] [--spares S]
 //!                   [--cof DIR] [--timeout S]
 //! ```
@@ -55,9 +57,10 @@ struct Args {
     /// Process grid PxQ.
     #[arg(long, default_value = "2x2", value_parser = ftla_tests::parse_grid)]
     grid: (i32, i32),
-    /// How the program is written: `region` (Region::run) or `straight`
-    /// (retry after Region::repair).
-    #[arg(long, default_value = "region", value_parser = ["region", "straight"])]
+    /// How the program is written: `region` (Region::run), `outside` (the
+    /// first factorization before Region::run) or `straight` (retry after
+    /// Region::repair).
+    #[arg(long, default_value = "region", value_parser = ["region", "outside", "straight"])]
     style: String,
     /// `R@S`: grid rank R dies after factorization S (1 or 2) returned.
     #[arg(long, value_parser = parse_kill)]
@@ -260,6 +263,7 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, Stop> {
     let a2 = DistMatrix::from_fn(region.grid(), n, n, nb, nb, |i, j| element(2, i, j))?;
     let (f1, f2) = match args.style.as_str() {
         "region" => in_region(region, args, &a1, &a2)?,
+        "outside" => outside(region, args, &a1, &a2)?,
         _ => straight(region, args, &a1, &a2)?,
     };
     // (The first to_matrix is where the last replacement meets the
@@ -351,6 +355,29 @@ fn in_region(
             Ok(Ok((f1, f2)))
         })?
         .map_err(Stop::from)
+}
+
+/// `--style outside`: the first factors made before [`Region::run`] and
+/// kept outside it, the rest in its body.
+fn outside(region: &mut Region, args: &Args, a1: &DistMatrix, a2: &DistMatrix) -> Result<(LuFactors, LuFactors), Stop> {
+    let opts = FtOptions::default();
+    let f1 = retry(region, |region| LuFactors::factor(region, a1.clone(), &opts).map(|(f, _)| f))?;
+    kill_point(region, &args.kill, 1);
+    let f2 = region.run(|region| {
+        if !region.is_joining() {
+            own_work(region.grid(), a1)?;
+        }
+        arm_second(region, args);
+        let f2 = match LuFactors::factor(region, a2.clone(), &opts) {
+            Ok((f, _)) => f,
+            Err(Error::Grid(e)) => return Err(e),
+            Err(e) => return Ok(Err(e)),
+        };
+        kill_point(region, &args.kill, 2);
+        own_work(region.grid(), a1)?;
+        Ok(Ok(f2))
+    })??;
+    Ok((f1, f2))
 }
 
 /// `--style straight`: each call retried after a repair.

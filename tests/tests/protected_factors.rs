@@ -48,6 +48,15 @@ fn factors_lost_between_calls_and_in_a_later_call_are_rebuilt_on_every_process()
     // A hot spare between the calls, then a loss inside the second
     // factorization: its recovery rebuilds the first factors too.
     launch(&["--spares", "1", "--kill", "1@1", "--kill-in-second", "2@lu:3:update"], 4, &[1, 2], 2, whole);
+    // The first factors made before Region::run and kept outside it, the
+    // second in its body; a hot spare, then a loss inside the second.
+    launch(
+        &["--style", "outside", "--spares", "1", "--kill", "3@1", "--kill-in-second", "0@lu:2:update"],
+        4,
+        &[0, 3],
+        2,
+        whole,
+    );
     // 2x3: each of columns 1 and 2, and 0 and 2, both styles.
     launch(&["--grid", "2x3", "--kill", "4@1", "--kill", "2@2"], 6, &[2, 4], 2, whole);
     launch(
