@@ -496,10 +496,15 @@ impl Region {
 
     /// Runs `body` until it succeeds: on a process failure that escaped the
     /// library calls, repairs and runs it again from the top (completed
-    /// calls are skipped through the log).
+    /// calls are skipped through the log). Library calls the program made
+    /// in the region before `body` (or in an earlier `run`) stay its own:
+    /// a re-run meets its first call where the first run did.
     pub fn run<T>(&mut self, mut body: impl FnMut(&mut Region) -> Result<T, Error>) -> Result<T, Error> {
+        // (Every process, a replacement running the program from the top
+        // included, makes the same calls before the body.)
+        let start = self.log.position();
         loop {
-            self.log.rewind();
+            self.log.rewind_to(start);
             match body(self) {
                 Ok(v) => return Ok(v),
                 Err(e) if e.is_process_failure() => {

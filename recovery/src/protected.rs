@@ -19,8 +19,9 @@
 //! same calls in the same order (a replacement runs the program from the
 //! top). The mend checks that: processes that disagree on the live results
 //! mark them all lost rather than rebuild the wrong one, and a result that
-//! more losses than its checksums tolerate hit is marked lost. A lost
-//! result is refused by every routine it is given to, on every process.
+//! more losses than its checksums tolerate hit is marked lost — on every
+//! process, a later replacement's copy included. A lost result is refused
+//! by every routine it is given to, on every process.
 
 use blacs_ft::{Error, Grid, Scope};
 use std::any::Any;
@@ -38,6 +39,9 @@ pub trait ProtectedResult: 'static {
     /// tolerate, or processes that disagree on it): every later use must
     /// refuse it.
     fn mark_lost(&mut self);
+    /// Local: whether [`ProtectedResult::mark_lost`] was called on this
+    /// copy.
+    fn is_lost(&self) -> bool;
 }
 
 /// One live result: the same value seen as what the mend rebuilds and as
@@ -134,10 +138,21 @@ impl Registry {
             for e in &self.entries {
                 e.result.borrow_mut().mark_lost();
             }
-        } else if !lost.is_empty() {
-            for e in &self.entries {
-                e.result.borrow_mut().rebuild(grid, &lost)?;
-                rebuilt += 1;
+        } else {
+            // A result lost on some process (a replacement's hollow copy of
+            // it cannot be rebuilt from the others' lost copies) is lost on
+            // every process.
+            let mut gone: Vec<i64> = self.entries.iter().map(|e| i64::from(e.result.borrow().is_lost())).collect();
+            if !gone.is_empty() {
+                grid.max(Scope::All, &mut gone)?;
+            }
+            for (e, gone) in self.entries.iter().zip(gone) {
+                if gone != 0 {
+                    e.result.borrow_mut().mark_lost();
+                } else if !lost.is_empty() {
+                    e.result.borrow_mut().rebuild(grid, &lost)?;
+                    rebuilt += 1;
+                }
             }
         }
         self.pending = false;
@@ -170,6 +185,9 @@ mod tests {
         }
         fn mark_lost(&mut self) {
             self.0 = u32::MAX;
+        }
+        fn is_lost(&self) -> bool {
+            self.0 == u32::MAX
         }
     }
 

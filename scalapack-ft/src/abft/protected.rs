@@ -52,7 +52,10 @@ impl<S: 'static> ProtectedResult for ProtectedFactors<S> {
             Error::Grid(g) => g,
             e => blacs_ft::Error::Unrecoverable { reason: format!("rebuilding protected factors: {e}") },
         })?;
-        if self.holding == Holding::Hollow {
+        // Only the blocks of the `lost` ranks were rebuilt: a hollow copy
+        // elsewhere (made after this process's first mend) stays hollow and
+        // is refused.
+        if self.holding == Holding::Hollow && lost.contains(&grid.rank()) {
             self.holding = Holding::Whole;
         }
         Ok(())
@@ -60,6 +63,10 @@ impl<S: 'static> ProtectedResult for ProtectedFactors<S> {
 
     fn mark_lost(&mut self) {
         self.holding = Holding::Lost;
+    }
+
+    fn is_lost(&self) -> bool {
+        self.holding == Holding::Lost
     }
 }
 
@@ -79,11 +86,12 @@ impl<S: 'static> ProtectedFactors<S> {
     }
 
     /// For a call that completed before (the log says done), with its
-    /// replicated `state`: the same factors again on a re-run of the
-    /// region's body; on a replacement that joined after the call, a
-    /// hollow copy over `a`'s storage that the region fills at its next
-    /// mend; otherwise (nothing holds them here any more) a lost copy.
-    /// Local.
+    /// replicated `state`: the copy this process registered under the call
+    /// when a re-run of the region's body makes it again (a survivor's
+    /// factors, or a replacement's own copy, mended or not); else, on a
+    /// replacement that joined after the call, a hollow copy over `a`'s
+    /// storage that the region fills at its next mend; otherwise (nothing
+    /// holds them here any more) a lost copy. Local.
     ///
     /// # Errors
     /// No memory for the copy (local: the region's mend then finds the
@@ -95,12 +103,14 @@ impl<S: 'static> ProtectedFactors<S> {
         steps: u64,
         routine: &str,
     ) -> Result<Rc<RefCell<Self>>> {
-        let replacement = region.current_call_completed_before_joining();
-        if !replacement {
-            if let Some(shared) = region.protected::<Self>() {
-                return Ok(shared);
-            }
+        // The copy registered under this call, whoever made it: a survivor's
+        // factors, or a replacement's own copy from an earlier run of the
+        // body (hollow, or mended since, or lost) — never a second hollow
+        // one that the mend would not fill.
+        if let Some(shared) = region.protected::<Self>() {
+            return Ok(shared);
         }
+        let replacement = region.current_call_completed_before_joining();
         let grid = region.grid();
         let layout = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize)
             .map_err(|e| blacs_ft::Error::Unrecoverable { reason: format!("{routine}: {e}") })?;
