@@ -10,5 +10,7 @@ mod gels;
 pub(crate) mod reflectors;
 
 pub use apply::pdormqr;
+pub(crate) use apply::{check_rows_of_a, panels_in_order, reduced_w, share_panel};
 pub use factor::pdgeqrf;
+pub(crate) use gels::{check_overdetermined, r_blocks_in_order, RBlockColumn};
 pub use gels::{pdgels, upper_solve};
