@@ -1,0 +1,212 @@
+//! Fault-tolerant least squares on protected QR factors, driven by
+//! `tests/tests/ft_lstsq.rs`: in a resilient region on a P×Q grid, an
+//! M×N least-squares problem with NRHS right-hand sides is solved
+//! through protected factors — `--mode gels`: `pdgels_ft`; `--mode
+//! apart`: `QrFactors::factor`, then `pdormqr_ft` (Qᵀ·B), then
+//! `upper_solve_ft` — while processes are SIGKILLed at the points of
+//! `FTLA_KILL` (`R@qr:…`, `R@gels:…`, `R@ormqr:…`, `R@trsm:…`) and, with
+//! `--kill-between R`, grid rank R dies by its own SIGKILL between the
+//! factorization and the solve. X is then compared with a plain `pdgels`
+//! of the same problem on the same grid, each process its own rows (a
+//! replacement's included), and on rank 0 with LAPACK's `dgels` of the
+//! gathered problem. Started outside MPI, it relaunches itself under
+//! `mpiexec` with a hard timeout.
+//!
+//! ```text
+//! ft-lstsq [--grid PxQ] [--m M] [--n N] [--nb NB] [--nrhs K] [--mode gels|apart]
+//!          [--kill-between R] [--spares S] [--timeout S]
+//! ```
+//! Prints per process `RANK r[ replacement] recoveries=N plain=ok|DIFF(e)`
+//! and on rank 0 `LAPACK ok|DIFF(e)`.
+
+use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
+use blacs_ft::{Grid, GridOptions, Joined, Runtime};
+use recovery::{kill_self, Region};
+use scalapack_ft::blas::{self, Trans};
+use scalapack_ft::qr::pdgels;
+use scalapack_ft::qr_ft::{pdgels_ft, pdormqr_ft, upper_solve_ft, FtOptions, QrFactors};
+use scalapack_ft::{DistMatrix, Error};
+use std::time::Duration;
+
+/// Fault-tolerant least squares checked against plain and LAPACK solves
+/// (see the module documentation).
+#[derive(clap::Parser)]
+struct Args {
+    /// The process grid.
+    #[arg(long, default_value = "2x2", value_parser = ftla_tests::parse_grid)]
+    grid: (i32, i32),
+    /// Rows of A.
+    #[arg(long, default_value_t = 200)]
+    m: usize,
+    /// Columns of A.
+    #[arg(long, default_value_t = 130)]
+    n: usize,
+    /// Block size.
+    #[arg(long, default_value_t = 16)]
+    nb: usize,
+    /// Right-hand sides.
+    #[arg(long, default_value_t = 1)]
+    nrhs: usize,
+    /// `gels`: pdgels_ft; `apart`: QrFactors::factor, pdormqr_ft, upper_solve_ft.
+    #[arg(long, default_value = "gels", value_parser = ["gels", "apart"])]
+    mode: String,
+    /// A grid rank that dies between the factorization and the solve.
+    #[arg(long)]
+    kill_between: Option<i32>,
+    /// Hot spares.
+    #[arg(long, default_value_t = 0)]
+    spares: i32,
+    /// Hard timeout of the job, seconds.
+    #[arg(long, default_value_t = 120)]
+    timeout: u64,
+}
+
+/// A(i, j): full rank and well conditioned, the same on every process.
+fn a_element(i: usize, j: usize) -> f64 {
+    (if i == j { 3.0 } else { 0.0 }) + 1.0 / (1.0 + i as f64 + 2.0 * j as f64) + ((i * 7 + j * 13) % 11) as f64 * 0.01
+}
+
+/// B(i, j): not in A's range (a residual remains).
+fn b_element(i: usize, j: usize) -> f64 {
+    ((i * 5 + j * 3) % 17) as f64 / 17.0 - 0.5 + (j as f64 + 1.0) * 0.1
+}
+
+fn main() {
+    let a = <Args as clap::Parser>::parse();
+    let (p, q) = a.grid;
+    if !inside_mpi() {
+        relaunch(&Relaunch {
+            nprocs: (p * q + a.spares) as u32,
+            timeout: Some(Duration::from_secs(a.timeout)),
+            ulfm: true,
+            cof: None,
+            program: None,
+        });
+    }
+    let mut rt = Runtime::init().unwrap_or_else(|e| {
+        eprintln!("ft-lstsq: MPI start-up failed: {e}");
+        std::process::exit(1)
+    });
+    // (The grid's default options take the kills from FTLA_KILL.)
+    let grid = match rt.world_dup().and_then(|c| Grid::join(&mut rt, c, p, q, GridOptions::default())) {
+        Ok(Joined::Active(g)) => g,
+        Ok(Joined::Released) => rt.finish(0),
+        Err(e) => {
+            println!("JOIN-ERROR {e}");
+            rt.finish(1)
+        }
+    };
+    let mut region = match Region::new(grid) {
+        Ok(r) => r,
+        Err(e) => {
+            println!("REGION-ERROR {e}");
+            rt.finish(1)
+        }
+    };
+    let outcome = scenario(&mut region, &a);
+    let grid = region.into_grid();
+    let ok = outcome.is_ok();
+    match &outcome {
+        Ok(line) => println!("{line}"),
+        Err(e) => println!("RANK {} failed: {e}", grid.rank()),
+    }
+    if grid.rank() == 0 {
+        write_status(ok, &outcome.clone().unwrap_or_else(|e| e));
+    }
+    grid.close();
+    rt.finish(if ok { 0 } else { 1 })
+}
+
+/// The fault-tolerant solve of `a0` into `b` (one run of the region's
+/// body), counting the recoveries inside the calls.
+fn solve(
+    region: &mut Region,
+    args: &Args,
+    (a0, b): (&DistMatrix, &mut DistMatrix),
+    recoveries: &mut usize,
+) -> Result<(), Error> {
+    let opts = FtOptions { verify: true };
+    let rank = region.grid().rank();
+    let kill_between = |region: &Region| {
+        if args.kill_between == Some(rank) && region.grid().replacement().is_none() {
+            kill_self(&format!("grid rank {rank} between the factorization and the solve"));
+        }
+    };
+    if args.mode == "gels" {
+        if args.kill_between.is_some() {
+            // Factor first (pdgels_ft's own factorization call then finds
+            // it done), lose the process, then solve.
+            QrFactors::factor(region, a0.clone(), &opts)?;
+            kill_between(region);
+        }
+        let (_factors, report) = pdgels_ft(region, a0.clone(), b, &opts)?;
+        *recoveries += report.factor.recoveries.len() + report.solve.recoveries.len();
+        if let Some(c) = report.solve.check.filter(|c| !c.ok) {
+            return Err(Error::Grid(blacs_ft::Error::Unrecoverable { reason: format!("B's checksums: {c:?}") }));
+        }
+    } else {
+        let (factors, report) = QrFactors::factor(region, a0.clone(), &opts)?;
+        *recoveries += report.recoveries.len();
+        kill_between(region);
+        *recoveries += pdormqr_ft(region, Trans::Yes, &factors, b, &opts)?.recoveries.len();
+        *recoveries += upper_solve_ft(region, &factors, b, &opts)?.recoveries.len();
+    }
+    Ok(())
+}
+
+/// The fault-tolerant solve, then the plain and LAPACK references.
+fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
+    let s = |e: Error| e.to_string();
+    let (m, n, nb, nrhs) = (args.m, args.n, args.nb, args.nrhs);
+    let a0 = DistMatrix::from_fn(region.grid(), m, n, nb, nb, a_element).map_err(s)?;
+    let b0 = DistMatrix::from_fn(region.grid(), m, nrhs, nb, nb, b_element).map_err(s)?;
+    // (Outside the body: a re-run after a loss between calls finds a
+    // survivor's B as the calls left it.)
+    let mut b = b0.clone();
+    let mut recoveries = 0;
+    let solved = region
+        .run(|region| {
+            // (A process failure is the region's to repair; any other
+            // error is the program's answer.)
+            match solve(region, args, (&a0, &mut b), &mut recoveries) {
+                Err(Error::Grid(e)) => Err(e),
+                r => Ok(r),
+            }
+        })
+        .map_err(|e| e.to_string())?;
+    if let Err(e) = solved {
+        return Ok(format!("RANK {} error: {e} (INFO {})", region.grid().rank(), e.info()));
+    }
+    let grid = region.grid();
+    // The plain solve of the same problem, on the same grid.
+    let (mut a1, mut b1) = (a0.clone(), b0.clone());
+    pdgels(grid, &mut a1, &mut b1).map_err(s)?;
+    let scale = 1.0 + b1.local().iter().fold(0.0f64, |x, v| x.max(v.abs()));
+    let mut diff = 0.0f64;
+    for lj in 0..b.local_cols() {
+        for li in 0..b.local_rows() {
+            if b.global_row(li) < n {
+                diff = diff.max((b.local()[li + lj * b.lld()] - b1.local()[li + lj * b1.lld()]).abs());
+            }
+        }
+    }
+    let tag = if grid.replacement().is_some() { " replacement" } else { "" };
+    let verdict = |d: f64| if d <= 1e-10 * scale { "ok".to_string() } else { format!("DIFF({d:e})") };
+    let mut line = format!("RANK {}{tag} recoveries={recoveries} plain={}", grid.rank(), verdict(diff));
+    // LAPACK's dgels of the gathered problem on rank 0.
+    let (fa, fb, fx) = (a0.gather(grid, 0).map_err(s)?, b0.gather(grid, 0).map_err(s)?, b.gather(grid, 0).map_err(s)?);
+    if let (Some(mut fa), Some(mut fb), Some(fx)) = (fa, fb, fx) {
+        let info = blas::dgels(m, n, nrhs, &mut fa, m, &mut fb, m);
+        let mut d = 0.0f64;
+        let mut big = 1.0f64;
+        for j in 0..nrhs {
+            for i in 0..n {
+                d = d.max((fx[i + j * m] - fb[i + j * m]).abs());
+                big = big.max(fb[i + j * m].abs());
+            }
+        }
+        let lapack = if info == 0 && d <= 1e-10 * big { "ok".to_string() } else { format!("DIFF({d:e}, info {info})") };
+        line.push_str(&format!("\nLAPACK {lapack}"));
+    }
+    Ok(line)
+}

@@ -1,0 +1,80 @@
+//! Fault-tolerant least squares on protected QR factors (`pdgels_ft`;
+//! `QrFactors::factor`, `pdormqr_ft`, `upper_solve_ft`): real `mpiexec
+//! --with-ft ulfm` launches of the `ft-lstsq` binary with hard timeouts,
+//! processes SIGKILLed in every kind of solve phase and between the
+//! factorization and the solve, replaced by spawns and by hot spares. X
+//! must equal a plain `pdgels`'s of the same problem on every process (a
+//! replacement's rows included) and LAPACK's `dgels` on rank 0.
+
+use blacs_ft::launch::{run_with_timeout, Captured};
+use std::process::Command;
+use std::time::Duration;
+
+/// One launch of `ft-lstsq` with `args`, the kill points `kill` in
+/// FTLA_KILL.
+fn ft_lstsq(args: &[&str], kill: &str) -> Captured {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ft-lstsq"));
+    cmd.args(args).args(["--timeout", "90"]).env("FTLA_KILL", kill);
+    let out = run_with_timeout(cmd, Duration::from_secs(120)).expect("launch ft-lstsq");
+    assert!(!out.timed_out, "hung: {args:?} {kill}\n{}\n{}", out.stdout, out.stderr);
+    out
+}
+
+/// Every grid rank of `ranks` reports X equal to the plain solve's, with
+/// `recoveries` recoveries inside the calls, `replaced` as a replacement;
+/// rank 0 reports LAPACK's X; the job exits 0.
+fn assert_solved(out: &Captured, ranks: i32, replaced: Option<i32>, recoveries: usize, what: &str) {
+    for r in 0..ranks {
+        let tag = if replaced == Some(r) { " replacement" } else { "" };
+        let want = format!("RANK {r}{tag} recoveries={recoveries} plain=ok\n");
+        assert!(out.stdout.contains(&want), "{what}: {want}\n{}\n{}", out.stdout, out.stderr);
+    }
+    assert!(out.stdout.contains("LAPACK ok\n"), "{what}:\n{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.code, Some(0), "{what}:\n{}\n{}", out.stdout, out.stderr);
+}
+
+#[test]
+fn pdgels_ft_matches_pdgels_and_lapack_without_and_with_kills_in_both_parts_of_its_solve() {
+    // 200x130 in blocks of 16: steps 0..8 apply Qᵀ's 9 panels, steps
+    // 9..17 solve with R's 9 block rows.
+    let out = ft_lstsq(&["--nrhs", "7"], "");
+    assert_solved(&out, 4, None, 0, "no kill");
+    for (kill, rank, spares, nrhs) in
+        [("1@gels:3:update", 1, "0", "7"), ("2@gels:12:bcast", 2, "1", "1"), ("0@gels:5:commit", 0, "0", "1")]
+    {
+        let out = ft_lstsq(&["--nrhs", nrhs, "--spares", spares], kill);
+        assert!(out.stderr.contains(&format!("injecting SIGKILL into rank {rank} at")), "{kill}\n{}", out.stderr);
+        assert_solved(&out, 4, Some(rank), 1, kill);
+    }
+}
+
+#[test]
+fn pdormqr_ft_and_upper_solve_ft_survive_a_kill_in_their_phases() {
+    for (kill, rank, spares, nrhs) in [("1@ormqr:2:bcast", 1, "0", "7"), ("2@trsm:4:update", 2, "1", "1")] {
+        let out = ft_lstsq(&["--mode", "apart", "--nrhs", nrhs, "--spares", spares], kill);
+        assert!(out.stderr.contains(&format!("injecting SIGKILL into rank {rank} at")), "{kill}\n{}", out.stderr);
+        assert_solved(&out, 4, Some(rank), 1, kill);
+    }
+}
+
+#[test]
+fn a_process_lost_between_the_factorization_and_the_solve_gets_its_factors_back() {
+    // The replacement's factorization call returns a hollow copy, which
+    // the region fills from the checksums when the solve starts.
+    let out = ft_lstsq(&["--mode", "apart", "--kill-between", "3", "--nrhs", "7"], "");
+    assert!(out.stderr.contains("injecting SIGKILL into grid rank 3"), "{}", out.stderr);
+    assert_solved(&out, 4, Some(3), 0, "apart, between, spawn");
+    let out = ft_lstsq(&["--grid", "2x3", "--kill-between", "1", "--spares", "1"], "");
+    assert!(out.stderr.contains("injecting SIGKILL into grid rank 1"), "{}", out.stderr);
+    assert_solved(&out, 6, Some(1), 0, "gels, between, spare, 2x3");
+}
+
+#[test]
+fn pdgels_ft_refuses_fewer_rows_than_columns_on_every_process() {
+    let out = ft_lstsq(&["--m", "100", "--n", "130"], "");
+    for r in 0..4 {
+        let want = format!("RANK {r} error: pdgels_ft: argument 2 (M) must be ≥ N");
+        assert!(out.stdout.contains("(INFO -2)\n"), "{}", out.stdout);
+        assert!(out.stdout.contains(&want), "{want}\n{}\n{}", out.stdout, out.stderr);
+    }
+}
