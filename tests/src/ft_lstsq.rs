@@ -5,7 +5,7 @@
 //! apart`: `QrFactors::factor`, then `pdormqr_ft` (Qᵀ·B), then
 //! `upper_solve_ft` — while processes are SIGKILLed at the points of
 //! `FTLA_KILL` (`R@qr:…`, `R@gels:…`, `R@ormqr:…`, `R@trsm:…`) and, with
-//! `--kill-between R`, grid rank R dies by its own SIGKILL between the
+//! `--kill-between R,...`, grid ranks R die by their own SIGKILL between the
 //! factorization and the solve. X is then compared with a plain `pdgels`
 //! of the same problem on the same grid, each process its own rows (a
 //! replacement's included), and on rank 0 with LAPACK's `dgels` of the
@@ -14,7 +14,7 @@
 //!
 //! ```text
 //! ft-lstsq [--grid PxQ] [--m M] [--n N] [--nb NB] [--nrhs K] [--mode gels|apart]
-//!          [--kill-between R] [--spares S] [--timeout S]
+//!          [--kill-between R,...] [--spares S] [--timeout S]
 //! ```
 //! Prints per process `RANK r[ replacement] recoveries=N plain=ok|DIFF(e)`
 //! and on rank 0 `LAPACK ok|DIFF(e)`.
@@ -50,9 +50,10 @@ struct Args {
     /// `gels`: pdgels_ft; `apart`: QrFactors::factor, pdormqr_ft, upper_solve_ft.
     #[arg(long, default_value = "gels", value_parser = ["gels", "apart"])]
     mode: String,
-    /// A grid rank that dies between the factorization and the solve.
-    #[arg(long)]
-    kill_between: Option<i32>,
+    /// Grid ranks that die between the factorization and the solve
+    /// (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    kill_between: Vec<i32>,
     /// Hot spares.
     #[arg(long, default_value_t = 0)]
     spares: i32,
@@ -128,12 +129,12 @@ fn solve(
     let opts = FtOptions { verify: true };
     let rank = region.grid().rank();
     let kill_between = |region: &Region| {
-        if args.kill_between == Some(rank) && region.grid().replacement().is_none() {
+        if args.kill_between.contains(&rank) && region.grid().replacement().is_none() {
             kill_self(&format!("grid rank {rank} between the factorization and the solve"));
         }
     };
     if args.mode == "gels" {
-        if args.kill_between.is_some() {
+        if !args.kill_between.is_empty() {
             // Factor first (pdgels_ft's own factorization call then finds
             // it done), lose the process, then solve.
             QrFactors::factor(region, a0.clone(), &opts)?;
