@@ -3,28 +3,30 @@
 //! M×N least-squares problem with NRHS right-hand sides is solved
 //! through protected factors — `--mode gels`: `pdgels_ft`; `--mode
 //! apart`: `QrFactors::factor`, then `pdormqr_ft` (Qᵀ·B), then
-//! `upper_solve_ft` — while processes are SIGKILLed at the points of
+//! `upper_solve_ft`; `--mode q`: `QrFactors::factor`, then `pdormqr_ft`
+//! applying Q — while processes are SIGKILLed at the points of
 //! `FTLA_KILL` (`R@qr:…`, `R@gels:…`, `R@ormqr:…`, `R@trsm:…`) and, with
 //! `--kill-between R,...`, grid ranks R die by their own SIGKILL between the
 //! factorization and the solve. X is then compared with a plain `pdgels`
-//! of the same problem on the same grid, each process its own rows (a
-//! replacement's included), and on rank 0 with LAPACK's `dgels` of the
-//! gathered problem. Started outside MPI, it relaunches itself under
-//! `mpiexec` with a hard timeout.
+//! of the same problem on the same grid (Q·B with a plain `pdormqr`),
+//! each process its own rows (a replacement's included), and on rank 0
+//! with LAPACK's `dgels` of the gathered problem. Started outside MPI,
+//! it relaunches itself under `mpiexec` with a hard timeout.
 //!
 //! ```text
-//! ft-lstsq [--grid PxQ] [--m M] [--n N] [--nb NB] [--nrhs K] [--mode gels|apart]
+//! ft-lstsq [--grid PxQ] [--m M] [--n N] [--nb NB] [--nb-b NB] [--nrhs K] [--mode gels|apart|q]
 //!          [--kill-between R,...] [--spares S] [--timeout S]
 //! ```
 //! Prints per process `RANK r[ replacement] recoveries=N plain=ok|DIFF(e)`
-//! and on rank 0 `LAPACK ok|DIFF(e)`.
+//! and on rank 0 `LAPACK ok|DIFF(e)` (least squares), or per process
+//! `RANK r error: ERROR (INFO i)` for an agreed error.
 
 use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
 use blacs_ft::{Grid, GridOptions, Joined, Runtime};
 use recovery::{kill_self, Region};
 use scalapack_ft::blas::{self, Trans};
-use scalapack_ft::qr::pdgels;
-use scalapack_ft::qr_ft::{pdgels_ft, pdormqr_ft, upper_solve_ft, FtOptions, QrFactors};
+use scalapack_ft::qr::{pdgels, pdgeqrf, pdormqr};
+use scalapack_ft::qr_ft::{pdgels_ft, pdormqr_ft, upper_solve_ft, FtOptions, FtReport, QrFactors};
 use scalapack_ft::{DistMatrix, Error};
 use std::time::Duration;
 
@@ -47,9 +49,14 @@ struct Args {
     /// Right-hand sides.
     #[arg(long, default_value_t = 1)]
     nrhs: usize,
-    /// `gels`: pdgels_ft; `apart`: QrFactors::factor, pdormqr_ft, upper_solve_ft.
-    #[arg(long, default_value = "gels", value_parser = ["gels", "apart"])]
+    /// `gels`: pdgels_ft; `apart`: QrFactors::factor, pdormqr_ft (Qᵀ),
+    /// upper_solve_ft; `q`: QrFactors::factor, pdormqr_ft (Q·B, checked
+    /// against the plain pdormqr).
+    #[arg(long, default_value = "gels", value_parser = ["gels", "apart", "q"])]
     mode: String,
+    /// B's block size (NB by default; another one is an argument error).
+    #[arg(long)]
+    nb_b: Option<usize>,
     /// Grid ranks that die between the factorization and the solve
     /// (comma-separated).
     #[arg(long, value_delimiter = ',')]
@@ -133,6 +140,11 @@ fn solve(
             kill_self(&format!("grid rank {rank} between the factorization and the solve"));
         }
     };
+    // The recoveries of a call, whose checksums must hold at its end.
+    let counted = |r: &FtReport| match &r.check {
+        Some(c) if !c.ok => Err(Error::Grid(blacs_ft::Error::Unrecoverable { reason: format!("checksums: {c:?}") })),
+        _ => Ok(r.recoveries.len()),
+    };
     if args.mode == "gels" {
         if !args.kill_between.is_empty() {
             // Factor first (pdgels_ft's own factorization call then finds
@@ -141,16 +153,17 @@ fn solve(
             kill_between(region);
         }
         let (_factors, report) = pdgels_ft(region, a0.clone(), b, &opts)?;
-        *recoveries += report.factor.recoveries.len() + report.solve.recoveries.len();
-        if let Some(c) = report.solve.check.filter(|c| !c.ok) {
-            return Err(Error::Grid(blacs_ft::Error::Unrecoverable { reason: format!("B's checksums: {c:?}") }));
-        }
+        *recoveries += counted(&report.factor)? + counted(&report.solve)?;
+        return Ok(());
+    }
+    let (factors, report) = QrFactors::factor(region, a0.clone(), &opts)?;
+    *recoveries += counted(&report)?;
+    kill_between(region);
+    if args.mode == "q" {
+        *recoveries += counted(&pdormqr_ft(region, Trans::No, &factors, b, &opts)?)?;
     } else {
-        let (factors, report) = QrFactors::factor(region, a0.clone(), &opts)?;
-        *recoveries += report.recoveries.len();
-        kill_between(region);
-        *recoveries += pdormqr_ft(region, Trans::Yes, &factors, b, &opts)?.recoveries.len();
-        *recoveries += upper_solve_ft(region, &factors, b, &opts)?.recoveries.len();
+        *recoveries += counted(&pdormqr_ft(region, Trans::Yes, &factors, b, &opts)?)?;
+        *recoveries += counted(&upper_solve_ft(region, &factors, b, &opts)?)?;
     }
     Ok(())
 }
@@ -160,7 +173,8 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
     let s = |e: Error| e.to_string();
     let (m, n, nb, nrhs) = (args.m, args.n, args.nb, args.nrhs);
     let a0 = DistMatrix::from_fn(region.grid(), m, n, nb, nb, a_element).map_err(s)?;
-    let b0 = DistMatrix::from_fn(region.grid(), m, nrhs, nb, nb, b_element).map_err(s)?;
+    let nb_b = args.nb_b.unwrap_or(nb);
+    let b0 = DistMatrix::from_fn(region.grid(), m, nrhs, nb_b, nb_b, b_element).map_err(s)?;
     // (Outside the body: a re-run after a loss between calls finds a
     // survivor's B as the calls left it.)
     let mut b = b0.clone();
@@ -179,14 +193,22 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
         return Ok(format!("RANK {} error: {e} (INFO {})", region.grid().rank(), e.info()));
     }
     let grid = region.grid();
-    // The plain solve of the same problem, on the same grid.
+    // The plain solve of the same problem, on the same grid (Q·B: all
+    // rows; least squares: X's).
     let (mut a1, mut b1) = (a0.clone(), b0.clone());
-    pdgels(grid, &mut a1, &mut b1).map_err(s)?;
+    let compared = if args.mode == "q" {
+        let tau = pdgeqrf_tau(grid, &mut a1).map_err(s)?;
+        pdormqr(grid, Trans::No, &a1, &tau, m.min(n), &mut b1).map_err(s)?;
+        m
+    } else {
+        pdgels(grid, &mut a1, &mut b1).map_err(s)?;
+        n
+    };
     let scale = 1.0 + b1.local().iter().fold(0.0f64, |x, v| x.max(v.abs()));
     let mut diff = 0.0f64;
     for lj in 0..b.local_cols() {
         for li in 0..b.local_rows() {
-            if b.global_row(li) < n {
+            if b.global_row(li) < compared {
                 diff = diff.max((b.local()[li + lj * b.lld()] - b1.local()[li + lj * b1.lld()]).abs());
             }
         }
@@ -196,7 +218,7 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
     let mut line = format!("RANK {}{tag} recoveries={recoveries} plain={}", grid.rank(), verdict(diff));
     // LAPACK's dgels of the gathered problem on rank 0.
     let (fa, fb, fx) = (a0.gather(grid, 0).map_err(s)?, b0.gather(grid, 0).map_err(s)?, b.gather(grid, 0).map_err(s)?);
-    if let (Some(mut fa), Some(mut fb), Some(fx)) = (fa, fb, fx) {
+    if let (Some(mut fa), Some(mut fb), Some(fx), true) = (fa, fb, fx, args.mode != "q") {
         let info = blas::dgels(m, n, nrhs, &mut fa, m, &mut fb, m);
         let mut d = 0.0f64;
         let mut big = 1.0f64;
@@ -210,4 +232,11 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
         line.push_str(&format!("\nLAPACK {lapack}"));
     }
     Ok(line)
+}
+
+/// The plain QR of `a` in place, and its tau.
+fn pdgeqrf_tau(grid: &Grid, a: &mut DistMatrix) -> Result<Vec<f64>, Error> {
+    let mut tau = Vec::new();
+    pdgeqrf(grid, a, &mut tau)?;
+    Ok(tau)
 }

@@ -24,12 +24,17 @@ fn ft_lstsq(args: &[&str], kill: &str) -> Captured {
 /// `recoveries` recoveries inside the calls, `replaced` as a replacement;
 /// rank 0 reports LAPACK's X; the job exits 0.
 fn assert_solved(out: &Captured, ranks: i32, replaced: Option<i32>, recoveries: usize, what: &str) {
+    assert_as_plain(out, ranks, replaced, recoveries, what);
+    assert!(out.stdout.contains("LAPACK ok\n"), "{what}:\n{}\n{}", out.stdout, out.stderr);
+}
+
+/// [`assert_solved`] without LAPACK (Q·B).
+fn assert_as_plain(out: &Captured, ranks: i32, replaced: Option<i32>, recoveries: usize, what: &str) {
     for r in 0..ranks {
         let tag = if replaced == Some(r) { " replacement" } else { "" };
         let want = format!("RANK {r}{tag} recoveries={recoveries} plain=ok\n");
         assert!(out.stdout.contains(&want), "{what}: {want}\n{}\n{}", out.stdout, out.stderr);
     }
-    assert!(out.stdout.contains("LAPACK ok\n"), "{what}:\n{}\n{}", out.stdout, out.stderr);
     assert_eq!(out.code, Some(0), "{what}:\n{}\n{}", out.stdout, out.stderr);
 }
 
@@ -58,6 +63,15 @@ fn pdormqr_ft_and_upper_solve_ft_survive_a_kill_in_their_phases() {
 }
 
 #[test]
+fn pdormqr_ft_applying_q_survives_a_kill_and_matches_pdormqr() {
+    // 2x3 with a hot spare; 7 right-hand sides.
+    let kill = "3@ormqr:5:update";
+    let out = ft_lstsq(&["--mode", "q", "--grid", "2x3", "--spares", "1", "--nrhs", "7"], kill);
+    assert!(out.stderr.contains("injecting SIGKILL into rank 3 at"), "{}", out.stderr);
+    assert_as_plain(&out, 6, Some(3), 1, kill);
+}
+
+#[test]
 fn a_process_lost_between_the_factorization_and_the_solve_gets_its_factors_back() {
     // The replacement's factorization call returns a hollow copy, which
     // the region fills from the checksums when the solve starts.
@@ -70,13 +84,20 @@ fn a_process_lost_between_the_factorization_and_the_solve_gets_its_factors_back(
 }
 
 #[test]
-fn pdgels_ft_refuses_fewer_rows_than_columns_on_every_process() {
+fn pdgels_ft_refuses_fewer_rows_than_columns_and_other_blocks_for_b_on_every_process() {
     let out = ft_lstsq(&["--m", "100", "--n", "130"], "");
     for r in 0..4 {
         let want = format!("RANK {r} error: pdgels_ft: argument 2 (M) must be ≥ N");
-        assert!(out.stdout.contains("(INFO -2)\n"), "{}", out.stdout);
         assert!(out.stdout.contains(&want), "{want}\n{}\n{}", out.stdout, out.stderr);
     }
+    assert!(out.stdout.contains("(INFO -2)\n"), "{}", out.stdout);
+    // B in blocks other than A's: PDGELS's DESCB (argument 12), entry MB.
+    let out = ft_lstsq(&["--nb-b", "8"], "");
+    for r in 0..4 {
+        let want = format!("RANK {r} error: pdgels_ft: argument 12 (B, descriptor entry 5)");
+        assert!(out.stdout.contains(&want), "{want}\n{}\n{}", out.stdout, out.stderr);
+    }
+    assert!(out.stdout.contains("(INFO -1205)\n"), "{}", out.stdout);
 }
 
 #[test]

@@ -46,8 +46,8 @@ pub(crate) fn check_overdetermined(routine: &str, position: u32, m: usize, n: us
 
 /// Solves R·X = B(0..n, :) in place, R the n×n upper triangle of `a`
 /// (distributed back substitution by blocks, ScaLAPACK PDTRSM's job).
-/// The per-block pieces ([`r_blocks_in_order`], [`RBlockColumn::share`],
-/// [`RBlockColumn::solve_diagonal`], [`RBlockColumn::apply`]) are shared
+/// The per-block pieces (`r_blocks_in_order`, `RBlockColumn::share`,
+/// `RBlockColumn::solve_diagonal`, `RBlockColumn::apply`) are shared
 /// with the fault-tolerant `upper_solve_ft`, which runs them as the phases
 /// and the commit of its steps.
 ///
