@@ -7,7 +7,8 @@
 //! applying Q — while processes are SIGKILLed at the points of
 //! `FTLA_KILL` (`R@qr:…`, `R@gels:…`, `R@ormqr:…`, `R@trsm:…`) and, with
 //! `--kill-between R,...`, grid ranks R die by their own SIGKILL between the
-//! factorization and the solve. X is then compared with a plain `pdgels`
+//! factorization and the solve (with `--kill-after R`, after the solve,
+//! and the same factors solve the problem again). X is then compared with a plain `pdgels`
 //! of the same problem on the same grid (Q·B with a plain `pdormqr`),
 //! each process its own rows (a replacement's included), and on rank 0
 //! with LAPACK's `dgels` of the gathered problem. Started outside MPI,
@@ -15,9 +16,11 @@
 //!
 //! ```text
 //! ft-lstsq [--grid PxQ] [--m M] [--n N] [--nb NB] [--nb-b NB] [--nrhs K] [--mode gels|apart|q]
-//!          [--kill-between R,...] [--spares S] [--timeout S]
+//!          [--kill-between R,...] [--kill-after R] [--spares S] [--timeout S]
 //! ```
-//! Prints per process `RANK r[ replacement] recoveries=N plain=ok|DIFF(e)`
+//! Prints per process `RANK r[ replacement] recoveries=N plain=ok|DIFF(e)[
+//! lost=BOOL]` (with `--kill-after`: whether the first solve's B is
+//! marked lost there)
 //! and on rank 0 `LAPACK ok|DIFF(e)` (least squares), or per process
 //! `RANK r error: ERROR (INFO i)` for an agreed error.
 
@@ -61,6 +64,10 @@ struct Args {
     /// (comma-separated).
     #[arg(long, value_delimiter = ',')]
     kill_between: Vec<i32>,
+    /// `apart` only: a grid rank that dies after the solve; the same
+    /// factors then solve the problem again into a new B.
+    #[arg(long)]
+    kill_after: Option<i32>,
     /// Hot spares.
     #[arg(long, default_value_t = 0)]
     spares: i32,
@@ -126,11 +133,12 @@ fn main() {
 }
 
 /// The fault-tolerant solve of `a0` into `b` (one run of the region's
-/// body), counting the recoveries inside the calls.
+/// body; with `--kill-after`, into `b` then, after the loss, `again`),
+/// counting the recoveries inside the calls.
 fn solve(
     region: &mut Region,
     args: &Args,
-    (a0, b): (&DistMatrix, &mut DistMatrix),
+    (a0, b, again): (&DistMatrix, &mut DistMatrix, &mut DistMatrix),
     recoveries: &mut usize,
 ) -> Result<(), Error> {
     let opts = FtOptions { verify: true };
@@ -165,6 +173,14 @@ fn solve(
         *recoveries += counted(&pdormqr_ft(region, Trans::Yes, &factors, b, &opts)?)?;
         *recoveries += counted(&upper_solve_ft(region, &factors, b, &opts)?)?;
     }
+    if let Some(after) = args.kill_after {
+        if after == rank && region.grid().replacement().is_none() {
+            kill_self(&format!("grid rank {rank} after the solve"));
+        }
+        *again = b_again(region.grid(), args)?;
+        *recoveries += counted(&pdormqr_ft(region, Trans::Yes, &factors, again, &opts)?)?;
+        *recoveries += counted(&upper_solve_ft(region, &factors, again, &opts)?)?;
+    }
     Ok(())
 }
 
@@ -173,17 +189,17 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
     let s = |e: Error| e.to_string();
     let (m, n, nb, nrhs) = (args.m, args.n, args.nb, args.nrhs);
     let a0 = DistMatrix::from_fn(region.grid(), m, n, nb, nb, a_element).map_err(s)?;
-    let nb_b = args.nb_b.unwrap_or(nb);
-    let b0 = DistMatrix::from_fn(region.grid(), m, nrhs, nb_b, nb_b, b_element).map_err(s)?;
+    let b0 = b_again(region.grid(), args).map_err(s)?;
     // (Outside the body: a re-run after a loss between calls finds a
     // survivor's B as the calls left it.)
     let mut b = b0.clone();
+    let mut again = b0.clone();
     let mut recoveries = 0;
     let solved = region
         .run(|region| {
             // (A process failure is the region's to repair; any other
             // error is the program's answer.)
-            match solve(region, args, (&a0, &mut b), &mut recoveries) {
+            match solve(region, args, (&a0, &mut b, &mut again), &mut recoveries) {
                 Err(Error::Grid(e)) => Err(e),
                 r => Ok(r),
             }
@@ -193,6 +209,10 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
         return Ok(format!("RANK {} error: {e} (INFO {})", region.grid().rank(), e.info()));
     }
     let grid = region.grid();
+    // (With `--kill-after`, B's part on the replacement went with the
+    // process it replaced: the second solve's result is checked.)
+    let lost = b.is_lost();
+    let b = if args.kill_after.is_some() { again } else { b };
     // The plain solve of the same problem, on the same grid (Q·B: all
     // rows; least squares: X's).
     let (mut a1, mut b1) = (a0.clone(), b0.clone());
@@ -216,6 +236,9 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
     let tag = if grid.replacement().is_some() { " replacement" } else { "" };
     let verdict = |d: f64| if d <= 1e-10 * scale { "ok".to_string() } else { format!("DIFF({d:e})") };
     let mut line = format!("RANK {}{tag} recoveries={recoveries} plain={}", grid.rank(), verdict(diff));
+    if args.kill_after.is_some() {
+        line.push_str(&format!(" lost={lost}"));
+    }
     // LAPACK's dgels of the gathered problem on rank 0.
     let (fa, fb, fx) = (a0.gather(grid, 0).map_err(s)?, b0.gather(grid, 0).map_err(s)?, b.gather(grid, 0).map_err(s)?);
     if let (Some(mut fa), Some(mut fb), Some(fx), true) = (fa, fb, fx, args.mode != "q") {
@@ -232,6 +255,12 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
         line.push_str(&format!("\nLAPACK {lapack}"));
     }
     Ok(line)
+}
+
+/// The right-hand sides, as the program makes them.
+fn b_again(grid: &Grid, args: &Args) -> Result<DistMatrix, Error> {
+    let nb_b = args.nb_b.unwrap_or(args.nb);
+    DistMatrix::from_fn(grid, args.m, args.nrhs, nb_b, nb_b, b_element)
 }
 
 /// The plain QR of `a` in place, and its tau.

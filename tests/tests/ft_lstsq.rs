@@ -84,6 +84,22 @@ fn a_process_lost_between_the_factorization_and_the_solve_gets_its_factors_back(
 }
 
 #[test]
+fn after_a_loss_between_two_solves_the_first_b_is_lost_there_and_the_second_solve_is_right() {
+    // The first solve completed before the replacement joined: its B is
+    // marked lost there (and only there); the same protected factors,
+    // rebuilt on the replacement, then solve the problem again.
+    let out = ft_lstsq(&["--mode", "apart", "--grid", "2x3", "--kill-after", "4", "--spares", "1"], "");
+    assert!(out.stderr.contains("injecting SIGKILL into grid rank 4 after the solve"), "{}", out.stderr);
+    for r in 0..6 {
+        let (tag, lost) = if r == 4 { (" replacement", true) } else { ("", false) };
+        let want = format!("RANK {r}{tag} recoveries=0 plain=ok lost={lost}\n");
+        assert!(out.stdout.contains(&want), "{want}\n{}\n{}", out.stdout, out.stderr);
+    }
+    assert!(out.stdout.contains("LAPACK ok\n"), "{}", out.stdout);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+}
+
+#[test]
 fn pdgels_ft_refuses_fewer_rows_than_columns_and_other_blocks_for_b_on_every_process() {
     let out = ft_lstsq(&["--m", "100", "--n", "130"], "");
     for r in 0..4 {
