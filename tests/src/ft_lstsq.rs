@@ -60,8 +60,9 @@ struct Args {
     /// B's block size (NB by default; another one is an argument error).
     #[arg(long)]
     nb_b: Option<usize>,
-    /// Grid ranks that die between the factorization and the solve
-    /// (comma-separated).
+    /// `apart` and `q`: grid ranks that die between the factorization and
+    /// the solve (comma-separated; in pdgels_ft, `R@gels:0:args` is that
+    /// point).
     #[arg(long, value_delimiter = ',')]
     kill_between: Vec<i32>,
     /// `apart` only: a grid rank that dies after the solve; the same
@@ -154,12 +155,8 @@ fn solve(
         _ => Ok(r.recoveries.len()),
     };
     if args.mode == "gels" {
-        if !args.kill_between.is_empty() {
-            // Factor first (pdgels_ft's own factorization call then finds
-            // it done), lose the process, then solve.
-            QrFactors::factor(region, a0.clone(), &opts)?;
-            kill_between(region);
-        }
+        // (Between pdgels_ft's factorization and its solve, a kill is the
+        // solve's first point: `R@gels:0:args`.)
         let (_factors, report) = pdgels_ft(region, a0.clone(), b, &opts)?;
         *recoveries += counted(&report.factor)? + counted(&report.solve)?;
         return Ok(());
@@ -242,13 +239,14 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
     // LAPACK's dgels of the gathered problem on rank 0.
     let (fa, fb, fx) = (a0.gather(grid, 0).map_err(s)?, b0.gather(grid, 0).map_err(s)?, b.gather(grid, 0).map_err(s)?);
     if let (Some(mut fa), Some(mut fb), Some(fx), true) = (fa, fb, fx, args.mode != "q") {
-        let info = blas::dgels(m, n, nrhs, &mut fa, m, &mut fb, m);
+        let ldb = m.max(n);
+        let info = blas::dgels(m, n, nrhs, &mut fa, m, &mut fb, ldb);
         let mut d = 0.0f64;
         let mut big = 1.0f64;
         for j in 0..nrhs {
             for i in 0..n {
-                d = d.max((fx[i + j * m] - fb[i + j * m]).abs());
-                big = big.max(fb[i + j * m].abs());
+                d = d.max((fx[i + j * ldb] - fb[i + j * ldb]).abs());
+                big = big.max(fb[i + j * ldb].abs());
             }
         }
         let lapack = if info == 0 && d <= 1e-10 * big { "ok".to_string() } else { format!("DIFF({d:e}, info {info})") };
@@ -257,10 +255,13 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
     Ok(line)
 }
 
-/// The right-hand sides, as the program makes them.
+/// The right-hand sides, as the program makes them: max(M, N) rows for
+/// least squares (rows M.. of a minimum-norm problem's B are not read),
+/// M for Q·B.
 fn b_again(grid: &Grid, args: &Args) -> Result<DistMatrix, Error> {
     let nb_b = args.nb_b.unwrap_or(args.nb);
-    DistMatrix::from_fn(grid, args.m, args.nrhs, nb_b, nb_b, b_element)
+    let rows = if args.mode == "q" { args.m } else { args.m.max(args.n) };
+    DistMatrix::from_fn(grid, rows, args.nrhs, nb_b, nb_b, |i, j| if i < args.m { b_element(i, j) } else { 0.0 })
 }
 
 /// The plain QR of `a` in place, and its tau.

@@ -78,8 +78,11 @@ fn a_process_lost_between_the_factorization_and_the_solve_gets_its_factors_back(
     let out = ft_lstsq(&["--mode", "apart", "--kill-between", "3", "--nrhs", "7"], "");
     assert!(out.stderr.contains("injecting SIGKILL into grid rank 3"), "{}", out.stderr);
     assert_solved(&out, 4, Some(3), 0, "apart, between, spawn");
-    let out = ft_lstsq(&["--grid", "2x3", "--kill-between", "1", "--spares", "1"], "");
-    assert!(out.stderr.contains("injecting SIGKILL into grid rank 1"), "{}", out.stderr);
+    // In pdgels_ft, between its factorization and its solve: the solve's
+    // first point (its argument verdict); the call is abandoned, the
+    // region repairs and runs the body again.
+    let out = ft_lstsq(&["--grid", "2x3", "--spares", "1"], "1@gels:0:args");
+    assert!(out.stderr.contains("injecting SIGKILL into rank 1 at gels:0:args"), "{}", out.stderr);
     assert_solved(&out, 6, Some(1), 0, "gels, between, spare, 2x3");
 }
 
@@ -100,14 +103,30 @@ fn after_a_loss_between_two_solves_the_first_b_is_lost_there_and_the_second_solv
 }
 
 #[test]
-fn pdgels_ft_refuses_fewer_rows_than_columns_and_other_blocks_for_b_on_every_process() {
-    let out = ft_lstsq(&["--m", "100", "--n", "130"], "");
-    for r in 0..4 {
-        let want = format!("RANK {r} error: pdgels_ft: argument 2 (M) must be ≥ N");
-        assert!(out.stdout.contains(&want), "{want}\n{}\n{}", out.stdout, out.stderr);
+fn pdgels_ft_gives_the_minimum_norm_solution_for_fewer_rows_than_columns_under_kills() {
+    // 100x130: the QR of Aᵀ (130x100), then steps 0..6 of the solve are
+    // the forward substitution with Rᵀ (the last commit zeroes rows
+    // 100..130), steps 7..13 apply Q's 7 panels.
+    let wide = ["--m", "100", "--n", "130"];
+    let out = ft_lstsq(&[&wide[..], &["--nrhs", "3"]].concat(), "");
+    assert_solved(&out, 4, None, 0, "minimum norm, no kill");
+    for (kill, rank, spares, nrhs) in [
+        ("1@gels:2:bcast", 1, "0", "7"),
+        ("2@gels:9:update", 2, "1", "1"),
+        ("0@gels:6:commit", 0, "0", "1"),
+        // (A replacement joining the factorization of Aᵀ does not take
+        // part in the transpose the survivors made before it.)
+        ("3@qr:2:panel", 3, "0", "7"),
+    ] {
+        let out = ft_lstsq(&[&wide[..], &["--nrhs", nrhs, "--spares", spares]].concat(), kill);
+        assert!(out.stderr.contains(&format!("injecting SIGKILL into rank {rank} at")), "{kill}\n{}", out.stderr);
+        assert_solved(&out, 4, Some(rank), 1, kill);
     }
-    assert!(out.stdout.contains("(INFO -2)\n"), "{}", out.stdout);
-    // B in blocks other than A's: PDGELS's DESCB (argument 12), entry MB.
+}
+
+#[test]
+fn pdgels_ft_refuses_b_in_other_blocks_than_a_on_every_process() {
+    // PDGELS's DESCB (argument 12), entry MB.
     let out = ft_lstsq(&["--nb-b", "8"], "");
     for r in 0..4 {
         let want = format!("RANK {r} error: pdgels_ft: argument 12 (B, descriptor entry 5)");

@@ -1,44 +1,67 @@
-//! `pdgels`-style least squares: minimise ‖A·X − B‖₂ for M ≥ N through QR.
+//! `pdgels`-style least squares: minimise ‖A·X − B‖₂ through QR (M ≥ N),
+//! or the minimum-norm solution through the QR of Aᵀ (M < N).
 
 use super::apply::pdormqr;
 use super::factor::pdgeqrf;
-use crate::args::{arg_error, pdgels};
+use super::lower_solve::{transposed_upper_solve, zero_rows};
+use super::transpose::transpose;
+use crate::args::pdgels::{DESCA, DESCB};
+use crate::args::{arg_error, check_first_block_at_origin, check_square_blocks, entry};
 use crate::blas::{self, Diag, Side, Trans, Uplo};
 use crate::error::{agree_on_arguments, check_not_lost, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::{Grid, Scope};
 
-/// Least-squares solution of an overdetermined full-rank system
-/// (ScaLAPACK `PDGELS` with TRANS = 'N', M ≥ N).
+/// Least squares of a full-rank system (ScaLAPACK `PDGELS` with
+/// TRANS = 'N').
 ///
-/// * `a` (local input/output): M×N; on exit its QR factorization.
-/// * `b` (local input/output): M×NRHS with A's row distribution; on exit
-///   rows 0..N hold the solution X, rows N..M the residual components.
-/// * returns `tau` (global).
+/// * `a` (local input/output): M×N. On exit, for M ≥ N its QR
+///   factorization (as [`super::pdgeqrf`]); for M < N its LQ
+///   factorization in PDGELQF's form (L on and below the diagonal, the
+///   reflectors' vectors row-wise above it), computed as the QR of Aᵀ.
+/// * `b` (local input/output): max(M, N)×NRHS with A's row distribution
+///   (MB, RSRC). For M ≥ N: B on entry; on exit rows 0..N hold the
+///   least-squares solution X, rows N..M the residual components. For
+///   M < N: B in rows 0..M on entry (the rest is not read); on exit the
+///   minimum-norm solution X of A·X = B (N rows).
+/// * returns `tau` (global): min(M, N) Householder scalars.
+///
+/// # Errors
+/// Agreed argument errors at PDGELS's positions; for M < N, A must also
+/// have square blocks starting on process (0, 0) (argument 8), as its
+/// transpose is factored.
 pub fn pdgels(grid: &Grid, a: &mut DistMatrix, b: &mut DistMatrix) -> Result<Vec<f64>> {
-    agree_on_arguments(grid, check_overdetermined("pdgels", pdgels::M, a.m(), a.n()))?;
     let mut tau = Vec::new();
+    let (m, n) = (a.m(), a.n());
+    if m < n {
+        agree_on_arguments(grid, check_minimum_norm("pdgels", a, b))?;
+        let mut at = transpose(grid, a)?;
+        pdgeqrf(grid, &mut at, &mut tau)?;
+        transposed_upper_solve(grid, &at, m, b)?;
+        zero_rows(b, m..n);
+        pdormqr(grid, Trans::No, &at, &tau, m, b)?;
+        *a = transpose(grid, &at)?;
+        return Ok(tau);
+    }
     pdgeqrf(grid, a, &mut tau)?;
-    let n = a.n();
     pdormqr(grid, Trans::Yes, a, &tau, n, b)?;
     upper_solve(grid, a, n, b)?;
     Ok(tau)
 }
 
-/// Local: the argument error (at M's `position`) of a least-squares
-/// problem with fewer rows than columns, which needs the minimum-norm
-/// solution (an LQ factorization) that ftla does not provide.
-pub(crate) fn check_overdetermined(routine: &str, position: u32, m: usize, n: usize) -> Result<()> {
-    if m < n {
+/// Local: the arguments of a minimum-norm problem (M < N) that ftla
+/// solves through the QR of Aᵀ: A in square blocks from process (0, 0)
+/// (what the transpose needs), and B with N rows (PDGELS's max(M, N)).
+pub(crate) fn check_minimum_norm(routine: &str, a: &DistMatrix, b: &DistMatrix) -> Result<()> {
+    check_square_blocks(routine, DESCA, "A", a.desc())?;
+    check_first_block_at_origin(routine, DESCA, "A", a.desc())?;
+    if b.m() != a.n() {
         return Err(arg_error(
             routine,
-            position,
-            0,
-            "M",
-            format!(
-                "must be ≥ N for the least-squares problem (M = {m}, N = {n}); the minimum-norm solution of M < N \
-                 is not provided"
-            ),
+            DESCB,
+            entry::M,
+            "M_B",
+            format!("must be max(M, N) = {} for the minimum-norm solution (M < N), got {}", a.n(), b.m()),
         ));
     }
     Ok(())

@@ -18,6 +18,7 @@ mod ormqr;
 mod protected;
 mod solve_args;
 mod trsm;
+mod trsm_t;
 
 pub use crate::abft::Holding;
 pub use crate::abft::{ChecksumCheck, FtOptions, FtReport, FtWorkspace};

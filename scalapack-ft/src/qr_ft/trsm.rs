@@ -4,6 +4,7 @@
 use super::protected::{ProtectedQr, QrFactors};
 use super::solve_args::check_rhs;
 use crate::abft::{run_solve, FactorsWhole, FtOptions, FtReport, SolveArgs, SolveSteps};
+use crate::args::arg_error;
 use crate::args::upper_solve::{A, B};
 use crate::error::Result;
 use crate::matrix::DistMatrix;
@@ -60,9 +61,19 @@ pub fn upper_solve_ft(
     run_solve(region, ARGS, factors.shared(), b, check, steps, opts)
 }
 
-/// Local: R is N×N only for M ≥ N.
+/// Local: R is the N×N upper triangle of the factors only for M ≥ N.
 fn check_overdetermined(routine: &str, position: u32, factors: &QrFactors) -> Result<()> {
-    crate::qr::check_overdetermined(routine, position, factors.m(), factors.n())
+    let (m, n) = (factors.m(), factors.n());
+    if m < n {
+        return Err(arg_error(
+            routine,
+            position,
+            0,
+            "A",
+            format!("must have M ≥ N (R is the N×N upper triangle of the factors), got M = {m}, N = {n}"),
+        ));
+    }
+    Ok(())
 }
 
 /// R's diagonal blocks, last to first, one per step.
