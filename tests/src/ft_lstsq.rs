@@ -16,7 +16,7 @@
 //!
 //! ```text
 //! ft-lstsq [--grid PxQ] [--m M] [--n N] [--nb NB] [--nb-b NB] [--nrhs K] [--mode gels|apart|q]
-//!          [--kill-between R,...] [--kill-after R] [--spares S] [--timeout S]
+//!          [--kill-between R,...] [--kill-after R] [--spares S] [--cof DIR] [--timeout S]
 //! ```
 //! Prints per process `RANK r[ replacement] recoveries=N plain=ok|DIFF(e)[
 //! lost=BOOL]` (with `--kill-after`: whether the first solve's B is
@@ -24,7 +24,7 @@
 //! and on rank 0 `LAPACK ok|DIFF(e)` (least squares), or per process
 //! `RANK r error: ERROR (INFO i)` for an agreed error.
 
-use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
+use blacs_ft::launch::{inside_mpi, relaunch, write_outcome, CofRelaunch, Outcome, Relaunch};
 use blacs_ft::{Grid, GridOptions, Joined, Runtime};
 use recovery::{kill_self, Region};
 use scalapack_ft::blas::{self, Trans};
@@ -72,6 +72,10 @@ struct Args {
     /// Hot spares.
     #[arg(long, default_value_t = 0)]
     spares: i32,
+    /// Checkpoint-on-failure in this directory instead of repairs in place
+    /// (one restart).
+    #[arg(long)]
+    cof: Option<std::path::PathBuf>,
     /// Hard timeout of the job, seconds.
     #[arg(long, default_value_t = 120)]
     timeout: u64,
@@ -95,7 +99,14 @@ fn main() {
             nprocs: (p * q + a.spares) as u32,
             timeout: Some(Duration::from_secs(a.timeout)),
             ulfm: true,
-            cof: None,
+            cof: a.cof.clone().map(|dir| CofRelaunch {
+                dir,
+                run_id: u64::from(std::process::id()) << 16 | 0x15,
+                max_restarts: 1,
+                resume: false,
+                policy: "cof",
+                epoch_base: 0,
+            }),
             program: None,
         });
     }
@@ -121,16 +132,24 @@ fn main() {
     };
     let outcome = scenario(&mut region, &a);
     let grid = region.into_grid();
-    let ok = outcome.is_ok();
-    match &outcome {
-        Ok(line) => println!("{line}"),
-        Err(e) => println!("RANK {} failed: {e}", grid.rank()),
-    }
-    if grid.rank() == 0 {
-        write_status(ok, &outcome.clone().unwrap_or_else(|e| e));
+    let (outcome, detail) = match outcome {
+        Ok(line) => {
+            println!("{line}");
+            (Outcome::Ok, line)
+        }
+        Err(Ending::Checkpointed(epoch, detail)) => (Outcome::Checkpointed { epoch }, detail),
+        Err(Ending::Failed(e)) => {
+            println!("RANK {} failed: {e}", grid.rank());
+            (Outcome::Failed, e)
+        }
+    };
+    // (After a checkpoint, rank 0 may be the lost process: every survivor
+    // reports it.)
+    if grid.rank() == 0 || matches!(outcome, Outcome::Checkpointed { .. }) {
+        write_outcome(outcome, &detail);
     }
     grid.close();
-    rt.finish(if ok { 0 } else { 1 })
+    rt.finish(outcome.exit_code())
 }
 
 /// The fault-tolerant solve of `a0` into `b` (one run of the region's
@@ -181,12 +200,25 @@ fn solve(
     Ok(())
 }
 
+/// How a job ends other than with its report.
+enum Ending {
+    /// Checkpoint-on-failure saved the survivors' state (the run's
+    /// recoveries so far, and what it says): the job starts again.
+    Checkpointed(u32, String),
+    Failed(String),
+}
+
+impl From<Error> for Ending {
+    fn from(e: Error) -> Ending {
+        Ending::Failed(e.to_string())
+    }
+}
+
 /// The fault-tolerant solve, then the plain and LAPACK references.
-fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
-    let s = |e: Error| e.to_string();
+fn scenario(region: &mut Region, args: &Args) -> Result<String, Ending> {
     let (m, n, nb, nrhs) = (args.m, args.n, args.nb, args.nrhs);
-    let a0 = DistMatrix::from_fn(region.grid(), m, n, nb, nb, a_element).map_err(s)?;
-    let b0 = b_again(region.grid(), args).map_err(s)?;
+    let a0 = DistMatrix::from_fn(region.grid(), m, n, nb, nb, a_element)?;
+    let b0 = b_again(region.grid(), args)?;
     // (Outside the body: a re-run after a loss between calls finds a
     // survivor's B as the calls left it.)
     let mut b = b0.clone();
@@ -201,7 +233,10 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
                 r => Ok(r),
             }
         })
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| match e {
+            blacs_ft::Error::Checkpointed { epoch, .. } => Ending::Checkpointed(epoch, e.to_string()),
+            e => Ending::Failed(e.to_string()),
+        })?;
     if let Err(e) = solved {
         return Ok(format!("RANK {} error: {e} (INFO {})", region.grid().rank(), e.info()));
     }
@@ -214,11 +249,11 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
     // rows; least squares: X's).
     let (mut a1, mut b1) = (a0.clone(), b0.clone());
     let compared = if args.mode == "q" {
-        let tau = pdgeqrf_tau(grid, &mut a1).map_err(s)?;
-        pdormqr(grid, Trans::No, &a1, &tau, m.min(n), &mut b1).map_err(s)?;
+        let tau = pdgeqrf_tau(grid, &mut a1)?;
+        pdormqr(grid, Trans::No, &a1, &tau, m.min(n), &mut b1)?;
         m
     } else {
-        pdgels(grid, &mut a1, &mut b1).map_err(s)?;
+        pdgels(grid, &mut a1, &mut b1)?;
         n
     };
     let scale = 1.0 + b1.local().iter().fold(0.0f64, |x, v| x.max(v.abs()));
@@ -237,7 +272,7 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
         line.push_str(&format!(" lost={lost}"));
     }
     // LAPACK's dgels of the gathered problem on rank 0.
-    let (fa, fb, fx) = (a0.gather(grid, 0).map_err(s)?, b0.gather(grid, 0).map_err(s)?, b.gather(grid, 0).map_err(s)?);
+    let (fa, fb, fx) = (a0.gather(grid, 0)?, b0.gather(grid, 0)?, b.gather(grid, 0)?);
     if let (Some(mut fa), Some(mut fb), Some(fx), true) = (fa, fb, fx, args.mode != "q") {
         let ldb = m.max(n);
         let info = blas::dgels(m, n, nrhs, &mut fa, m, &mut fb, ldb);

@@ -147,3 +147,26 @@ fn factors_two_losses_in_a_process_row_took_are_refused_by_the_solve_on_every_pr
     }
     assert!(!out.stdout.contains("plain="), "{}", out.stdout);
 }
+
+#[test]
+fn under_checkpoint_on_failure_a_restored_solve_refuses_its_lost_factors_and_a_restored_factorization_solves() {
+    let dir = std::env::temp_dir().join(format!("ftla-ft-lstsq-cof-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.display().to_string();
+    // A loss in the solve: the job starts again from the solve's
+    // checkpoints, which keep B but not the factors (a finished result):
+    // the solve refuses them on every process, and leaves no checkpoint.
+    let out = ft_lstsq(&["--cof", &d], "1@gels:3:update");
+    assert!(out.stderr.contains("starting the job again"), "{}", out.stderr);
+    for r in 0..4 {
+        let want = format!("RANK {r} error: pdgels_ft: argument 5 (A) is the output of a call");
+        assert!(out.stdout.contains(&want), "{want}\n{}\n{}", out.stdout, out.stderr);
+    }
+    assert!(!dir.exists(), "{d} left behind");
+    // A loss in the factorization: it resumes from its checkpoints and
+    // completes in the new job, whose factors are whole: the solve is right.
+    let out = ft_lstsq(&["--cof", &d, "--nrhs", "7"], "1@qr:3:update");
+    assert!(out.stderr.contains("starting the job again"), "{}", out.stderr);
+    assert_solved(&out, 4, None, 1, "cof in the factorization");
+    assert!(!dir.exists(), "{d} left behind");
+}
