@@ -122,6 +122,11 @@ fn pdgels_ft_gives_the_minimum_norm_solution_for_fewer_rows_than_columns_under_k
         assert!(out.stderr.contains(&format!("injecting SIGKILL into rank {rank} at")), "{kill}\n{}", out.stderr);
         assert_solved(&out, 4, Some(rank), 1, kill);
     }
+    // More process rows than columns (the transpose's messages cross both
+    // ways), ragged blocks.
+    let kill = "4@gels:3:update";
+    let out = ft_lstsq(&["--grid", "3x2", "--m", "77", "--n", "141", "--nb", "8", "--nrhs", "5"], kill);
+    assert_solved(&out, 6, Some(4), 1, kill);
 }
 
 #[test]
