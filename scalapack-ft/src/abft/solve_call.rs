@@ -61,6 +61,10 @@ impl SolveArgs {
 /// * B is copied into its protected extended matrix ([`ProtectedRhs`]);
 ///   on success it gets the result, on an error its content is as on entry
 ///   until the first commit point and undefined after.
+///
+/// The report's `overhead_model` is the extended B's extra columns (its
+/// padding and checksums, which every step updates) as a fraction of
+/// NRHS.
 pub(crate) fn run_solve<S: SolveSteps, F: 'static>(
     region: &mut Region,
     args: SolveArgs,
