@@ -21,8 +21,10 @@
 //! Prints per process `RANK r[ replacement] recoveries=N plain=ok|DIFF(e)[
 //! lost=BOOL]` (with `--kill-after`: whether the first solve's B is
 //! marked lost there)
-//! and on rank 0 `LAPACK ok|DIFF(e)` (least squares), or per process
-//! `RANK r error: ERROR (INFO i)` for an agreed error.
+//! and on rank 0 `LAPACK ok|DIFF(e)` (least squares); for M ≥ N also
+//! `FACTORS r ok|DIFF(e)` (the protected factors, through
+//! `QrFactors::to_matrix`, and tau against the plain routine's); or per
+//! process `RANK r error: ERROR (INFO i)` for an agreed error.
 
 use blacs_ft::launch::{inside_mpi, relaunch, write_outcome, CofRelaunch, Outcome, Relaunch};
 use blacs_ft::{Grid, GridOptions, Joined, Runtime};
@@ -154,13 +156,14 @@ fn main() {
 
 /// The fault-tolerant solve of `a0` into `b` (one run of the region's
 /// body; with `--kill-after`, into `b` then, after the loss, `again`),
-/// counting the recoveries inside the calls.
+/// counting the recoveries inside the calls; the protected factors it
+/// made.
 fn solve(
     region: &mut Region,
     args: &Args,
     (a0, b, again): (&DistMatrix, &mut DistMatrix, &mut DistMatrix),
     recoveries: &mut usize,
-) -> Result<(), Error> {
+) -> Result<QrFactors, Error> {
     let opts = FtOptions { verify: true };
     let rank = region.grid().rank();
     let kill_between = |region: &Region| {
@@ -176,9 +179,9 @@ fn solve(
     if args.mode == "gels" {
         // (Between pdgels_ft's factorization and its solve, a kill is the
         // solve's first point: `R@gels:0:args`.)
-        let (_factors, report) = pdgels_ft(region, a0.clone(), b, &opts)?;
+        let (factors, report) = pdgels_ft(region, a0.clone(), b, &opts)?;
         *recoveries += counted(&report.factor)? + counted(&report.solve)?;
-        return Ok(());
+        return Ok(factors);
     }
     let (factors, report) = QrFactors::factor(region, a0.clone(), &opts)?;
     *recoveries += counted(&report)?;
@@ -197,7 +200,7 @@ fn solve(
         *recoveries += counted(&pdormqr_ft(region, Trans::Yes, &factors, again, &opts)?)?;
         *recoveries += counted(&upper_solve_ft(region, &factors, again, &opts)?)?;
     }
-    Ok(())
+    Ok(factors)
 }
 
 /// How a job ends other than with its report.
@@ -237,9 +240,13 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, Ending> {
             blacs_ft::Error::Checkpointed { epoch, .. } => Ending::Checkpointed(epoch, e.to_string()),
             e => Ending::Failed(e.to_string()),
         })?;
-    if let Err(e) = solved {
-        return Ok(format!("RANK {} error: {e} (INFO {})", region.grid().rank(), e.info()));
-    }
+    let factors = match solved {
+        Ok(f) => f,
+        Err(e) => return Ok(format!("RANK {} error: {e} (INFO {})", region.grid().rank(), e.info())),
+    };
+    // The protected factors as a plain matrix (a replacement's part
+    // rebuilt), and tau.
+    let (kept, kept_tau) = (factors.to_matrix(region)?, factors.tau());
     let grid = region.grid();
     // (With `--kill-after`, B's part on the replacement went with the
     // process it replaced: the second solve's result is checked.)
@@ -248,13 +255,12 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, Ending> {
     // The plain solve of the same problem, on the same grid (Q·B: all
     // rows; least squares: X's).
     let (mut a1, mut b1) = (a0.clone(), b0.clone());
-    let compared = if args.mode == "q" {
+    let (compared, tau) = if args.mode == "q" {
         let tau = pdgeqrf_tau(grid, &mut a1)?;
         pdormqr(grid, Trans::No, &a1, &tau, m.min(n), &mut b1)?;
-        m
+        (m, tau)
     } else {
-        pdgels(grid, &mut a1, &mut b1)?;
-        n
+        (n, pdgels(grid, &mut a1, &mut b1)?)
     };
     let scale = 1.0 + b1.local().iter().fold(0.0f64, |x, v| x.max(v.abs()));
     let mut diff = 0.0f64;
@@ -270,6 +276,20 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, Ending> {
     let mut line = format!("RANK {}{tag} recoveries={recoveries} plain={}", grid.rank(), verdict(diff));
     if args.kill_after.is_some() {
         line.push_str(&format!(" lost={lost}"));
+    }
+    if m >= n {
+        // The QR factors, the plain routine's in A (for M < N the plain
+        // pdgels leaves the LQ form, the transpose of the protected QR of
+        // Aᵀ: not compared).
+        let big = 1.0 + a1.local().iter().fold(0.0f64, |x, v| x.max(v.abs()));
+        let mut d = kept_tau.iter().zip(&tau).fold(0.0f64, |x, (p, q)| x.max((p - q).abs()));
+        for lj in 0..a1.local_cols() {
+            for li in 0..a1.local_rows() {
+                d = d.max((kept.local()[li + lj * kept.lld()] - a1.local()[li + lj * a1.lld()]).abs());
+            }
+        }
+        let factors = if d <= 1e-10 * big { "ok".to_string() } else { format!("DIFF({d:e})") };
+        line.push_str(&format!("\nFACTORS {} {factors}", grid.rank()));
     }
     // LAPACK's dgels of the gathered problem on rank 0.
     let (fa, fb, fx) = (a0.gather(grid, 0)?, b0.gather(grid, 0)?, b.gather(grid, 0)?);

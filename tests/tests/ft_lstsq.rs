@@ -28,6 +28,15 @@ fn assert_solved(out: &Captured, ranks: i32, replaced: Option<i32>, recoveries: 
     assert!(out.stdout.contains("LAPACK ok\n"), "{what}:\n{}\n{}", out.stdout, out.stderr);
 }
 
+/// Every grid rank's copy of the protected factors (`QrFactors::to_matrix`,
+/// a replacement's rebuilt) and tau equal the plain pdgeqrf's of A.
+fn assert_factors_kept(out: &Captured, ranks: i32, what: &str) {
+    for r in 0..ranks {
+        let want = format!("FACTORS {r} ok\n");
+        assert!(out.stdout.contains(&want), "{what}: {want}\n{}\n{}", out.stdout, out.stderr);
+    }
+}
+
 /// [`assert_solved`] without LAPACK (Q·B).
 fn assert_as_plain(out: &Captured, ranks: i32, replaced: Option<i32>, recoveries: usize, what: &str) {
     for r in 0..ranks {
@@ -50,6 +59,7 @@ fn pdgels_ft_matches_pdgels_and_lapack_without_and_with_kills_in_both_parts_of_i
         let out = ft_lstsq(&["--nrhs", nrhs, "--spares", spares], kill);
         assert!(out.stderr.contains(&format!("injecting SIGKILL into rank {rank} at")), "{kill}\n{}", out.stderr);
         assert_solved(&out, 4, Some(rank), 1, kill);
+        assert_factors_kept(&out, 4, kill);
     }
 }
 
@@ -59,6 +69,7 @@ fn pdormqr_ft_and_upper_solve_ft_survive_a_kill_in_their_phases() {
         let out = ft_lstsq(&["--mode", "apart", "--nrhs", nrhs, "--spares", spares], kill);
         assert!(out.stderr.contains(&format!("injecting SIGKILL into rank {rank} at")), "{kill}\n{}", out.stderr);
         assert_solved(&out, 4, Some(rank), 1, kill);
+        assert_factors_kept(&out, 4, kill);
     }
 }
 
@@ -69,6 +80,7 @@ fn pdormqr_ft_applying_q_survives_a_kill_and_matches_pdormqr() {
     let out = ft_lstsq(&["--mode", "q", "--grid", "2x3", "--spares", "1", "--nrhs", "7"], kill);
     assert!(out.stderr.contains("injecting SIGKILL into rank 3 at"), "{}", out.stderr);
     assert_as_plain(&out, 6, Some(3), 1, kill);
+    assert_factors_kept(&out, 6, kill);
 }
 
 #[test]
@@ -78,12 +90,14 @@ fn a_process_lost_between_the_factorization_and_the_solve_gets_its_factors_back(
     let out = ft_lstsq(&["--mode", "apart", "--kill-between", "3", "--nrhs", "7"], "");
     assert!(out.stderr.contains("injecting SIGKILL into grid rank 3"), "{}", out.stderr);
     assert_solved(&out, 4, Some(3), 0, "apart, between, spawn");
+    assert_factors_kept(&out, 4, "apart, between, spawn");
     // In pdgels_ft, between its factorization and its solve: the solve's
     // first point (its argument verdict); the call is abandoned, the
     // region repairs and runs the body again.
     let out = ft_lstsq(&["--grid", "2x3", "--spares", "1"], "1@gels:0:args");
     assert!(out.stderr.contains("injecting SIGKILL into rank 1 at gels:0:args"), "{}", out.stderr);
     assert_solved(&out, 6, Some(1), 0, "gels, between, spare, 2x3");
+    assert_factors_kept(&out, 6, "gels, between, spare, 2x3");
 }
 
 #[test]
@@ -99,6 +113,7 @@ fn after_a_loss_between_two_solves_the_first_b_is_lost_there_and_the_second_solv
         assert!(out.stdout.contains(&want), "{want}\n{}\n{}", out.stdout, out.stderr);
     }
     assert!(out.stdout.contains("LAPACK ok\n"), "{}", out.stdout);
+    assert_factors_kept(&out, 6, "after");
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
 }
 
