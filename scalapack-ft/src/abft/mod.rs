@@ -34,6 +34,7 @@ mod rebuild;
 #[allow(dead_code)] // (the fault-tolerant solves use it)
 mod rhs;
 mod set_up;
+mod solve_call;
 #[allow(dead_code)] // (the fault-tolerant solves use it)
 mod solve_driver;
 mod verify;
@@ -51,6 +52,7 @@ pub(crate) use rebuild::rebuild_lost_blocks;
 #[allow(unused_imports)] // (the fault-tolerant solves use it)
 pub(crate) use rhs::ProtectedRhs;
 pub(crate) use set_up::{check_layout, set_up_call};
+pub(crate) use solve_call::{run_solve, FactorsWhole, SolveArgs};
 pub use solve_driver::SolveCall;
 #[allow(unused_imports)] // (the fault-tolerant solves use it)
 pub(crate) use solve_driver::{SolveOnFactors, SolveSteps};
