@@ -80,9 +80,10 @@ impl<S: 'static> ProtectedFactors<S> {
 
     /// For a call that completed before (the log says done), with its
     /// replicated `state`: the same factors again on a re-run of the
-    /// region's body; on a replacement that joined after the call, a
-    /// hollow copy over `a`'s storage that the region fills at its next
-    /// mend; otherwise (nothing holds them here any more) a lost copy.
+    /// region's body (a replacement's copy included); on a replacement
+    /// that joined after the call and has none yet, a hollow copy over
+    /// `a`'s storage that the region fills at its next mend; otherwise
+    /// (nothing holds them here any more) a lost copy.
     /// Local.
     ///
     /// # Errors
@@ -95,12 +96,13 @@ impl<S: 'static> ProtectedFactors<S> {
         steps: u64,
         routine: &str,
     ) -> Result<Rc<RefCell<Self>>> {
-        let replacement = region.current_call_completed_before_joining();
-        if !replacement {
-            if let Some(shared) = region.protected::<Self>() {
-                return Ok(shared);
-            }
+        // (A replacement's own copy too, when the region runs its body
+        // again: the call still completed before it joined, but the copy it
+        // made then is the one the region mends.)
+        if let Some(shared) = region.protected::<Self>() {
+            return Ok(shared);
         }
+        let replacement = region.current_call_completed_before_joining();
         let grid = region.grid();
         let layout = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize)
             .map_err(|e| blacs_ft::Error::Unrecoverable { reason: format!("{routine}: {e}") })?;
