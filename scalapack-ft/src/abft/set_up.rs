@@ -55,11 +55,7 @@ pub(crate) fn set_up_call<S>(
             Err(e) => check = Err(e),
         }
     }
-    let verdict = protocol::agree_to_start(region, op, start, check, |grid, local| {
-        agree_on_arguments(grid, local)
-            .err()
-            .unwrap_or_else(|| blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into())
-    });
+    let verdict = agree_to_start(region, op, start, check);
     match (verdict, ext, layout) {
         (Ok(()), Some(ext), Some(layout)) => Ok((ext, layout)),
         (verdict, ext, _) => {
@@ -72,4 +68,21 @@ pub(crate) fn set_up_call<S>(
             }))
         }
     }
+}
+
+/// Collective: the call's verdict on `check`, this process's outcome of a
+/// check of its start ([`protocol::agree_to_start`]): every process
+/// returns the same typed error (the lowest failing rank's), and a refusal
+/// stays in the region's log.
+pub(crate) fn agree_to_start<S>(
+    region: &mut Region,
+    op: &str,
+    start: &protocol::Start<S>,
+    check: Result<()>,
+) -> Result<()> {
+    protocol::agree_to_start(region, op, start, check, |grid, local| {
+        agree_on_arguments(grid, local)
+            .err()
+            .unwrap_or_else(|| blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into())
+    })
 }

@@ -82,15 +82,47 @@ pub(crate) fn compose(swaps: &[(usize, usize)]) -> Vec<(usize, usize)> {
 /// interchanges `swaps`, in order, to the local columns `cols` of `a`.
 /// The column range may differ between process columns.
 pub(crate) fn interchange(grid: &Grid, a: &mut DistMatrix, swaps: &[(usize, usize)], cols: Range<usize>) -> Result<()> {
+    exchange_rows(grid, a, swaps, cols)?.apply(a);
+    Ok(())
+}
+
+/// Row interchanges communicated but not yet applied: the rows that
+/// [`exchange_rows`] received for this process, which
+/// [`RowExchange::apply`] writes into the matrix (no communication).
+/// The interchange in two halves, so that a fault-tolerant step can
+/// communicate into scratch and commit locally.
+pub(crate) struct RowExchange {
+    /// The local columns the interchanges apply to.
+    cols: Range<usize>,
+    moved: Moved,
+}
+
+/// What [`RowExchange::apply`] writes.
+enum Moved {
+    /// One process row: the interchanges themselves (without fixed
+    /// points), done in place.
+    Local(Vec<(usize, usize)>),
+    /// Several process rows: per source process row, the local rows the
+    /// received rows go to and the rows (packed column by column).
+    Received { rows_from: Vec<Vec<usize>>, incoming: Vec<Vec<f64>> },
+}
+
+/// Collective over the process column, as [`interchange`], but `a` is
+/// only read: the rows the interchanges bring to this process are
+/// received into the returned [`RowExchange`] (at most this process's
+/// part of the columns `cols`).
+pub(crate) fn exchange_rows(
+    grid: &Grid,
+    a: &DistMatrix,
+    swaps: &[(usize, usize)],
+    cols: Range<usize>,
+) -> Result<RowExchange> {
     let (nprow, _) = a.grid_shape();
     if nprow == 1 {
-        swap_local(a, swaps, cols);
-        return Ok(());
+        let swaps = swaps.iter().copied().filter(|&(r, p)| r != p).collect();
+        return Ok(RowExchange { cols, moved: Moved::Local(swaps) });
     }
     let moves = compose(swaps);
-    if moves.is_empty() {
-        return Ok(());
-    }
     let me = a.coords().0;
     let lld = a.lld();
     let ncols = cols.len();
@@ -107,8 +139,9 @@ pub(crate) fn interchange(grid: &Grid, a: &mut DistMatrix, swaps: &[(usize, usiz
             rows_from[so].push(a.local_rows_before(pos));
         }
     }
-    // Read everything first (cycles of moves stay correct), then write.
-    let data = a.local_mut();
+    // (Everything is read before anything is written: cycles of moves stay
+    // correct.)
+    let data = a.local();
     let mut outgoing: Vec<Vec<f64>> = rows_to.iter().map(|rows| gather_rows(data, lld, rows, cols.clone())).collect();
     let mycol = grid.mycol();
     let mut incoming: Vec<Vec<f64>> = vec![Vec::new(); nprow];
@@ -128,10 +161,24 @@ pub(crate) fn interchange(grid: &Grid, a: &mut DistMatrix, swaps: &[(usize, usiz
         }
         incoming[from] = recv;
     }
-    for (rows, buf) in rows_from.iter().zip(&incoming) {
-        scatter_rows(buf, data, lld, rows, cols.clone());
+    Ok(RowExchange { cols, moved: Moved::Received { rows_from, incoming } })
+}
+
+impl RowExchange {
+    /// Local: writes the interchanged rows into `a` (the matrix that
+    /// [`exchange_rows`] read, unchanged since).
+    pub(crate) fn apply(self, a: &mut DistMatrix) {
+        match self.moved {
+            Moved::Local(swaps) => swap_local(a, &swaps, self.cols),
+            Moved::Received { rows_from, incoming } => {
+                let lld = a.lld();
+                let data = a.local_mut();
+                for (rows, buf) in rows_from.iter().zip(&incoming) {
+                    scatter_rows(buf, data, lld, rows, self.cols.clone());
+                }
+            }
+        }
     }
-    Ok(())
 }
 
 /// Rows `rows` (local indices) of the columns `cols`, packed column by
@@ -162,10 +209,10 @@ fn scatter_rows(buf: &[f64], data: &mut [f64], lld: usize, rows: &[usize], cols:
 }
 
 /// One process row: every row is local (local index = global index), so
-/// the interchanges are done in place, column by column (LAPACK `DLASWP`
-/// order; each column's pivot rows stay in cache).
+/// the interchanges `swaps` (without fixed points) are done in place,
+/// column by column (LAPACK `DLASWP` order; each column's pivot rows stay
+/// in cache).
 fn swap_local(a: &mut DistMatrix, swaps: &[(usize, usize)], cols: Range<usize>) {
-    let swaps: Vec<(usize, usize)> = swaps.iter().copied().filter(|&(r, p)| r != p).collect();
     if swaps.is_empty() {
         return;
     }
@@ -173,7 +220,7 @@ fn swap_local(a: &mut DistMatrix, swaps: &[(usize, usize)], cols: Range<usize>) 
     let data = a.local_mut();
     for c in cols {
         let col = &mut data[c * lld..(c + 1) * lld];
-        for &(r, p) in &swaps {
+        for &(r, p) in swaps {
             col.swap(r, p);
         }
     }

@@ -1,0 +1,242 @@
+//! Solves on protected LU factors, driven by `tests/tests/ft_solve.rs`:
+//! in a resilient region, `LuFactors::factor`, then `pdgetrs_ft` for each
+//! case (`N1` = TRANS N with one right-hand side, `T7` = TRANS T with
+//! seven, ...), with the kills of FTLA_KILL (`R@getrs:STEP:PHASE`) and,
+//! with `--kill-between R`, grid rank R dying by its own SIGKILL between
+//! the factorization and the first solve (the region repairs and runs its
+//! body again; the replacement runs it from the top). Then every process
+//! factors the same A with the plain `pdgetrf`, solves with `pdgetrs`, and
+//! compares its part of each X. Started outside MPI, it relaunches itself
+//! under `mpiexec` with a hard timeout.
+//!
+//! ```text
+//! ft-solve [--grid PxQ] [--n N] [--nb NB] [--cases N1,N7,T1,T7] [--kill-between R] [--spares S] [--timeout S]
+//! ```
+//! Prints per process and case `RANK r CASE c x=match|lost|WRONG rec=K
+//! diff=D resid=R`: `match` when its part of X is within 1e-9 of the plain
+//! solve's, `lost` when the solve completed before this process joined as
+//! a replacement (X marked lost), K the recoveries in that solve's report,
+//! D the largest difference here, R the scaled residual
+//! ‖op(A)·X − B‖₁ / (‖A‖₁·‖X‖₁·N·eps) of the fault-tolerant X (NaN when X
+//! is lost somewhere); and first `RANK r PIVOTS moved=M`, the rows the
+//! pivots interchange, and `RANK r FACTORS diff=D`, the largest difference
+//! between this process's part of the protected factors at the end and
+//! the plain `pdgetrf`'s.
+
+use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
+use blacs_ft::{Grid, GridOptions, Joined, Runtime};
+use recovery::{kill_self, Region};
+use scalapack_ft::lu::{pdgetrf, pdgetrs, solve_residual, Transpose};
+use scalapack_ft::lu_ft::{pdgetrs_ft, FtOptions, LuFactors};
+use scalapack_ft::{DistMatrix, Error};
+use std::time::Duration;
+
+/// Solves on protected LU factors (see the module documentation).
+#[derive(clap::Parser)]
+struct Args {
+    /// Process grid PxQ (Q ≥ 2).
+    #[arg(long, default_value = "2x2", value_parser = ftla_tests::parse_grid)]
+    grid: (i32, i32),
+    /// The order of A.
+    #[arg(long, default_value_t = 96)]
+    n: usize,
+    /// Block size.
+    #[arg(long, default_value_t = 16)]
+    nb: usize,
+    /// The solves, in order: TRANS (N or T) and NRHS, comma-separated.
+    #[arg(long, default_value = "N1,N7,T1,T7", value_delimiter = ',', value_parser = parse_case)]
+    cases: Vec<Case>,
+    /// Grid rank that dies between the factorization and the first solve.
+    #[arg(long)]
+    kill_between: Option<i32>,
+    /// Hot spares.
+    #[arg(long, default_value_t = 0)]
+    spares: i32,
+    /// Hard timeout of the job, seconds.
+    #[arg(long, default_value_t = 120)]
+    timeout: u64,
+}
+
+/// One solve: which system, how many right-hand sides.
+#[derive(Clone, Copy, Debug)]
+struct Case {
+    trans: Transpose,
+    nrhs: usize,
+}
+
+impl std::fmt::Display for Case {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let t = if self.trans == Transpose::NoTrans { "N" } else { "T" };
+        write!(f, "{t}{}", self.nrhs)
+    }
+}
+
+fn parse_case(v: &str) -> Result<Case, String> {
+    let bad = || format!("a case is N or T then NRHS ≥ 1 (N1, T7), got `{v}`");
+    let trans = match v.get(..1) {
+        Some("N") => Transpose::NoTrans,
+        Some("T") => Transpose::Trans,
+        _ => return Err(bad()),
+    };
+    let nrhs: usize = v[1..].parse().map_err(|_| bad())?;
+    if nrhs == 0 {
+        return Err(bad());
+    }
+    Ok(Case { trans, nrhs })
+}
+
+/// A(i, j): nonsymmetric and well conditioned, the same on every process,
+/// with a larger entry below the diagonal than on it, so that partial
+/// pivoting moves rows.
+fn element(i: usize, j: usize) -> f64 {
+    let h = ((i * 7919 + j * 104_729) % 1009) as f64 / 1009.0 - 0.5;
+    (if i == j { 0.6 } else { 0.0 }) + 0.2 * h + if i > j { 1.2 / (i - j) as f64 } else { 0.0 }
+}
+
+/// B(i, c) of right-hand side column c.
+fn rhs(i: usize, c: usize) -> f64 {
+    1.0 + ((i * 31 + c * 17) % 13) as f64 / 7.0
+}
+
+fn main() {
+    let a = <Args as clap::Parser>::parse();
+    let (p, q) = a.grid;
+    if !inside_mpi() {
+        relaunch(&Relaunch {
+            nprocs: (p * q + a.spares) as u32,
+            timeout: Some(Duration::from_secs(a.timeout)),
+            ulfm: true,
+            cof: None,
+            program: None,
+        });
+    }
+    let mut rt = Runtime::init().unwrap_or_else(|e| {
+        eprintln!("ft-solve: MPI start-up failed: {e}");
+        std::process::exit(1)
+    });
+    // (The grid's default options take the kills from FTLA_KILL.)
+    let grid = match rt.world_dup().and_then(|c| Grid::join(&mut rt, c, p, q, GridOptions::default())) {
+        Ok(Joined::Active(g)) => g,
+        Ok(Joined::Released) => rt.finish(0),
+        Err(e) => {
+            println!("JOIN-ERROR {e}");
+            rt.finish(1)
+        }
+    };
+    let mut region = match Region::new(grid) {
+        Ok(r) => r,
+        Err(e) => {
+            println!("REGION-ERROR {e}");
+            rt.finish(1)
+        }
+    };
+    let outcome = scenario(&mut region, &a);
+    let grid = region.into_grid();
+    let ok = outcome.is_ok();
+    match &outcome {
+        Ok(lines) => print!("{lines}"),
+        Err(e) => println!("RANK {} failed: {e}", grid.rank()),
+    }
+    if grid.rank() == 0 {
+        write_status(ok, &outcome.clone().unwrap_or_else(|e| e));
+    }
+    grid.close();
+    rt.finish(if ok { 0 } else { 1 })
+}
+
+/// One fault-tolerant solve's outcome here.
+struct Solved {
+    x: DistMatrix,
+    recoveries: usize,
+}
+
+/// The program: factor, solve every case (with the kills), then the plain
+/// solves and the comparison.
+fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
+    let s = |e: Error| e.to_string();
+    let (n, nb) = (args.n, args.nb);
+    let grid = region.grid();
+    let a0 = DistMatrix::from_fn(grid, n, n, nb, nb, element).map_err(s)?;
+    let bs: Vec<DistMatrix> = args
+        .cases
+        .iter()
+        .map(|c| DistMatrix::from_fn(grid, n, c.nrhs, nb, nb, rhs))
+        .collect::<Result<_, _>>()
+        .map_err(s)?;
+    let opts = FtOptions { verify: true };
+    let mut solved: Vec<Option<Solved>> = Vec::new();
+    let outcome = region
+        .run(|region| {
+            let fail = |e: Error| match e {
+                Error::Grid(e) => Err(e),
+                e => Ok(Err(e)),
+            };
+            let factors = match LuFactors::factor(region, a0.clone(), &opts) {
+                Ok((f, _)) => f,
+                Err(e) => return fail(e),
+            };
+            // The application's own work, during which a process dies.
+            if Some(region.grid().rank()) == args.kill_between && region.grid().replacement().is_none() {
+                kill_self(&format!("grid rank {} between the factorization and the solve", region.grid().rank()));
+            }
+            solved.clear();
+            for (case, b0) in args.cases.iter().zip(&bs) {
+                let mut x = b0.clone();
+                match pdgetrs_ft(region, case.trans, &factors, &mut x, &opts) {
+                    Ok(report) => solved.push(Some(Solved { x, recoveries: report.recoveries.len() })),
+                    Err(e) => return fail(e),
+                }
+            }
+            Ok(Ok(factors))
+        })
+        .map_err(|e| e.to_string())?;
+    let factors = outcome.map_err(s)?;
+    let kept = factors.to_matrix(region).map_err(s)?;
+    // The plain solves of the same problem, on every process.
+    let grid = region.grid();
+    let mut lu = a0.clone();
+    let mut ipiv = Vec::new();
+    pdgetrf(grid, &mut lu, &mut ipiv).map_err(s)?;
+    let moved = ipiv.iter().enumerate().filter(|&(i, &p)| p != i as i64).count();
+    let at = DistMatrix::from_fn(grid, n, n, nb, nb, |i, j| element(j, i)).map_err(s)?;
+    let mut lines = format!("RANK {} PIVOTS moved={moved}\n", grid.rank());
+    lines += &format!("RANK {} FACTORS diff={:.1e}\n", grid.rank(), max_diff(&kept, &lu));
+    for ((case, b0), got) in args.cases.iter().zip(&bs).zip(&solved) {
+        let got = got.as_ref().ok_or("a solve left no result")?;
+        let mut want = b0.clone();
+        pdgetrs(grid, case.trans, &lu, &ipiv, &mut want).map_err(s)?;
+        let op_a = if case.trans == Transpose::NoTrans { &a0 } else { &at };
+        // (An X lost somewhere is refused by pdgemm: no residual.)
+        let lost_somewhere = grid.lowest_rank_where(got.x.is_lost()).map_err(|e| e.to_string())?.is_some();
+        let resid = match lost_somewhere {
+            true => f64::NAN,
+            false => solve_residual(grid, op_a, &got.x, b0).map_err(s)?,
+        };
+        let diff = max_diff(&got.x, &want);
+        let verdict = if got.x.is_lost() {
+            "lost"
+        } else if diff <= 1e-9 {
+            "match"
+        } else {
+            "WRONG"
+        };
+        lines += &format!(
+            "RANK {} CASE {case} x={verdict} rec={} diff={diff:.1e} resid={resid:.2}\n",
+            grid.rank(),
+            got.recoveries
+        );
+    }
+    Ok(lines)
+}
+
+/// The largest difference between this process's parts of `x` and `y`.
+fn max_diff(x: &DistMatrix, y: &DistMatrix) -> f64 {
+    let (lr, lc) = (x.local_rows(), x.local_cols());
+    let mut d = 0.0f64;
+    for j in 0..lc {
+        for i in 0..lr {
+            d = d.max((x.local()[i + j * x.lld()] - y.local()[i + j * y.lld()]).abs());
+        }
+    }
+    d
+}
