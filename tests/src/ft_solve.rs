@@ -2,7 +2,7 @@
 //! in a resilient region, `LuFactors::factor`, then `pdgetrs_ft` for each
 //! case (`N1` = TRANS N with one right-hand side, `T7` = TRANS T with
 //! seven, ...), with the kills of FTLA_KILL (`R@getrs:STEP:PHASE`) and,
-//! with `--kill-between R`, grid rank R dying by its own SIGKILL between
+//! with `--kill-between R`, grid rank R (or several) dying by its own SIGKILL between
 //! the factorization and the first solve (the region repairs and runs its
 //! body again; the replacement runs it from the top). Then every process
 //! factors the same A with the plain `pdgetrf`, solves with `pdgetrs`, and
@@ -10,7 +10,7 @@
 //! under `mpiexec` with a hard timeout.
 //!
 //! ```text
-//! ft-solve [--grid PxQ] [--n N] [--nb NB] [--cases N1,N7,T1,T7] [--kill-between R] [--spares S] [--timeout S]
+//! ft-solve [--grid PxQ] [--n N] [--nb NB] [--cases N1,N7,T1,T7] [--kill-between R,...] [--spares S] [--timeout S]
 //! ```
 //! Prints per process and case `RANK r CASE c x=match|lost|WRONG rec=K
 //! diff=D resid=R`: `match` when its part of X is within 1e-9 of the plain
@@ -21,7 +21,10 @@
 //! is lost somewhere); and first `RANK r PIVOTS moved=M`, the rows the
 //! pivots interchange, and `RANK r FACTORS diff=D`, the largest difference
 //! between this process's part of the protected factors at the end and
-//! the plain `pdgetrf`'s.
+//! the plain `pdgetrf`'s, and `RANK r BAD-B info=I`, the INFO of a solve
+//! given a B with NB_B ≠ MB_B. When the factors are lost (two processes
+//! of a process row died between the factorization and the solve), each
+//! process prints only `RANK r SOLVE input-lost(ARGUMENT,rank=R)`.
 
 use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
 use blacs_ft::{Grid, GridOptions, Joined, Runtime};
@@ -46,9 +49,10 @@ struct Args {
     /// The solves, in order: TRANS (N or T) and NRHS, comma-separated.
     #[arg(long, default_value = "N1,N7,T1,T7", value_delimiter = ',', value_parser = parse_case)]
     cases: Vec<Case>,
-    /// Grid rank that dies between the factorization and the first solve.
-    #[arg(long)]
-    kill_between: Option<i32>,
+    /// Grid ranks that die between the factorization and the first solve
+    /// (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    kill_between: Vec<i32>,
     /// Hot spares.
     #[arg(long, default_value_t = 0)]
     spares: i32,
@@ -176,7 +180,7 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
                 Err(e) => return fail(e),
             };
             // The application's own work, during which a process dies.
-            if Some(region.grid().rank()) == args.kill_between && region.grid().replacement().is_none() {
+            if args.kill_between.contains(&region.grid().rank()) && region.grid().replacement().is_none() {
                 kill_self(&format!("grid rank {} between the factorization and the solve", region.grid().rank()));
             }
             solved.clear();
@@ -190,8 +194,21 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
             Ok(Ok(factors))
         })
         .map_err(|e| e.to_string())?;
-    let factors = outcome.map_err(s)?;
+    let factors = match outcome {
+        Ok(f) => f,
+        // (The factors could not be rebuilt: refused, nothing computed.)
+        Err(Error::InputLost { argument, rank, .. }) => {
+            return Ok(format!("RANK {} SOLVE input-lost({argument},rank={rank})\n", region.grid().rank()))
+        }
+        Err(e) => return Err(e.to_string()),
+    };
     let kept = factors.to_matrix(region).map_err(s)?;
+    // B with NB_B ≠ MB_B: refused on every process, against DESCB's NB_.
+    let mut bad = DistMatrix::from_fn(region.grid(), n, 3, nb, nb + 1, rhs).map_err(s)?;
+    let refused = match pdgetrs_ft(region, Transpose::NoTrans, &factors, &mut bad, &opts) {
+        Ok(_) => "accepted".to_string(),
+        Err(e) => format!("info={}", e.info()),
+    };
     // The plain solves of the same problem, on every process.
     let grid = region.grid();
     let mut lu = a0.clone();
@@ -201,6 +218,7 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
     let at = DistMatrix::from_fn(grid, n, n, nb, nb, |i, j| element(j, i)).map_err(s)?;
     let mut lines = format!("RANK {} PIVOTS moved={moved}\n", grid.rank());
     lines += &format!("RANK {} FACTORS diff={:.1e}\n", grid.rank(), max_diff(&kept, &lu));
+    lines += &format!("RANK {} BAD-B {refused}\n", grid.rank());
     for ((case, b0), got) in args.cases.iter().zip(&bs).zip(&solved) {
         let got = got.as_ref().ok_or("a solve left no result")?;
         let mut want = b0.clone();

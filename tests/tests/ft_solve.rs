@@ -41,6 +41,8 @@ fn expect(out: &Output, ranks: i32, lines: &[(i32, &str, &str, Option<usize>)]) 
             .and_then(|d| d.parse().ok())
             .unwrap_or_else(|| panic!("no `{tag}`:\n{all}"));
         assert!(diff <= 1e-9, "rank {r}'s factors differ by {diff}:\n{all}");
+        // (NB_B ≠ MB_B: DESCB, argument 12, entry NB_.)
+        assert!(out.stdout.contains(&format!("RANK {r} BAD-B info=-1206\n")), "{all}");
     }
     for &(rank, case, verdict, rec) in lines {
         let want = match rec {
@@ -138,4 +140,21 @@ fn kills_in_the_transposed_solve_and_before_its_checksums_are_recovered_on_2x3_w
     lines.extend([(0, "T1", "match", Some(3)), (2, "T1", "match", Some(3)), (4, "T1", "match", Some(3))]);
     lines.extend([(5, "T1", "lost", Some(0)), (5, "T7", "lost", Some(0))]);
     expect(&out, 6, &lines);
+}
+
+#[test]
+fn factors_that_two_losses_in_one_process_row_took_are_refused_on_every_process() {
+    // Grid ranks 2 and 3, both of process row 1, die between the
+    // factorization and the solve: the checksums rebuild one process per
+    // process row, so the region marks the factors lost and the solve
+    // refuses them everywhere (the lowest process whose copy is not whole
+    // is named), computing nothing.
+    let out = launch(&["--grid", "2x2", "--kill-between", "2,3", "--cases", "N1"], "");
+    let all = format!("{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.code, Some(0), "{all}");
+    for r in 0..4 {
+        let want = format!("RANK {r} SOLVE input-lost(the LU factors,rank=0)\n");
+        assert!(out.stdout.contains(&want), "missing `{want}`:\n{all}");
+    }
+    assert!(!out.stdout.contains("CASE"), "{all}");
 }
