@@ -5,12 +5,16 @@
 //! with `--kill-between R`, grid rank R (or several) dying by its own SIGKILL between
 //! the factorization and the first solve (the region repairs and runs its
 //! body again; the replacement runs it from the top). Then every process
+//! `--kill-after R` kills grid rank R the same way after the first solve
+//! (the region runs its body again: the first solve is done, its X in
+//! place). Then every process
 //! factors the same A with the plain `pdgetrf`, solves with `pdgetrs`, and
 //! compares its part of each X. Started outside MPI, it relaunches itself
 //! under `mpiexec` with a hard timeout.
 //!
 //! ```text
-//! ft-solve [--grid PxQ] [--n N] [--nb NB] [--cases N1,N7,T1,T7] [--kill-between R,...] [--spares S] [--timeout S]
+//! ft-solve [--grid PxQ] [--n N] [--nb NB] [--cases N1,N7,T1,T7] [--kill-between R,...] [--kill-after R]
+//!          [--spares S] [--timeout S]
 //! ```
 //! Prints per process and case `RANK r CASE c x=match|lost|WRONG rec=K
 //! diff=D resid=R`: `match` when its part of X is within 1e-9 of the plain
@@ -53,6 +57,9 @@ struct Args {
     /// (comma-separated).
     #[arg(long, value_delimiter = ',')]
     kill_between: Vec<i32>,
+    /// Grid rank that dies after the first solve, before the second.
+    #[arg(long)]
+    kill_after: Option<i32>,
     /// Hot spares.
     #[arg(long, default_value_t = 0)]
     spares: i32,
@@ -76,16 +83,13 @@ impl std::fmt::Display for Case {
 }
 
 fn parse_case(v: &str) -> Result<Case, String> {
-    let bad = || format!("a case is N or T then NRHS ≥ 1 (N1, T7), got `{v}`");
+    let bad = || format!("a case is N or T then NRHS (N1, T7), got `{v}`");
     let trans = match v.get(..1) {
         Some("N") => Transpose::NoTrans,
         Some("T") => Transpose::Trans,
         _ => return Err(bad()),
     };
     let nrhs: usize = v[1..].parse().map_err(|_| bad())?;
-    if nrhs == 0 {
-        return Err(bad());
-    }
     Ok(Case { trans, nrhs })
 }
 
@@ -148,9 +152,9 @@ fn main() {
     rt.finish(if ok { 0 } else { 1 })
 }
 
-/// One fault-tolerant solve's outcome here.
+/// One fault-tolerant solve's report here.
+#[derive(Clone, Copy)]
 struct Solved {
-    x: DistMatrix,
     recoveries: usize,
 }
 
@@ -168,7 +172,10 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
         .collect::<Result<_, _>>()
         .map_err(s)?;
     let opts = FtOptions { verify: true };
-    let mut solved: Vec<Option<Solved>> = Vec::new();
+    // (Outside the body: a solve done before the region runs it again
+    // leaves its X in place.)
+    let mut xs: Vec<DistMatrix> = bs.clone();
+    let mut solved: Vec<Option<Solved>> = vec![None; bs.len()];
     let outcome = region
         .run(|region| {
             let fail = |e: Error| match e {
@@ -183,11 +190,15 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
             if args.kill_between.contains(&region.grid().rank()) && region.grid().replacement().is_none() {
                 kill_self(&format!("grid rank {} between the factorization and the solve", region.grid().rank()));
             }
-            solved.clear();
-            for (case, b0) in args.cases.iter().zip(&bs) {
-                let mut x = b0.clone();
-                match pdgetrs_ft(region, case.trans, &factors, &mut x, &opts) {
-                    Ok(report) => solved.push(Some(Solved { x, recoveries: report.recoveries.len() })),
+            for (i, ((case, x), out)) in args.cases.iter().zip(&mut xs).zip(&mut solved).enumerate() {
+                let me = region.grid().rank();
+                if i == 1 && args.kill_after == Some(me) && region.grid().replacement().is_none() {
+                    kill_self(&format!("grid rank {me} after the first solve"));
+                }
+                match pdgetrs_ft(region, case.trans, &factors, x, &opts) {
+                    // (A solve done before reports no recoveries again.)
+                    Ok(report) if out.is_some() && report.recoveries.is_empty() => {}
+                    Ok(report) => *out = Some(Solved { recoveries: report.recoveries.len() }),
                     Err(e) => return fail(e),
                 }
             }
@@ -219,19 +230,19 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
     let mut lines = format!("RANK {} PIVOTS moved={moved}\n", grid.rank());
     lines += &format!("RANK {} FACTORS diff={:.1e}\n", grid.rank(), max_diff(&kept, &lu));
     lines += &format!("RANK {} BAD-B {refused}\n", grid.rank());
-    for ((case, b0), got) in args.cases.iter().zip(&bs).zip(&solved) {
-        let got = got.as_ref().ok_or("a solve left no result")?;
+    for (((case, b0), x), got) in args.cases.iter().zip(&bs).zip(&xs).zip(&solved) {
+        let got = got.ok_or("a solve left no report")?;
         let mut want = b0.clone();
         pdgetrs(grid, case.trans, &lu, &ipiv, &mut want).map_err(s)?;
         let op_a = if case.trans == Transpose::NoTrans { &a0 } else { &at };
         // (An X lost somewhere is refused by pdgemm: no residual.)
-        let lost_somewhere = grid.lowest_rank_where(got.x.is_lost()).map_err(|e| e.to_string())?.is_some();
+        let lost_somewhere = grid.lowest_rank_where(x.is_lost()).map_err(|e| e.to_string())?.is_some();
         let resid = match lost_somewhere {
             true => f64::NAN,
-            false => solve_residual(grid, op_a, &got.x, b0).map_err(s)?,
+            false => solve_residual(grid, op_a, x, b0).map_err(s)?,
         };
-        let diff = max_diff(&got.x, &want);
-        let verdict = if got.x.is_lost() {
+        let diff = max_diff(x, &want);
+        let verdict = if x.is_lost() {
             "lost"
         } else if diff <= 1e-9 {
             "match"

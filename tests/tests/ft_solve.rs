@@ -71,20 +71,25 @@ fn failure_free_solves_match_the_plain_solve_on_2x2_and_2x3() {
     expect(&out, 4, &all_match(4, &cases));
     // NB = 8 on a 2x3 grid: several block rows per process row, and B's
     // seven columns in one block column.
-    let out = launch(&["--grid", "2x3", "--n", "100", "--nb", "8"], "");
-    expect(&out, 6, &all_match(6, &cases));
+    // (And NRHS = 0: nothing to solve, quick return.)
+    let out = launch(&["--grid", "2x3", "--n", "100", "--nb", "8", "--cases", "N1,N7,T1,T7,T0"], "");
+    let mut lines = all_match(6, &cases);
+    lines.extend(all_match(6, &[("T0", Some(0))]));
+    expect(&out, 6, &lines);
 }
 
 #[test]
-fn a_kill_in_every_phase_of_the_solve_is_recovered_in_place_on_2x2_with_spawns() {
+fn kills_in_the_solve_and_between_calls_are_recovered_on_2x2_with_spawns() {
     // N = 96, NB = 16: six blocks. TRANS = N: step 0 the interchanges
     // (swap), 1–6 L⁻¹, 7–12 U⁻¹ (bcast, update); TRANS = T: 0–5 U⁻ᵀ,
     // 6–11 L⁻ᵀ, 12 the interchanges. Grid rank 3 dies between the
-    // factorization and the first solve; the others in the first solve's
-    // phases (rank 2 twice, its replacement too), and rank 1 again in the
+    // factorization and the first solve; ranks 1 and 2 in the first solve's
+    // phases (rank 2 three times: its replacements too); rank 0 between the first
+    // and the second solve (the region runs its body again: the first
+    // solve is done, its X in place on the others); rank 1 again in the
     // third solve's interchanges.
-    let kills = "1@getrs:0:swap,2@getrs:2:bcast,2@getrs:5:commit,0@getrs:8:update,1@getrs:12:swap";
-    let out = launch(&["--grid", "2x2", "--kill-between", "3"], kills);
+    let kills = "1@getrs:0:swap,2@getrs:2:bcast,2@getrs:5:commit,2@getrs:8:update,1@getrs:12:swap";
+    let out = launch(&["--grid", "2x2", "--kill-between", "3", "--kill-after", "0"], kills);
     fired(
         &out,
         &[
@@ -92,18 +97,19 @@ fn a_kill_in_every_phase_of_the_solve_is_recovered_in_place_on_2x2_with_spawns()
             "rank 1 at getrs:0:swap",
             "rank 2 at getrs:2:bcast",
             "rank 2 at getrs:5:commit",
-            "rank 0 at getrs:8:update",
+            "rank 2 at getrs:8:update",
+            "grid rank 0 after the first solve",
             "rank 1 at getrs:12:swap",
         ],
     );
     // Rank 3's replacement joined before the solves: its reports have
-    // every recovery (four in N1, one in T1). Rank 1's last replacement
-    // joined in T1: the solves before were done without it.
+    // every recovery (four in N1, one in T1). Rank 0's replacement joined
+    // after N1, rank 1's last in T1: the solves before were done without
+    // them.
     let mut lines = all_match(4, &[("T1", None), ("T7", Some(0))]);
-    lines.extend(all_match(1, &[("N1", None), ("N7", Some(0))]));
-    lines.extend([(2, "N1", "match", None), (2, "N7", "match", Some(0)), (3, "N1", "match", Some(4))]);
-    lines.extend([(3, "N7", "match", Some(0)), (3, "T1", "match", Some(1))]);
-    lines.extend([(1, "N1", "lost", Some(0)), (1, "N7", "lost", Some(0))]);
+    lines.extend([(2, "N1", "match", None), (3, "N1", "match", Some(4)), (3, "T1", "match", Some(1))]);
+    lines.extend([(0, "N7", "match", Some(0)), (2, "N7", "match", Some(0)), (3, "N7", "match", Some(0))]);
+    lines.extend([(0, "N1", "lost", Some(0)), (1, "N1", "lost", Some(0)), (1, "N7", "lost", Some(0))]);
     expect(&out, 4, &lines);
 }
 
