@@ -17,9 +17,11 @@
 //!          [--spares S] [--timeout S]
 //! ```
 //! Prints per process and case `RANK r CASE c x=match|lost|WRONG rec=K
-//! diff=D resid=R`: `match` when its part of X is within 1e-9 of the plain
+//! checksums=ok|BAD|- diff=D resid=R`: `match` when its part of X is within 1e-9 of the plain
 //! solve's, `lost` when the solve completed before this process joined as
 //! a replacement (X marked lost), K the recoveries in that solve's report,
+//! `checksums` whether B's checksum relations held at its end (`-`: a
+//! solve done before this process joined),
 //! D the largest difference here, R the scaled residual
 //! ‖op(A)·X − B‖₁ / (‖A‖₁·‖X‖₁·N·eps) of the fault-tolerant X (NaN when X
 //! is lost somewhere); and first `RANK r PIVOTS moved=M`, the rows the
@@ -156,6 +158,9 @@ fn main() {
 #[derive(Clone, Copy)]
 struct Solved {
     recoveries: usize,
+    /// B's checksum relations at the end held (`None`: not checked, a
+    /// solve done before this process joined).
+    checksums: Option<bool>,
 }
 
 /// The program: factor, solve every case (with the kills), then the plain
@@ -198,7 +203,10 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
                 match pdgetrs_ft(region, case.trans, &factors, x, &opts) {
                     // (A solve done before reports no recoveries again.)
                     Ok(report) if out.is_some() && report.recoveries.is_empty() => {}
-                    Ok(report) => *out = Some(Solved { recoveries: report.recoveries.len() }),
+                    Ok(report) => {
+                        let checksums = report.check.map(|c| c.ok);
+                        *out = Some(Solved { recoveries: report.recoveries.len(), checksums });
+                    }
                     Err(e) => return fail(e),
                 }
             }
@@ -250,9 +258,14 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
             "WRONG"
         };
         lines += &format!(
-            "RANK {} CASE {case} x={verdict} rec={} diff={diff:.1e} resid={resid:.2}\n",
+            "RANK {} CASE {case} x={verdict} rec={} checksums={} diff={diff:.1e} resid={resid:.2}\n",
             grid.rank(),
-            got.recoveries
+            got.recoveries,
+            match got.checksums {
+                Some(true) => "ok",
+                Some(false) => "BAD",
+                None => "-",
+            }
         );
     }
     Ok(lines)

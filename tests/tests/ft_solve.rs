@@ -29,7 +29,7 @@ fn launch(args: &[&str], kills: &str) -> Output {
 fn expect(out: &Output, ranks: i32, lines: &[(i32, &str, &str, Option<usize>)]) {
     let all = format!("{}\n{}", out.stdout, out.stderr);
     assert_eq!(out.code, Some(0), "{all}");
-    assert!(!out.stdout.contains("WRONG"), "{all}");
+    assert!(!out.stdout.contains("WRONG") && !out.stdout.contains("checksums=BAD"), "{all}");
     for r in 0..ranks {
         assert!(!out.stdout.contains(&format!("RANK {r} PIVOTS moved=0\n")), "{all}");
         assert!(out.stdout.contains(&format!("RANK {r} PIVOTS moved=")), "{all}");
@@ -71,10 +71,11 @@ fn failure_free_solves_match_the_plain_solve_on_2x2_and_2x3() {
     expect(&out, 4, &all_match(4, &cases));
     // NB = 8 on a 2x3 grid: several block rows per process row, and B's
     // seven columns in one block column.
-    // (And NRHS = 0: nothing to solve, quick return.)
-    let out = launch(&["--grid", "2x3", "--n", "100", "--nb", "8", "--cases", "N1,N7,T1,T7,T0"], "");
+    // (And NRHS = 0: nothing to solve, quick return; NRHS = 30: four
+    // block columns of B in two checksum groups, the last one padded.)
+    let out = launch(&["--grid", "2x3", "--n", "100", "--nb", "8", "--cases", "N1,N7,T1,T7,T0,N30"], "");
     let mut lines = all_match(6, &cases);
-    lines.extend(all_match(6, &[("T0", Some(0))]));
+    lines.extend(all_match(6, &[("T0", Some(0)), ("N30", Some(0))]));
     expect(&out, 6, &lines);
 }
 
@@ -121,10 +122,11 @@ fn kills_in_the_transposed_solve_and_before_its_checksums_are_recovered_on_2x3_w
     // body again; then rank 0 dies as it encodes B's checksums (the same
     // again). In T1, ranks 1, 5 and 3 die in a block step's bcast, a block
     // step's update and the interchanges; rank 5's replacement dies again
-    // in N1's interchanges (step 0 has no swap with TRANS = T). The first
-    // loss takes the spare, the others spawn.
+    // in N40's interchanges (step 0 has no swap with TRANS = T; NRHS = 40:
+    // three block columns of B, one on each process column, the last one
+    // padded). The first loss takes the spare, the others spawn.
     let kills = "2@getrs:0:args,0@getrs:0:encode,1@getrs:1:bcast,5@getrs:7:update,3@getrs:12:swap,5@getrs:0:swap";
-    let args = ["--grid", "2x3", "--spares", "1", "--kill-between", "4", "--cases", "T1,T7,N1,N7"];
+    let args = ["--grid", "2x3", "--spares", "1", "--kill-between", "4", "--cases", "T1,T7,N40,N7"];
     let out = launch(&args, kills);
     fired(
         &out,
@@ -139,9 +141,9 @@ fn kills_in_the_transposed_solve_and_before_its_checksums_are_recovered_on_2x3_w
         ],
     );
     // Every process but rank 5's last replacement was there when T1
-    // started for good: T1 recovered three times in place, N1 once. Rank
-    // 5's last replacement joined in N1 (T1 and T7 done without it).
-    let mut lines = all_match(6, &[("N1", Some(1)), ("N7", Some(0))]);
+    // started for good: T1 recovered three times in place, N40 once. Rank
+    // 5's last replacement joined in N40 (T1 and T7 done without it).
+    let mut lines = all_match(6, &[("N40", Some(1)), ("N7", Some(0))]);
     lines.extend([0, 1, 2, 3, 4].iter().flat_map(|&r| [(r, "T1", "match", None), (r, "T7", "match", Some(0))]));
     lines.extend([(0, "T1", "match", Some(3)), (2, "T1", "match", Some(3)), (4, "T1", "match", Some(3))]);
     lines.extend([(5, "T1", "lost", Some(0)), (5, "T7", "lost", Some(0))]);

@@ -51,9 +51,10 @@ pub fn pdgetrs(grid: &Grid, trans: Transpose, a: &DistMatrix, ipiv: &[i64], b: &
         return Ok(());
     }
     // Each step communicates, then commits at once.
+    let whole = 0..b.local_cols();
+    let all_cols = std::slice::from_ref(&whole);
     let swap = |b: &mut DistMatrix| -> Result<()> {
-        let all_cols = 0..b.local_cols();
-        exchange_rows(grid, b, &pivot_swaps(ipiv, trans), all_cols).map(|x| x.apply(b))
+        exchange_rows(grid, b, &pivot_swaps(ipiv, trans), all_cols.to_vec()).map(|x| x.apply(b))
     };
     if trans == Transpose::NoTrans {
         swap(b)?;
@@ -61,7 +62,7 @@ pub fn pdgetrs(grid: &Grid, trans: Transpose, a: &DistMatrix, ipiv: &[i64], b: &
     for sweep in Sweep::of(trans) {
         for i in 0..n.div_ceil(a.nb()) {
             let panel = factor_panel(grid, sweep, a, n, sweep.block(n, a.nb(), i))?;
-            panel.solve(grid, a, b)?.commit(b);
+            panel.solve(grid, a, b, all_cols)?.commit(b);
         }
     }
     if trans == Transpose::Trans {
@@ -214,8 +215,10 @@ pub(crate) fn factor_panel(
 /// ([`BlockStep::commit`]): the solved block row and the update of the
 /// rows still to solve.
 pub(crate) struct BlockStep {
-    /// The solved block row (`jb ×` B's local columns), on every process
-    /// of the process column.
+    /// The local columns of B the step works on (ascending ranges).
+    cols: Vec<Range<usize>>,
+    /// The solved block row (`jb ×` those columns, packed), on every
+    /// process of the process column.
     x: Vec<f64>,
     /// Its first local row in B (on the diagonal process row) and size.
     lr0: usize,
@@ -234,10 +237,14 @@ pub(crate) struct BlockStep {
 impl FactorPanel {
     /// Collective over the process columns (B is only read): the diagonal
     /// process row solves B's block row on a copy, and every process of
-    /// its process column receives the result.
-    pub(crate) fn solve(self, grid: &Grid, a: &DistMatrix, b: &DistMatrix) -> Result<BlockStep> {
+    /// its process column receives the result. The step works on B's
+    /// local columns `cols` (ascending ranges, the same on every process
+    /// of a process column): a column left out must stay as it is (zero)
+    /// under the solve.
+    pub(crate) fn solve(self, grid: &Grid, a: &DistMatrix, b: &DistMatrix, cols: &[Range<usize>]) -> Result<BlockStep> {
         let FactorPanel { sweep, j0, jb, data } = self;
-        let (ncols, lldb, lr) = (b.local_cols(), b.lld(), b.local_rows());
+        let (lldb, lr) = (b.lld(), b.local_rows());
+        let ncols: usize = cols.iter().map(ExactSizeIterator::len).sum();
         let pr = a.row_owner(j0);
         let lr0 = a.local_rows_before(j0);
         let lrb = a.local_rows_before(j0 + jb);
@@ -249,9 +256,11 @@ impl FactorPanel {
             Sweep::ForwardUt => (0, jb, Uplo::Upper, Trans::Yes, Diag::NonUnit),
             Sweep::BackwardLt => (j0 * jb, jb, Uplo::Lower, Trans::Yes, Diag::Unit),
         };
-        let mut x = Vec::new();
+        let mut x = Vec::with_capacity(jb * ncols);
         if diagonal {
-            pack(b.local(), lldb, lr0..lr0 + jb, 0..ncols, &mut x);
+            for c in cols {
+                x.extend(c.clone().flat_map(|c| &b.local()[lr0 + c * lldb..lr0 + jb + c * lldb]));
+            }
             if ncols > 0 {
                 blas::dtrsm(Side::Left, uplo, tt, diag, jb, ncols, 1.0, &data[tri..], ldt, &mut x, jb);
             }
@@ -268,7 +277,7 @@ impl FactorPanel {
             Sweep::ForwardUt => (lrb..lr, select_columns(&data, jb, j0, b, lrb..lr), 0, jb, Trans::Yes),
             Sweep::BackwardLt => (0..lr0, select_columns(&data, jb, 0, b, 0..lr0), 0, jb, Trans::Yes),
         };
-        Ok(BlockStep { x, lr0, jb, diagonal, rows, panel, offset, ld, trans })
+        Ok(BlockStep { cols: cols.to_vec(), x, lr0, jb, diagonal, rows, panel, offset, ld, trans })
     }
 }
 
@@ -276,17 +285,20 @@ impl BlockStep {
     /// Local: writes the solved block row into B (on the diagonal process
     /// row) and subtracts its contribution from the rows still to solve.
     pub(crate) fn commit(self, b: &mut DistMatrix) {
-        let BlockStep { x, lr0, jb, diagonal, rows, panel, offset, ld, trans } = self;
-        let (ncols, lldb) = (b.local_cols(), b.lld());
-        if ncols == 0 {
-            return;
-        }
-        if diagonal {
-            unpack(&x, b.local_mut(), lldb, lr0..lr0 + jb, 0..ncols);
-        }
-        if !rows.is_empty() {
-            let c = &mut b.local_mut()[rows.start..];
-            blas::dgemm(trans, Trans::No, rows.len(), ncols, jb, -1.0, &panel[offset..], ld, &x, jb, 1.0, c, lldb);
+        let BlockStep { cols, x, lr0, jb, diagonal, rows, panel, offset, ld, trans } = self;
+        let lldb = b.lld();
+        // (Each range's part of the block row starts at `at`.)
+        let mut at = 0;
+        for c in cols.into_iter().filter(|c| !c.is_empty()) {
+            let (n, xc) = (c.len(), &x[at * jb..]);
+            if diagonal {
+                unpack(&xc[..n * jb], b.local_mut(), lldb, lr0..lr0 + jb, c.clone());
+            }
+            if !rows.is_empty() {
+                let dst = &mut b.local_mut()[rows.start + c.start * lldb..];
+                blas::dgemm(trans, Trans::No, rows.len(), n, jb, -1.0, &panel[offset..], ld, xc, jb, 1.0, dst, lldb);
+            }
+            at += n;
         }
     }
 }

@@ -18,6 +18,7 @@ use blacs_ft::Grid;
 use recovery::protocol::{self, Phase, PhaseClock};
 use recovery::Region;
 use std::cell::RefCell;
+use std::ops::Range;
 use std::rc::Rc;
 
 const ROUTINE: &str = "pdgetrs_ft";
@@ -60,8 +61,8 @@ pub const GETRS_STEP_PHASES: &[Phase] = &[Phase::Swap, Phase::Bcast, Phase::Upda
 /// (12, `RSRC_`/`CSRC_`); [`Error::InputLost`] (A, position 4) when the
 /// factors are not whole on some process — they could not be rebuilt
 /// after a repair, or the job was started again from checkpoints, which
-/// keep no finished results — and nothing is computed; memory for the
-/// protected B.
+/// keep no finished results — and nothing is computed;
+/// [`Error::Memory`] for the protected B.
 ///
 /// # Fault tolerance
 /// The solve runs on the step-commit protocol (operation `getrs` in kill
@@ -77,14 +78,18 @@ pub const GETRS_STEP_PHASES: &[Phase] = &[Phase::Swap, Phase::Bcast, Phase::Upda
 /// and `commit` at any step.
 ///
 /// During the call B lives in an extended matrix [B | padding | checksum
-/// pairs] with the reverse-neighboring checksums of the factorizations;
-/// every step runs over all its local columns, so the checksums stay
-/// valid (left-side operations only). Memory: NRHS rounded up to a group
-/// of Q block columns plus two block columns per group, over the grid
-/// (with NRHS ≤ NB, (Q + 2)·NB columns), plus NB local columns of unused
-/// left-factor sums per group held; B's own storage is used when it has
-/// room ([`FtWorkspace::in_place`]). The factors' checksums are the
-/// ones [`LuFactors`] keeps.
+/// pairs] with the reverse-neighboring checksums of the factorizations
+/// (C_g, the sum of each group of Q block columns of B, twice, on two
+/// process columns). The steps are left-side operations on B's columns
+/// and on the checksum columns over them; the padding is zero and stays
+/// zero, so they skip it, and the checksums stay valid at every commit.
+/// Memory per process, held for the call: its part of an N × N_ext
+/// matrix, N_ext = ⌈NRHS/NB⌉·NB + 2·NB per group (3·NB for NRHS ≤ NB),
+/// plus N/P × NB left-factor sums (unused by a solve) per group whose
+/// pair it holds; B's own storage is used when it has room
+/// ([`FtWorkspace::in_place`]). Work: the steps update about 3·NRHS
+/// columns over the grid where `pdgetrs` updates NRHS. The factors'
+/// checksums are the ones [`LuFactors`] keeps.
 ///
 /// After a repair the region first rebuilds the replacement's part of the
 /// factors from their checksums, then the solve rebuilds its part of B
@@ -95,7 +100,9 @@ pub const GETRS_STEP_PHASES: &[Phase] = &[Phase::Swap, Phase::Bcast, Phase::Upda
 /// input: repair and call again (see [`Region::run`]). A loss between the
 /// factorization and the solve is met at the solve's verdict, the same
 /// way; the call made again finds the factors mended. Two losses in one
-/// process row are [`blacs_ft::Error::Unrecoverable`]. On a replacement,
+/// process row are [`blacs_ft::Error::Unrecoverable`] during the solve,
+/// and between calls make the factors lost ([`Error::InputLost`] at the
+/// next solve). On a replacement,
 /// a solve that completed before it joined returns at once and marks `b`
 /// lost ([`DistMatrix::is_lost`]): its part of X went with the process
 /// it replaces.
@@ -156,6 +163,7 @@ pub fn pdgetrs_ft_in(
         }
     }
     let nrhs = b.n();
+    let (cols, checksum_cols) = live_columns(&rhs, nrhs);
     let mut solve = SolveOnFactors {
         factors: factors.shared().borrow().ext.shape(),
         steps: GetrsSteps {
@@ -164,16 +172,64 @@ pub fn pdgetrs_ft_in(
             n,
             nb,
             nsteps: if n == 0 || nrhs == 0 { 0 } else { 2 * n.div_ceil(nb) as u64 + 1 },
+            cols,
         },
         rhs,
     };
     let outcome = protocol::run(region, &mut solve, start, opts.verify);
-    let overhead_model = if nrhs == 0 { 0.0 } else { solve.rhs.layout.n_extended() as f64 / nrhs as f64 - 1.0 };
+    // (The checksum columns the steps update, over B's.)
+    let overhead_model = if nrhs == 0 { 0.0 } else { checksum_cols as f64 / nrhs as f64 };
     solve.rhs.release(b, work, outcome.is_ok());
     let outcome = outcome?;
     // (Its part of X is here now, a joining replacement's too.)
     b.set_lost(false);
     Ok(FtReport { recoveries: outcome.recoveries, overhead_model, check: outcome.check, earlier_s: outcome.earlier_s })
+}
+
+/// The local columns of B's extended matrix that the solve can make
+/// nonzero, as ascending ranges: B's NRHS columns and, in each copy of a
+/// group's checksums, the columns in which a member of the group has data.
+/// The rest — the padding of the last block column and of the last group,
+/// and the checksum columns over it — are zero and stay zero under
+/// left-side operations (their checksum relations hold as they are), so
+/// the steps skip them: with NRHS < NB a step works on about 3·NRHS
+/// columns over the grid, not (Q + 2)·NB. Also returns how many of them
+/// are checksum columns, over the grid.
+fn live_columns(rhs: &ProtectedRhs, nrhs: usize) -> (Vec<Range<usize>>, usize) {
+    let (b, layout) = (rhs.matrix(), &rhs.layout);
+    let nb = layout.nb();
+    let mut global: Vec<Range<usize>> = Vec::with_capacity(1 + 2 * layout.groups());
+    global.push(0..nrhs);
+    for g in 0..layout.groups() {
+        if let (Ok(members), Ok(pair)) = (layout.group_members(g), layout.pair_global_cols(g)) {
+            let width = nb.min(nrhs.saturating_sub(members.start * nb));
+            global.extend(pair.map(|c0| c0..c0 + width));
+        }
+    }
+    let checksum_cols = global.iter().skip(1).map(ExactSizeIterator::len).sum();
+    // This process's blocks of them, in local columns.
+    let mycol = b.coords().1;
+    let mut local: Vec<Range<usize>> = Vec::new();
+    for r in global {
+        let mut c = r.start;
+        while c < r.end {
+            let end = r.end.min((c / nb + 1) * nb);
+            if b.col_owner(c) == mycol {
+                let l0 = b.local_cols_before(c);
+                local.push(l0..l0 + (end - c));
+            }
+            c = end;
+        }
+    }
+    local.sort_by_key(|r| r.start);
+    local.dedup_by(|next, prev| {
+        let adjacent = prev.end == next.start;
+        if adjacent {
+            prev.end = next.end;
+        }
+        adjacent
+    });
+    (local, checksum_cols)
 }
 
 /// This process's copy of the factors is not whole.
@@ -200,6 +256,9 @@ struct GetrsSteps {
     n: usize,
     nb: usize,
     nsteps: u64,
+    /// The local columns of B's extended matrix the steps work on
+    /// ([`live_columns`]).
+    cols: Vec<Range<usize>>,
 }
 
 impl GetrsSteps {
@@ -247,13 +306,13 @@ impl SolveSteps for GetrsSteps {
                 clock.enter(grid, Phase::Swap);
                 let swaps = pivot_swaps(&f.state, self.trans);
                 drop(f);
-                Ok(GetrsScratch::Rows(exchange_rows(grid, b, &swaps, 0..b.local_cols())?))
+                Ok(GetrsScratch::Rows(exchange_rows(grid, b, &swaps, self.cols.clone())?))
             }
             GetrsStep::Block(sweep, i) => {
                 clock.enter(grid, Phase::Bcast);
                 let panel = factor_panel(grid, sweep, &f.ext.matrix, self.n, sweep.block(self.n, self.nb, i))?;
                 clock.enter(grid, Phase::Update);
-                Ok(GetrsScratch::Block(panel.solve(grid, &f.ext.matrix, b)?))
+                Ok(GetrsScratch::Block(panel.solve(grid, &f.ext.matrix, b, &self.cols)?))
             }
         }
     }
