@@ -189,11 +189,13 @@ pub fn pdgetrs_ft_in(
 /// The local columns of B's extended matrix that the solve can make
 /// nonzero, as ascending ranges: B's NRHS columns and, in each copy of a
 /// group's checksums, the columns in which a member of the group has data.
-/// The rest — the padding of the last block column and of the last group,
-/// and the checksum columns over it — are zero and stay zero under
-/// left-side operations (their checksum relations hold as they are), so
-/// the steps skip them: with NRHS < NB a step works on about 3·NRHS
-/// columns over the grid, not (Q + 2)·NB. Also returns how many of them
+/// The rest — the padding of the last block column, and the checksum
+/// columns over it — are zero and stay zero under left-side operations
+/// (their checksum relations hold as they are), so the steps skip them:
+/// with NRHS < NB a step works on about 3·NRHS columns over the grid, not
+/// 3·NB. (A padding block rebuilt after a repair holds C_g minus the other
+/// members, zero up to rounding; left as it is, it keeps the relations
+/// within rounding.) Also returns how many of them
 /// are checksum columns, over the grid.
 fn live_columns(rhs: &ProtectedRhs, nrhs: usize) -> (Vec<Range<usize>>, usize) {
     let (b, layout) = (rhs.matrix(), &rhs.layout);
