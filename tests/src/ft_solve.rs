@@ -5,6 +5,9 @@
 //! with `--kill-between R`, grid rank R (or several) dying by its own SIGKILL between
 //! the factorization and the first solve (the region repairs and runs its
 //! body again; the replacement runs it from the top). Then every process
+//! With `--cof` the recovery is checkpoint-on-failure: the survivors save,
+//! the job is started again (once), runs the program again and resumes
+//! the interrupted solve from the checkpoints.
 //! `--kill-after R` kills grid rank R the same way after the first solve
 //! (the region runs its body again: the first solve is done, its X in
 //! place). Then every process
@@ -14,7 +17,7 @@
 //!
 //! ```text
 //! ft-solve [--grid PxQ] [--n N] [--nb NB] [--cases N1,N7,T1,T7] [--kill-between R,...] [--kill-after R]
-//!          [--spares S] [--timeout S]
+//!          [--spares S] [--cof] [--timeout S]
 //! ```
 //! Prints per process and case `RANK r CASE c x=match|lost|WRONG rec=K
 //! checksums=ok|BAD|- diff=D resid=R`: `match` when its part of X is within 1e-9 of the plain
@@ -32,7 +35,9 @@
 //! of a process row died between the factorization and the solve), each
 //! process prints only `RANK r SOLVE input-lost(ARGUMENT,rank=R)`.
 
-use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
+use blacs_ft::launch::{
+    inside_mpi, new_run_id, relaunch, write_outcome, write_status, CofRelaunch, Outcome, Relaunch, EXIT_CHECKPOINTED,
+};
 use blacs_ft::{Grid, GridOptions, Joined, Runtime};
 use recovery::{kill_self, Region};
 use scalapack_ft::lu::{pdgetrf, pdgetrs, solve_residual, Transpose};
@@ -65,6 +70,10 @@ struct Args {
     /// Hot spares.
     #[arg(long, default_value_t = 0)]
     spares: i32,
+    /// Recover by checkpoint-on-failure: the survivors save, the job is
+    /// started again (once) from the checkpoints.
+    #[arg(long)]
+    cof: bool,
     /// Hard timeout of the job, seconds.
     #[arg(long, default_value_t = 120)]
     timeout: u64,
@@ -116,7 +125,14 @@ fn main() {
             nprocs: (p * q + a.spares) as u32,
             timeout: Some(Duration::from_secs(a.timeout)),
             ulfm: true,
-            cof: None,
+            cof: a.cof.then(|| CofRelaunch {
+                dir: std::env::temp_dir().join(format!("ftla-ft-solve-{}", std::process::id())),
+                run_id: new_run_id(),
+                max_restarts: 1,
+                resume: false,
+                policy: "cof",
+                epoch_base: 0,
+            }),
             program: None,
         });
     }
@@ -145,13 +161,42 @@ fn main() {
     let ok = outcome.is_ok();
     match &outcome {
         Ok(lines) => print!("{lines}"),
-        Err(e) => println!("RANK {} failed: {e}", grid.rank()),
+        Err(Ended::Checkpointed { epoch }) => {
+            // (The job is started again from the checkpoints.)
+            if grid.rank() == 0 {
+                write_outcome(Outcome::Checkpointed { epoch: *epoch }, "checkpoints saved");
+            }
+            grid.close();
+            rt.finish(EXIT_CHECKPOINTED)
+        }
+        Err(Ended::Failed(e)) => println!("RANK {} failed: {e}", grid.rank()),
     }
     if grid.rank() == 0 {
-        write_status(ok, &outcome.clone().unwrap_or_else(|e| e));
+        write_status(ok, outcome.as_ref().map_or("failed", |l| l.as_str()));
     }
     grid.close();
     rt.finish(if ok { 0 } else { 1 })
+}
+
+/// Why the program ended before its report.
+enum Ended {
+    /// The survivors saved checkpoints (checkpoint-on-failure).
+    Checkpointed {
+        epoch: u32,
+    },
+    Failed(String),
+}
+
+impl From<String> for Ended {
+    fn from(e: String) -> Ended {
+        Ended::Failed(e)
+    }
+}
+
+impl From<&str> for Ended {
+    fn from(e: &str) -> Ended {
+        Ended::Failed(e.to_string())
+    }
 }
 
 /// One fault-tolerant solve's report here.
@@ -165,7 +210,7 @@ struct Solved {
 
 /// The program: factor, solve every case (with the kills), then the plain
 /// solves and the comparison.
-fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
+fn scenario(region: &mut Region, args: &Args) -> Result<String, Ended> {
     let s = |e: Error| e.to_string();
     let (n, nb) = (args.n, args.nb);
     let grid = region.grid();
@@ -212,14 +257,17 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, String> {
             }
             Ok(Ok(factors))
         })
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| match e {
+            blacs_ft::Error::Checkpointed { epoch, .. } => Ended::Checkpointed { epoch },
+            e => Ended::Failed(e.to_string()),
+        })?;
     let factors = match outcome {
         Ok(f) => f,
         // (The factors could not be rebuilt: refused, nothing computed.)
         Err(Error::InputLost { argument, rank, .. }) => {
             return Ok(format!("RANK {} SOLVE input-lost({argument},rank={rank})\n", region.grid().rank()))
         }
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(e.to_string().into()),
     };
     let kept = factors.to_matrix(region).map_err(s)?;
     // B with NB_B ≠ MB_B: refused on every process, against DESCB's NB_.

@@ -166,3 +166,14 @@ fn factors_that_two_losses_in_one_process_row_took_are_refused_on_every_process(
     }
     assert!(!out.stdout.contains("CASE"), "{all}");
 }
+
+#[test]
+fn a_solve_interrupted_under_checkpoint_on_failure_resumes_in_the_job_started_again() {
+    // Grid rank 1 dies in N1's fourth step: the survivors save, the job is
+    // started again, runs the program again (the factorization too) and
+    // resumes N1 from the checkpoints (one recovery in its report).
+    let out = launch(&["--grid", "2x2", "--cof", "--cases", "N1,T7"], "1@getrs:3:bcast");
+    fired(&out, &["rank 1 at getrs:3:bcast"]);
+    assert!(out.stderr.contains("starting the job again (restart 1 of at most 1)"), "{}", out.stderr);
+    expect(&out, 4, &all_match(4, &[("N1", Some(1)), ("T7", Some(0))]));
+}

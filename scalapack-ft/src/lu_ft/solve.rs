@@ -59,9 +59,8 @@ pub const GETRS_STEP_PHASES: &[Phase] = &[Phase::Swap, Phase::Bcast, Phase::Upda
 /// [`crate::lu::pdgetrs`] (ScaLAPACK's positions), plus `NB_B ≠ MB_B`
 /// (12, `NB_`; INFO = -1206) and a first block of B off process (0, 0)
 /// (12, `RSRC_`/`CSRC_`); [`Error::InputLost`] (A, position 4) when the
-/// factors are not whole on some process — they could not be rebuilt
-/// after a repair, or the job was started again from checkpoints, which
-/// keep no finished results — and nothing is computed;
+/// factors are not whole on some process (they could not be rebuilt after
+/// a repair, see [`LuFactors`]), and nothing is computed;
 /// [`Error::Memory`] for the protected B.
 ///
 /// # Fault tolerance
@@ -102,7 +101,10 @@ pub const GETRS_STEP_PHASES: &[Phase] = &[Phase::Swap, Phase::Bcast, Phase::Upda
 /// way; the call made again finds the factors mended. Two losses in one
 /// process row are [`blacs_ft::Error::Unrecoverable`] during the solve,
 /// and between calls make the factors lost ([`Error::InputLost`] at the
-/// next solve). On a replacement,
+/// next solve). Under checkpoint-on-failure the survivors save B at the
+/// committed step; the job started again makes its calls again, the
+/// factorization included, and the interrupted solve resumes from the
+/// checkpoints with those factors. On a replacement,
 /// a solve that completed before it joined returns at once and marks `b`
 /// lost ([`DistMatrix::is_lost`]): its part of X went with the process
 /// it replaces.
