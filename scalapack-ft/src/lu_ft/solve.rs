@@ -4,8 +4,8 @@
 
 use super::protected::{LuFactors, ProtectedLu};
 use crate::abft::{
-    agree_to_start, check_layout, set_up_call, FtOptions, FtReport, FtWorkspace, Holding, ProtectedRhs, SolveOnFactors,
-    SolveSteps,
+    agree_on_factors, check_layout, set_up_call, FtOptions, FtReport, FtWorkspace, Holding, ProtectedRhs,
+    SolveOnFactors, SolveSteps,
 };
 use crate::args::pdgetrs::{A, DESCB};
 use crate::args::{check_first_block_at_origin, check_square_blocks};
@@ -150,19 +150,10 @@ pub fn pdgetrs_ft_in(
     .and_then(|()| check_layout(ROUTINE, DESCB, &layout));
     let (ext, layout) = set_up_call(region, GetrsSteps::OP, ROUTINE, &start, b, work, layout.ok(), check)?;
     let rhs = ProtectedRhs { ext, layout };
-    // The factors, once the verdict's meeting has mended them: a second
-    // verdict, so that every process refuses them alike (and the log
-    // keeps the refusal). A joining replacement makes none: the survivors
-    // are inside their recovery, whose mend fills its copy.
-    if !start.joining() {
-        let held = match factors.holding() {
-            Holding::Whole => Ok(()),
-            Holding::Hollow | Holding::Lost => Err(lost_factors(region.grid())),
-        };
-        if let Err(e) = agree_to_start(region, GetrsSteps::OP, &start, held) {
-            rhs.release(b, work, false);
-            return Err(e);
-        }
+    // The factors, once the verdict's meeting has mended them.
+    if let Err(e) = agree_on_factors(region, GetrsSteps::OP, &start, factors.holding(), ROUTINE, A, FACTORS) {
+        rhs.release(b, work, false);
+        return Err(e);
     }
     let nrhs = b.n();
     let (cols, checksum_cols) = live_columns(&rhs, nrhs);
@@ -234,11 +225,6 @@ fn live_columns(rhs: &ProtectedRhs, nrhs: usize) -> (Vec<Range<usize>>, usize) {
         adjacent
     });
     (local, checksum_cols)
-}
-
-/// This process's copy of the factors is not whole.
-fn lost_factors(grid: &Grid) -> Error {
-    Error::InputLost { routine: ROUTINE.into(), position: A, argument: FACTORS.into(), rank: grid.rank() }
 }
 
 /// What step `k` of a solve is.
