@@ -240,7 +240,10 @@ const QR_KILL: &str = concat!(
 /// `ftla lu --kill`.
 const LU_KILL: &str = concat!(
     "With --ft: SIGKILL grid rank R at STEP (panel STEP of the LU) in PHASE: args or encode at step 0 (before the \
-    checksums exist), then panel, bcast, swap (the row interchanges), update or commit at any step;",
+    checksums exist), then panel, bcast, swap (the row interchanges), update or commit at any step; in the solve \
+    pdgetrs_ft, R@getrs:STEP:PHASE: args or encode at step 0, swap at the interchanges' step (step 0 with TRANS=N, \
+    2*NBLK with T; NBLK = ceil(N/NB)), bcast (the factors' panel) or update (B's solved block row) at a block step \
+    (the others), commit at any step;",
     repair_points!()
 );
 /// `ftla cg --kill`.

@@ -51,7 +51,7 @@ pub(crate) use protected::ProtectedFactors;
 pub(crate) use rebuild::rebuild_lost_blocks;
 #[allow(unused_imports)] // (the fault-tolerant solves use it)
 pub(crate) use rhs::ProtectedRhs;
-pub(crate) use set_up::{check_layout, set_up_call};
+pub(crate) use set_up::{agree_on_factors, check_layout, set_up_call};
 pub(crate) use solve_call::{run_solve, FactorsWhole, SolveArgs};
 pub use solve_driver::SolveCall;
 #[allow(unused_imports)] // (the fault-tolerant solves use it)

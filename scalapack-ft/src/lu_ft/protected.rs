@@ -128,7 +128,6 @@ impl LuFactors {
     /// The shared state, for the routines that take the factors (they
     /// borrow it only inside each step: the region's mend borrows it after
     /// a repair).
-    #[allow(dead_code)] // (the solves on the factors use it)
     pub(crate) fn shared(&self) -> &Rc<RefCell<ProtectedLu>> {
         &self.shared
     }
