@@ -230,13 +230,23 @@ macro_rules! repair_points {
 /// `ftla qr --kill`.
 const QR_KILL: &str = concat!(
     "With --ft: SIGKILL grid rank R at STEP (panel STEP of the QR) in PHASE: args or encode at step 0 (before the \
-    checksums exist), then panel, bcast, update or commit at any step;",
+    checksums exist), then panel, bcast, update or commit at any step (R@qr:STEP:PHASE). The solves on the \
+    protected factors take points of the same form: R@ormqr:STEP:PHASE (pdormqr_ft, STEP a panel of Q or Qᵀ), \
+    R@trsm:STEP:PHASE (the solve with R, STEP a block row, last first) and R@gels:STEP:PHASE (pdgels_ft's solve: \
+    steps 0..P−1 Qᵀ's P panels, then R's block rows; for M < N, Rᵀ's block rows, then Q's panels), PHASE being \
+    args or encode at step 0, then bcast (V and T, or R's block column or row, along the process rows), update \
+    (the reduction of Vᵀ·B, or the solved block row down the process columns) or commit at any step. A point \
+    without an operation (R@STEP:PHASE) fires in whichever reaches it first, one without a phase at its step's \
+    first;",
     repair_points!()
 );
 /// `ftla lu --kill`.
 const LU_KILL: &str = concat!(
     "With --ft: SIGKILL grid rank R at STEP (panel STEP of the LU) in PHASE: args or encode at step 0 (before the \
-    checksums exist), then panel, bcast, swap (the row interchanges), update or commit at any step;",
+    checksums exist), then panel, bcast, swap (the row interchanges), update or commit at any step; in the solve \
+    pdgetrs_ft, R@getrs:STEP:PHASE: args or encode at step 0, swap at the interchanges' step (step 0 with TRANS=N, \
+    2*NBLK with T; NBLK = ceil(N/NB)), bcast (the factors' panel) or update (B's solved block row) at a block step \
+    (the others), commit at any step;",
     repair_points!()
 );
 /// `ftla cg --kill`.

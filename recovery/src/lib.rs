@@ -25,14 +25,18 @@
 
 pub mod codec;
 pub mod cof;
+pub mod protected;
 pub mod protocol;
 mod status;
 
 pub use blacs_ft::inject::{kill_self, Injector, KillSpec};
 pub use cof::{Policy, RegionOptions};
+pub use protected::ProtectedResult;
 pub use status::{CallRecord, CallState, CallStatus, Replicated, StatusLog};
 
 use blacs_ft::{Error, Grid, RepairReport};
+use std::cell::RefCell;
+use std::rc::Rc;
 
 /// A resilient region: the grid, the status log of the library calls made
 /// in it, and the repairs it went through.
@@ -56,6 +60,8 @@ pub struct Region {
     /// Where this process stands with the call that the job or a repair
     /// left in progress.
     pending: Pending,
+    /// The live protected results ([`protected`]).
+    protected: protected::Registry,
 }
 
 /// How the job a region runs in started.
@@ -119,6 +125,7 @@ impl Region {
             over_before_joining: 0,
             job: JobStart::Launched,
             pending: if joining { Pending::Joining } else { Pending::Nothing },
+            protected: if joining { protected::Registry::joining() } else { protected::Registry::default() },
         };
         if joining {
             // A survivor lost during the hand-over: repair with the others
@@ -314,6 +321,7 @@ impl Region {
     /// the log says about it, and whether this process is a replacement that
     /// must join the survivors' rebuild of this call (instead of starting).
     pub fn enter_call(&mut self, name: &str) -> (CallState, bool) {
+        self.protected.prune_before(self.log.position());
         let state = self.log.enter(name);
         let joining = self.is_joining() && matches!(state, CallState::Resume { .. });
         if joining {
@@ -342,6 +350,47 @@ impl Region {
     /// runs the body again, the call starting afresh everywhere.
     pub fn abandon_call(&mut self) {
         self.log.abandon_current();
+    }
+
+    /// Keeps `result`, made by the current call, alive and whole across
+    /// repairs until the program drops it and has gone past the call (see
+    /// [`protected`]). A replacement registers its hollow copy the same
+    /// way when it makes the call again.
+    pub fn protect<T: ProtectedResult>(&mut self, result: Rc<RefCell<T>>) {
+        if let Some((at, _)) = self.log.current() {
+            self.protected.insert(at, result);
+        }
+    }
+
+    /// The result the current call made and [`Region::protect`]ed, when a
+    /// re-run of the region's body makes the call again.
+    pub fn protected<T: ProtectedResult>(&self) -> Option<Rc<RefCell<T>>> {
+        self.protected.get(self.log.current()?.0)
+    }
+
+    /// How many protected results the region keeps alive.
+    pub fn live_protected(&self) -> usize {
+        self.protected.len()
+    }
+
+    /// Whether a repair happened since the protected results were last
+    /// mended ([`Region::mend_protected`] has work; the same on every
+    /// process).
+    pub fn protected_pending(&self) -> bool {
+        self.protected.is_pending()
+    }
+
+    /// Collective after a repair, at the first point survivors and
+    /// replacements meet (the step-commit protocol calls it after a
+    /// repair and before every new call's verdict; nothing to do, and no
+    /// communication, when no repair happened since the last time):
+    /// rebuilds the replacements' blocks of every live protected result.
+    /// Returns how many were rebuilt.
+    ///
+    /// # Errors
+    /// A process failure meanwhile: repair, and mend again.
+    pub fn mend_protected(&mut self) -> Result<usize, Error> {
+        self.protected.mend(&self.grid)
     }
 
     /// Records a commit of the current call (step count and its replicated state).
@@ -425,6 +474,7 @@ impl Region {
             }
             let from_epoch = self.grid.epoch();
             let report = self.grid.recover()?;
+            self.protected.repaired();
             self.log.count_repair();
             self.repairs.push(report.clone());
             // Like the repair's own kill points, this one is named by the
@@ -446,10 +496,15 @@ impl Region {
 
     /// Runs `body` until it succeeds: on a process failure that escaped the
     /// library calls, repairs and runs it again from the top (completed
-    /// calls are skipped through the log).
+    /// calls are skipped through the log). Library calls the program made
+    /// in the region before `body` (or in an earlier `run`) stay its own:
+    /// a re-run meets its first call where the first run did.
     pub fn run<T>(&mut self, mut body: impl FnMut(&mut Region) -> Result<T, Error>) -> Result<T, Error> {
+        // (Every process, a replacement running the program from the top
+        // included, makes the same calls before the body.)
+        let start = self.log.position();
         loop {
-            self.log.rewind();
+            self.log.rewind_to(start);
             match body(self) {
                 Ok(v) => return Ok(v),
                 Err(e) if e.is_process_failure() => {

@@ -415,17 +415,24 @@ pub fn agree_to_start<S, E: ProtocolError>(
             }
         };
     }
+    // The first point the processes meet after a repair between calls:
+    // the replacements' protected results are rebuilt first.
+    // (Every process agrees even when its mend failed: the agreement is
+    // where they all learn of it.)
+    let mended = region.mend_protected();
     let grid = region.grid();
     grid.inject(op, 0, Phase::Args.name());
-    let verdict = grid.agree(local.is_ok());
-    let error = match verdict {
-        Ok(true) => return Ok(()),
+    let verdict = grid.agree(local.is_ok() && mended.is_ok());
+    let error = match (verdict, mended) {
+        (Ok(true), _) => return Ok(()),
+        // A process lost during the mend.
+        (_, Err(e)) => e.into(),
         // Bad arguments (or no memory) somewhere: the same typed error
         // everywhere. (Had the offending rank died since, a process
         // failure is reported instead.)
-        Ok(false) => explain(grid, local),
+        (Ok(false), Ok(_)) => explain(grid, local),
         // A process lost before anything was touched.
-        Err(e) => e.into(),
+        (Err(e), Ok(_)) => e.into(),
     };
     if error.is_process_failure() {
         region.abandon_call();
@@ -855,8 +862,11 @@ fn after_repair<A: Algorithm>(
 ) -> Result<RecoveryRecord, A::Error> {
     let t = Instant::now();
     let valid = mine.is_some();
+    let lost = lost_ranks(region.grid(), valid)?;
+    // Survivors and replacements meet here: the protected results of
+    // earlier calls are rebuilt first (the call may read them).
+    region.mend_protected()?;
     let grid = region.grid();
-    let lost = lost_ranks(grid, valid)?;
     // Survivors agree on the committed step (a replacement learnt it from
     // the log; it offers no opinion).
     let mut lo = [if valid { *committed as i64 } else { i64::MAX }];

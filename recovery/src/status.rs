@@ -97,6 +97,12 @@ impl StatusLog {
         self.cursor = 0;
     }
 
+    /// Rewinds to the call at `position` (a body that made its first call
+    /// there is about to run again; calls made before it are not its own).
+    pub fn rewind_to(&mut self, position: usize) {
+        self.cursor = position.min(self.calls.len());
+    }
+
     /// Moves past the completed calls at the front of the log, so that the
     /// next [`StatusLog::enter`] is the interrupted call (or a new one).
     pub fn skip_completed(&mut self) {

@@ -193,6 +193,27 @@ pub fn dgetrf(m: usize, n: usize, a: &mut [f64], lda: usize, ipiv: &mut [i32]) -
     info
 }
 
+/// Least squares of a full-rank m×n `a` (m ≥ n) for the `nrhs` columns
+/// of `b` (ldb ≥ m): on exit rows 0..n of `b` hold X, `a` its QR
+/// factorization (LAPACK `DGELS` with TRANS = 'N'; the reference a
+/// distributed least-squares solve is checked against). Returns INFO.
+pub fn dgels(m: usize, n: usize, nrhs: usize, a: &mut [f64], lda: usize, b: &mut [f64], ldb: usize) -> i32 {
+    let mut info = 0;
+    let mut query = [0.0];
+    // SAFETY: shapes are consistent by the caller's contract; the first
+    // call only asks for the workspace's length.
+    unsafe {
+        lapack::dgels(b'N', i(m), i(n), i(nrhs), a, i(lda.max(1)), b, i(ldb.max(1)), &mut query, -1, &mut info, 1)
+    };
+    let mut work = vec![0.0; (query[0] as usize).max(1)];
+    let lwork = i(work.len());
+    // SAFETY: as above, with the workspace it asked for.
+    unsafe {
+        lapack::dgels(b'N', i(m), i(n), i(nrhs), a, i(lda.max(1)), b, i(ldb.max(1)), &mut work, lwork, &mut info, 1)
+    };
+    info
+}
+
 /// An OpenBLAS extension of the linked BLAS, looked up when called: where
 /// the BLAS is another one, it is simply not there.
 fn openblas_symbol(name: &std::ffi::CStr) -> Option<*mut libc::c_void> {

@@ -98,8 +98,8 @@ impl fmt::Display for Error {
             Error::InputLost { routine, position, argument, rank } => write!(
                 f,
                 "{routine}: argument {position} ({argument}) is the output of a call that completed before grid \
-                 rank {rank} replaced a failed process: its part there was lost, and nothing was computed \
-                 (compute {argument} again)"
+                 rank {rank} replaced a failed process, or protected factors more losses hit than their \
+                 checksums rebuild: its part there was lost, and nothing was computed (compute {argument} again)"
             ),
         }
     }

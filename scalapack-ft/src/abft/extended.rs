@@ -65,7 +65,9 @@ impl Extended {
         start: Start,
         routine: &str,
     ) -> Result<Extended> {
-        let nb = a.nb();
+        // (Rows as A's; columns in the layout's blocks: A's own, or a
+        // solve's right-hand sides in blocks of at most NRHS columns.)
+        let (mb, nb) = (a.mb(), layout.nb());
         let (lr, lc, lda) = (a.local_rows(), a.local_cols(), a.lld());
         let lde = lr.max(1);
         let in_place = lda == lde && a.storage_mut().len() >= sizes(grid, a, layout).0;
@@ -101,9 +103,9 @@ impl Extended {
         }
         // (`in_storage_from` takes the storage only when it succeeds.)
         let taken = if in_place {
-            DistMatrix::in_storage_from(grid, a.m(), layout.n_extended(), nb, nb, a.storage_mut())
+            DistMatrix::in_storage_from(grid, a.m(), layout.n_extended(), mb, nb, a.storage_mut())
         } else {
-            DistMatrix::in_storage_from(grid, a.m(), layout.n_extended(), nb, nb, &mut work.ext)
+            DistMatrix::in_storage_from(grid, a.m(), layout.n_extended(), mb, nb, &mut work.ext)
         };
         let mut e = match taken {
             Ok(e) => e,

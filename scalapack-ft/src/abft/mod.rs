@@ -29,8 +29,14 @@ mod extended;
 mod lookahead;
 mod options;
 mod panel_driver;
+mod protected;
 mod rebuild;
+#[allow(dead_code)] // (the fault-tolerant solves use it)
+mod rhs;
 mod set_up;
+mod solve_call;
+#[allow(dead_code)] // (the fault-tolerant solves use it)
+mod solve_driver;
 mod verify;
 mod workspace;
 
@@ -40,8 +46,16 @@ pub use extended::MatrixShape;
 pub(crate) use lookahead::{send_ahead, LookAhead};
 pub use options::{FtOptions, FtReport};
 pub(crate) use panel_driver::{PanelDriver, PanelFactorization, PanelSteps};
+pub use protected::Holding;
+pub(crate) use protected::ProtectedFactors;
 pub(crate) use rebuild::rebuild_lost_blocks;
-pub(crate) use set_up::{check_layout, set_up_call};
+#[allow(unused_imports)] // (the fault-tolerant solves use it)
+pub(crate) use rhs::ProtectedRhs;
+pub(crate) use set_up::{agree_on_factors, check_layout, set_up_call};
+pub(crate) use solve_call::{run_solve, FactorsWhole, SolveArgs};
+pub use solve_driver::SolveCall;
+#[allow(unused_imports)] // (the fault-tolerant solves use it)
+pub(crate) use solve_driver::{SolveOnFactors, SolveSteps};
 pub(crate) use verify::verify_checksums;
 pub use verify::ChecksumCheck;
 pub use workspace::FtWorkspace;

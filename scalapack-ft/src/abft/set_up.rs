@@ -3,7 +3,8 @@
 
 use super::extended::{Extended, Start};
 use super::workspace::FtWorkspace;
-use crate::error::{agree_on_arguments, Result};
+use super::Holding;
+use crate::error::{agree_on_arguments, Error, Result};
 use crate::matrix::DistMatrix;
 use checksum::{LayoutError, ReverseNeighborLayout};
 use recovery::{protocol, Region};
@@ -55,11 +56,7 @@ pub(crate) fn set_up_call<S>(
             Err(e) => check = Err(e),
         }
     }
-    let verdict = protocol::agree_to_start(region, op, start, check, |grid, local| {
-        agree_on_arguments(grid, local)
-            .err()
-            .unwrap_or_else(|| blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into())
-    });
+    let verdict = agree_to_start(region, op, start, check);
     match (verdict, ext, layout) {
         (Ok(()), Some(ext), Some(layout)) => Ok((ext, layout)),
         (verdict, ext, _) => {
@@ -72,4 +69,55 @@ pub(crate) fn set_up_call<S>(
             }))
         }
     }
+}
+
+/// Collective: the call's verdict on `check`, this process's outcome of a
+/// check of its start ([`protocol::agree_to_start`]): every process
+/// returns the same typed error (the lowest failing rank's), and a refusal
+/// stays in the region's log.
+fn agree_to_start<S>(
+    region: &mut Region,
+    op: &str,
+    start: &protocol::Start<S>,
+    check: Result<()>,
+) -> Result<()> {
+    protocol::agree_to_start(region, op, start, check, |grid, local| {
+        agree_on_arguments(grid, local)
+            .err()
+            .unwrap_or_else(|| blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into())
+    })
+}
+
+/// Collective, after the verdict of a call that takes protected factors
+/// (`holding`: this process's copy, as [`super::ProtectedFactors`] holds
+/// it): a second verdict, now that the first one's meeting has mended
+/// the region's protected results, so that every process refuses factors
+/// that are not whole everywhere alike — [`Error::InputLost`] of
+/// `routine` (argument `position`, `argument`), naming the lowest
+/// process whose copy is not whole — and the log keeps the refusal. A
+/// joining replacement makes none (the survivors are inside their
+/// recovery, whose mend fills its copy).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn agree_on_factors<S>(
+    region: &mut Region,
+    op: &str,
+    start: &protocol::Start<S>,
+    holding: Holding,
+    routine: &str,
+    position: u32,
+    argument: &str,
+) -> Result<()> {
+    if start.joining() {
+        return Ok(());
+    }
+    let held = match holding {
+        Holding::Whole => Ok(()),
+        Holding::Hollow | Holding::Lost => Err(Error::InputLost {
+            routine: routine.into(),
+            position,
+            argument: argument.into(),
+            rank: region.grid().rank(),
+        }),
+    };
+    agree_to_start(region, op, start, held)
 }

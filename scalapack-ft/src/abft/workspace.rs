@@ -122,7 +122,7 @@ fn largest_sizes(layout: &ReverseNeighborLayout, nb: usize, p: usize, q: usize) 
 /// storage an in-place call needs) and of one D_g, and how many D_g this
 /// process keeps.
 pub(crate) fn sizes(grid: &Grid, a: &DistMatrix, layout: &ReverseNeighborLayout) -> (usize, usize, usize) {
-    sizes_at(layout, a.nb(), a.local_rows(), grid.npcol() as usize, grid.mycol() as usize)
+    sizes_at(layout, layout.nb(), a.local_rows(), grid.npcol() as usize, grid.mycol() as usize)
 }
 
 /// [`sizes`] for a process of column `mycol` (of `npcol`) holding

@@ -70,8 +70,10 @@ pub mod pdlaswp {
 }
 
 /// `PDORMQR(SIDE, TRANS, M, N, K, A, IA, JA, DESCA, TAU, C, IC, JC,
-/// DESCC, WORK, LWORK, INFO)`.
+/// DESCC, WORK, LWORK, INFO)`; `pdormqr_ft`'s too (its protected factors
+/// are A, its right-hand sides C).
 pub mod pdormqr {
+    use super::MatrixPositions;
     pub const SIDE: u32 = 1;
     pub const TRANS: u32 = 2;
     pub const M: u32 = 3;
@@ -86,19 +88,34 @@ pub mod pdormqr {
     pub const IC: u32 = 12;
     pub const JC: u32 = 13;
     pub const DESCC: u32 = 14;
+    /// A's arguments (the M×K reflectors).
+    pub const MATRIX_A: MatrixPositions = MatrixPositions { data: A, m: M, n: K, ia: IA, ja: JA, desc: DESCA };
+    /// C's arguments (M×N).
+    pub const MATRIX_C: MatrixPositions = MatrixPositions { data: C, m: M, n: N, ia: IC, ja: JC, desc: DESCC };
 }
 
 /// `PDGELS(TRANS, M, N, NRHS, A, IA, JA, DESCA, B, IB, JB, DESCB, WORK,
-/// LWORK, INFO)`.
+/// LWORK, INFO)`; `pdgels_ft`'s too.
 pub mod pdgels {
+    use super::MatrixPositions;
     pub const TRANS: u32 = 1;
     pub const M: u32 = 2;
     pub const N: u32 = 3;
     pub const NRHS: u32 = 4;
     pub const A: u32 = 5;
+    pub const IA: u32 = 6;
+    pub const JA: u32 = 7;
     pub const DESCA: u32 = 8;
     pub const B: u32 = 9;
+    pub const IB: u32 = 10;
+    pub const JB: u32 = 11;
     pub const DESCB: u32 = 12;
+    pub const WORK: u32 = 13;
+    pub const LWORK: u32 = 14;
+    /// A's arguments (M×N).
+    pub const MATRIX_A: MatrixPositions = MatrixPositions { data: A, m: M, n: N, ia: IA, ja: JA, desc: DESCA };
+    /// B's arguments (M×NRHS, TRANS = 'N').
+    pub const MATRIX_B: MatrixPositions = MatrixPositions { data: B, m: M, n: NRHS, ia: IB, ja: JB, desc: DESCB };
 }
 
 /// `PDGEMM(TRANSA, TRANSB, M, N, K, ALPHA, A, IA, JA, DESCA, B, IB, JB,
@@ -149,6 +166,8 @@ pub mod pdcg {
 
 /// ftla's `upper_solve(grid, a, n, b)` (R·X = B, R the upper triangle of
 /// a QR factorization): a matrix's descriptor is the matrix's position.
+/// `upper_solve_ft(region, factors, b, opts)` takes these (its protected
+/// factors are A).
 pub mod upper_solve {
     pub const A: u32 = 2;
     pub const N: u32 = 3;

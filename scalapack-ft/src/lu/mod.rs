@@ -41,7 +41,7 @@ mod factor;
 pub(crate) mod panel;
 mod ring;
 mod row;
-mod solve;
+pub(crate) mod solve;
 pub(crate) mod swap;
 
 pub use check::{lu_residual, solve_residual};

@@ -2,13 +2,14 @@
 //! distributed triangular solves (one block row of the right-hand sides at
 //! a time).
 
-use super::swap::interchange;
+use super::swap::exchange_rows;
 use crate::args::pdgetrs::{A, DESCA, DESCB, IPIV};
 use crate::args::{arg_error, check_grid, check_square_blocks, entry};
 use crate::blas::{self, Diag, Side, Trans, Uplo};
 use crate::error::{agree_on_arguments, check_not_lost, Result};
-use crate::matrix::{pack, DistMatrix};
+use crate::matrix::{pack, unpack, DistMatrix};
 use blacs_ft::{Grid, Scope};
+use std::ops::Range;
 
 /// Which system [`pdgetrs`] solves (ScaLAPACK's `TRANS`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,54 +45,66 @@ const ROUTINE: &str = "pdgetrs";
 /// process (factors a replacement did not receive, see
 /// [`DistMatrix::is_lost`]; nothing computed).
 pub fn pdgetrs(grid: &Grid, trans: Transpose, a: &DistMatrix, ipiv: &[i64], b: &mut DistMatrix) -> Result<()> {
-    agree_on_arguments(grid, check_args(grid, a, ipiv, b))?;
+    agree_on_arguments(grid, check_args(ROUTINE, grid, a, a.n(), ipiv, b))?;
     let n = a.n();
     if n == 0 || b.n() == 0 {
         return Ok(());
     }
-    let swaps: Vec<(usize, usize)> = ipiv.iter().enumerate().map(|(i, &p)| (i, p as usize)).collect();
-    let all_cols = 0..b.local_cols();
-    match trans {
-        Transpose::NoTrans => {
-            interchange(grid, b, &swaps, all_cols.clone())?;
-            forward_l(grid, a, b)?;
-            backward_u(grid, a, b)?;
+    // Each step communicates, then commits at once.
+    let whole = 0..b.local_cols();
+    let all_cols = std::slice::from_ref(&whole);
+    let swap = |b: &mut DistMatrix| -> Result<()> {
+        exchange_rows(grid, b, &pivot_swaps(ipiv, trans), all_cols.to_vec()).map(|x| x.apply(b))
+    };
+    if trans == Transpose::NoTrans {
+        swap(b)?;
+    }
+    for sweep in Sweep::of(trans) {
+        for i in 0..n.div_ceil(a.nb()) {
+            let panel = factor_panel(grid, sweep, a, n, sweep.block(n, a.nb(), i))?;
+            panel.solve(grid, a, b, all_cols)?.commit(b);
         }
-        Transpose::Trans => {
-            forward_ut(grid, a, b)?;
-            backward_lt(grid, a, b)?;
-            let reversed: Vec<(usize, usize)> = swaps.into_iter().rev().collect();
-            interchange(grid, b, &reversed, all_cols)?;
-        }
+    }
+    if trans == Transpose::Trans {
+        swap(b)?;
     }
     b.set_lost(false);
     Ok(())
 }
 
-/// The local argument checks of [`pdgetrs`].
-fn check_args(grid: &Grid, a: &DistMatrix, ipiv: &[i64], b: &DistMatrix) -> Result<()> {
-    check_grid(grid, a, ROUTINE, DESCA, "A")?;
-    check_grid(grid, b, ROUTINE, DESCB, "B")?;
-    let n = a.n();
+/// The local argument checks of [`pdgetrs`] (and of the fault-tolerant
+/// solve, `routine`): `a` holds the N×N factors in its first `n` global
+/// columns (the fault-tolerant solve's has its checksum columns after
+/// them), `ipiv` the pivots, `b` the right-hand sides.
+pub(crate) fn check_args(
+    routine: &str,
+    grid: &Grid,
+    a: &DistMatrix,
+    n: usize,
+    ipiv: &[i64],
+    b: &DistMatrix,
+) -> Result<()> {
+    check_grid(grid, a, routine, DESCA, "A")?;
+    check_grid(grid, b, routine, DESCB, "B")?;
     if a.m() != n {
         return Err(arg_error(
-            ROUTINE,
+            routine,
             DESCA,
             entry::M,
             "M_A",
             format!("A must be square: M_A = {}, N_A = {n}", a.m()),
         ));
     }
-    check_square_blocks(ROUTINE, DESCA, "A", a.desc())?;
+    check_square_blocks(routine, DESCA, "A", a.desc())?;
     if ipiv.len() != n {
-        return Err(arg_error(ROUTINE, IPIV, 0, "IPIV", format!("has {} entries, N = {n}", ipiv.len())));
+        return Err(arg_error(routine, IPIV, 0, "IPIV", format!("has {} entries, N = {n}", ipiv.len())));
     }
     if let Some((i, &p)) = ipiv.iter().enumerate().find(|&(i, &p)| p < i as i64 || p >= n as i64) {
-        return Err(arg_error(ROUTINE, IPIV, 0, "IPIV", format!("IPIV[{i}] = {p} is outside {i}..{n}")));
+        return Err(arg_error(routine, IPIV, 0, "IPIV", format!("IPIV[{i}] = {p} is outside {i}..{n}")));
     }
     if b.m() != n {
         return Err(arg_error(
-            ROUTINE,
+            routine,
             DESCB,
             entry::M,
             "M_B",
@@ -100,7 +113,7 @@ fn check_args(grid: &Grid, a: &DistMatrix, ipiv: &[i64], b: &DistMatrix) -> Resu
     }
     if b.mb() != a.nb() {
         return Err(arg_error(
-            ROUTINE,
+            routine,
             DESCB,
             entry::NB,
             "MB_B",
@@ -109,7 +122,7 @@ fn check_args(grid: &Grid, a: &DistMatrix, ipiv: &[i64], b: &DistMatrix) -> Resu
     }
     if b.desc().rsrc() != a.desc().rsrc() {
         return Err(arg_error(
-            ROUTINE,
+            routine,
             DESCB,
             entry::RSRC,
             "RSRC_B",
@@ -117,12 +130,177 @@ fn check_args(grid: &Grid, a: &DistMatrix, ipiv: &[i64], b: &DistMatrix) -> Resu
         ));
     }
     // (B is overwritten with the solution: the program fills it.)
-    check_not_lost(grid, ROUTINE, A, "A", a)
+    check_not_lost(grid, routine, A, "A", a)
 }
 
-/// Block `k` of the order-`n` factor: first index and size.
-fn blocks(n: usize, nb: usize) -> impl DoubleEndedIterator<Item = (usize, usize)> {
-    (0..n.div_ceil(nb)).map(move |k| (k * nb, nb.min(n - k * nb)))
+/// One of the four triangular solves with the LU factors, done block row
+/// by block row of B: each block step solves the diagonal block's system
+/// (on the diagonal process row) and subtracts its contribution from the
+/// rows still to solve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sweep {
+    /// B := L⁻¹·B (L unit lower triangular), first block first.
+    ForwardL,
+    /// B := U⁻¹·B (U upper triangular, non-unit), last block first.
+    BackwardU,
+    /// B := U⁻ᵀ·B, first block first.
+    ForwardUt,
+    /// B := L⁻ᵀ·B, last block first.
+    BackwardLt,
+}
+
+impl Sweep {
+    /// The two sweeps of the solve of `trans`, in order (the row
+    /// interchanges come before them for `NoTrans`, after for `Trans`).
+    pub(crate) fn of(trans: Transpose) -> [Sweep; 2] {
+        match trans {
+            Transpose::NoTrans => [Sweep::ForwardL, Sweep::BackwardU],
+            Transpose::Trans => [Sweep::ForwardUt, Sweep::BackwardLt],
+        }
+    }
+
+    /// The `i`-th block step of the sweep over the order-`n` factors with
+    /// blocks of `nb`: the block's first global index and size.
+    pub(crate) fn block(self, n: usize, nb: usize, i: usize) -> (usize, usize) {
+        let k = match self {
+            Sweep::ForwardL | Sweep::ForwardUt => i,
+            Sweep::BackwardU | Sweep::BackwardLt => n.div_ceil(nb) - 1 - i,
+        };
+        (k * nb, nb.min(n - k * nb))
+    }
+}
+
+/// The row interchanges of the pivots `ipiv`, in the order the solve of
+/// `trans` applies them (forward for `NoTrans`, backward for `Trans`).
+pub(crate) fn pivot_swaps(ipiv: &[i64], trans: Transpose) -> Vec<(usize, usize)> {
+    let mut swaps: Vec<(usize, usize)> = ipiv.iter().enumerate().map(|(i, &p)| (i, p as usize)).collect();
+    if trans == Transpose::Trans {
+        swaps.reverse();
+    }
+    swaps
+}
+
+/// The part of the factors one block step needs, on every process that
+/// needs it: a block column of L or U along the process rows
+/// ([`Sweep::ForwardL`], [`Sweep::BackwardU`]), or a block row of U or L
+/// on every process (the transposed sweeps).
+pub(crate) struct FactorPanel {
+    sweep: Sweep,
+    j0: usize,
+    jb: usize,
+    data: Vec<f64>,
+}
+
+/// Collective (along the process rows; for the transposed sweeps over the
+/// grid): the panel of the factors `a` (the first `n` global columns of
+/// `a` are the N×N factors, further columns are not read) for the block
+/// at `j0` (size `jb`) of `sweep`.
+pub(crate) fn factor_panel(
+    grid: &Grid,
+    sweep: Sweep,
+    a: &DistMatrix,
+    n: usize,
+    (j0, jb): (usize, usize),
+) -> Result<FactorPanel> {
+    let data = match sweep {
+        Sweep::ForwardL => column_panel(grid, a, j0, jb, a.local_rows_before(j0)..a.local_rows())?,
+        Sweep::BackwardU => column_panel(grid, a, j0, jb, 0..a.local_rows_before(j0 + jb))?,
+        Sweep::ForwardUt => row_panel(grid, a, j0, jb, j0, n)?,
+        Sweep::BackwardLt => row_panel(grid, a, j0, jb, 0, j0 + jb)?,
+    };
+    Ok(FactorPanel { sweep, j0, jb, data })
+}
+
+/// What a block step computed for B, to be written into it
+/// ([`BlockStep::commit`]): the solved block row and the update of the
+/// rows still to solve.
+pub(crate) struct BlockStep {
+    /// The local columns of B the step works on (ascending ranges).
+    cols: Vec<Range<usize>>,
+    /// The solved block row (`jb ×` those columns, packed), on every
+    /// process of the process column.
+    x: Vec<f64>,
+    /// Its first local row in B (on the diagonal process row) and size.
+    lr0: usize,
+    jb: usize,
+    /// Whether this process row holds the block row.
+    diagonal: bool,
+    /// The local rows of B the update subtracts from, and op(P) for them:
+    /// `P = panel[offset..]` with leading dimension `ld`, transposed or not.
+    rows: Range<usize>,
+    panel: Vec<f64>,
+    offset: usize,
+    ld: usize,
+    trans: Trans,
+}
+
+impl FactorPanel {
+    /// Collective over the process columns (B is only read): the diagonal
+    /// process row solves B's block row on a copy, and every process of
+    /// its process column receives the result. The step works on B's
+    /// local columns `cols` (ascending ranges, the same on every process
+    /// of a process column): a column left out must stay as it is (zero)
+    /// under the solve.
+    pub(crate) fn solve(self, grid: &Grid, a: &DistMatrix, b: &DistMatrix, cols: &[Range<usize>]) -> Result<BlockStep> {
+        let FactorPanel { sweep, j0, jb, data } = self;
+        let (lldb, lr) = (b.lld(), b.local_rows());
+        let ncols: usize = cols.iter().map(ExactSizeIterator::len).sum();
+        let pr = a.row_owner(j0);
+        let lr0 = a.local_rows_before(j0);
+        let lrb = a.local_rows_before(j0 + jb);
+        let diagonal = b.coords().0 == pr;
+        // The diagonal block's triangle in the panel, and its form.
+        let (tri, ldt, uplo, tt, diag) = match sweep {
+            Sweep::ForwardL => (0, lr - lr0, Uplo::Lower, Trans::No, Diag::Unit),
+            Sweep::BackwardU => (lr0, lrb, Uplo::Upper, Trans::No, Diag::NonUnit),
+            Sweep::ForwardUt => (0, jb, Uplo::Upper, Trans::Yes, Diag::NonUnit),
+            Sweep::BackwardLt => (j0 * jb, jb, Uplo::Lower, Trans::Yes, Diag::Unit),
+        };
+        let mut x = Vec::with_capacity(jb * ncols);
+        if diagonal {
+            for c in cols {
+                x.extend(c.clone().flat_map(|c| &b.local()[lr0 + c * lldb..lr0 + jb + c * lldb]));
+            }
+            if ncols > 0 {
+                blas::dtrsm(Side::Left, uplo, tt, diag, jb, ncols, 1.0, &data[tri..], ldt, &mut x, jb);
+            }
+        } else {
+            x.resize(jb * ncols, 0.0);
+        }
+        if b.grid_shape().0 > 1 && !x.is_empty() {
+            grid.broadcast(Scope::Column, &mut x, pr as i32)?;
+        }
+        // The rows below (forward) or above (backward) the block.
+        let (rows, panel, offset, ld, trans) = match sweep {
+            Sweep::ForwardL => (lrb..lr, data, lrb - lr0, lr - lr0, Trans::No),
+            Sweep::BackwardU => (0..lr0, data, 0, lrb, Trans::No),
+            Sweep::ForwardUt => (lrb..lr, select_columns(&data, jb, j0, b, lrb..lr), 0, jb, Trans::Yes),
+            Sweep::BackwardLt => (0..lr0, select_columns(&data, jb, 0, b, 0..lr0), 0, jb, Trans::Yes),
+        };
+        Ok(BlockStep { cols: cols.to_vec(), x, lr0, jb, diagonal, rows, panel, offset, ld, trans })
+    }
+}
+
+impl BlockStep {
+    /// Local: writes the solved block row into B (on the diagonal process
+    /// row) and subtracts its contribution from the rows still to solve.
+    pub(crate) fn commit(self, b: &mut DistMatrix) {
+        let BlockStep { cols, x, lr0, jb, diagonal, rows, panel, offset, ld, trans } = self;
+        let lldb = b.lld();
+        // (Each range's part of the block row starts at `at`.)
+        let mut at = 0;
+        for c in cols.into_iter().filter(|c| !c.is_empty()) {
+            let (n, xc) = (c.len(), &x[at * jb..]);
+            if diagonal {
+                unpack(&xc[..n * jb], b.local_mut(), lldb, lr0..lr0 + jb, c.clone());
+            }
+            if !rows.is_empty() {
+                let dst = &mut b.local_mut()[rows.start + c.start * lldb..];
+                blas::dgemm(trans, Trans::No, rows.len(), n, jb, -1.0, &panel[offset..], ld, xc, jb, 1.0, dst, lldb);
+            }
+            at += n;
+        }
+    }
 }
 
 /// Broadcasts, along each process row, the local rows `rows` of A's block
@@ -168,91 +346,6 @@ fn row_panel(grid: &Grid, a: &DistMatrix, j0: usize, jb: usize, c0: usize, c1: u
     Ok(buf)
 }
 
-/// The block row `lr0..lr0+jb` of B's local columns after the diagonal
-/// process row solved it, on every process of the column.
-fn share_block_row(grid: &Grid, b: &DistMatrix, pr: usize, lr0: usize, jb: usize) -> Result<Vec<f64>> {
-    let mut y = Vec::new();
-    let ncols = b.local_cols();
-    if b.coords().0 == pr {
-        pack(b.local(), b.lld(), lr0..lr0 + jb, 0..ncols, &mut y);
-    } else {
-        y.resize(jb * ncols, 0.0);
-    }
-    if b.grid_shape().0 > 1 && !y.is_empty() {
-        grid.broadcast(Scope::Column, &mut y, pr as i32)?;
-    }
-    Ok(y)
-}
-
-/// B := L⁻¹·B (L unit lower triangular).
-fn forward_l(grid: &Grid, a: &DistMatrix, b: &mut DistMatrix) -> Result<()> {
-    let (ncols, lldb, lr) = (b.local_cols(), b.lld(), b.local_rows());
-    for (j0, jb) in blocks(a.n(), a.nb()) {
-        let pr = a.row_owner(j0);
-        let lr0 = a.local_rows_before(j0);
-        let lrb = a.local_rows_before(j0 + jb);
-        let l = column_panel(grid, a, j0, jb, lr0..lr)?;
-        let lw = lr - lr0;
-        if b.coords().0 == pr && ncols > 0 {
-            let bl = b.local_mut();
-            blas::dtrsm(Side::Left, Uplo::Lower, Trans::No, Diag::Unit, jb, ncols, 1.0, &l, lw, &mut bl[lr0..], lldb);
-        }
-        let y = share_block_row(grid, b, pr, lr0, jb)?;
-        if lr > lrb && ncols > 0 {
-            let bl = b.local_mut();
-            blas::dgemm(
-                Trans::No,
-                Trans::No,
-                lr - lrb,
-                ncols,
-                jb,
-                -1.0,
-                &l[lrb - lr0..],
-                lw,
-                &y,
-                jb,
-                1.0,
-                &mut bl[lrb..],
-                lldb,
-            );
-        }
-    }
-    Ok(())
-}
-
-/// B := U⁻¹·B (U upper triangular, non-unit).
-fn backward_u(grid: &Grid, a: &DistMatrix, b: &mut DistMatrix) -> Result<()> {
-    let (ncols, lldb) = (b.local_cols(), b.lld());
-    for (j0, jb) in blocks(a.n(), a.nb()).rev() {
-        let pr = a.row_owner(j0);
-        let lr0 = a.local_rows_before(j0);
-        let lre = a.local_rows_before(j0 + jb);
-        let u = column_panel(grid, a, j0, jb, 0..lre)?;
-        if b.coords().0 == pr && ncols > 0 {
-            let bl = b.local_mut();
-            blas::dtrsm(
-                Side::Left,
-                Uplo::Upper,
-                Trans::No,
-                Diag::NonUnit,
-                jb,
-                ncols,
-                1.0,
-                &u[lr0..],
-                lre,
-                &mut bl[lr0..],
-                lldb,
-            );
-        }
-        let x = share_block_row(grid, b, pr, lr0, jb)?;
-        if lr0 > 0 && ncols > 0 {
-            let bl = b.local_mut();
-            blas::dgemm(Trans::No, Trans::No, lr0, ncols, jb, -1.0, &u, lre, &x, jb, 1.0, bl, lldb);
-        }
-    }
-    Ok(())
-}
-
 /// Columns of the replicated row panel `r` (`jb × …`, first global column
 /// `c0`) for B's local rows `rows`, as a `jb × rows.len()` matrix.
 fn select_columns(r: &[f64], jb: usize, c0: usize, b: &DistMatrix, rows: std::ops::Range<usize>) -> Vec<f64> {
@@ -264,83 +357,23 @@ fn select_columns(r: &[f64], jb: usize, c0: usize, b: &DistMatrix, rows: std::op
     out
 }
 
-/// B := U⁻ᵀ·B.
-fn forward_ut(grid: &Grid, a: &DistMatrix, b: &mut DistMatrix) -> Result<()> {
-    let (n, ncols, lldb, lr) = (a.n(), b.local_cols(), b.lld(), b.local_rows());
-    for (j0, jb) in blocks(n, a.nb()) {
-        let pr = a.row_owner(j0);
-        let lr0 = a.local_rows_before(j0);
-        let lrb = a.local_rows_before(j0 + jb);
-        let r = row_panel(grid, a, j0, jb, j0, n)?;
-        if b.coords().0 == pr && ncols > 0 {
-            let bl = b.local_mut();
-            blas::dtrsm(
-                Side::Left,
-                Uplo::Upper,
-                Trans::Yes,
-                Diag::NonUnit,
-                jb,
-                ncols,
-                1.0,
-                &r,
-                jb,
-                &mut bl[lr0..],
-                lldb,
-            );
-        }
-        let y = share_block_row(grid, b, pr, lr0, jb)?;
-        if lr > lrb && ncols > 0 {
-            let rt = select_columns(&r, jb, j0, b, lrb..lr);
-            let bl = b.local_mut();
-            blas::dgemm(Trans::Yes, Trans::No, lr - lrb, ncols, jb, -1.0, &rt, jb, &y, jb, 1.0, &mut bl[lrb..], lldb);
-        }
-    }
-    Ok(())
-}
-
-/// B := L⁻ᵀ·B (L unit lower triangular).
-fn backward_lt(grid: &Grid, a: &DistMatrix, b: &mut DistMatrix) -> Result<()> {
-    let (ncols, lldb) = (b.local_cols(), b.lld());
-    for (j0, jb) in blocks(a.n(), a.nb()).rev() {
-        let pr = a.row_owner(j0);
-        let lr0 = a.local_rows_before(j0);
-        let r = row_panel(grid, a, j0, jb, 0, j0 + jb)?;
-        if b.coords().0 == pr && ncols > 0 {
-            let bl = b.local_mut();
-            blas::dtrsm(
-                Side::Left,
-                Uplo::Lower,
-                Trans::Yes,
-                Diag::Unit,
-                jb,
-                ncols,
-                1.0,
-                &r[j0 * jb..],
-                jb,
-                &mut bl[lr0..],
-                lldb,
-            );
-        }
-        let z = share_block_row(grid, b, pr, lr0, jb)?;
-        if lr0 > 0 && ncols > 0 {
-            let rt = select_columns(&r, jb, 0, b, 0..lr0);
-            let bl = b.local_mut();
-            blas::dgemm(Trans::Yes, Trans::No, lr0, ncols, jb, -1.0, &rt, jb, &z, jb, 1.0, bl, lldb);
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn blocks_cover_the_order_once() {
-        let v: Vec<_> = blocks(10, 4).collect();
-        assert_eq!(v, vec![(0, 4), (4, 4), (8, 2)]);
-        assert_eq!(blocks(0, 4).count(), 0);
-        let r: Vec<_> = blocks(8, 4).rev().collect();
-        assert_eq!(r, vec![(4, 4), (0, 4)]);
+    fn sweeps_cover_the_order_once_in_their_direction() {
+        let steps = |s: Sweep, n: usize| (0..n.div_ceil(4)).map(|i| s.block(n, 4, i)).collect::<Vec<_>>();
+        assert_eq!(steps(Sweep::ForwardL, 10), vec![(0, 4), (4, 4), (8, 2)]);
+        assert_eq!(steps(Sweep::BackwardLt, 10), vec![(8, 2), (4, 4), (0, 4)]);
+        assert_eq!(steps(Sweep::BackwardU, 8), vec![(4, 4), (0, 4)]);
+        assert_eq!(steps(Sweep::ForwardUt, 0), vec![]);
+        assert_eq!(Sweep::of(Transpose::Trans), [Sweep::ForwardUt, Sweep::BackwardLt]);
+    }
+
+    #[test]
+    fn the_transposed_solve_undoes_the_interchanges_backwards() {
+        assert_eq!(pivot_swaps(&[2, 1, 2], Transpose::NoTrans), vec![(0, 2), (1, 1), (2, 2)]);
+        assert_eq!(pivot_swaps(&[2, 1, 2], Transpose::Trans), vec![(2, 2), (1, 1), (0, 2)]);
     }
 }

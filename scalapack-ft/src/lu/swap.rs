@@ -82,18 +82,50 @@ pub(crate) fn compose(swaps: &[(usize, usize)]) -> Vec<(usize, usize)> {
 /// interchanges `swaps`, in order, to the local columns `cols` of `a`.
 /// The column range may differ between process columns.
 pub(crate) fn interchange(grid: &Grid, a: &mut DistMatrix, swaps: &[(usize, usize)], cols: Range<usize>) -> Result<()> {
+    exchange_rows(grid, a, swaps, vec![cols])?.apply(a);
+    Ok(())
+}
+
+/// Row interchanges communicated but not yet applied: the rows that
+/// [`exchange_rows`] received for this process, which
+/// [`RowExchange::apply`] writes into the matrix (no communication).
+/// The interchange in two halves, so that a fault-tolerant step can
+/// communicate into scratch and commit locally.
+pub(crate) struct RowExchange {
+    /// The local columns the interchanges apply to (ascending ranges).
+    cols: Vec<Range<usize>>,
+    moved: Moved,
+}
+
+/// What [`RowExchange::apply`] writes.
+enum Moved {
+    /// One process row: the interchanges themselves (without fixed
+    /// points), done in place.
+    Local(Vec<(usize, usize)>),
+    /// Several process rows: per source process row, the local rows the
+    /// received rows go to and the rows (packed column by column).
+    Received { rows_from: Vec<Vec<usize>>, incoming: Vec<Vec<f64>> },
+}
+
+/// Collective over the process column, as [`interchange`] on the local
+/// columns `cols` (ascending ranges), but `a` is only read: the rows the
+/// interchanges bring to this process are received into the returned
+/// [`RowExchange`] (at most this process's part of those columns).
+pub(crate) fn exchange_rows(
+    grid: &Grid,
+    a: &DistMatrix,
+    swaps: &[(usize, usize)],
+    cols: Vec<Range<usize>>,
+) -> Result<RowExchange> {
     let (nprow, _) = a.grid_shape();
     if nprow == 1 {
-        swap_local(a, swaps, cols);
-        return Ok(());
+        let swaps = swaps.iter().copied().filter(|&(r, p)| r != p).collect();
+        return Ok(RowExchange { cols, moved: Moved::Local(swaps) });
     }
     let moves = compose(swaps);
-    if moves.is_empty() {
-        return Ok(());
-    }
     let me = a.coords().0;
     let lld = a.lld();
-    let ncols = cols.len();
+    let ncols: usize = cols.iter().map(ExactSizeIterator::len).sum();
     // Rows this process sends to each process row (local indices, ordered
     // by destination position) and the positions it receives from each.
     let mut rows_to: Vec<Vec<usize>> = vec![Vec::new(); nprow];
@@ -107,9 +139,10 @@ pub(crate) fn interchange(grid: &Grid, a: &mut DistMatrix, swaps: &[(usize, usiz
             rows_from[so].push(a.local_rows_before(pos));
         }
     }
-    // Read everything first (cycles of moves stay correct), then write.
-    let data = a.local_mut();
-    let mut outgoing: Vec<Vec<f64>> = rows_to.iter().map(|rows| gather_rows(data, lld, rows, cols.clone())).collect();
+    // (Everything is read before anything is written: cycles of moves stay
+    // correct.)
+    let data = a.local();
+    let mut outgoing: Vec<Vec<f64>> = rows_to.iter().map(|rows| gather_rows(data, lld, rows, &cols)).collect();
     let mycol = grid.mycol();
     let mut incoming: Vec<Vec<f64>> = vec![Vec::new(); nprow];
     incoming[me] = std::mem::take(&mut outgoing[me]);
@@ -128,20 +161,39 @@ pub(crate) fn interchange(grid: &Grid, a: &mut DistMatrix, swaps: &[(usize, usiz
         }
         incoming[from] = recv;
     }
-    for (rows, buf) in rows_from.iter().zip(&incoming) {
-        scatter_rows(buf, data, lld, rows, cols.clone());
+    Ok(RowExchange { cols, moved: Moved::Received { rows_from, incoming } })
+}
+
+impl RowExchange {
+    /// Local: writes the interchanged rows into `a` (the matrix that
+    /// [`exchange_rows`] read, unchanged since).
+    pub(crate) fn apply(self, a: &mut DistMatrix) {
+        match self.moved {
+            Moved::Local(swaps) => swap_local(a, &swaps, &self.cols),
+            Moved::Received { rows_from, incoming } => {
+                let lld = a.lld();
+                let data = a.local_mut();
+                for (rows, buf) in rows_from.iter().zip(&incoming) {
+                    scatter_rows(buf, data, lld, rows, &self.cols);
+                }
+            }
+        }
     }
-    Ok(())
+}
+
+/// Every column of the ascending ranges `cols`, in order.
+fn columns(cols: &[Range<usize>]) -> impl Iterator<Item = usize> + '_ {
+    cols.iter().flat_map(Clone::clone)
 }
 
 /// Rows `rows` (local indices) of the columns `cols`, packed column by
 /// column (leading dimension `rows.len()`).
-fn gather_rows(data: &[f64], lld: usize, rows: &[usize], cols: Range<usize>) -> Vec<f64> {
-    let mut out = Vec::with_capacity(rows.len() * cols.len());
+fn gather_rows(data: &[f64], lld: usize, rows: &[usize], cols: &[Range<usize>]) -> Vec<f64> {
+    let mut out = Vec::with_capacity(rows.len() * columns(cols).count());
     if rows.is_empty() {
         return out;
     }
-    for c in cols {
+    for c in columns(cols) {
         let col = &data[c * lld..];
         out.extend(rows.iter().map(|&li| col[li]));
     }
@@ -149,11 +201,11 @@ fn gather_rows(data: &[f64], lld: usize, rows: &[usize], cols: Range<usize>) -> 
 }
 
 /// Inverse of [`gather_rows`].
-fn scatter_rows(buf: &[f64], data: &mut [f64], lld: usize, rows: &[usize], cols: Range<usize>) {
+fn scatter_rows(buf: &[f64], data: &mut [f64], lld: usize, rows: &[usize], cols: &[Range<usize>]) {
     if rows.is_empty() {
         return;
     }
-    for (c, chunk) in cols.zip(buf.chunks_exact(rows.len())) {
+    for (c, chunk) in columns(cols).zip(buf.chunks_exact(rows.len())) {
         let col = &mut data[c * lld..];
         for (&li, &x) in rows.iter().zip(chunk) {
             col[li] = x;
@@ -162,18 +214,18 @@ fn scatter_rows(buf: &[f64], data: &mut [f64], lld: usize, rows: &[usize], cols:
 }
 
 /// One process row: every row is local (local index = global index), so
-/// the interchanges are done in place, column by column (LAPACK `DLASWP`
-/// order; each column's pivot rows stay in cache).
-fn swap_local(a: &mut DistMatrix, swaps: &[(usize, usize)], cols: Range<usize>) {
-    let swaps: Vec<(usize, usize)> = swaps.iter().copied().filter(|&(r, p)| r != p).collect();
+/// the interchanges `swaps` (without fixed points) are done in place,
+/// column by column (LAPACK `DLASWP` order; each column's pivot rows stay
+/// in cache).
+fn swap_local(a: &mut DistMatrix, swaps: &[(usize, usize)], cols: &[Range<usize>]) {
     if swaps.is_empty() {
         return;
     }
     let lld = a.lld();
     let data = a.local_mut();
-    for c in cols {
+    for c in columns(cols) {
         let col = &mut data[c * lld..(c + 1) * lld];
-        for &(r, p) in &swaps {
+        for &(r, p) in swaps {
             col.swap(r, p);
         }
     }
@@ -219,10 +271,10 @@ mod tests {
         let lld = 6;
         let data: Vec<f64> = (0..lld * 4).map(|x| x as f64).collect();
         let rows = [4, 1];
-        let buf = gather_rows(&data, lld, &rows, 2..4);
+        let buf = gather_rows(&data, lld, &rows, &[2..3, 3..4]);
         assert_eq!(buf, vec![16.0, 13.0, 22.0, 19.0]);
         let mut out = vec![0.0; lld * 4];
-        scatter_rows(&buf, &mut out, lld, &rows, 2..4);
+        scatter_rows(&buf, &mut out, lld, &rows, &[2..3, 3..4]);
         for c in [2, 3] {
             for r in rows {
                 assert_eq!(out[r + c * lld], data[r + c * lld]);

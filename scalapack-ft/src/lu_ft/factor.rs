@@ -39,7 +39,7 @@ use recovery::Region;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
-const ROUTINE: &str = "pdgetrf_ft";
+pub(crate) const ROUTINE: &str = "pdgetrf_ft";
 
 /// The phases of a step before its commit, in order: the panel with its
 /// pivot search, its broadcast along the process rows, the row exchange,
@@ -99,7 +99,6 @@ pub fn pdgetrf_ft_in(
     opts: &FtOptions,
     work: &mut FtWorkspace,
 ) -> Result<FtReport> {
-    let mn = a.m().min(a.n());
     let start = protocol::enter::<LuState, Error>(region, ROUTINE)?;
     if let protocol::Start::Done(done) = start {
         // Completed before a later failure: the result is already in `a`,
@@ -110,6 +109,37 @@ pub fn pdgetrf_ft_in(
         ipiv.clone_from(&done.ipiv);
         return done.singular().map(|()| FtReport::default());
     }
+    let run = run_on_extended(region, a, opts, work, start)?;
+    run.ext.release(a, work, true);
+    // (Its result is here now, a joining replacement's too.)
+    a.set_lost(false);
+    // (As pdgetrf: a singular matrix is factored, and said so.)
+    ipiv.clone_from(&run.state.ipiv);
+    run.state.singular()?;
+    Ok(run.report)
+}
+
+/// A pdgetrf_ft that ran to its end on the extended matrix: the factors
+/// with their checksums as at the final commit point, and the pivots.
+pub(crate) struct Factored {
+    pub ext: Extended,
+    pub layout: ReverseNeighborLayout,
+    pub state: LuState,
+    pub report: FtReport,
+}
+
+/// Runs a started call (not one completed before) on the extended matrix
+/// over `a`: what [`pdgetrf_ft`] and the protected factors
+/// ([`super::LuFactors`]) share. On an error `a` and `work` have their
+/// storage back (`a`'s content undefined past the first commit point).
+pub(crate) fn run_on_extended(
+    region: &mut Region,
+    a: &mut DistMatrix,
+    opts: &FtOptions,
+    work: &mut FtWorkspace,
+    start: protocol::Start<LuState>,
+) -> Result<Factored> {
+    let mn = a.m().min(a.n());
     let grid = region.grid();
     let layout = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
     let mut check = check_args(grid, a).and_then(|()| check_layout(ROUTINE, DESCA, &layout));
@@ -129,16 +159,23 @@ pub fn pdgetrf_ft_in(
             corrupt: region.grid().injector().silent_error(),
         },
     };
-    let outcome = protocol::run(region, &mut lu, start, opts.verify);
-    lu.driver.ext.release(a, work, outcome.is_ok());
-    let lu = lu.steps;
-    let outcome = outcome?;
-    // (Its result is here now, a joining replacement's too.)
-    a.set_lost(false);
-    // (As pdgetrf: a singular matrix is factored, and said so.)
-    ipiv.clone_from(&lu.state.ipiv);
-    lu.state.singular()?;
-    Ok(FtReport { recoveries: outcome.recoveries, overhead_model, check: outcome.check, earlier_s: outcome.earlier_s })
+    match protocol::run(region, &mut lu, start, opts.verify) {
+        Ok(outcome) => Ok(Factored {
+            ext: lu.driver.ext,
+            layout: lu.driver.layout,
+            state: lu.steps.state,
+            report: FtReport {
+                recoveries: outcome.recoveries,
+                overhead_model,
+                check: outcome.check,
+                earlier_s: outcome.earlier_s,
+            },
+        }),
+        Err(e) => {
+            lu.driver.ext.release(a, work, false);
+            Err(e)
+        }
+    }
 }
 
 /// The local argument checks (agreed by the caller).
@@ -153,13 +190,13 @@ fn check_args(grid: &Grid, a: &DistMatrix) -> Result<()> {
 /// first exactly-zero pivot.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct LuState {
-    ipiv: Vec<i64>,
+    pub ipiv: Vec<i64>,
     zero: Option<usize>,
 }
 
 impl LuState {
     /// `Err(Singular)` for the first zero pivot, as pdgetrf reports it.
-    fn singular(&self) -> Result<()> {
+    pub fn singular(&self) -> Result<()> {
         match self.zero {
             Some(index) => Err(Error::Singular { routine: ROUTINE.into(), index }),
             None => Ok(()),

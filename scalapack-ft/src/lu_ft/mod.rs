@@ -15,12 +15,21 @@
 //! with twice the inner dimension ([`deferred`]); a group and its pair are
 //! always in the same state, so the checksum relations hold at every
 //! commit.
+//!
+//! [`LuFactors`] keeps the factors protected after the factorization
+//! returns, and [`pdgetrs_ft`] solves with them on the same protocol
+//! (`pdgetrs`'s steps, with B protected by checksum columns of its own).
 
 mod deferred;
 mod early;
 mod factor;
+mod protected;
 mod rows;
+mod solve;
 
+pub use crate::abft::Holding;
 pub use crate::abft::{ChecksumCheck, FtOptions, FtReport, FtWorkspace};
 pub use factor::{pdgetrf_ft, pdgetrf_ft_in, STEP_PHASES};
+pub use protected::LuFactors;
 pub use recovery::protocol::RecoveryRecord;
+pub use solve::{pdgetrs_ft, pdgetrs_ft_in, GETRS_STEP_PHASES};

@@ -1,43 +1,78 @@
-//! `pdgels`-style least squares: minimise ‖A·X − B‖₂ for M ≥ N through QR.
+//! `pdgels`-style least squares: minimise ‖A·X − B‖₂ through QR (M ≥ N),
+//! or the minimum-norm solution through the QR of Aᵀ (M < N).
 
 use super::apply::pdormqr;
 use super::factor::pdgeqrf;
-use crate::args::{arg_error, pdgels};
+use super::lower_solve::{transposed_upper_solve, zero_rows};
+use super::transpose::transpose;
+use crate::args::pdgels::{DESCA, DESCB};
+use crate::args::{arg_error, check_first_block_at_origin, check_square_blocks, entry};
 use crate::blas::{self, Diag, Side, Trans, Uplo};
 use crate::error::{agree_on_arguments, check_not_lost, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::{Grid, Scope};
 
-/// Least-squares solution of an overdetermined full-rank system
-/// (ScaLAPACK `PDGELS` with TRANS = 'N', M ≥ N).
+/// Least squares of a full-rank system (ScaLAPACK `PDGELS` with
+/// TRANS = 'N').
 ///
-/// * `a` (local input/output): M×N; on exit its QR factorization.
-/// * `b` (local input/output): M×NRHS with A's row distribution; on exit
-///   rows 0..N hold the solution X, rows N..M the residual components.
-/// * returns `tau` (global).
+/// * `a` (local input/output): M×N. On exit, for M ≥ N its QR
+///   factorization (as [`super::pdgeqrf`]); for M < N its LQ
+///   factorization in PDGELQF's form (L on and below the diagonal, the
+///   reflectors' vectors row-wise above it), computed as the QR of Aᵀ.
+/// * `b` (local input/output): max(M, N)×NRHS with A's row distribution
+///   (MB, RSRC). For M ≥ N: B on entry; on exit rows 0..N hold the
+///   least-squares solution X, rows N..M the residual components. For
+///   M < N: B in rows 0..M on entry (the rest is not read); on exit the
+///   minimum-norm solution X of A·X = B (N rows).
+/// * returns `tau` (global): min(M, N) Householder scalars.
+///
+/// # Errors
+/// Agreed argument errors at PDGELS's positions; for M < N, A must also
+/// have square blocks starting on process (0, 0) (argument 8), as its
+/// transpose is factored.
 pub fn pdgels(grid: &Grid, a: &mut DistMatrix, b: &mut DistMatrix) -> Result<Vec<f64>> {
-    let check = if a.m() < a.n() {
-        Err(arg_error(
-            "pdgels",
-            pdgels::M,
-            0,
-            "M",
-            format!("must be ≥ N for the least-squares problem (M = {}, N = {})", a.m(), a.n()),
-        ))
-    } else {
-        Ok(())
-    };
-    agree_on_arguments(grid, check)?;
     let mut tau = Vec::new();
+    let (m, n) = (a.m(), a.n());
+    if m < n {
+        agree_on_arguments(grid, check_minimum_norm("pdgels", a, b))?;
+        let mut at = transpose(grid, a)?;
+        pdgeqrf(grid, &mut at, &mut tau)?;
+        transposed_upper_solve(grid, &at, m, b)?;
+        zero_rows(b, m..n);
+        pdormqr(grid, Trans::No, &at, &tau, m, b)?;
+        *a = transpose(grid, &at)?;
+        return Ok(tau);
+    }
     pdgeqrf(grid, a, &mut tau)?;
-    let n = a.n();
     pdormqr(grid, Trans::Yes, a, &tau, n, b)?;
     upper_solve(grid, a, n, b)?;
     Ok(tau)
 }
 
+/// Local: the arguments of a minimum-norm problem (M < N) that ftla
+/// solves through the QR of Aᵀ: A in square blocks from process (0, 0)
+/// (what the transpose needs), and B with N rows (PDGELS's max(M, N)).
+pub(crate) fn check_minimum_norm(routine: &str, a: &DistMatrix, b: &DistMatrix) -> Result<()> {
+    check_square_blocks(routine, DESCA, "A", a.desc())?;
+    check_first_block_at_origin(routine, DESCA, "A", a.desc())?;
+    if b.m() != a.n() {
+        return Err(arg_error(
+            routine,
+            DESCB,
+            entry::M,
+            "M_B",
+            format!("must be max(M, N) = {} for the minimum-norm solution (M < N), got {}", a.n(), b.m()),
+        ));
+    }
+    Ok(())
+}
+
 /// Solves R·X = B(0..n, :) in place, R the n×n upper triangle of `a`
 /// (distributed back substitution by blocks, ScaLAPACK PDTRSM's job).
+/// The per-block pieces (`r_blocks_in_order`, `RBlockColumn::share`,
+/// `RBlockColumn::solve_diagonal`, `RBlockColumn::apply`) are shared
+/// with the fault-tolerant `upper_solve_ft`, which runs them as the phases
+/// and the commit of its steps.
 ///
 /// # Errors
 /// [`crate::Error::InputLost`] on every process when `a` holds factors a
@@ -45,47 +80,98 @@ pub fn pdgels(grid: &Grid, a: &mut DistMatrix, b: &mut DistMatrix) -> Result<Vec
 /// computed.
 pub fn upper_solve(grid: &Grid, a: &DistMatrix, n: usize, b: &mut DistMatrix) -> Result<()> {
     agree_on_arguments(grid, check_not_lost(grid, "upper_solve", crate::args::upper_solve::A, "A", a))?;
-    let nb = a.nb();
-    let (myrow, mycol) = a.coords();
-    let (lda, ldb) = (a.lld(), b.lld());
-    let nrhs_loc = b.local_cols();
-    let blocks: Vec<(usize, usize)> = (0..n).step_by(nb).map(|k0| (k0, nb.min(n - k0))).collect();
-    for &(k0, kb) in blocks.iter().rev() {
-        let (pr, pc) = (a.row_owner(k0), a.col_owner(k0));
-        // Column block k of R, rows 0..k0+kb (this process's rows), shared
-        // along the process row by its owner column.
-        let lr_end = a.local_rows_before(k0 + kb);
-        let mut rcol = vec![0.0; lr_end * kb];
-        if mycol == pc {
-            let lc0 = a.local_cols_before(k0);
+    for (k0, kb) in r_blocks_in_order(n, a.nb()) {
+        let r = RBlockColumn::share(grid, a, k0, kb)?;
+        let xk = r.solve_diagonal(grid, b)?;
+        r.apply(&xk, b);
+    }
+    Ok(())
+}
+
+/// The diagonal blocks `(k0, kb)` of an n×n R (block size `nb`) in the
+/// order back substitution takes them: last to first.
+pub(crate) fn r_blocks_in_order(n: usize, nb: usize) -> Vec<(usize, usize)> {
+    let mut blocks: Vec<(usize, usize)> = (0..n).step_by(nb).map(|k0| (k0, nb.min(n - k0))).collect();
+    blocks.reverse();
+    blocks
+}
+
+/// Block column `k0..k0+kb` of R, rows `0..k0+kb`, as one process holds
+/// it after [`RBlockColumn::share`]: its local rows of those, on every
+/// process of its process row.
+pub(crate) struct RBlockColumn {
+    k0: usize,
+    kb: usize,
+    /// Local rows × kb, column-major, leading dimension `ld`.
+    col: Vec<f64>,
+    ld: usize,
+}
+
+impl RBlockColumn {
+    /// Collective over the process row: the block column, from the process
+    /// column that holds it. `a` is only read.
+    pub fn share(grid: &Grid, a: &DistMatrix, k0: usize, kb: usize) -> Result<RBlockColumn> {
+        let pc = a.col_owner(k0);
+        let ld = a.local_rows_before(k0 + kb);
+        let mut col = vec![0.0; ld * kb];
+        if a.coords().1 == pc {
+            let (lc0, lda) = (a.local_cols_before(k0), a.lld());
             for c in 0..kb {
-                rcol[c * lr_end..(c + 1) * lr_end]
-                    .copy_from_slice(&a.local()[(lc0 + c) * lda..(lc0 + c) * lda + lr_end]);
+                col[c * ld..(c + 1) * ld].copy_from_slice(&a.local()[(lc0 + c) * lda..(lc0 + c) * lda + ld]);
             }
         }
         if grid.npcol() > 1 {
-            grid.broadcast(Scope::Row, &mut rcol, pc as i32)?;
+            grid.broadcast(Scope::Row, &mut col, pc as i32)?;
         }
-        // X_k = R_kk⁻¹ B_k on the process row owning block row k, then
-        // shared down the process column.
-        let lk0 = b.local_rows_before(k0);
+        Ok(RBlockColumn { k0, kb, col, ld })
+    }
+
+    /// Collective over the process column: `X_k = R_kk⁻¹·B_k` (B's block
+    /// row k, all its local columns), solved on the process row holding
+    /// block row k and shared down the process column; `kb × local
+    /// columns`. `b` (A's row distribution) is only read.
+    pub fn solve_diagonal(&self, grid: &Grid, b: &DistMatrix) -> Result<Vec<f64>> {
+        let (k0, kb, ldb) = (self.k0, self.kb, b.lld());
+        let pr = b.row_owner(k0);
+        let nrhs_loc = b.local_cols();
         let mut xk = vec![0.0; kb * nrhs_loc];
-        if myrow == pr {
-            let rkk_row0 = a.local_rows_before(k0);
-            let rkk = &rcol[rkk_row0..];
+        if b.coords().0 == pr {
+            let lk0 = b.local_rows_before(k0);
             for c in 0..nrhs_loc {
                 xk[c * kb..(c + 1) * kb].copy_from_slice(&b.local()[c * ldb + lk0..c * ldb + lk0 + kb]);
             }
-            blas::dtrsm(Side::Left, Uplo::Upper, Trans::No, Diag::NonUnit, kb, nrhs_loc, 1.0, rkk, lr_end, &mut xk, kb);
-            for c in 0..nrhs_loc {
-                b.local_mut()[c * ldb + lk0..c * ldb + lk0 + kb].copy_from_slice(&xk[c * kb..(c + 1) * kb]);
-            }
+            let rkk = &self.col[lk0..];
+            blas::dtrsm(
+                Side::Left,
+                Uplo::Upper,
+                Trans::No,
+                Diag::NonUnit,
+                kb,
+                nrhs_loc,
+                1.0,
+                rkk,
+                self.ld,
+                &mut xk,
+                kb,
+            );
         }
         if grid.nprow() > 1 {
             grid.broadcast(Scope::Column, &mut xk, pr as i32)?;
         }
-        // B(0..k0, :) −= R(0..k0, k) · X_k on the local rows above block k.
+        Ok(xk)
+    }
+
+    /// Local: `B_k = X_k` and `B(0..k0, :) −= R(0..k0, k)·X_k` on this
+    /// process's rows and all its local columns of `b`.
+    pub fn apply(&self, xk: &[f64], b: &mut DistMatrix) {
+        let (k0, kb, ldb) = (self.k0, self.kb, b.lld());
+        let nrhs_loc = b.local_cols();
         let above = b.local_rows_before(k0);
+        if b.coords().0 == b.row_owner(k0) {
+            for c in 0..nrhs_loc {
+                b.local_mut()[c * ldb + above..c * ldb + above + kb].copy_from_slice(&xk[c * kb..(c + 1) * kb]);
+            }
+        }
         if above > 0 && nrhs_loc > 0 {
             blas::dgemm(
                 Trans::No,
@@ -94,9 +180,9 @@ pub fn upper_solve(grid: &Grid, a: &DistMatrix, n: usize, b: &mut DistMatrix) ->
                 nrhs_loc,
                 kb,
                 -1.0,
-                &rcol,
-                lr_end,
-                &xk,
+                &self.col,
+                self.ld,
+                xk,
                 kb,
                 1.0,
                 b.local_mut(),
@@ -104,5 +190,4 @@ pub fn upper_solve(grid: &Grid, a: &DistMatrix, n: usize, b: &mut DistMatrix) ->
             );
         }
     }
-    Ok(())
 }

@@ -7,8 +7,14 @@ mod apply;
 pub mod check;
 pub(crate) mod factor;
 mod gels;
+mod lower_solve;
 pub(crate) mod reflectors;
+mod transpose;
 
 pub use apply::pdormqr;
+pub(crate) use apply::{check_rows_of_a, panels_in_order, reduced_w, share_panel};
 pub use factor::pdgeqrf;
+pub(crate) use gels::{check_minimum_norm, r_blocks_in_order, RBlockColumn};
 pub use gels::{pdgels, upper_solve};
+pub(crate) use lower_solve::{rt_blocks_in_order, zero_rows, RBlockRow};
+pub(crate) use transpose::transpose;

@@ -3,7 +3,7 @@
 //! protocol of `recovery::protocol`, and the ABFT of [`crate::abft`].
 
 use crate::abft::{
-    check_layout, send_ahead, set_up_call, FtOptions, FtReport, FtWorkspace, PanelDriver, PanelFactorization,
+    check_layout, send_ahead, set_up_call, Extended, FtOptions, FtReport, FtWorkspace, PanelDriver, PanelFactorization,
     PanelSteps,
 };
 use crate::args::pdgeqrf::{A, DESCA};
@@ -18,6 +18,8 @@ use checksum::ReverseNeighborLayout;
 use recovery::protocol::{self, Phase, PhaseClock};
 use recovery::Region;
 use std::ops::Range;
+
+pub(crate) const ROUTINE: &str = "pdgeqrf_ft";
 
 /// The phases of a step before its commit, in order: the panel, its
 /// broadcast along the process rows (V and T), and the update's reduction.
@@ -84,7 +86,6 @@ pub fn pdgeqrf_ft_in(
     opts: &FtOptions,
     work: &mut FtWorkspace,
 ) -> Result<FtReport> {
-    const ROUTINE: &str = "pdgeqrf_ft";
     let start = protocol::enter::<Vec<f64>, Error>(region, ROUTINE)?;
     if let protocol::Start::Done(done) = start {
         // Completed before a later failure: the result is already in `a`,
@@ -95,6 +96,35 @@ pub fn pdgeqrf_ft_in(
         *tau = done;
         return Ok(FtReport::default());
     }
+    let run = run_on_extended(region, a, opts, work, start)?;
+    // One exit: A gets its storage (or its blocks) back.
+    run.ext.release(a, work, true);
+    // (Its result is here now, a joining replacement's too.)
+    a.set_lost(false);
+    *tau = run.tau;
+    Ok(run.report)
+}
+
+/// A pdgeqrf_ft that ran to its end on the extended matrix: the factors
+/// with their checksums as at the final commit point, and tau.
+pub(crate) struct Factored {
+    pub ext: Extended,
+    pub layout: ReverseNeighborLayout,
+    pub tau: Vec<f64>,
+    pub report: FtReport,
+}
+
+/// Runs a started call (not one completed before) on the extended matrix
+/// over `a`: what [`pdgeqrf_ft`] and the protected factors
+/// ([`super::QrFactors`]) share. On an error `a` and `work` have their
+/// storage back (`a`'s content undefined past the first commit point).
+pub(crate) fn run_on_extended(
+    region: &mut Region,
+    a: &mut DistMatrix,
+    opts: &FtOptions,
+    work: &mut FtWorkspace,
+    start: protocol::Start<Vec<f64>>,
+) -> Result<Factored> {
     let grid = region.grid();
     let layout = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
     let mut check = check_square_blocks(ROUTINE, DESCA, "A", a.desc())
@@ -117,14 +147,23 @@ pub fn pdgeqrf_ft_in(
             corrupt: region.grid().injector().silent_error(),
         },
     };
-    let outcome = protocol::run(region, &mut qr, start, opts.verify);
-    // One exit: A gets its storage (or its blocks) back whatever happened.
-    qr.driver.ext.release(a, work, outcome.is_ok());
-    let outcome = outcome?;
-    // (Its result is here now, a joining replacement's too.)
-    a.set_lost(false);
-    *tau = qr.steps.tau;
-    Ok(FtReport { recoveries: outcome.recoveries, overhead_model, check: outcome.check, earlier_s: outcome.earlier_s })
+    match protocol::run(region, &mut qr, start, opts.verify) {
+        Ok(outcome) => Ok(Factored {
+            ext: qr.driver.ext,
+            layout: qr.driver.layout,
+            tau: qr.steps.tau,
+            report: FtReport {
+                recoveries: outcome.recoveries,
+                overhead_model,
+                check: outcome.check,
+                earlier_s: outcome.earlier_s,
+            },
+        }),
+        Err(e) => {
+            qr.driver.ext.release(a, work, false);
+            Err(e)
+        }
+    }
 }
 
 /// What phase 1 of a step hands to the commit: the panel's reflectors, the

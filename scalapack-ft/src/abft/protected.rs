@@ -1,0 +1,150 @@
+//! Protected factors: a factorization's extended matrix kept, with its
+//! checksums as at the final commit point, after the call returns
+//! (docs/architecture.md, "Protected results"). One implementation for
+//! the LU and QR factors ([`crate::lu_ft::LuFactors`],
+//! the QR's in the same way): the region's registry rebuilds them after a
+//! repair, and the routines that take them check that they are whole.
+
+use super::extended::{Extended, Start};
+use super::rebuild_lost_blocks;
+use super::workspace::FtWorkspace;
+use crate::error::{Error, Result};
+use crate::matrix::DistMatrix;
+use blacs_ft::Grid;
+use checksum::ReverseNeighborLayout;
+use recovery::{ProtectedResult, Region};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Where this process's copy of protected factors stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Holding {
+    /// Its blocks are the factors (and their checksums).
+    Whole,
+    /// A replacement's copy, made when its program called the
+    /// factorization again after the survivors had completed it: its
+    /// blocks are rebuilt at the first point it meets the survivors.
+    Hollow,
+    /// The factors could not be rebuilt (more losses in one process row
+    /// than the checksums tolerate, processes that disagreed on the live
+    /// results, or a job started again from checkpoints, which keep no
+    /// finished results): every routine refuses them.
+    Lost,
+}
+
+/// This process's part of protected factors: the extended matrix as at
+/// the factorization's final commit point (the factors, the checksums C_g,
+/// the left-factor sums D_g) and the replicated state `S` (LU's pivots,
+/// QR's tau).
+pub(crate) struct ProtectedFactors<S> {
+    pub ext: Extended,
+    pub layout: ReverseNeighborLayout,
+    pub state: S,
+    /// The factorization's steps (all committed).
+    pub steps: u64,
+    pub holding: Holding,
+}
+
+impl<S: 'static> ProtectedResult for ProtectedFactors<S> {
+    fn rebuild(&mut self, grid: &Grid, lost: &[i32]) -> std::result::Result<(), blacs_ft::Error> {
+        // (Collective: every process takes part, whatever its copy's state.)
+        rebuild_lost_blocks(grid, &mut self.ext, &self.layout, self.steps as usize, lost).map_err(|e| match e {
+            Error::Grid(g) => g,
+            e => blacs_ft::Error::Unrecoverable { reason: format!("rebuilding protected factors: {e}") },
+        })?;
+        // Only the blocks of the `lost` ranks were rebuilt: a hollow copy
+        // elsewhere (made after this process's first mend) stays hollow and
+        // is refused.
+        if self.holding == Holding::Hollow && lost.contains(&grid.rank()) {
+            self.holding = Holding::Whole;
+        }
+        Ok(())
+    }
+
+    fn mark_lost(&mut self) {
+        self.holding = Holding::Lost;
+    }
+
+    fn is_lost(&self) -> bool {
+        self.holding == Holding::Lost
+    }
+}
+
+impl<S: 'static> ProtectedFactors<S> {
+    /// The factors a fault-tolerant call just made, registered with the
+    /// region under that call.
+    pub fn register(
+        region: &mut Region,
+        ext: Extended,
+        layout: ReverseNeighborLayout,
+        state: S,
+        steps: u64,
+    ) -> Rc<RefCell<Self>> {
+        let shared = Rc::new(RefCell::new(ProtectedFactors { ext, layout, state, steps, holding: Holding::Whole }));
+        region.protect(shared.clone());
+        shared
+    }
+
+    /// For a call that completed before (the log says done), with its
+    /// replicated `state`: the copy this process registered under the call
+    /// when a re-run of the region's body makes it again (a survivor's
+    /// factors, or a replacement's own copy, mended or not); else, on a
+    /// replacement that joined after the call, a hollow copy over `a`'s
+    /// storage that the region fills at its next mend; otherwise (nothing
+    /// holds them here any more) a lost copy. Local.
+    ///
+    /// # Errors
+    /// No memory for the copy (local: the region's mend then finds the
+    /// processes disagreeing and marks the factors lost everywhere).
+    pub fn again(
+        region: &mut Region,
+        a: &mut DistMatrix,
+        state: S,
+        steps: u64,
+        routine: &str,
+    ) -> Result<Rc<RefCell<Self>>> {
+        // The copy registered under this call, whoever made it: a survivor's
+        // factors, or a replacement's own copy from an earlier run of the
+        // body (hollow, or mended since, or lost) — never a second hollow
+        // one that the mend would not fill.
+        if let Some(shared) = region.protected::<Self>() {
+            return Ok(shared);
+        }
+        let replacement = region.current_call_completed_before_joining();
+        let grid = region.grid();
+        let layout = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize)
+            .map_err(|e| blacs_ft::Error::Unrecoverable { reason: format!("{routine}: {e}") })?;
+        let ext = Extended::new(grid, a, &layout, &mut FtWorkspace::new(), Start::Join, routine)?;
+        let holding = if replacement { Holding::Hollow } else { Holding::Lost };
+        let shared = Rc::new(RefCell::new(ProtectedFactors { ext, layout, state, steps, holding }));
+        region.protect(shared.clone());
+        Ok(shared)
+    }
+
+    /// Collective over the grid: a copy of the first `n` columns (the
+    /// factors) as a plain matrix.
+    ///
+    /// # Errors
+    /// As [`ProtectedFactors::check_whole`].
+    pub fn to_matrix(&self, grid: &Grid, n: usize, routine: &str, argument: &str) -> Result<DistMatrix> {
+        self.check_whole(grid, routine, 1, argument)?;
+        let e = &self.ext.matrix;
+        let mut out = DistMatrix::zeros(grid, e.m(), n, e.mb(), e.nb())?;
+        let (lr, lc, lde, ldo) = (out.local_rows(), out.local_cols(), e.lld(), out.lld());
+        for j in 0..lc {
+            out.local_mut()[j * ldo..j * ldo + lr].copy_from_slice(&e.local()[j * lde..j * lde + lr]);
+        }
+        Ok(out)
+    }
+
+    /// Collective over the grid: [`Error::InputLost`] of `routine`
+    /// (`argument` at `position`), the same on every process, when the
+    /// factors are not whole on some process. Call it where the processes
+    /// meet after the region's mend (a call's verdict has run it).
+    pub fn check_whole(&self, grid: &Grid, routine: &str, position: u32, argument: &str) -> Result<()> {
+        match grid.lowest_rank_where(self.holding != Holding::Whole)? {
+            None => Ok(()),
+            Some(rank) => Err(Error::InputLost { routine: routine.into(), position, argument: argument.into(), rank }),
+        }
+    }
+}

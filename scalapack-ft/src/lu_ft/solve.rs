@@ -1,0 +1,316 @@
+//! The `pdgetrs_ft` driver: [`crate::lu::pdgetrs`]'s steps (the same
+//! per-block functions) on the step-commit protocol, over protected LU
+//! factors and a protected B ([`crate::abft::SolveOnFactors`]).
+
+use super::protected::{LuFactors, ProtectedLu};
+use crate::abft::{
+    agree_on_factors, check_layout, set_up_call, FtOptions, FtReport, FtWorkspace, Holding, ProtectedRhs,
+    SolveOnFactors, SolveSteps,
+};
+use crate::args::pdgetrs::{A, DESCB};
+use crate::args::{check_first_block_at_origin, check_square_blocks};
+use crate::error::{Error, Result};
+use crate::lu::solve::{check_args, factor_panel, pivot_swaps, BlockStep, Sweep};
+use crate::lu::swap::{exchange_rows, RowExchange};
+use crate::lu::Transpose;
+use crate::matrix::DistMatrix;
+use blacs_ft::Grid;
+use recovery::protocol::{self, Phase, PhaseClock};
+use recovery::Region;
+use std::cell::RefCell;
+use std::ops::Range;
+use std::rc::Rc;
+
+const ROUTINE: &str = "pdgetrs_ft";
+
+/// What the errors call the factors.
+const FACTORS: &str = "the LU factors";
+
+/// The phases of a step before its commit, in the order a step meets
+/// them: `swap` (the step of the row interchanges: the rows they move
+/// between process rows, received into scratch), and for every block step
+/// of the triangular solves `bcast` (the factors' panel: a block column of
+/// L or U along the process rows, or for `Trans` a block row of U or L to
+/// every process) then `update` (the diagonal process row solves B's block
+/// row on a copy, sent down the process columns).
+pub const GETRS_STEP_PHASES: &[Phase] = &[Phase::Swap, Phase::Bcast, Phase::Update];
+
+/// Fault-tolerant solve with protected LU factors: `A·X = B` or
+/// `Aᵀ·X = B` with the factorization `P·A = L·U` of
+/// [`LuFactors::factor`] (ScaLAPACK `PDGETRS` with `IA = JA = IB = JB = 1`,
+/// `N = N_A`, `NRHS = N_B`), the same X as [`crate::lu::pdgetrs`] with the
+/// same factors.
+///
+/// * `region` (global): the resilient region holding the grid and the
+///   status log (the solve records its committed steps there);
+/// * `trans` (global): which system;
+/// * `factors` (local input): the protected factors of an N×N matrix;
+///   read only (their checksums stay valid);
+/// * `b` (local input/output): on entry the N×NRHS right-hand sides, on
+///   exit the solution X. Its rows are distributed like A's (`MB_B =
+///   NB_A`, as `PDGETRS`) and, beyond `PDGETRS`, its blocks are square
+///   and its first block is on process (0, 0) (`MB_B = NB_B = NB_A`,
+///   `RSRC_B = CSRC_B = 0`): B is protected by checksum columns laid out
+///   like the factors' (see below);
+/// * `opts` (global): `verify` checks B's checksum relations at the end.
+///
+/// # Errors
+/// Agreed on every process: the argument errors of
+/// [`crate::lu::pdgetrs`] (ScaLAPACK's positions), plus `NB_B ≠ MB_B`
+/// (12, `NB_`; INFO = -1206) and a first block of B off process (0, 0)
+/// (12, `RSRC_`/`CSRC_`); [`Error::InputLost`] (A, position 4) when the
+/// factors are not whole on some process (they could not be rebuilt after
+/// a repair, see [`LuFactors`]), and nothing is computed;
+/// [`Error::Memory`] for the protected B.
+///
+/// # Fault tolerance
+/// The solve runs on the step-commit protocol (operation `getrs` in kill
+/// points `R@getrs:STEP:PHASE`). For `TRANS = N`, step 0 applies the row
+/// interchanges (phase `swap`), steps 1…NBLK are the block steps of
+/// L⁻¹ and steps NBLK+1…2·NBLK those of U⁻¹, last block first (phases
+/// `bcast`, `update`); for `TRANS = T`, steps 0…2·NBLK−1 are the block
+/// steps of U⁻ᵀ then L⁻ᵀ and step 2·NBLK the interchanges, backwards
+/// (NBLK = ⌈N/NB⌉). Every step's phase 1 writes scratch only and its
+/// commit is local (the block row written, the DGEMM on the rows still
+/// to solve), so a process lost in any phase leaves every survivor at the
+/// last committed step. Also `args` (the verdicts) and `encode` at step 0,
+/// and `commit` at any step.
+///
+/// During the call B lives in an extended matrix [B | padding | checksum
+/// pairs] with the reverse-neighboring checksums of the factorizations
+/// (C_g, the sum of each group of Q block columns of B, twice, on two
+/// process columns). The steps are left-side operations on B's columns
+/// and on the checksum columns over them; the padding is zero and stays
+/// zero, so they skip it, and the checksums stay valid at every commit.
+/// Memory per process, held for the call: its part of an N × N_ext
+/// matrix, N_ext = ⌈NRHS/NB⌉·NB + 2·NB per group (3·NB for NRHS ≤ NB),
+/// plus N/P × NB left-factor sums (unused by a solve) per group whose
+/// pair it holds; B's own storage is used when it has room
+/// ([`FtWorkspace::in_place`]). Work: the steps update about 3·NRHS
+/// columns over the grid where `pdgetrs` updates NRHS. The factors'
+/// checksums are the ones [`LuFactors`] keeps.
+///
+/// After a repair the region first rebuilds the replacement's part of the
+/// factors from their checksums, then the solve rebuilds its part of B
+/// at the committed step and goes on; the replacement calls `pdgetrs_ft`
+/// with a B of the same shape (its content is rebuilt) and ends with its
+/// part of X. A loss before B's checksums exist (the verdicts, the
+/// encoding) returns a process failure on every survivor, B holding its
+/// input: repair and call again (see [`Region::run`]). A loss between the
+/// factorization and the solve is met at the solve's verdict, the same
+/// way; the call made again finds the factors mended. Two losses in one
+/// process row are [`blacs_ft::Error::Unrecoverable`] during the solve,
+/// and between calls make the factors lost ([`Error::InputLost`] at the
+/// next solve). Under checkpoint-on-failure the survivors save B at the
+/// committed step; the job started again makes its calls again, the
+/// factorization included, and the interrupted solve resumes from the
+/// checkpoints with those factors. On a replacement,
+/// a solve that completed before it joined returns at once and marks `b`
+/// lost ([`DistMatrix::is_lost`]): its part of X went with the process
+/// it replaces.
+pub fn pdgetrs_ft(
+    region: &mut Region,
+    trans: Transpose,
+    factors: &LuFactors,
+    b: &mut DistMatrix,
+    opts: &FtOptions,
+) -> Result<FtReport> {
+    pdgetrs_ft_in(region, trans, factors, b, opts, &mut FtWorkspace::new())
+}
+
+/// [`pdgetrs_ft`] in caller-owned scratch: the protected B's extended
+/// matrix lives in the workspace, or in B's own storage when it has room
+/// for the checksum columns ([`FtWorkspace::in_place`] with B's shape).
+pub fn pdgetrs_ft_in(
+    region: &mut Region,
+    trans: Transpose,
+    factors: &LuFactors,
+    b: &mut DistMatrix,
+    opts: &FtOptions,
+    work: &mut FtWorkspace,
+) -> Result<FtReport> {
+    let start = protocol::enter::<(), Error>(region, ROUTINE)?;
+    if let protocol::Start::Done(()) = start {
+        // Completed before a later failure: X is in `b`, but not on a
+        // replacement that joined after it.
+        if region.current_call_completed_before_joining() {
+            b.set_lost(true);
+        }
+        return Ok(FtReport::default());
+    }
+    let grid = region.grid();
+    let layout = ProtectedRhs::layout(grid, b);
+    let (n, nb) = (factors.n(), factors.nb());
+    let check = {
+        let f = factors.shared().borrow();
+        check_args(ROUTINE, grid, &f.ext.matrix, n, &f.state, b)
+    }
+    .and_then(|()| check_square_blocks(ROUTINE, DESCB, "B", b.desc()))
+    .and_then(|()| check_first_block_at_origin(ROUTINE, DESCB, "B", b.desc()))
+    .and_then(|()| check_layout(ROUTINE, DESCB, &layout));
+    let (ext, layout) = set_up_call(region, GetrsSteps::OP, ROUTINE, &start, b, work, layout.ok(), check)?;
+    let rhs = ProtectedRhs { ext, layout };
+    // The factors, once the verdict's meeting has mended them.
+    if let Err(e) = agree_on_factors(region, GetrsSteps::OP, &start, factors.holding(), ROUTINE, A, FACTORS) {
+        rhs.release(b, work, false);
+        return Err(e);
+    }
+    let nrhs = b.n();
+    let (cols, checksum_cols) = live_columns(&rhs, nrhs);
+    let mut solve = SolveOnFactors {
+        factors: factors.shared().borrow().ext.shape(),
+        steps: GetrsSteps {
+            factors: factors.shared().clone(),
+            trans,
+            n,
+            nb,
+            nsteps: if n == 0 || nrhs == 0 { 0 } else { 2 * n.div_ceil(nb) as u64 + 1 },
+            cols,
+        },
+        rhs,
+    };
+    let outcome = protocol::run(region, &mut solve, start, opts.verify);
+    // (The checksum columns the steps update, over B's.)
+    let overhead_model = if nrhs == 0 { 0.0 } else { checksum_cols as f64 / nrhs as f64 };
+    solve.rhs.release(b, work, outcome.is_ok());
+    let outcome = outcome?;
+    // (Its part of X is here now, a joining replacement's too.)
+    b.set_lost(false);
+    Ok(FtReport { recoveries: outcome.recoveries, overhead_model, check: outcome.check, earlier_s: outcome.earlier_s })
+}
+
+/// The local columns of B's extended matrix that the solve can make
+/// nonzero, as ascending ranges: B's NRHS columns and, in each copy of a
+/// group's checksums, the columns in which a member of the group has data.
+/// The rest — the padding of the last block column, and the checksum
+/// columns over it — are zero and stay zero under left-side operations
+/// (their checksum relations hold as they are), so the steps skip them:
+/// with NRHS < NB a step works on about 3·NRHS columns over the grid, not
+/// 3·NB. (A padding block rebuilt after a repair holds C_g minus the other
+/// members, zero up to rounding; left as it is, it keeps the relations
+/// within rounding.) Also returns how many of them
+/// are checksum columns, over the grid.
+fn live_columns(rhs: &ProtectedRhs, nrhs: usize) -> (Vec<Range<usize>>, usize) {
+    let (b, layout) = (rhs.matrix(), &rhs.layout);
+    let nb = layout.nb();
+    let mut global: Vec<Range<usize>> = Vec::with_capacity(1 + 2 * layout.groups());
+    global.push(0..nrhs);
+    for g in 0..layout.groups() {
+        if let (Ok(members), Ok(pair)) = (layout.group_members(g), layout.pair_global_cols(g)) {
+            let width = nb.min(nrhs.saturating_sub(members.start * nb));
+            global.extend(pair.map(|c0| c0..c0 + width));
+        }
+    }
+    let checksum_cols = global.iter().skip(1).map(ExactSizeIterator::len).sum();
+    // This process's blocks of them, in local columns.
+    let mycol = b.coords().1;
+    let mut local: Vec<Range<usize>> = Vec::new();
+    for r in global {
+        let mut c = r.start;
+        while c < r.end {
+            let end = r.end.min((c / nb + 1) * nb);
+            if b.col_owner(c) == mycol {
+                let l0 = b.local_cols_before(c);
+                local.push(l0..l0 + (end - c));
+            }
+            c = end;
+        }
+    }
+    local.sort_by_key(|r| r.start);
+    local.dedup_by(|next, prev| {
+        let adjacent = prev.end == next.start;
+        if adjacent {
+            prev.end = next.end;
+        }
+        adjacent
+    });
+    (local, checksum_cols)
+}
+
+/// What step `k` of a solve is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum GetrsStep {
+    /// The row interchanges of the pivots.
+    Interchange,
+    /// Block step `i` of a sweep.
+    Block(Sweep, usize),
+}
+
+/// The solve's own part of the protocol: its steps on B.
+struct GetrsSteps {
+    /// Borrowed only inside a step: the region's mend borrows them after
+    /// a repair.
+    factors: Rc<RefCell<ProtectedLu>>,
+    trans: Transpose,
+    /// The order and block size of the factors.
+    n: usize,
+    nb: usize,
+    nsteps: u64,
+    /// The local columns of B's extended matrix the steps work on
+    /// ([`live_columns`]).
+    cols: Vec<Range<usize>>,
+}
+
+impl GetrsSteps {
+    fn step(&self, k: u64) -> GetrsStep {
+        let blocks = self.n.div_ceil(self.nb) as u64;
+        let k = match self.trans {
+            Transpose::NoTrans if k == 0 => return GetrsStep::Interchange,
+            Transpose::NoTrans => k - 1,
+            Transpose::Trans if k == 2 * blocks => return GetrsStep::Interchange,
+            Transpose::Trans => k,
+        };
+        let [first, second] = Sweep::of(self.trans);
+        if k < blocks {
+            GetrsStep::Block(first, k as usize)
+        } else {
+            GetrsStep::Block(second, (k - blocks) as usize)
+        }
+    }
+}
+
+/// What phase 1 of a step hands to its commit.
+enum GetrsScratch {
+    Rows(RowExchange),
+    Block(BlockStep),
+}
+
+impl SolveSteps for GetrsSteps {
+    type Scratch = GetrsScratch;
+    const OP: &'static str = "getrs";
+    const STEP_PHASES: &'static [Phase] = GETRS_STEP_PHASES;
+
+    fn steps(&self) -> u64 {
+        self.nsteps
+    }
+
+    fn exchange(&mut self, b: &DistMatrix, grid: &Grid, k: u64, clock: &mut PhaseClock) -> Result<GetrsScratch> {
+        let f = self.factors.borrow();
+        if f.holding != Holding::Whole {
+            // The region could not rebuild them after a repair during the
+            // solve (the same on every process): refused, not used.
+            f.check_whole(grid, ROUTINE, A, FACTORS)?;
+        }
+        match self.step(k) {
+            GetrsStep::Interchange => {
+                clock.enter(grid, Phase::Swap);
+                let swaps = pivot_swaps(&f.state, self.trans);
+                drop(f);
+                Ok(GetrsScratch::Rows(exchange_rows(grid, b, &swaps, self.cols.clone())?))
+            }
+            GetrsStep::Block(sweep, i) => {
+                clock.enter(grid, Phase::Bcast);
+                let panel = factor_panel(grid, sweep, &f.ext.matrix, self.n, sweep.block(self.n, self.nb, i))?;
+                clock.enter(grid, Phase::Update);
+                Ok(GetrsScratch::Block(panel.solve(grid, &f.ext.matrix, b, &self.cols)?))
+            }
+        }
+    }
+
+    fn commit(&mut self, b: &mut DistMatrix, _grid: &Grid, _k: u64, scratch: GetrsScratch) {
+        match scratch {
+            GetrsScratch::Rows(rows) => rows.apply(b),
+            GetrsScratch::Block(step) => step.commit(b),
+        }
+    }
+}
