@@ -481,10 +481,13 @@ pub struct QrArgs {
 pub struct LuArgs {
     #[command(flatten)]
     pub matrix: MatrixArgs,
-    /// Solve A·X = B with the factors (pdgetrs; with --ft on the factors
-    /// of pdgetrf_ft) and report ScaLAPACK's solve residual
+    /// Solve A·X = B with the factors (pdgetrs; with --ft pdgetrs_ft on
+    /// the protected factors of pdgetrf_ft, taking kills
+    /// R@getrs:STEP:PHASE) and report ScaLAPACK's solve residual
     /// solve_residual = ‖A·X−B‖₁/(‖A‖₁·‖X‖₁·N·eps), norm-wise over all
-    /// NRHS columns at once (matrix 1-norms: largest column sums).
+    /// NRHS columns at once (matrix 1-norms: largest column sums). The
+    /// time and Gflop/s are then those of the factorization and the solve
+    /// together.
     #[arg(long)]
     pub solve: bool,
     #[command(flatten)]

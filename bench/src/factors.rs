@@ -4,7 +4,7 @@
 //! and the fault-tolerant runs alike.
 
 use crate::problem::{make_matrix, FactorJob, SolveJob};
-use crate::solve::{self, On};
+use crate::solve;
 use blacs_ft::Grid;
 use recovery::Region;
 use scalapack_ft::abft::{FtOptions, FtReport, FtWorkspace};
@@ -24,6 +24,22 @@ pub enum Factors {
     Solution(Box<CgSolve>),
     /// QR with `--lstsq`: the least-squares solve through the factors.
     LeastSquares(Box<LstsqSolve>),
+    /// LU with `--solve`: the pivots and the solve with the factors.
+    LuSolve(Box<LuSolve>),
+}
+
+/// A solve with LU factors (`lu --solve`): the system, B's seed, and once
+/// solved the pivots, B and X (`None` when the matrix was singular: no
+/// solve).
+pub struct LuSolve {
+    pub system: SolveJob,
+    seed: u64,
+    pub ipiv: Vec<i64>,
+    pub b: Option<DistMatrix>,
+    pub x: Option<DistMatrix>,
+    /// The fault-tolerant factorization found the matrix singular and
+    /// returned no factors (the factored matrix is not there to check).
+    no_factors: bool,
 }
 
 /// A least-squares solve (`qr --lstsq`): the system, B's seed, and once
@@ -76,7 +92,15 @@ impl Factors {
                 b: None,
             })),
             (Op::Qr, None) => Factors::Tau(Vec::new()),
-            (Op::Lu, _) => Factors::Pivots(Vec::new()),
+            (Op::Lu, Some(system)) => Factors::LuSolve(Box::new(LuSolve {
+                system: system.clone(),
+                seed: a.seed,
+                ipiv: Vec::new(),
+                b: None,
+                x: None,
+                no_factors: false,
+            })),
+            (Op::Lu, None) => Factors::Pivots(Vec::new()),
             (Op::Cg, _) => {
                 Factors::Solution(Box::new(CgSolve { opts: a.cg.clone(), seed: a.seed, x: None, report: None }))
             }
@@ -93,6 +117,8 @@ impl Factors {
                 let (m, n, k) = (m as f64, n as f64, s.system.nrhs as f64);
                 op.flops(m as usize, n as usize) + 2.0 * k * n * (2.0 * m - n) + n * n * k
             }
+            // L⁻¹·B and U⁻¹·B: 2·N²·K.
+            Factors::LuSolve(s) => op.flops(m, n) + 2.0 * (n * n * s.system.nrhs) as f64,
             _ => op.flops(m, n),
         }
     }
@@ -129,6 +155,16 @@ impl Factors {
                 Ok(None)
             }
             Factors::Pivots(ipiv) => singular_is_a_result(lu::pdgetrf(grid, mat, ipiv)).map(|(_, s)| s),
+            Factors::LuSolve(s) => {
+                let singular = singular_is_a_result(lu::pdgetrf(grid, mat, &mut s.ipiv))?.1;
+                if singular.is_none() {
+                    let b = solve::right_hand_sides(grid, &s.system, s.seed, mat.m(), mat.nb(), true)?;
+                    let mut x = b.clone();
+                    lu::pdgetrs(grid, lu::Transpose::NoTrans, mat, &s.ipiv, &mut x)?;
+                    (s.b, s.x) = (Some(b), Some(x));
+                }
+                Ok(singular)
+            }
             Factors::Solution(s) => {
                 let (b, mut x) = s.vectors(grid, mat)?;
                 let done = singular_is_a_result(pdcg(grid, mat, &b, &mut x, &s.opts));
@@ -165,6 +201,34 @@ impl Factors {
             }
             Factors::Pivots(ipiv) => singular_is_a_result(lu_ft::pdgetrf_ft_in(region, mat, ipiv, opts, work))
                 .map(|(r, s)| (r.unwrap_or_default(), s)),
+            Factors::LuSolve(s) => {
+                let (m, n, nb) = (mat.m(), mat.n(), mat.nb());
+                // The protected factors take A's storage (with the room
+                // `work` made for the checksum columns); a plain copy of
+                // them comes back for the checks and --output.
+                let a = std::mem::replace(mat, DistMatrix::zeros(region.grid(), 0, 0, nb, nb)?);
+                let (factors, mut report) = match lu_ft::LuFactors::factor(region, a, opts) {
+                    Ok(f) => f,
+                    Err(e @ Error::Singular { .. }) => {
+                        // (Agreed: no factors on any process.)
+                        *mat = DistMatrix::zeros(region.grid(), m, n, nb, nb)?;
+                        s.no_factors = true;
+                        return Ok((FtReport::default(), Some(e)));
+                    }
+                    Err(e) => return Err(e),
+                };
+                s.ipiv = factors.ipiv();
+                // (A process joining the solve reads its blocks of B alone:
+                // the others are already inside it.)
+                let collective = !region.is_joining();
+                let b = solve::right_hand_sides(region.grid(), &s.system, s.seed, m, nb, collective)?;
+                let mut x = b.clone();
+                let solved = solve::lu_solve_ft(region, &factors, &mut x, opts)?;
+                report.recoveries.extend(solved.recoveries);
+                *mat = factors.to_matrix(region)?;
+                (s.b, s.x) = (Some(b), Some(x));
+                Ok((report, None))
+            }
             Factors::Solution(s) => {
                 let (b, mut x) = s.vectors(region.grid(), mat)?;
                 let done = singular_is_a_result(cg_ft::pdcg_ft_in(region, mat, &b, &mut x, &s.opts, opts, work));
@@ -241,11 +305,11 @@ impl Residuals {
 
 /// Collective: the checks the job asks for (`--check`), against the
 /// original matrix, regenerated or re-read (`original`, when the caller
-/// kept a copy), and the solve with the factors (`lu --solve`: here, `on`
-/// the plain grid or the fault-tolerant region; `qr --lstsq`: done with
-/// the factorization, checked here), with X written to `--solution`.
+/// kept a copy), and those of the solve with the factors (`lu --solve`,
+/// `qr --lstsq`: solved with the factorization), with X written to
+/// `--solution`.
 pub fn check(
-    on: &mut On<'_>,
+    grid: &Grid,
     a: &FactorJob,
     original: Option<DistMatrix>,
     fact: &DistMatrix,
@@ -263,17 +327,15 @@ pub fn check(
     }
     let orig = match original {
         Some(o) => o,
-        None => make_matrix(on.grid(), a, true)?,
+        None => make_matrix(grid, a, true)?,
     };
     if let (Some(tau), true) = (factors.tau(), a.check) {
-        let grid = on.grid();
         r.residual = Some(qr::check::qr_residual(grid, &orig, fact, tau)?);
         r.orthogonality = Some(qr::check::orthogonality(grid, fact, tau)?);
     }
     match factors {
         Factors::Solution(_) | Factors::Tau(_) => {}
         Factors::LeastSquares(s) => {
-            let grid = on.grid();
             let Some(solved) = &s.b else { return Ok(r) };
             let x = solve::leading_rows(grid, solved, orig.n())?;
             // B again, as it was given.
@@ -283,10 +345,16 @@ pub fn check(
         }
         Factors::Pivots(ipiv) => {
             if a.check {
-                r.residual = Some(lu::lu_residual(on.grid(), &orig, fact, ipiv)?);
+                r.residual = Some(lu::lu_residual(grid, &orig, fact, ipiv)?);
             }
-            if let Some(s) = &a.solve {
-                r.solve = Some(solve::lu(on, s, a.seed, &orig, fact, ipiv)?);
+        }
+        Factors::LuSolve(s) => {
+            if a.check && !s.no_factors {
+                r.residual = Some(lu::lu_residual(grid, &orig, fact, &s.ipiv)?);
+            }
+            if let (Some(b), Some(x)) = (&s.b, &s.x) {
+                r.solve = Some(lu::solve_residual(grid, &orig, x, b)?);
+                solve::write_solution(grid, &s.system, x)?;
             }
         }
     }
@@ -306,6 +374,10 @@ pub fn write(grid: &Grid, a: &FactorJob, fact: &DistMatrix, factors: &Factors) -
         Factors::Pivots(ipiv) => {
             write_matrix(grid, fact, out)?;
             write_vector(grid, &out.with_extension("ipiv.npy"), VectorData::I64(ipiv))
+        }
+        Factors::LuSolve(s) => {
+            write_matrix(grid, fact, out)?;
+            write_vector(grid, &out.with_extension("ipiv.npy"), VectorData::I64(&s.ipiv))
         }
         // CG: the solution x (N×1).
         Factors::Solution(s) => match &s.x {

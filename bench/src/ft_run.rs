@@ -5,7 +5,6 @@
 use crate::factors::{self, CgSolve, Factors};
 use crate::problem::{make_matrix, write_json, FactorJob, FtJob};
 use crate::session::{local_dgemm_gflops, median, start_preparing, Session};
-use crate::solve::On;
 use blacs_ft::launch::Outcome;
 use blacs_ft::{Injector, Scope};
 use recovery::{Region, RegionOptions};
@@ -289,7 +288,7 @@ fn timed_ft(
     prepared: &mut Option<SparePrep>,
 ) -> Result<FtRun, scalapack_ft::Error> {
     let joining = region.is_joining();
-    if joining {
+    if joining && !joins_a_solve(region) {
         // This program does not repeat the FT runs that completed before a
         // replacement joined: it joins the interrupted one directly.
         region.skip_completed_calls();
@@ -354,10 +353,27 @@ fn timed_ft(
     // (A call restored from checkpoints ran partly in earlier jobs.)
     let mut counts = [(!joining) as i64, restarts];
     region.grid().max(Scope::All, &mut counts)?;
+    // (A replacement that joined `lu --solve`'s solve has an empty report
+    // of the factorization, completed before it came: the model is the
+    // survivors'.)
+    let mut model = [report.overhead_model];
+    region.grid().max(Scope::All, &mut model)?;
+    let mut report = report;
+    report.overhead_model = model[0];
     let mut slowest = [if joining { 0.0 } else { t.elapsed().as_secs_f64() + report.earlier_s }];
     region.grid().max(Scope::All, &mut slowest)?;
     let secs = (counts[0] > 0).then_some(slowest[0]);
     Ok(FtRun { secs, report, factors, singular, fact: mat, restarts: counts[1] as usize })
+}
+
+/// Whether this replacement joins an interrupted `pdgetrs_ft` (a kill
+/// in `lu --solve`'s solve): its program then makes the factorization
+/// call before it again, which returns at once with the factors to be
+/// rebuilt, and joins the solve (the checks allow such kills only in the
+/// main run, whose factorization is the log's call before the solve).
+fn joins_a_solve(region: &Region) -> bool {
+    let calls = region.log().calls();
+    calls.iter().find(|c| !c.status.is_over()).is_some_and(|c| c.name == crate::solve::GETRS_CALL)
 }
 
 /// pdgetrf's INFO for a singular matrix must be the same on every rank (a
@@ -445,7 +461,7 @@ fn measure(
     // replacement that joined a later repetition has no main run's result.)
     let mut residuals = factors::Residuals::default();
     if start_rep == 0 {
-        residuals = factors::check(&mut On::Ft(region), a, None, &fact, &factors)?;
+        residuals = factors::check(region.grid(), a, None, &fact, &factors)?;
         factors::write(region.grid(), a, &fact, &factors)?;
     }
     drop(fact);

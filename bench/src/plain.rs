@@ -6,7 +6,6 @@
 use crate::factors::{self, Factors};
 use crate::problem::{make_matrix, write_json, FactorJob};
 use crate::session::{local_dgemm_gflops, start, Session};
-use crate::solve::On;
 use blacs_ft::Scope;
 use scalapack_ft::blas;
 use scalapack_ft::report::{FactorReport, Op};
@@ -55,7 +54,7 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
     let mut report = FactorReport::new(a.op.name(), [a.grid.p, a.grid.q], m, n, a.nb);
     report.timed_flops(factors.flops(a.op, m, n), secs[0]);
     crate::ft_run::cg_fields(&mut report, &factors);
-    let res = factors::check(&mut On::Plain(grid), a, original, &mat, &factors)?;
+    let res = factors::check(grid, a, original, &mat, &factors)?;
     factors::write(grid, a, &mat, &factors)?;
     let ok = singular.is_none() && res.pass();
     report.residual = res.residual.into();

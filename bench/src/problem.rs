@@ -396,6 +396,9 @@ impl FactorJob {
                             .into());
                     }
                 }
+                o if o == crate::solve::GETRS_POINTS && self.op == Op::Lu && self.solve.is_some() => {
+                    self.check_solve_kill(phase, step, repeated)?;
+                }
                 "repair" | "region" => {
                     let known: &[&str] = if op == "repair" { &REPAIR_PHASES } else { &["share"] };
                     match phase {
@@ -415,11 +418,12 @@ impl FactorJob {
                     }
                 }
                 other => {
+                    let solve = if self.op == Op::Lu { ", getrs with --solve" } else { "" };
                     return Err(format!(
-                        "--kill: `{other}` names no kill point of ftla {} (use {}, repair or region)",
+                        "--kill: `{other}` names no kill point of ftla {} (use {}{solve}, repair or region)",
                         self.op.name(),
                         self.op.name()
-                    ))
+                    ));
                 }
             }
             // A replacement joining a repetition arms only the kills of the
@@ -437,6 +441,46 @@ impl FactorJob {
             }
         }
         Ok(kills)
+    }
+
+    /// A kill point in `lu --solve`'s `pdgetrs_ft` (`R@getrs:STEP:PHASE`):
+    /// its phase is one of a solve step's, its step comes (step 0 the row
+    /// interchanges, then ⌈N/NB⌉ block steps of L and as many of U), and
+    /// it is not repeated (a replacement joins a solve only in the main
+    /// run, whose factorization is the log's call just before it).
+    fn check_solve_kill(&self, phase: Option<&str>, step: Option<u64>, repeated: bool) -> Result<(), String> {
+        let op = crate::solve::GETRS_POINTS;
+        let steps: Vec<&str> =
+            scalapack_ft::lu_ft::GETRS_STEP_PHASES.iter().chain(&[Phase::Commit]).map(|p| p.name()).collect();
+        match phase {
+            Some(p @ ("args" | "encode")) => {
+                return Err(format!(
+                    "--kill: a loss in the solve's {p} phase (before B's checksums exist) makes the solve start \
+                     again, which ftla lu does not do; kill at a later phase ({})",
+                    steps.join(", ")
+                ))
+            }
+            Some(p) if !steps.contains(&p) => {
+                return Err(format!("--kill: `{p}` is not a phase of {op} (phases: {})", steps.join(", ")))
+            }
+            _ => {}
+        }
+        let total = self.shape().map(|(_, n)| 2 * n.div_ceil(self.nb) as u64 + 1);
+        if let (Some(s), Some(total)) = (step, total) {
+            if s >= total {
+                return Err(format!(
+                    "--kill: step {s} never comes: the solve has {total} step(s) (0 the row interchanges, then \
+                     the block steps of L and of U), the last is {}",
+                    total - 1
+                ));
+            }
+        }
+        if repeated {
+            return Err("--kill with --reps: kills in the solve (getrs) are not repeated; drop --reps or the getrs \
+                        kills"
+                .into());
+        }
+        Ok(())
     }
 
     /// The most memory one process of the job holds at once, in bytes:

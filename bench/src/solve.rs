@@ -1,8 +1,7 @@
 //! What `ftla lu --solve` and `ftla qr --lstsq` do with the factors: the
 //! right-hand sides B (generated from the seed, or read from `--rhs`), the
-//! solves — plain, and for each operation the one function where its
-//! fault-tolerant solve runs —, their residuals, and the solution file
-//! (`--solution`).
+//! fault-tolerant solves (one function each), the residuals, and the
+//! solution file (`--solution`).
 
 use crate::problem::SolveJob;
 use blacs_ft::{Grid, Scope};
@@ -13,33 +12,21 @@ use scalapack_ft::dist_io::{read_matrix, read_matrix_local, write_columns};
 use scalapack_ft::generate::{Generator, MatrixKind};
 use scalapack_ft::norms::{one_norm, EPS};
 use scalapack_ft::pblas::pdgemm;
-use scalapack_ft::{lu, qr, qr_ft, DistMatrix, Error};
+use scalapack_ft::{lu, lu_ft, qr, qr_ft, DistMatrix, Error};
 
 /// `lu --solve`'s residual, as the report prints it.
 pub const LU_SOLVE_RESIDUAL: &str = "‖A·X−B‖₁/(‖A‖₁·‖X‖₁·N·eps)";
 /// `qr --lstsq`'s residual, as the report prints it.
 pub const LSTSQ_RESIDUAL: &str = "‖Aᵀ(B−A·X)‖₁/(max(M,N,NRHS)·‖A‖₁·‖B‖₁·eps)";
 
+/// The status log's name of a `pdgetrs_ft` call.
+pub const GETRS_CALL: &str = "pdgetrs_ft";
+/// The kill points' name of `pdgetrs_ft`'s steps (`R@getrs:STEP:PHASE`).
+pub const GETRS_POINTS: &str = "getrs";
+
 /// Mixed into the job's seed for B, so that B is not drawn from A's
 /// stream.
 const RHS_SEED: u64 = 0xB0B5;
-
-/// Where a solve runs: on a plain grid, or in the fault-tolerant region
-/// (whose repairs a fault-tolerant solve takes part in).
-pub enum On<'a> {
-    Plain(&'a Grid),
-    Ft(&'a mut Region),
-}
-
-impl On<'_> {
-    /// The grid the solve runs on.
-    pub fn grid(&self) -> &Grid {
-        match self {
-            On::Plain(g) => g,
-            On::Ft(r) => r.grid(),
-        }
-    }
-}
 
 /// An argument error of `ftla` itself (`name`: the option at fault), the
 /// same on every rank when its cause is global.
@@ -99,40 +86,39 @@ pub fn right_hand_sides(
     Ok(b)
 }
 
-/// Collective: `ftla lu --solve`: X = A⁻¹·B with the factors `fact`,
-/// `ipiv` of `orig`, its residual [`LU_SOLVE_RESIDUAL`] (ScaLAPACK's, over
-/// all NRHS columns at once), and X written to `--solution`.
-pub fn lu(
-    on: &mut On<'_>,
-    s: &SolveJob,
-    seed: u64,
-    orig: &DistMatrix,
-    fact: &DistMatrix,
-    ipiv: &[i64],
-) -> Result<f64, Error> {
-    let b = right_hand_sides(on.grid(), s, seed, orig.m(), fact.nb(), true)?;
-    let mut x = b.clone();
-    match on {
-        On::Plain(grid) => lu::pdgetrs(grid, lu::Transpose::NoTrans, fact, ipiv, &mut x)?,
-        On::Ft(region) => lu_solve_ft(region, fact, ipiv, &mut x)?,
-    }
-    let grid = on.grid();
-    let residual = lu::solve_residual(grid, orig, &x, &b)?;
-    write_solution(grid, s, &x)?;
-    Ok(residual)
-}
-
-/// Collective: the solve of `ftla lu --ft --solve` with the factors of
-/// `pdgetrf_ft` — the one place where the fault-tolerant `pdgetrs_ft`
-/// goes. Today the plain `pdgetrs` on the region's grid: the factors are
-/// whole after `pdgetrf_ft` (a replacement's blocks were rebuilt inside
-/// it), but a process lost during this solve is not recovered here, and
-/// no kill point lies in it.
+/// Collective: the solve of `ftla lu --ft --solve`, X = A⁻¹·B with the
+/// protected factors of `pdgetrf_ft` (`pdgetrs_ft`: kill points
+/// `R@getrs:STEP:PHASE`; a process lost in a step is rebuilt, its part of
+/// the factors from their checksums and of B from B's).
 ///
-/// * `fact`, `ipiv` (local / global input): the factors;
+/// * `factors` (local input): the protected factors;
 /// * `b` (local input/output): B on entry, X on exit.
-fn lu_solve_ft(region: &mut Region, fact: &DistMatrix, ipiv: &[i64], b: &mut DistMatrix) -> Result<(), Error> {
-    lu::pdgetrs(region.grid(), lu::Transpose::NoTrans, fact, ipiv, b)
+///
+/// # Errors
+/// Those of `pdgetrs_ft`, except that a process lost before B's
+/// checksums exist (the solve's verdicts and encoding, or between the
+/// factorization and the solve), which `pdgetrs_ft` leaves to its caller
+/// to repair and call again, is reported as unrecoverable here: this
+/// program starts the factorization again after such a loss, not the
+/// solve (its replacement's program would meet the survivors elsewhere).
+pub fn lu_solve_ft(
+    region: &mut Region,
+    factors: &lu_ft::LuFactors,
+    b: &mut DistMatrix,
+    opts: &FtOptions,
+) -> Result<FtReport, Error> {
+    lu_ft::pdgetrs_ft(region, lu::Transpose::NoTrans, factors, b, opts).map_err(|e| {
+        if e.is_process_failure() {
+            Error::Grid(blacs_ft::Error::Unrecoverable {
+                reason: format!(
+                    "a process was lost before the solve's checksums existed ({e}); ftla lu does not start the \
+                     solve again"
+                ),
+            })
+        } else {
+            e
+        }
+    })
 }
 
 /// Collective: `ftla qr --ft --lstsq`'s least-squares solve, the one
@@ -282,8 +268,8 @@ mod tests {
         let zero = DistMatrix::zeros(&grid, m, k, nb, nb).unwrap();
         let x0 = DistMatrix::zeros(&grid, n, k, nb, nb).unwrap();
         assert_eq!(lstsq_residual(&grid, &a, &x0, &zero).unwrap(), 0.0);
-        // LU: the solution's residual is small (and what `lu` reports), a
-        // perturbed solution's large.
+        // LU: the solution's residual is small, a perturbed solution's
+        // large.
         let sq = Generator::new(MatrixKind::DiagonallyDominant, 3, n, n).unwrap();
         let a = DistMatrix::from_fn(&grid, n, n, nb, nb, |i, j| sq.element(i, j)).unwrap();
         let mut fact = a.clone();
@@ -294,7 +280,6 @@ mod tests {
         lu::pdgetrs(&grid, lu::Transpose::NoTrans, &fact, &ipiv, &mut x).unwrap();
         let good = lu::solve_residual(&grid, &a, &x, &b).unwrap();
         assert!(good < 16.0, "{good}");
-        assert_eq!(lu(&mut On::Plain(&grid), &s, 11, &a, &fact, &ipiv).unwrap(), good);
         x.local_mut()[5] += 1e-6;
         let bad = lu::solve_residual(&grid, &a, &x, &b).unwrap();
         assert!(bad > 1e3 * good.max(1.0), "perturbed {bad}, solution {good}");

@@ -1,8 +1,9 @@
 //! Solving with the factors from the command line: `ftla lu --solve` and
 //! `ftla qr --lstsq`, with NRHS right-hand sides generated or read from
 //! `--rhs`, the solution written to `--solution` and read back here,
-//! LAPACK's checks in the report, kills from `FTLA_KILL`, and the usage
-//! errors. Every job runs under a hard timeout.
+//! LAPACK's checks in the report, kills from `FTLA_KILL` and inside
+//! `pdgetrs_ft` (`R@getrs:STEP:PHASE`), and the usage errors. Every job
+//! runs under a hard timeout.
 
 mod common;
 
@@ -102,6 +103,28 @@ fn lu_ft_solve_takes_ftla_kill_and_seven_right_hand_sides() {
 }
 
 #[test]
+fn lu_ft_solve_survives_kills_in_the_factorization_and_in_pdgetrs_ft() {
+    let lu = Ft::new("lu", &["--grid", "2x2", "--n", "256", "--nb", "32", "--solve", "--nrhs", "2", "--check"]);
+    // One list, both operations: rank 1 in the factorization, rank 2 in
+    // the solve (step 4: a block step of L), each through a spawn.
+    let (out, r) = lu.run(&["--kill", "1@3:update,2@getrs:4:update"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("injecting SIGKILL into rank 2 at getrs:4:update"), "{}", out.stderr);
+    let r = report(r, &out);
+    let ranks: Vec<Vec<i32>> = r.recoveries.iter().flatten().map(|e| e.ranks.clone()).collect();
+    assert_eq!(ranks, [vec![1], vec![2]], "{r:?}");
+    assert!(r.solve_residual.is_some_and(|s| s < 16.0) && residuals_pass(&r) && r.ok, "{r:?}");
+    // Grid rank 0, which writes the report, lost in the solve and
+    // replaced by a hot spare: its part of X is rebuilt.
+    let (out, r) = lu.run(&["--spares", "1", "--kill", "0@getrs:11:bcast"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r = report(r, &out);
+    let modes: Vec<&str> = r.recoveries.iter().flatten().map(|e| e.mode.as_str()).collect();
+    assert_eq!(modes, ["spare"], "{r:?}");
+    assert!(r.solve_residual.is_some_and(|s| s < 16.0) && residuals_pass(&r) && r.ok, "{r:?}");
+}
+
+#[test]
 fn qr_lstsq_passes_lapacks_check_plain_and_after_a_kill() {
     // Overdetermined and inconsistent (B random): X solves the normal
     // equations only.
@@ -183,6 +206,16 @@ fn solve_options_that_cannot_apply_are_usage_errors() {
         (vec!["lu", "--n", "50", "--solve", "--rhs", &missing], "does not exist"),
         (vec!["qr", "--m", "40", "--n", "50", "--lstsq"], "minimum-norm solution of an underdetermined system"),
         (vec!["lu", "--n", "50", "--solve", "--nrhs", "0"], "0 is not in 1.."),
+        // Kills in the solve: a step and a phase it has, once.
+        (vec!["lu", "--ft", "--grid", "2x2", "--n", "64", "--nb", "16", "--kill", "1@getrs:3"], "getrs with --solve"),
+        (
+            vec!["lu", "--ft", "--grid", "2x2", "--n", "64", "--nb", "16", "--solve", "--kill", "1@getrs:9"],
+            "the last is 8",
+        ),
+        (
+            vec!["lu", "--ft", "--grid", "2x2", "--n", "64", "--nb", "16", "--solve", "--kill", "1@getrs:0:encode"],
+            "makes the solve start again",
+        ),
     ];
     for (args, says) in &cases {
         let out = ftla(args);
