@@ -237,7 +237,8 @@ const QR_KILL: &str = concat!(
     args or encode at step 0, then bcast (V and T, or R's block column or row, along the process rows), update \
     (the reduction of Vᵀ·B, or the solved block row down the process columns) or commit at any step. A point \
     without an operation (R@STEP:PHASE) fires in whichever reaches it first, one without a phase at its step's \
-    first;",
+    first. ftla qr --lstsq --ft runs pdgels_ft, whose R@gels points apply (not args or encode, and not with \
+    --reps);",
     repair_points!()
 );
 /// `ftla lu --kill`.
@@ -246,7 +247,8 @@ const LU_KILL: &str = concat!(
     checksums exist), then panel, bcast, swap (the row interchanges), update or commit at any step; in the solve \
     pdgetrs_ft, R@getrs:STEP:PHASE: args or encode at step 0, swap at the interchanges' step (step 0 with TRANS=N, \
     2*NBLK with T; NBLK = ceil(N/NB)), bcast (the factors' panel) or update (B's solved block row) at a block step \
-    (the others), commit at any step;",
+    (the others), commit at any step (ftla lu runs it with --solve, TRANS=N, and takes its points but args and \
+    encode, and not with --reps);",
     repair_points!()
 );
 /// `ftla cg --kill`.
@@ -435,7 +437,9 @@ pub struct QrArgs {
     pub matrix: MatrixArgs,
     /// Least squares: minimise ‖A·X−B‖₂ for M ≥ N through the QR
     /// factorization (pdgels: pdgeqrf, Qᵀ·B, R·X = (Qᵀ·B)(1:N); with --ft
-    /// the factorization is pdgeqrf_ft). Reports LAPACK's least-squares
+    /// pdgels_ft: pdgeqrf_ft's protected factors and a protected solve,
+    /// taking kills R@gels:STEP:PHASE; the time and Gflop/s count the
+    /// factorization and the solve together). Reports LAPACK's least-squares
     /// check lstsq_residual = ‖Aᵀ(B−A·X)‖₁/(max(M,N,NRHS)·‖A‖₁·‖B‖₁·eps)
     /// (dqrt17; small, < 16, when X solves the normal equations). M < N
     /// (the minimum-norm solution) is not supported yet.

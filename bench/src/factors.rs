@@ -195,7 +195,7 @@ impl Factors {
                 // the others are already inside the factorization.)
                 let collective = !region.is_joining();
                 let mut b = solve::right_hand_sides(region.grid(), &s.system, s.seed, mat.m(), mat.nb(), collective)?;
-                let report = solve::gels_ft(region, mat, &mut s.tau, &mut b, opts, work)?;
+                let report = solve::gels_ft(region, mat, &mut s.tau, &mut b, opts)?;
                 s.b = Some(b);
                 Ok((report, None))
             }

@@ -366,14 +366,15 @@ fn timed_ft(
     Ok(FtRun { secs, report, factors, singular, fact: mat, restarts: counts[1] as usize })
 }
 
-/// Whether this replacement joins an interrupted `pdgetrs_ft` (a kill
-/// in `lu --solve`'s solve): its program then makes the factorization
-/// call before it again, which returns at once with the factors to be
-/// rebuilt, and joins the solve (the checks allow such kills only in the
-/// main run, whose factorization is the log's call before the solve).
+/// Whether this replacement joins an interrupted solve (a kill in
+/// `lu --solve`'s `pdgetrs_ft` or `qr --lstsq`'s `pdgels_ft` solve): its
+/// program then makes the factorization call before it again, which
+/// returns at once with the factors to be rebuilt, and joins the solve
+/// (the checks allow such kills only in the main run, whose factorization
+/// is the log's call before the solve).
 fn joins_a_solve(region: &Region) -> bool {
     let calls = region.log().calls();
-    calls.iter().find(|c| !c.status.is_over()).is_some_and(|c| c.name == crate::solve::GETRS_CALL)
+    calls.iter().find(|c| !c.status.is_over()).is_some_and(|c| crate::solve::SOLVE_CALLS.contains(&c.name.as_str()))
 }
 
 /// pdgetrf's INFO for a singular matrix must be the same on every rank (a

@@ -397,7 +397,10 @@ impl FactorJob {
                     }
                 }
                 o if o == crate::solve::GETRS_POINTS && self.op == Op::Lu && self.solve.is_some() => {
-                    self.check_solve_kill(phase, step, repeated)?;
+                    self.check_solve_kill(o, phase, step, repeated)?;
+                }
+                o if o == crate::solve::GELS_POINTS && self.op == Op::Qr && self.solve.is_some() => {
+                    self.check_solve_kill(o, phase, step, repeated)?;
                 }
                 "repair" | "region" => {
                     let known: &[&str] = if op == "repair" { &REPAIR_PHASES } else { &["share"] };
@@ -418,7 +421,7 @@ impl FactorJob {
                     }
                 }
                 other => {
-                    let solve = if self.op == Op::Lu { ", getrs with --solve" } else { "" };
+                    let solve = if self.op == Op::Lu { ", getrs with --solve" } else { ", gels with --lstsq" };
                     return Err(format!(
                         "--kill: `{other}` names no kill point of ftla {} (use {}{solve}, repair or region)",
                         self.op.name(),
@@ -443,20 +446,24 @@ impl FactorJob {
         Ok(kills)
     }
 
-    /// A kill point in `lu --solve`'s `pdgetrs_ft` (`R@getrs:STEP:PHASE`):
-    /// its phase is one of a solve step's, its step comes (step 0 the row
-    /// interchanges, then ⌈N/NB⌉ block steps of L and as many of U), and
-    /// it is not repeated (a replacement joins a solve only in the main
-    /// run, whose factorization is the log's call just before it).
-    fn check_solve_kill(&self, phase: Option<&str>, step: Option<u64>, repeated: bool) -> Result<(), String> {
-        let op = crate::solve::GETRS_POINTS;
-        let steps: Vec<&str> =
-            scalapack_ft::lu_ft::GETRS_STEP_PHASES.iter().chain(&[Phase::Commit]).map(|p| p.name()).collect();
+    /// A kill point in the solve with the factors: `lu --solve`'s
+    /// `pdgetrs_ft` (`R@getrs:STEP:PHASE`: step 0 the row interchanges,
+    /// then ⌈N/NB⌉ block steps of L and as many of U) or `qr --lstsq`'s
+    /// `pdgels_ft` (`R@gels:STEP:PHASE`: ⌈N/NB⌉ panels of Qᵀ, then as many
+    /// block rows of R). Its phase is one of a solve step's, its step
+    /// comes, and it is not repeated (a replacement joins a solve only in
+    /// the main run, whose factorization is the log's call just before
+    /// it).
+    fn check_solve_kill(&self, op: &str, phase: Option<&str>, step: Option<u64>, repeated: bool) -> Result<(), String> {
+        let lu = self.op == Op::Lu;
+        let phases = if lu { scalapack_ft::lu_ft::GETRS_STEP_PHASES } else { scalapack_ft::qr_ft::GELS_PHASES };
+        let steps: Vec<&str> = phases.iter().chain(&[Phase::Commit]).map(|p| p.name()).collect();
         match phase {
             Some(p @ ("args" | "encode")) => {
                 return Err(format!(
                     "--kill: a loss in the solve's {p} phase (before B's checksums exist) makes the solve start \
-                     again, which ftla lu does not do; kill at a later phase ({})",
+                     again, which ftla {} does not do; kill at a later phase ({})",
+                    self.op.name(),
                     steps.join(", ")
                 ))
             }
@@ -465,20 +472,25 @@ impl FactorJob {
             }
             _ => {}
         }
-        let total = self.shape().map(|(_, n)| 2 * n.div_ceil(self.nb) as u64 + 1);
+        let blocks = self.shape().map(|(_, n)| n.div_ceil(self.nb) as u64);
+        let total = blocks.map(|b| if lu { 2 * b + 1 } else { 2 * b });
         if let (Some(s), Some(total)) = (step, total) {
             if s >= total {
+                let what = if lu {
+                    "0 the row interchanges, then the block steps of L and of U"
+                } else {
+                    "the panels of Qᵀ, then the block rows of R"
+                };
                 return Err(format!(
-                    "--kill: step {s} never comes: the solve has {total} step(s) (0 the row interchanges, then \
-                     the block steps of L and of U), the last is {}",
+                    "--kill: step {s} never comes: the solve has {total} step(s) ({what}), the last is {}",
                     total - 1
                 ));
             }
         }
         if repeated {
-            return Err("--kill with --reps: kills in the solve (getrs) are not repeated; drop --reps or the getrs \
-                        kills"
-                .into());
+            return Err(format!(
+                "--kill with --reps: kills in the solve ({op}) are not repeated; drop --reps or the {op} kills"
+            ));
         }
         Ok(())
     }

@@ -6,23 +6,26 @@
 use crate::problem::SolveJob;
 use blacs_ft::{Grid, Scope};
 use recovery::Region;
-use scalapack_ft::abft::{FtOptions, FtReport, FtWorkspace};
+use scalapack_ft::abft::{FtOptions, FtReport};
 use scalapack_ft::blas::{self, Trans};
 use scalapack_ft::dist_io::{read_matrix, read_matrix_local, write_columns};
 use scalapack_ft::generate::{Generator, MatrixKind};
 use scalapack_ft::norms::{one_norm, EPS};
 use scalapack_ft::pblas::pdgemm;
-use scalapack_ft::{lu, lu_ft, qr, qr_ft, DistMatrix, Error};
+use scalapack_ft::{lu, lu_ft, qr_ft, DistMatrix, Error};
 
 /// `lu --solve`'s residual, as the report prints it.
 pub const LU_SOLVE_RESIDUAL: &str = "‖A·X−B‖₁/(‖A‖₁·‖X‖₁·N·eps)";
 /// `qr --lstsq`'s residual, as the report prints it.
 pub const LSTSQ_RESIDUAL: &str = "‖Aᵀ(B−A·X)‖₁/(max(M,N,NRHS)·‖A‖₁·‖B‖₁·eps)";
 
-/// The status log's name of a `pdgetrs_ft` call.
-pub const GETRS_CALL: &str = "pdgetrs_ft";
+/// The status log's names of the solves' calls (`pdgetrs_ft`, and
+/// `pdgels_ft`'s solve after its factorization).
+pub const SOLVE_CALLS: [&str; 2] = ["pdgetrs_ft", "pdgels_ft"];
 /// The kill points' name of `pdgetrs_ft`'s steps (`R@getrs:STEP:PHASE`).
 pub const GETRS_POINTS: &str = "getrs";
+/// The kill points' name of `pdgels_ft`'s solve steps (`R@gels:STEP:PHASE`).
+pub const GELS_POINTS: &str = "gels";
 
 /// Mixed into the job's seed for B, so that B is not drawn from A's
 /// stream.
@@ -109,41 +112,39 @@ pub fn lu_solve_ft(
 ) -> Result<FtReport, Error> {
     lu_ft::pdgetrs_ft(region, lu::Transpose::NoTrans, factors, b, opts).map_err(|e| {
         if e.is_process_failure() {
-            Error::Grid(blacs_ft::Error::Unrecoverable {
-                reason: format!(
-                    "a process was lost before the solve's checksums existed ({e}); ftla lu does not start the \
-                     solve again"
-                ),
-            })
+            solve_restart_unsupported(&e, "ftla lu")
         } else {
             e
         }
     })
 }
 
-/// Collective: `ftla qr --ft --lstsq`'s least-squares solve, the one
-/// place where the fault-tolerant `pdgels_ft` goes: `a` is factored by
-/// `pdgeqrf_ft` (its kill points fire there, and a lost process is
-/// rebuilt from the checksums), then the plain Qᵀ·B (`pdormqr`) and
-/// R·X = (Qᵀ·B)(1:N) (`upper_solve`) finish on the repaired grid, as after
-/// any `pdgeqrf_ft`; a process lost in those two is not recovered.
+/// Collective: `ftla qr --ft --lstsq`'s least-squares solve,
+/// `pdgels_ft`: `a` is factored by `pdgeqrf_ft` into protected factors
+/// (kill points `R@qr:…`), then Qᵀ·B and R·X = (Qᵀ·B)(1:N) run as one
+/// protected solve (kill points `R@gels:STEP:PHASE`); a process lost in
+/// either is rebuilt.
 ///
-/// * `a` (local input/output): M×N, M ≥ N; on exit its QR factors;
+/// * `a` (local input/output): M×N, M ≥ N; taken by the factorization,
+///   and on exit a plain copy of its QR factors (R and V);
 /// * `tau` (global output);
 /// * `b` (local input/output): M×NRHS with A's rows; on exit X in rows
 ///   0..N, as pdgels leaves it;
-/// * `opts`, `work`: as `pdgeqrf_ft_in`'s.
+/// * `opts`: as `pdgeqrf_ft`'s.
 ///
 /// # Errors
-/// M < N (the minimum-norm solution) is an agreed argument error;
-/// otherwise those of the three routines.
+/// M < N (the minimum-norm solution, which the plain path lacks) is an
+/// argument error; otherwise those of `pdgels_ft`. A process lost before
+/// the solve's checksums exist is reported as unrecoverable (this
+/// program starts the factorization again after such a loss, not the
+/// solve; the checks refuse the kill points that cause it), one lost
+/// before the factorization's is returned as the process failure it is.
 pub fn gels_ft(
     region: &mut Region,
     a: &mut DistMatrix,
     tau: &mut Vec<f64>,
     b: &mut DistMatrix,
     opts: &FtOptions,
-    work: &mut FtWorkspace,
 ) -> Result<FtReport, Error> {
     if a.m() < a.n() {
         // (Global sizes: the same verdict on every rank.)
@@ -152,11 +153,36 @@ pub fn gels_ft(
             format!("needs M ≥ N, got {}x{}: the minimum-norm solution (M < N) is not supported yet", a.m(), a.n()),
         ));
     }
-    let report = qr_ft::pdgeqrf_ft_in(region, a, tau, opts, work)?;
-    let n = a.n();
-    qr::pdormqr(region.grid(), Trans::Yes, a, tau, n, b)?;
-    qr::upper_solve(region.grid(), a, n, b)?;
-    Ok(report)
+    let nb = a.nb();
+    let taken = std::mem::replace(a, DistMatrix::zeros(region.grid(), 0, 0, nb, nb)?);
+    let first_call = region.log().position();
+    let (factors, report) = qr_ft::pdgels_ft(region, taken, b, opts).map_err(|e| {
+        // (A call lost before its checksums existed is forgotten: past the
+        // first call, the factorization completed and the solve failed.)
+        let in_the_solve = region.log().position() > first_call;
+        if e.is_process_failure() && in_the_solve {
+            solve_restart_unsupported(&e, "ftla qr")
+        } else {
+            e
+        }
+    })?;
+    *tau = factors.tau();
+    *a = factors.to_matrix(region)?;
+    let mut whole = report.factor;
+    whole.recoveries.extend(report.solve.recoveries);
+    Ok(whole)
+}
+
+/// The error for a process lost before a solve's checksums existed: the
+/// solve would have to start again, and `program` starts the
+/// factorization again instead.
+fn solve_restart_unsupported(e: &Error, program: &str) -> Error {
+    Error::Grid(blacs_ft::Error::Unrecoverable {
+        reason: format!(
+            "a process was lost before the solve's checksums existed ({e}); {program} does not start \
+                         the solve again"
+        ),
+    })
 }
 
 /// X: rows 0..`n` of `b` (where pdgels leaves the solution), a matrix of
@@ -253,7 +279,7 @@ mod tests {
         let s = SolveJob { nrhs: k, rhs: None, solution: None };
         let b = right_hand_sides(&grid, &s, 7, m, nb, true).unwrap();
         let (mut fact, mut xb) = (a.clone(), b.clone());
-        qr::pdgels(&grid, &mut fact, &mut xb).unwrap();
+        scalapack_ft::qr::pdgels(&grid, &mut fact, &mut xb).unwrap();
         let x = leading_rows(&grid, &xb, n).unwrap();
         let good = lstsq_residual(&grid, &a, &x, &b).unwrap();
         assert!(good < 16.0, "{good}");

@@ -1,9 +1,9 @@
 //! Solving with the factors from the command line: `ftla lu --solve` and
 //! `ftla qr --lstsq`, with NRHS right-hand sides generated or read from
 //! `--rhs`, the solution written to `--solution` and read back here,
-//! LAPACK's checks in the report, kills from `FTLA_KILL` and inside
-//! `pdgetrs_ft` (`R@getrs:STEP:PHASE`), and the usage errors. Every job
-//! runs under a hard timeout.
+//! LAPACK's checks in the report, kills from `FTLA_KILL` and inside the
+//! solves (`R@getrs:…` in `pdgetrs_ft`, `R@gels:…` in `pdgels_ft`), and the
+//! usage errors. Every job runs under a hard timeout.
 
 mod common;
 
@@ -138,11 +138,14 @@ fn qr_lstsq_passes_lapacks_check_plain_and_after_a_kill() {
     let _ = std::fs::remove_file(&json);
     let lstsq = plain.lstsq_residual.expect("lstsq_residual");
     assert!(lstsq < 16.0 && plain.ok && plain.nrhs == Some(2), "{plain:?}");
-    // pdgeqrf_ft, a rank killed mid-factorization: the same check.
-    let (out, r) = Ft::new("qr", &shape[..]).run(&["--kill", "3@4:update"]);
+    // pdgels_ft, one rank killed mid-factorization and another in the
+    // solve (step 12: a block row of R): the same check.
+    let (out, r) = Ft::new("qr", &shape[..]).run(&["--kill", "3@4:update,1@gels:12:bcast"]);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("injecting SIGKILL into rank 1 at gels:12:bcast"), "{}", out.stderr);
     let r = report(r, &out);
-    assert_eq!(r.recoveries.as_ref().map(Vec::len), Some(1), "{r:?}");
+    let ranks: Vec<Vec<i32>> = r.recoveries.iter().flatten().map(|e| e.ranks.clone()).collect();
+    assert_eq!(ranks, [vec![3], vec![1]], "{r:?}");
     assert!(r.lstsq_residual.is_some_and(|v| v < 16.0) && residuals_pass(&r) && r.ok, "{r:?}");
 }
 
@@ -216,6 +219,11 @@ fn solve_options_that_cannot_apply_are_usage_errors() {
             vec!["lu", "--ft", "--grid", "2x2", "--n", "64", "--nb", "16", "--solve", "--kill", "1@getrs:0:encode"],
             "makes the solve start again",
         ),
+        (
+            vec!["qr", "--ft", "--grid", "2x2", "--n", "64", "--nb", "16", "--lstsq", "--kill", "1@gels:8"],
+            "the last is 7",
+        ),
+        (vec!["qr", "--ft", "--grid", "2x2", "--n", "64", "--nb", "16", "--kill", "1@gels:2"], "gels with --lstsq"),
     ];
     for (args, says) in &cases {
         let out = ftla(args);
