@@ -497,8 +497,9 @@ impl FactorJob {
 
     /// The most memory one process of the job holds at once, in bytes:
     /// the matrix (with its checksum columns and sums for `--ft`, which a
-    /// parked spare prepares as well), with `--solve` or `--lstsq` B and X,
-    /// and with `--check` a copy of the input. `None` when the shape is not known before the launch.
+    /// parked spare prepares as well), with `--solve` or `--lstsq` B and X
+    /// (and with `--ft` a plain copy of the protected factors), and with
+    /// `--check` a copy of the input. `None` when the shape is not known before the launch.
     pub fn bytes_per_process(&self) -> Option<u64> {
         let (m, n) = self.shape()?;
         let (p, q) = (self.grid.p as usize, self.grid.q as usize);
@@ -507,11 +508,12 @@ impl FactorJob {
             Some(_) => scalapack_ft::qr_ft::FtWorkspace::bytes_per_process(m, n, self.nb, p, q).unwrap_or(matrix),
             None => matrix,
         };
-        // B and X (or B and its copy), with A's rows.
-        let system = self
-            .solve
-            .as_ref()
-            .map_or(0, |s| 2 * 8 * DistMatrix::local_len_bound(m, s.nrhs, self.nb, self.nb, p, q) as u64);
+        // B and X (or B and its copy), with A's rows; with --ft also a
+        // plain copy of the protected factors (for the checks).
+        let system = self.solve.as_ref().map_or(0, |s| {
+            let copy = if self.ft.is_some() { matrix } else { 0 };
+            2 * 8 * DistMatrix::local_len_bound(m, s.nrhs, self.nb, self.nb, p, q) as u64 + copy
+        });
         Some(factored + system + if self.check { matrix } else { 0 })
     }
 
