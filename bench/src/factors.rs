@@ -207,7 +207,7 @@ impl Factors {
                 // `work` made for the checksum columns); a plain copy of
                 // them comes back for the checks and --output.
                 let a = std::mem::replace(mat, DistMatrix::zeros(region.grid(), 0, 0, nb, nb)?);
-                let (factors, mut report) = match lu_ft::LuFactors::factor(region, a, opts) {
+                let (factors, report) = match lu_ft::LuFactors::factor(region, a, opts) {
                     Ok(f) => f,
                     Err(e @ Error::Singular { .. }) => {
                         // (Agreed: no factors on any process.)
@@ -224,10 +224,9 @@ impl Factors {
                 let b = solve::right_hand_sides(region.grid(), &s.system, s.seed, m, nb, collective)?;
                 let mut x = b.clone();
                 let solved = solve::lu_solve_ft(region, &factors, &mut x, opts)?;
-                report.recoveries.extend(solved.recoveries);
                 *mat = factors.to_matrix(region)?;
                 (s.b, s.x) = (Some(b), Some(x));
-                Ok((report, None))
+                Ok((solve::factor_and_solve(report, solved), None))
             }
             Factors::Solution(s) => {
                 let (b, mut x) = s.vectors(region.grid(), mat)?;

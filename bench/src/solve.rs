@@ -168,9 +168,21 @@ pub fn gels_ft(
     })?;
     *tau = factors.tau();
     *a = factors.to_matrix(region)?;
-    let mut whole = report.factor;
-    whole.recoveries.extend(report.solve.recoveries);
-    Ok(whole)
+    Ok(factor_and_solve(report.factor, report.solve))
+}
+
+/// One report for a factorization and the solve after it: the
+/// recoveries of both, the time both ran in earlier jobs (checkpoint-on-
+/// failure), the factorization's checksum model, and the checksum check
+/// of the factors unless B's failed (`verify`).
+pub fn factor_and_solve(factor: FtReport, solve: FtReport) -> FtReport {
+    let mut whole = factor;
+    whole.recoveries.extend(solve.recoveries);
+    whole.earlier_s += solve.earlier_s;
+    if solve.check.as_ref().is_some_and(|c| !c.ok) {
+        whole.check = solve.check;
+    }
+    whole
 }
 
 /// The error for a process lost before a solve's checksums existed: the
