@@ -22,11 +22,11 @@
 //! * [`PanelDriver`]: what the panel factorizations (QR, LU) share of the
 //!   protocol's `Algorithm` (the extended matrix, the panel's backup, the
 //!   look-ahead; abort, rebuild, verification, checkpoint arrays);
-//! * [`ProtectedFactors`]: a factorization's extended matrix kept after it
+//! * `ProtectedFactors`: a factorization's extended matrix kept after it
 //!   returns, rebuilt by the region after a repair;
-//! * [`run_solve`]: the one runner of the solves on protected factors
+//! * `run_solve`: the one runner of the solves on protected factors
 //!   (LU's and QR's), B protected by checksum columns of its own
-//!   ([`ProtectedRhs`]), each solve's steps supplied as [`SolveSteps`].
+//!   (`ProtectedRhs`), each solve's steps supplied as `SolveSteps`.
 
 mod encode;
 mod encode_plan;
