@@ -106,13 +106,13 @@ pub const GETRS_STEP_PHASES: &[Phase] = &[Phase::Swap, Phase::Bcast, Phase::Upda
 /// way; the call made again finds the factors mended. Two losses in one
 /// process row are [`blacs_ft::Error::Unrecoverable`] during the solve,
 /// and between calls make the factors lost ([`crate::Error::InputLost`]
-/// at the next solve). Under checkpoint-on-failure the survivors save B at the
-/// committed step; the job started again makes its calls again, the
-/// factorization included, and the interrupted solve resumes from the
-/// checkpoints with those factors. On a replacement,
-/// a solve that completed before it joined returns at once and marks `b`
-/// lost ([`DistMatrix::is_lost`]): its part of X went with the process
-/// it replaces.
+/// at the next solve). Under checkpoint-on-failure the survivors save B
+/// at the committed step; the job started again makes its calls again,
+/// the factorization included, and the interrupted solve resumes from the
+/// checkpoints with those factors. On a replacement, a solve that
+/// completed before it joined returns at once and marks `b` lost
+/// ([`DistMatrix::is_lost`]): its part of X went with the process it
+/// replaces.
 pub fn pdgetrs_ft(
     region: &mut Region,
     trans: Transpose,
