@@ -15,7 +15,7 @@
 //! it relaunches itself under `mpiexec` with a hard timeout.
 //!
 //! ```text
-//! ft-lstsq [--grid PxQ] [--m M] [--n N] [--nb NB] [--nb-b NB] [--nrhs K] [--mode gels|apart|q]
+//! ft-lstsq [--grid PxQ] [--m M] [--n N] [--nb NB] [--mb-b MB] [--nb-b NB] [--nrhs K] [--mode gels|apart|q]
 //!          [--kill-between R,...] [--kill-after R] [--spares S] [--cof DIR] [--timeout S]
 //! ```
 //! Prints per process `RANK r[ replacement] recoveries=N plain=ok|DIFF(e)[
@@ -59,7 +59,11 @@ struct Args {
     /// against the plain pdormqr).
     #[arg(long, default_value = "gels", value_parser = ["gels", "apart", "q"])]
     mode: String,
-    /// B's block size (NB by default; another one is an argument error).
+    /// B's row block size (NB by default; another one is an argument
+    /// error).
+    #[arg(long)]
+    mb_b: Option<usize>,
+    /// B's column block size (NB by default; any one is solved).
     #[arg(long)]
     nb_b: Option<usize>,
     /// `apart` and `q`: grid ranks that die between the factorization and
@@ -312,11 +316,11 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, Ending> {
 
 /// The right-hand sides, as the program makes them: max(M, N) rows for
 /// least squares (rows M.. of a minimum-norm problem's B are not read),
-/// M for Q·B.
+/// M for Q·B; in blocks of `--mb-b` × `--nb-b`.
 fn b_again(grid: &Grid, args: &Args) -> Result<DistMatrix, Error> {
-    let nb_b = args.nb_b.unwrap_or(args.nb);
+    let (mb_b, nb_b) = (args.mb_b.unwrap_or(args.nb), args.nb_b.unwrap_or(args.nb));
     let rows = if args.mode == "q" { args.m } else { args.m.max(args.n) };
-    DistMatrix::from_fn(grid, rows, args.nrhs, nb_b, nb_b, |i, j| if i < args.m { b_element(i, j) } else { 0.0 })
+    DistMatrix::from_fn(grid, rows, args.nrhs, mb_b, nb_b, |i, j| if i < args.m { b_element(i, j) } else { 0.0 })
 }
 
 /// The plain QR of `a` in place, and its tau.

@@ -1,22 +1,23 @@
 //! Solves on protected LU factors, driven by `tests/tests/ft_solve.rs`:
 //! in a resilient region, `LuFactors::factor`, then `pdgetrs_ft` for each
 //! case (`N1` = TRANS N with one right-hand side, `T7` = TRANS T with
-//! seven, ...), with the kills of FTLA_KILL (`R@getrs:STEP:PHASE`) and,
-//! with `--kill-between R`, grid rank R (or several) dying by its own SIGKILL between
-//! the factorization and the first solve (the region repairs and runs its
-//! body again; the replacement runs it from the top). Then every process
-//! With `--cof` the recovery is checkpoint-on-failure: the survivors save,
-//! the job is started again (once), runs the program again and resumes
-//! the interrupted solve from the checkpoints.
-//! `--kill-after R` kills grid rank R the same way after the first solve
-//! (the region runs its body again: the first solve is done, its X in
-//! place). Then every process
-//! factors the same A with the plain `pdgetrf`, solves with `pdgetrs`, and
-//! compares its part of each X. Started outside MPI, it relaunches itself
-//! under `mpiexec` with a hard timeout.
+//! seven, `N7/5` = the same as N7 with B's columns in blocks of 5 — B's
+//! rows are always in A's blocks —, ...), with the kills of FTLA_KILL
+//! (`R@getrs:STEP:PHASE`) and, with `--kill-between R`, grid rank R (or
+//! several) dying by its own SIGKILL between the factorization and the
+//! first solve (the region repairs and runs its body again; the
+//! replacement runs it from the top). `--kill-after R` kills grid rank R
+//! the same way after the first solve (the region runs its body again:
+//! the first solve is done, its X in place). With `--cof` the recovery
+//! is checkpoint-on-failure: the survivors save, the job is started
+//! again (once), runs the program again and resumes the interrupted
+//! solve from the checkpoints. Then every process factors the same A
+//! with the plain `pdgetrf`, solves with `pdgetrs` (B in the same
+//! blocks), and compares its part of each X. Started outside MPI, it
+//! relaunches itself under `mpiexec` with a hard timeout.
 //!
 //! ```text
-//! ft-solve [--grid PxQ] [--n N] [--nb NB] [--cases N1,N7,T1,T7] [--kill-between R,...] [--kill-after R]
+//! ft-solve [--grid PxQ] [--n N] [--nb NB] [--cases N1,N7,T1,T7,N7/5] [--kill-between R,...] [--kill-after R]
 //!          [--spares S] [--cof] [--timeout S]
 //! ```
 //! Prints per process and case `RANK r CASE c x=match|lost|WRONG rec=K
@@ -30,16 +31,19 @@
 //! is lost somewhere); and first `RANK r PIVOTS moved=M`, the rows the
 //! pivots interchange, and `RANK r FACTORS diff=D`, the largest difference
 //! between this process's part of the protected factors at the end and
-//! the plain `pdgetrf`'s, and `RANK r BAD-B info=I`, the INFO of a solve
-//! given a B with NB_B ≠ MB_B. When the factors are lost (two processes
+//! the plain `pdgetrf`'s, and `RANK r BAD-B mb=I csrc=J`, the INFOs of
+//! solves given a B with MB_B ≠ NB_A and one whose first block column is
+//! on process column 1. When the factors are lost (two processes
 //! of a process row died between the factorization and the solve), each
 //! process prints only `RANK r SOLVE input-lost(ARGUMENT,rank=R)`.
 
+use blacs_ft::index::numroc;
 use blacs_ft::launch::{
     inside_mpi, new_run_id, relaunch, write_outcome, write_status, CofRelaunch, Outcome, Relaunch, EXIT_CHECKPOINTED,
 };
 use blacs_ft::{Grid, GridOptions, Joined, Runtime};
 use recovery::{kill_self, Region};
+use scalapack_ft::descriptor::Descriptor;
 use scalapack_ft::lu::{pdgetrf, pdgetrs, solve_residual, Transpose};
 use scalapack_ft::lu_ft::{pdgetrs_ft, FtOptions, LuFactors};
 use scalapack_ft::{DistMatrix, Error};
@@ -57,7 +61,8 @@ struct Args {
     /// Block size.
     #[arg(long, default_value_t = 16)]
     nb: usize,
-    /// The solves, in order: TRANS (N or T) and NRHS, comma-separated.
+    /// The solves, in order: TRANS (N or T) and NRHS, then optionally
+    /// `/NB_B` (B's column block; A's by default), comma-separated.
     #[arg(long, default_value = "N1,N7,T1,T7", value_delimiter = ',', value_parser = parse_case)]
     cases: Vec<Case>,
     /// Grid ranks that die between the factorization and the first solve
@@ -79,29 +84,40 @@ struct Args {
     timeout: u64,
 }
 
-/// One solve: which system, how many right-hand sides.
+/// One solve: which system, how many right-hand sides, in which column
+/// blocks.
 #[derive(Clone, Copy, Debug)]
 struct Case {
     trans: Transpose,
     nrhs: usize,
+    /// B's column block (`None`: A's block size).
+    nb_b: Option<usize>,
 }
 
 impl std::fmt::Display for Case {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let t = if self.trans == Transpose::NoTrans { "N" } else { "T" };
-        write!(f, "{t}{}", self.nrhs)
+        write!(f, "{t}{}", self.nrhs)?;
+        match self.nb_b {
+            Some(nb_b) => write!(f, "/{nb_b}"),
+            None => Ok(()),
+        }
     }
 }
 
 fn parse_case(v: &str) -> Result<Case, String> {
-    let bad = || format!("a case is N or T then NRHS (N1, T7), got `{v}`");
+    let bad = || format!("a case is N or T, then NRHS, then optionally /NB_B (N1, T7, N7/5), got `{v}`");
     let trans = match v.get(..1) {
         Some("N") => Transpose::NoTrans,
         Some("T") => Transpose::Trans,
         _ => return Err(bad()),
     };
-    let nrhs: usize = v[1..].parse().map_err(|_| bad())?;
-    Ok(Case { trans, nrhs })
+    let (nrhs, nb_b) = match v[1..].split_once('/') {
+        Some((nrhs, nb_b)) => (nrhs, Some(nb_b.parse().map_err(|_| bad())?)),
+        None => (&v[1..], None),
+    };
+    let nrhs: usize = nrhs.parse().map_err(|_| bad())?;
+    Ok(Case { trans, nrhs, nb_b })
 }
 
 /// A(i, j): nonsymmetric and well conditioned, the same on every process,
@@ -218,7 +234,7 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, Ended> {
     let bs: Vec<DistMatrix> = args
         .cases
         .iter()
-        .map(|c| DistMatrix::from_fn(grid, n, c.nrhs, nb, nb, rhs))
+        .map(|c| DistMatrix::from_fn(grid, n, c.nrhs, nb, c.nb_b.unwrap_or(nb), rhs))
         .collect::<Result<_, _>>()
         .map_err(s)?;
     let opts = FtOptions { verify: true };
@@ -270,12 +286,19 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, Ended> {
         Err(e) => return Err(e.to_string().into()),
     };
     let kept = factors.to_matrix(region).map_err(s)?;
-    // B with NB_B ≠ MB_B: refused on every process, against DESCB's NB_.
-    let mut bad = DistMatrix::from_fn(region.grid(), n, 3, nb, nb + 1, rhs).map_err(s)?;
-    let refused = match pdgetrs_ft(region, Transpose::NoTrans, &factors, &mut bad, &opts) {
-        Ok(_) => "accepted".to_string(),
-        Err(e) => format!("info={}", e.info()),
-    };
+    // B with MB_B ≠ NB_A (PDGETRS's own check), and B whose first block
+    // column is on process column 1 (the one restriction beyond it):
+    // refused on every process.
+    let mut refused = Vec::new();
+    for mut bad in [
+        DistMatrix::from_fn(region.grid(), n, 3, nb + 1, nb, rhs).map_err(s)?,
+        second_column_first(region.grid(), n, 3, nb)?,
+    ] {
+        refused.push(match pdgetrs_ft(region, Transpose::NoTrans, &factors, &mut bad, &opts) {
+            Ok(_) => "accepted".to_string(),
+            Err(e) => e.info().to_string(),
+        });
+    }
     // The plain solves of the same problem, on every process.
     let grid = region.grid();
     let mut lu = a0.clone();
@@ -285,7 +308,7 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, Ended> {
     let at = DistMatrix::from_fn(grid, n, n, nb, nb, |i, j| element(j, i)).map_err(s)?;
     let mut lines = format!("RANK {} PIVOTS moved={moved}\n", grid.rank());
     lines += &format!("RANK {} FACTORS diff={:.1e}\n", grid.rank(), max_diff(&kept, &lu));
-    lines += &format!("RANK {} BAD-B {refused}\n", grid.rank());
+    lines += &format!("RANK {} BAD-B mb={} csrc={}\n", grid.rank(), refused[0], refused[1]);
     for (((case, b0), x), got) in args.cases.iter().zip(&bs).zip(&xs).zip(&solved) {
         let got = got.ok_or("a solve left no report")?;
         let mut want = b0.clone();
@@ -317,6 +340,17 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, Ended> {
         );
     }
     Ok(lines)
+}
+
+/// An `n`×`nrhs` B in `nb`×`nb` blocks whose first block column is on
+/// process column 1 (CSRC = 1).
+fn second_column_first(grid: &Grid, n: usize, nrhs: usize, nb: usize) -> Result<DistMatrix, String> {
+    let (p, q) = (grid.nprow() as usize, grid.npcol() as usize);
+    let (myrow, mycol) = (grid.myrow() as usize, grid.mycol() as usize);
+    let lld = numroc(n, nb, myrow, 0, p).max(1);
+    let desc = Descriptor::new(n, nrhs, nb, nb, 0, 1, lld, 0, p, q, myrow).map_err(|e| e.to_string())?;
+    let cols = numroc(nrhs, nb, mycol, 1, q);
+    DistMatrix::from_local(grid, desc, vec![1.0; lld * cols]).map_err(|e| e.to_string())
 }
 
 /// The largest difference between this process's parts of `x` and `y`.

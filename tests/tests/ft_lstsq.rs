@@ -145,9 +145,37 @@ fn pdgels_ft_gives_the_minimum_norm_solution_for_fewer_rows_than_columns_under_k
 }
 
 #[test]
-fn pdgels_ft_refuses_b_in_other_blocks_than_a_on_every_process() {
-    // PDGELS's DESCB (argument 12), entry MB.
-    let out = ft_lstsq(&["--nb-b", "8"], "");
+fn b_in_any_column_blocks_is_solved_as_by_the_plain_routines() {
+    // B's rows in A's blocks of 16, its 7 columns in blocks of 1 (seven
+    // blocks in four checksum groups on 2x2, three on 2x3), 5 (two
+    // blocks, the last padded), 3 and 40 (more than NRHS: one block of
+    // seven), through every solve, with a kill in each but the first.
+    let out = ft_lstsq(&["--nrhs", "7", "--nb-b", "1"], "");
+    assert_solved(&out, 4, None, 0, "gels, NB_B = 1");
+    // (Step 12: the back substitution with R.)
+    let kill = "1@gels:12:update";
+    let out = ft_lstsq(&["--grid", "2x3", "--nrhs", "7", "--nb-b", "5"], kill);
+    assert!(out.stderr.contains("injecting SIGKILL into rank 1 at"), "{kill}\n{}", out.stderr);
+    assert_solved(&out, 6, Some(1), 1, "gels, NB_B = 5, 2x3");
+    // Minimum norm: step 2 is the forward substitution with Rᵀ.
+    let kill = "2@gels:2:update";
+    let out = ft_lstsq(&["--m", "100", "--n", "130", "--nrhs", "7", "--nb-b", "40", "--spares", "1"], kill);
+    assert!(out.stderr.contains("injecting SIGKILL into rank 2 at"), "{kill}\n{}", out.stderr);
+    assert_solved(&out, 4, Some(2), 1, "gels, minimum norm, NB_B = 40");
+    let kill = "3@trsm:2:bcast";
+    let out = ft_lstsq(&["--mode", "apart", "--grid", "2x3", "--nrhs", "7", "--nb-b", "3"], kill);
+    assert!(out.stderr.contains("injecting SIGKILL into rank 3 at"), "{kill}\n{}", out.stderr);
+    assert_solved(&out, 6, Some(3), 1, "apart, NB_B = 3, 2x3");
+    let kill = "0@ormqr:4:update";
+    let out = ft_lstsq(&["--mode", "q", "--nrhs", "7", "--nb-b", "1"], kill);
+    assert!(out.stderr.contains("injecting SIGKILL into rank 0 at"), "{kill}\n{}", out.stderr);
+    assert_as_plain(&out, 4, Some(0), 1, "q, NB_B = 1");
+}
+
+#[test]
+fn pdgels_ft_refuses_b_with_other_row_blocks_than_a_on_every_process() {
+    // PDGELS's DESCB (argument 12), entry MB: MB_B ≠ MB_A.
+    let out = ft_lstsq(&["--mb-b", "8"], "");
     for r in 0..4 {
         let want = format!("RANK {r} error: pdgels_ft: argument 12 (B, descriptor entry 5)");
         assert!(out.stdout.contains(&want), "{want}\n{}\n{}", out.stdout, out.stderr);
@@ -169,19 +197,18 @@ fn factors_two_losses_in_a_process_row_took_are_refused_by_the_solve_on_every_pr
 }
 
 #[test]
-fn under_checkpoint_on_failure_a_restored_solve_refuses_its_lost_factors_and_a_restored_factorization_solves() {
+fn under_checkpoint_on_failure_a_restored_solve_or_factorization_resumes_and_solves() {
     let dir = std::env::temp_dir().join(format!("ftla-ft-lstsq-cof-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let d = dir.display().to_string();
-    // A loss in the solve: the job starts again from the solve's
-    // checkpoints, which keep B but not the factors (a finished result):
-    // the solve refuses them on every process, and leaves no checkpoint.
+    // A loss in the solve: the job starts again and runs the program
+    // again, its factorization too (the factors are whole in the new
+    // job), and the solve resumes from its checkpoints (B at the
+    // committed step): the solution is right, and no checkpoint is left.
     let out = ft_lstsq(&["--cof", &d], "1@gels:3:update");
     assert!(out.stderr.contains("starting the job again"), "{}", out.stderr);
-    for r in 0..4 {
-        let want = format!("RANK {r} error: pdgels_ft: argument 5 (A) is the output of a call");
-        assert!(out.stdout.contains(&want), "{want}\n{}\n{}", out.stdout, out.stderr);
-    }
+    assert_solved(&out, 4, None, 1, "cof in the solve");
+    assert_factors_kept(&out, 4, "cof in the solve");
     assert!(!dir.exists(), "{d} left behind");
     // A loss in the factorization: it resumes from its checkpoints and
     // completes in the new job, whose factors are whole: the solve is right.

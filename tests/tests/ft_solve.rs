@@ -41,8 +41,9 @@ fn expect(out: &Output, ranks: i32, lines: &[(i32, &str, &str, Option<usize>)]) 
             .and_then(|d| d.parse().ok())
             .unwrap_or_else(|| panic!("no `{tag}`:\n{all}"));
         assert!(diff <= 1e-9, "rank {r}'s factors differ by {diff}:\n{all}");
-        // (NB_B ≠ MB_B: DESCB, argument 12, entry NB_.)
-        assert!(out.stdout.contains(&format!("RANK {r} BAD-B info=-1206\n")), "{all}");
+        // (MB_B ≠ NB_A: DESCB, argument 12, entry NB_, as PDGETRS; CSRC_B
+        // ≠ 0: entry CSRC_.)
+        assert!(out.stdout.contains(&format!("RANK {r} BAD-B mb=-1206 csrc=-1208\n")), "{all}");
     }
     for &(rank, case, verdict, rec) in lines {
         let want = match rec {
@@ -67,16 +68,41 @@ fn fired(out: &Output, points: &[&str]) {
 #[test]
 fn failure_free_solves_match_the_plain_solve_on_2x2_and_2x3() {
     let cases = [("N1", Some(0)), ("N7", Some(0)), ("T1", Some(0)), ("T7", Some(0))];
-    let out = launch(&["--grid", "2x2"], "");
-    expect(&out, 4, &all_match(4, &cases));
+    // B's columns in other blocks than its rows (MB_B = NB_A = 16): one
+    // column per block (seven blocks in four groups), five (two blocks,
+    // the last one padded), more than NRHS (one block of seven).
+    let other_blocks = [("N7/1", Some(0)), ("T7/5", Some(0)), ("N7/40", Some(0))];
+    let out = launch(&["--grid", "2x2", "--cases", "N1,N7,T1,T7,N7/1,T7/5,N7/40"], "");
+    expect(&out, 4, &all_match(4, &[&cases[..], &other_blocks[..]].concat()));
     // NB = 8 on a 2x3 grid: several block rows per process row, and B's
     // seven columns in one block column.
     // (And NRHS = 0: nothing to solve, quick return; NRHS = 30: four
-    // block columns of B in two checksum groups, the last one padded.)
-    let out = launch(&["--grid", "2x3", "--n", "100", "--nb", "8", "--cases", "N1,N7,T1,T7,T0,N30"], "");
+    // block columns of B in two checksum groups, the last one padded;
+    // in blocks of 5, six in two full groups; NRHS = 7 in blocks of 1,
+    // seven in three groups, the last with one member; in blocks of 9,
+    // one.)
+    let args = ["--grid", "2x3", "--n", "100", "--nb", "8", "--cases", "N1,N7,T1,T7,T0,N30,T30/5,N7/1,T7/9"];
+    let out = launch(&args, "");
     let mut lines = all_match(6, &cases);
-    lines.extend(all_match(6, &[("T0", Some(0)), ("N30", Some(0))]));
+    lines.extend(all_match(6, &[("T0", Some(0)), ("N30", Some(0)), ("T30/5", Some(0))]));
+    lines.extend(all_match(6, &[("N7/1", Some(0)), ("T7/9", Some(0))]));
     expect(&out, 6, &lines);
+}
+
+#[test]
+fn kills_in_solves_on_b_in_other_column_blocks_are_recovered() {
+    // B's columns in blocks of 5 (two blocks, one group) then of 1 (seven
+    // blocks, four groups), its rows in A's blocks of 16: grid rank 1
+    // dies in the first solve's step 3, rank 2 (in the next epoch) in the
+    // second solve's step 2; the survivors rebuild B's blocks of the
+    // lost process from their checksums. Rank 2's replacement joined
+    // after the first solve: its part of that X went with the process.
+    let out = launch(&["--grid", "2x2", "--cases", "N7/5,T7/1"], "1@getrs:3:update,2@getrs:2:bcast/1");
+    fired(&out, &["rank 1 at getrs:3:update", "rank 2 at getrs:2:bcast"]);
+    let mut lines = all_match(4, &[("T7/1", Some(1))]);
+    lines.extend([0, 1, 3].map(|r| (r, "N7/5", "match", Some(1))));
+    lines.push((2, "N7/5", "lost", Some(0)));
+    expect(&out, 4, &lines);
 }
 
 #[test]

@@ -21,7 +21,12 @@
 //! * [`FtWorkspace`]: caller-owned storage for all of it;
 //! * [`PanelDriver`]: what the panel factorizations (QR, LU) share of the
 //!   protocol's `Algorithm` (the extended matrix, the panel's backup, the
-//!   look-ahead; abort, rebuild, verification, checkpoint arrays).
+//!   look-ahead; abort, rebuild, verification, checkpoint arrays);
+//! * `ProtectedFactors`: a factorization's extended matrix kept after it
+//!   returns, rebuilt by the region after a repair;
+//! * `run_solve`: the one runner of the solves on protected factors
+//!   (LU's and QR's), B protected by checksum columns of its own
+//!   (`ProtectedRhs`), each solve's steps supplied as `SolveSteps`.
 
 mod encode;
 mod encode_plan;
@@ -31,11 +36,9 @@ mod options;
 mod panel_driver;
 mod protected;
 mod rebuild;
-#[allow(dead_code)] // (the fault-tolerant solves use it)
 mod rhs;
 mod set_up;
 mod solve_call;
-#[allow(dead_code)] // (the fault-tolerant solves use it)
 mod solve_driver;
 mod verify;
 mod workspace;
@@ -49,13 +52,11 @@ pub(crate) use panel_driver::{PanelDriver, PanelFactorization, PanelSteps};
 pub use protected::Holding;
 pub(crate) use protected::ProtectedFactors;
 pub(crate) use rebuild::rebuild_lost_blocks;
-#[allow(unused_imports)] // (the fault-tolerant solves use it)
 pub(crate) use rhs::ProtectedRhs;
-pub(crate) use set_up::{agree_on_factors, check_layout, set_up_call};
-pub(crate) use solve_call::{run_solve, FactorsWhole, SolveArgs};
+pub(crate) use set_up::{check_layout, set_up_call};
+pub(crate) use solve_call::{run_solve, SolveArgs};
 pub use solve_driver::SolveCall;
-#[allow(unused_imports)] // (the fault-tolerant solves use it)
-pub(crate) use solve_driver::{SolveOnFactors, SolveSteps};
+pub(crate) use solve_driver::SolveSteps;
 pub(crate) use verify::verify_checksums;
 pub use verify::ChecksumCheck;
 pub use workspace::FtWorkspace;

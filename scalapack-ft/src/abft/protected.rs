@@ -137,6 +137,22 @@ impl<S: 'static> ProtectedFactors<S> {
         Ok(out)
     }
 
+    /// Inside a call that has agreed that the factors are whole (see
+    /// [`super::agree_on_factors`]): [`Error::InputLost`] of `routine`
+    /// (`argument` at `position`) when the factors are no longer whole,
+    /// the same on every process. After the agreement the holding changes
+    /// only by the region's mend of a repair, which rebuilds every
+    /// process's copy or marks every copy lost: it is the same on every
+    /// process, so the collective [`ProtectedFactors::check_whole`] runs
+    /// on all of them or on none, and a whole copy costs no communication.
+    /// The check a solve makes at the start of each step.
+    pub fn check_still_whole(&self, grid: &Grid, routine: &str, position: u32, argument: &str) -> Result<()> {
+        if self.holding == Holding::Whole {
+            return Ok(());
+        }
+        self.check_whole(grid, routine, position, argument)
+    }
+
     /// Collective over the grid: [`Error::InputLost`] of `routine`
     /// (`argument` at `position`), the same on every process, when the
     /// factors are not whole on some process. Call it where the processes

@@ -6,25 +6,39 @@
 //! A solve applies only left-side operations to B — row interchanges,
 //! triangular solves with L, U or R, the block reflectors of Qᵀ — and any
 //! linear right-side encoding survives them: op([B, B·W]) = [op(B), op(B)·W].
-//! So a solve that runs every step over all the extended matrix's local
-//! columns keeps C_g equal to the sum of its group's columns at every
-//! commit point, and a lost process's blocks of B are rebuilt from its
-//! process row's survivors exactly as a factorization's trailing columns
-//! are (no finished left factor: every row of every block comes from C_g).
+//! So a solve that runs every step over the extended matrix's local
+//! columns that can be nonzero ([`ProtectedRhs::live_columns`]) keeps C_g
+//! equal to the sum of its group's columns at every commit point, and a
+//! lost process's blocks of B are rebuilt from its process row's survivors
+//! exactly as a factorization's trailing columns are (no finished left
+//! factor: every row of every block comes from C_g).
 //!
-//! Memory: B's columns are grouped in blocks of min(NB_B, NRHS) columns
-//! ([`ProtectedRhs::layout`]); with NRHS ≤ NB_B the extended matrix holds
-//! B, its zero padding to a group of Q blocks and the checksum pair,
-//! (Q + 2)·NRHS columns over the grid, plus one block of unused
-//! left-factor sums per holder: a few times B, small next to the factors.
+//! B's rows are distributed as the factors' (each solve checks it, as
+//! ScaLAPACK does); its columns in any blocks, the first on process
+//! column 0 ([`ProtectedRhs::checked_layout`]). The extended matrix puts
+//! B's columns in blocks of NB_E = min(NB_B, NRHS) ([`ProtectedRhs::layout`]),
+//! with B's rows' blocks.
+//!
+//! Memory per process, held for the solve (in B's own storage when it
+//! has room, see [`super::FtWorkspace::in_place`], else in the
+//! workspace; [`ProtectedRhs::bytes_per_process`] says how much): its
+//! local rows of B's N_ext extended columns — NRHS rounded up to a block
+//! of NB_E, plus a pair of NB_E checksum columns per group of Q blocks;
+//! with NRHS ≤ NB_B one block and one pair, 3·NRHS columns over the grid
+//! — plus local rows × NB_E of (unused) left-factor sums per group whose
+//! pair it holds: a few times B, small next to the factors. The steps
+//! work only on B's columns and the checksum columns over them, about
+//! 3·NRHS columns over the grid.
 
-use super::extended::{Extended, Start};
-use super::workspace::FtWorkspace;
+use super::extended::Extended;
+use super::workspace::{largest_bytes, FtWorkspace};
 use super::{encode_checksums, rebuild_lost_blocks, verify_checksums, ChecksumCheck, MatrixShape};
+use crate::args::{arg_error, entry};
 use crate::error::Result;
 use crate::matrix::DistMatrix;
 use blacs_ft::Grid;
 use checksum::{LayoutError, ReverseNeighborLayout};
+use std::ops::Range;
 
 /// This process's share of protected right-hand sides.
 pub(crate) struct ProtectedRhs {
@@ -34,31 +48,69 @@ pub(crate) struct ProtectedRhs {
 
 impl ProtectedRhs {
     /// Where B's checksums live on `grid`: B's columns in blocks of
-    /// min(NB_B, NRHS). A solve's work on B is proportional to the
-    /// extended matrix's columns, (Q + 2) blocks per group, so a block
-    /// wider than NRHS would only add zero padding to every update; with
-    /// B's first block on process column 0 (the solves check it) B's local
-    /// columns are still the extended matrix's first ones, and B is
-    /// copied in and out without communication.
+    /// min(NB_B, NRHS). The extended matrix holds B's last block and a
+    /// pair of checksum blocks per group, so a block wider than NRHS
+    /// would only add zero padding to its memory; with
+    /// B's first block on process column 0 ([`ProtectedRhs::checked_layout`])
+    /// B's local columns are still the extended matrix's first ones — a
+    /// block of min(NB_B, NRHS) columns puts the same columns on the same
+    /// process column as NB_B does — and B is copied in and out without
+    /// communication.
     pub fn layout(grid: &Grid, b: &DistMatrix) -> std::result::Result<ReverseNeighborLayout, LayoutError> {
-        let nb = b.nb().min(b.n().max(1));
+        let nb = column_block(b.nb(), b.n());
         ReverseNeighborLayout::new(b.m(), b.n(), nb, grid.nprow() as usize, grid.npcol() as usize)
     }
 
-    /// B's extended matrix, B copied in (or, on a replacement joining a
-    /// solve, not copied: the survivors rebuild every block). Local; a
-    /// memory error names `routine`.
-    pub fn new(
+    /// The most memory, in bytes, that any process of a `p`×`q` grid
+    /// holds for the protected copy of an `m`×`nrhs` B with rows in
+    /// blocks of `mb` and columns in blocks of `nb_b` (all global): its
+    /// extended matrix and its (unused) left-factor sums. `None` for
+    /// shapes that cannot carry checksums (Q < 2).
+    pub fn bytes_per_process(m: usize, nrhs: usize, mb: usize, nb_b: usize, p: usize, q: usize) -> Option<u64> {
+        let layout = ReverseNeighborLayout::new(m, nrhs, column_block(nb_b, nrhs), p, q).ok()?;
+        Some(largest_bytes(&layout, mb, p, q))
+    }
+
+    /// Local: B (argument `name`, its descriptor argument `position` of
+    /// `routine`) can be protected on `grid`, and where its checksums
+    /// live ([`ProtectedRhs::layout`]). The one check every fault-tolerant
+    /// solve makes beyond ScaLAPACK's, after the routine's own (B's rows
+    /// distributed as the factors', which start on process row 0): B's
+    /// first block column on process column 0 (`CSRC = 0`, so that B's
+    /// local columns are its extended matrix's first ones). Any NB_B.
+    ///
+    /// # Errors
+    /// [`crate::Error::Argument`] against the descriptor's `CSRC` entry,
+    /// or its `NB` entry for a shape that cannot carry checksums (Q < 2).
+    pub fn checked_layout(
         grid: &Grid,
-        b: &mut DistMatrix,
-        layout: ReverseNeighborLayout,
-        work: &mut FtWorkspace,
-        joining: bool,
+        b: &DistMatrix,
         routine: &str,
-    ) -> Result<ProtectedRhs> {
-        let start = if joining { Start::Join } else { Start::Fresh };
-        let ext = Extended::new(grid, b, &layout, work, start, routine)?;
-        Ok(ProtectedRhs { ext, layout })
+        position: u32,
+        name: &str,
+    ) -> Result<ReverseNeighborLayout> {
+        let csrc = b.desc().csrc();
+        if csrc != 0 {
+            return Err(arg_error(
+                routine,
+                position,
+                entry::CSRC,
+                &format!("CSRC_{name}"),
+                format!(
+                    "must be 0 (the first block column on process column 0, where its checksum-extended copy \
+                     starts), got {csrc}"
+                ),
+            ));
+        }
+        ProtectedRhs::layout(grid, b).map_err(|e| {
+            arg_error(
+                routine,
+                position,
+                entry::NB,
+                &format!("NB_{name}"),
+                format!("cannot carry reverse-neighboring checksums: {e}"),
+            )
+        })
     }
 
     /// Collective: encodes B's checksums.
@@ -77,7 +129,57 @@ impl ProtectedRhs {
         verify_checksums(grid, &self.ext, &self.layout, 0)
     }
 
-    /// The extended matrix: a solve's steps run over all its local columns.
+    /// The local columns of the extended matrix that a solve can make
+    /// nonzero ([`LiveColumns`]): B's NRHS columns and, in each copy of a
+    /// group's checksums, the columns in which a member of the group has
+    /// data. The rest — the padding of B's last block column and of its
+    /// last group, and the checksum columns over it — are zero and stay
+    /// zero under left-side operations (their checksum relations hold as
+    /// they are), so the steps skip them: a step works on about 3·NRHS
+    /// columns over the grid, whatever the extended matrix's width. (A
+    /// padding block rebuilt after a repair holds C_g minus the other
+    /// members, zero up to rounding; left as it is, it keeps the relations
+    /// within rounding.) Local; the same on every process of a process
+    /// column.
+    pub fn live_columns(&self) -> LiveColumns {
+        let (b, layout) = (&self.ext.matrix, &self.layout);
+        let (nb, nrhs) = (layout.nb(), layout.n());
+        let mut global: Vec<Range<usize>> = Vec::with_capacity(1 + 2 * layout.groups());
+        global.push(0..nrhs);
+        for g in 0..layout.groups() {
+            if let (Ok(members), Ok(pair)) = (layout.group_members(g), layout.pair_global_cols(g)) {
+                let width = nb.min(nrhs.saturating_sub(members.start * nb));
+                global.extend(pair.map(|c0| c0..c0 + width));
+            }
+        }
+        let checksum_columns = global.iter().skip(1).map(ExactSizeIterator::len).sum();
+        // This process's blocks of them, in local columns.
+        let mycol = b.coords().1;
+        let mut local: Vec<Range<usize>> = Vec::new();
+        for r in global {
+            let mut c = r.start;
+            while c < r.end {
+                let end = r.end.min((c / nb + 1) * nb);
+                if b.col_owner(c) == mycol {
+                    let l0 = b.local_cols_before(c);
+                    local.push(l0..l0 + (end - c));
+                }
+                c = end;
+            }
+        }
+        local.sort_by_key(|r| r.start);
+        local.dedup_by(|next, prev| {
+            let adjacent = prev.end == next.start;
+            if adjacent {
+                prev.end = next.end;
+            }
+            adjacent
+        });
+        LiveColumns { local, checksum_columns }
+    }
+
+    /// The extended matrix: a solve's steps run over its live columns
+    /// ([`ProtectedRhs::live_columns`]).
     pub fn matrix(&self) -> &DistMatrix {
         &self.ext.matrix
     }
@@ -102,4 +204,21 @@ impl ProtectedRhs {
     pub fn release(self, b: &mut DistMatrix, work: &mut FtWorkspace, copy_back: bool) {
         self.ext.release(b, work, copy_back);
     }
+}
+
+/// The block of B's extended matrix's columns ([`ProtectedRhs::layout`]):
+/// min(NB_B, NRHS), at least 1.
+fn column_block(nb_b: usize, nrhs: usize) -> usize {
+    nb_b.min(nrhs.max(1))
+}
+
+/// The columns of B's extended matrix a solve works on
+/// ([`ProtectedRhs::live_columns`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct LiveColumns {
+    /// This process's, as ascending, disjoint local column ranges.
+    pub local: Vec<Range<usize>>,
+    /// How many of them are checksum columns, over the grid (global): the
+    /// protection's extra work next to B's NRHS columns.
+    pub checksum_columns: usize,
 }

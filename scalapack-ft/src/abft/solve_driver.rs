@@ -1,24 +1,30 @@
 //! What the fault-tolerant solves share of the protocol's `Algorithm`:
 //! the protected right-hand sides, and the encoding, rebuild, verification
-//! and checkpoint arrays made of them ([`SolveOnFactors`]); each solve
-//! supplies its steps ([`SolveSteps`]), which read the protected factors
-//! and apply left-side operations to B.
+//! and checkpoint arrays made of them, and the check at every step that
+//! the factors are whole ([`SolveOnFactors`]); each solve supplies its
+//! steps ([`SolveSteps`]), which read the protected factors and apply
+//! left-side operations to B.
 
 use super::rhs::ProtectedRhs;
-use super::{ChecksumCheck, MatrixShape};
+use super::solve_call::SolveArgs;
+use super::{ChecksumCheck, MatrixShape, ProtectedFactors};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::Grid;
 use recovery::protocol::{Algorithm, Phase, PhaseClock};
 use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
+use std::rc::Rc;
 
 /// A solve's own part of a step.
 ///
 /// Phase 1 ([`SolveSteps::exchange`]) reads B and the factors and writes
-/// scratch only; the commit applies the scratch to B (every local column
-/// of the extended B, checksums included) and runs no collective. The
-/// factors are read-only: their checksums stay valid, and the region
-/// rebuilds them after a repair before the solve's own rebuild of B.
+/// scratch only; the commit applies the scratch to B (B's live columns,
+/// [`ProtectedRhs::live_columns`], checksums included) and runs no
+/// collective. [`SolveOnFactors`] checks that the factors are whole
+/// before each phase 1. The factors are read-only: their checksums stay
+/// valid, and the region rebuilds them after a repair before the solve's
+/// own rebuild of B.
 pub(crate) trait SolveSteps {
     /// What phase 1 of a step hands to its commit.
     type Scratch;
@@ -47,16 +53,22 @@ impl std::fmt::Display for SolveCall {
     }
 }
 
-/// A solve on the step-commit protocol: its steps, and the protected B
-/// they run on.
-pub(crate) struct SolveOnFactors<S: SolveSteps> {
+/// A solve on the step-commit protocol: its steps, the protected B they
+/// run on, and the protected factors they read (with state `F`).
+pub(crate) struct SolveOnFactors<S: SolveSteps, F> {
     pub rhs: ProtectedRhs,
     pub steps: S,
+    /// Borrowed only inside a step: the region's mend borrows them after
+    /// a repair.
+    pub factors: Rc<RefCell<ProtectedFactors<F>>>,
     /// The factors' shape (for [`SolveCall`]).
-    pub factors: MatrixShape,
+    pub shape: MatrixShape,
+    /// Where the factors are in the routine's arguments (for their
+    /// refusal).
+    pub args: SolveArgs,
 }
 
-impl<S: SolveSteps> Algorithm for SolveOnFactors<S> {
+impl<S: SolveSteps, F: 'static> Algorithm for SolveOnFactors<S, F> {
     type Error = Error;
     type Scratch = S::Scratch;
     /// Nothing is replicated besides the committed step count.
@@ -80,7 +92,12 @@ impl<S: SolveSteps> Algorithm for SolveOnFactors<S> {
         self.rhs.encode(grid)
     }
 
+    /// Every step starts with [`ProtectedFactors::check_still_whole`]:
+    /// factors the region could not rebuild after a repair during the
+    /// solve are refused on every process, never read.
     fn exchange(&mut self, grid: &Grid, k: u64, clock: &mut PhaseClock) -> Result<S::Scratch> {
+        let a = &self.args;
+        self.factors.borrow().check_still_whole(grid, a.routine, a.factors_position, a.factors_name)?;
         self.steps.exchange(self.rhs.matrix(), grid, k, clock)
     }
 
@@ -100,7 +117,7 @@ impl<S: SolveSteps> Algorithm for SolveOnFactors<S> {
     }
 
     fn call(&self) -> SolveCall {
-        SolveCall { factors: self.factors, rhs: self.rhs.shape() }
+        SolveCall { factors: self.shape, rhs: self.rhs.shape() }
     }
 
     fn saved_arrays(&mut self) -> Vec<&mut [f64]> {

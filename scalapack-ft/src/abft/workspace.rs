@@ -93,10 +93,17 @@ impl FtWorkspace {
     /// allocating anything; `None` for shapes that cannot carry checksums.
     pub fn bytes_per_process(m: usize, n: usize, nb: usize, p: usize, q: usize) -> Option<u64> {
         let layout = ReverseNeighborLayout::new(m, n, nb, p, q).ok()?;
-        let (ext_len, d_len, held) = largest_sizes(&layout, nb, p, q);
-        let elements = (ext_len as u64).saturating_add((d_len as u64).saturating_mul(held as u64));
-        Some(elements.saturating_mul(std::mem::size_of::<f64>() as u64))
+        Some(largest_bytes(&layout, nb, p, q))
     }
+}
+
+/// The most memory, in bytes, that any process of a `p`×`q` grid needs
+/// for the extended matrix of `layout` (its columns in the layout's
+/// blocks) with rows in blocks of `mb`, and its left-factor sums.
+pub(crate) fn largest_bytes(layout: &ReverseNeighborLayout, mb: usize, p: usize, q: usize) -> u64 {
+    let (ext_len, d_len, held) = largest_sizes(layout, mb, p, q);
+    let elements = (ext_len as u64).saturating_add((d_len as u64).saturating_mul(held as u64));
+    elements.saturating_mul(std::mem::size_of::<f64>() as u64)
 }
 
 /// Names in the memory errors of the workspace.
@@ -108,11 +115,12 @@ fn sums(held: usize, len: usize) -> Result<Vec<Vec<f64>>> {
     (0..held).map(|_| touched(len, ROUTINE, "the left-factor checksums")).collect()
 }
 
-/// The largest [`sizes_at`] over every position of a `p`×`q` grid.
-fn largest_sizes(layout: &ReverseNeighborLayout, nb: usize, p: usize, q: usize) -> (usize, usize, usize) {
+/// The largest [`sizes_at`] over every position of a `p`×`q` grid, rows
+/// in blocks of `mb`.
+fn largest_sizes(layout: &ReverseNeighborLayout, mb: usize, p: usize, q: usize) -> (usize, usize, usize) {
     // Process row 0 holds the most rows and process column 0 the most
     // columns; the number of pairs held varies with the column.
-    let rows = blacs_ft::index::numroc(layout.m(), nb, 0, 0, p);
+    let (rows, nb) = (blacs_ft::index::numroc(layout.m(), mb, 0, 0, p), layout.nb());
     let (ext_len, d_len, _) = sizes_at(layout, nb, rows, q, 0);
     let held = (0..q).map(|c| sizes_at(layout, nb, rows, q, c).2).max().unwrap_or(0);
     (ext_len, d_len, held)

@@ -3,19 +3,15 @@
 //! factors and a protected B ([`crate::abft::SolveOnFactors`]).
 
 use super::protected::{LuFactors, ProtectedLu};
-use crate::abft::{
-    agree_on_factors, check_layout, set_up_call, FtOptions, FtReport, FtWorkspace, Holding, ProtectedRhs,
-    SolveOnFactors, SolveSteps,
-};
+use crate::abft::{run_solve, FtOptions, FtReport, FtWorkspace, ProtectedRhs, SolveArgs, SolveSteps};
 use crate::args::pdgetrs::{A, DESCB};
-use crate::args::{check_first_block_at_origin, check_square_blocks};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::lu::solve::{check_args, factor_panel, pivot_swaps, BlockStep, Sweep};
 use crate::lu::swap::{exchange_rows, RowExchange};
 use crate::lu::Transpose;
 use crate::matrix::DistMatrix;
 use blacs_ft::Grid;
-use recovery::protocol::{self, Phase, PhaseClock};
+use recovery::protocol::{Phase, PhaseClock};
 use recovery::Region;
 use std::cell::RefCell;
 use std::ops::Range;
@@ -23,8 +19,14 @@ use std::rc::Rc;
 
 const ROUTINE: &str = "pdgetrs_ft";
 
-/// What the errors call the factors.
-const FACTORS: &str = "the LU factors";
+/// Where its arguments are (the errors call the factors "the LU factors").
+const ARGS: SolveArgs = SolveArgs {
+    routine: ROUTINE,
+    factors_position: A,
+    factors_name: "the LU factors",
+    b_desc_position: DESCB,
+    b_name: "B",
+};
 
 /// The phases of a step before its commit, in the order a step meets
 /// them: `swap` (the step of the row interchanges: the rows they move
@@ -48,20 +50,20 @@ pub const GETRS_STEP_PHASES: &[Phase] = &[Phase::Swap, Phase::Bcast, Phase::Upda
 ///   read only (their checksums stay valid);
 /// * `b` (local input/output): on entry the N×NRHS right-hand sides, on
 ///   exit the solution X. Its rows are distributed like A's (`MB_B =
-///   NB_A`, as `PDGETRS`) and, beyond `PDGETRS`, its blocks are square
-///   and its first block is on process (0, 0) (`MB_B = NB_B = NB_A`,
-///   `RSRC_B = CSRC_B = 0`): B is protected by checksum columns laid out
-///   like the factors' (see below);
+///   NB_A`, `RSRC_B = RSRC_A`, as `PDGETRS`); its columns in any blocks
+///   (any `NB_B`), and, the one restriction beyond `PDGETRS`, the first
+///   on process column 0 (`CSRC_B = 0`): B is protected by checksum
+///   columns of its own (see below);
 /// * `opts` (global): `verify` checks B's checksum relations at the end.
 ///
 /// # Errors
 /// Agreed on every process: the argument errors of
-/// [`crate::lu::pdgetrs`] (ScaLAPACK's positions), plus `NB_B ≠ MB_B`
-/// (12, `NB_`; INFO = -1206) and a first block of B off process (0, 0)
-/// (12, `RSRC_`/`CSRC_`); [`Error::InputLost`] (A, position 4) when the
-/// factors are not whole on some process (they could not be rebuilt after
-/// a repair, see [`LuFactors`]), and nothing is computed;
-/// [`Error::Memory`] for the protected B.
+/// [`crate::lu::pdgetrs`] (ScaLAPACK's positions: `MB_B ≠ NB_A` is 12,
+/// `NB_`, INFO = -1206), plus `CSRC_B ≠ 0` (12, `CSRC_`; INFO = -1208);
+/// [`crate::Error::InputLost`] (A, position 4) when the factors are not
+/// whole on some process (they could not be rebuilt after a repair, see
+/// [`LuFactors`]), and nothing is computed;
+/// [`crate::Error::Memory`] for the protected B.
 ///
 /// # Fault tolerance
 /// The solve runs on the step-commit protocol (operation `getrs` in kill
@@ -79,16 +81,19 @@ pub const GETRS_STEP_PHASES: &[Phase] = &[Phase::Swap, Phase::Bcast, Phase::Upda
 /// During the call B lives in an extended matrix [B | padding | checksum
 /// pairs] with the reverse-neighboring checksums of the factorizations
 /// (C_g, the sum of each group of Q block columns of B, twice, on two
-/// process columns). The steps are left-side operations on B's columns
-/// and on the checksum columns over them; the padding is zero and stays
-/// zero, so they skip it, and the checksums stay valid at every commit.
-/// Memory per process, held for the call: its part of an N × N_ext
-/// matrix, N_ext = ⌈NRHS/NB⌉·NB + 2·NB per group (3·NB for NRHS ≤ NB),
-/// plus N/P × NB left-factor sums (unused by a solve) per group whose
-/// pair it holds; B's own storage is used when it has room
-/// ([`FtWorkspace::in_place`]). Work: the steps update about 3·NRHS
-/// columns over the grid where `pdgetrs` updates NRHS. The factors'
-/// checksums are the ones [`LuFactors`] keeps.
+/// process columns; B's columns in blocks of min(NB_B, NRHS)), set up and
+/// run by the solves' one runner ([`crate::abft`]). The steps are
+/// left-side operations on B's columns and on the checksum columns over
+/// them; the padding is zero and stays zero, so they skip it, and the
+/// checksums stay valid at every commit. Memory per process, held for
+/// the call: its rows of the extended matrix, 3·NRHS columns over the
+/// grid for NRHS ≤ NB_B (B and its checksum pair), plus unused
+/// left-factor sums (local rows × the block) per group whose pair it
+/// holds ([`crate::abft`]'s `ProtectedRhs`); B's own storage is used
+/// when it has room ([`FtWorkspace::in_place`]). Work: the steps update
+/// about 3·NRHS columns over the grid where `pdgetrs` updates NRHS (the
+/// report's `overhead_model` is the checksum columns / NRHS). The
+/// factors' checksums are the ones [`LuFactors`] keeps.
 ///
 /// After a repair the region first rebuilds the replacement's part of the
 /// factors from their checksums, then the solve rebuilds its part of B
@@ -100,14 +105,14 @@ pub const GETRS_STEP_PHASES: &[Phase] = &[Phase::Swap, Phase::Bcast, Phase::Upda
 /// factorization and the solve is met at the solve's verdict, the same
 /// way; the call made again finds the factors mended. Two losses in one
 /// process row are [`blacs_ft::Error::Unrecoverable`] during the solve,
-/// and between calls make the factors lost ([`Error::InputLost`] at the
-/// next solve). Under checkpoint-on-failure the survivors save B at the
-/// committed step; the job started again makes its calls again, the
-/// factorization included, and the interrupted solve resumes from the
-/// checkpoints with those factors. On a replacement,
-/// a solve that completed before it joined returns at once and marks `b`
-/// lost ([`DistMatrix::is_lost`]): its part of X went with the process
-/// it replaces.
+/// and between calls make the factors lost ([`crate::Error::InputLost`]
+/// at the next solve). Under checkpoint-on-failure the survivors save B
+/// at the committed step; the job started again makes its calls again,
+/// the factorization included, and the interrupted solve resumes from the
+/// checkpoints with those factors. On a replacement, a solve that
+/// completed before it joined returns at once and marks `b` lost
+/// ([`DistMatrix::is_lost`]): its part of X went with the process it
+/// replaces.
 pub fn pdgetrs_ft(
     region: &mut Region,
     trans: Transpose,
@@ -129,102 +134,20 @@ pub fn pdgetrs_ft_in(
     opts: &FtOptions,
     work: &mut FtWorkspace,
 ) -> Result<FtReport> {
-    let start = protocol::enter::<(), Error>(region, ROUTINE)?;
-    if let protocol::Start::Done(()) = start {
-        // Completed before a later failure: X is in `b`, but not on a
-        // replacement that joined after it.
-        if region.current_call_completed_before_joining() {
-            b.set_lost(true);
-        }
-        return Ok(FtReport::default());
-    }
-    let grid = region.grid();
-    let layout = ProtectedRhs::layout(grid, b);
-    let (n, nb) = (factors.n(), factors.nb());
+    let (n, nb, nrhs) = (factors.n(), factors.nb(), b.n());
     let check = {
         let f = factors.shared().borrow();
-        check_args(ROUTINE, grid, &f.ext.matrix, n, &f.state, b)
-    }
-    .and_then(|()| check_square_blocks(ROUTINE, DESCB, "B", b.desc()))
-    .and_then(|()| check_first_block_at_origin(ROUTINE, DESCB, "B", b.desc()))
-    .and_then(|()| check_layout(ROUTINE, DESCB, &layout));
-    let (ext, layout) = set_up_call(region, GetrsSteps::OP, ROUTINE, &start, b, work, layout.ok(), check)?;
-    let rhs = ProtectedRhs { ext, layout };
-    // The factors, once the verdict's meeting has mended them.
-    if let Err(e) = agree_on_factors(region, GetrsSteps::OP, &start, factors.holding(), ROUTINE, A, FACTORS) {
-        rhs.release(b, work, false);
-        return Err(e);
-    }
-    let nrhs = b.n();
-    let (cols, checksum_cols) = live_columns(&rhs, nrhs);
-    let mut solve = SolveOnFactors {
-        factors: factors.shared().borrow().ext.shape(),
-        steps: GetrsSteps {
-            factors: factors.shared().clone(),
-            trans,
-            n,
-            nb,
-            nsteps: if n == 0 || nrhs == 0 { 0 } else { 2 * n.div_ceil(nb) as u64 + 1 },
-            cols,
-        },
-        rhs,
+        check_args(ROUTINE, region.grid(), &f.ext.matrix, n, &f.state, b)
     };
-    let outcome = protocol::run(region, &mut solve, start, opts.verify);
-    // (The checksum columns the steps update, over B's.)
-    let overhead_model = if nrhs == 0 { 0.0 } else { checksum_cols as f64 / nrhs as f64 };
-    solve.rhs.release(b, work, outcome.is_ok());
-    let outcome = outcome?;
-    // (Its part of X is here now, a joining replacement's too.)
-    b.set_lost(false);
-    Ok(FtReport { recoveries: outcome.recoveries, overhead_model, check: outcome.check, earlier_s: outcome.earlier_s })
-}
-
-/// The local columns of B's extended matrix that the solve can make
-/// nonzero, as ascending ranges: B's NRHS columns and, in each copy of a
-/// group's checksums, the columns in which a member of the group has data.
-/// The rest — the padding of the last block column, and the checksum
-/// columns over it — are zero and stay zero under left-side operations
-/// (their checksum relations hold as they are), so the steps skip them:
-/// with NRHS < NB a step works on about 3·NRHS columns over the grid, not
-/// 3·NB. (A padding block rebuilt after a repair holds C_g minus the other
-/// members, zero up to rounding; left as it is, it keeps the relations
-/// within rounding.) Also returns how many of them
-/// are checksum columns, over the grid.
-fn live_columns(rhs: &ProtectedRhs, nrhs: usize) -> (Vec<Range<usize>>, usize) {
-    let (b, layout) = (rhs.matrix(), &rhs.layout);
-    let nb = layout.nb();
-    let mut global: Vec<Range<usize>> = Vec::with_capacity(1 + 2 * layout.groups());
-    global.push(0..nrhs);
-    for g in 0..layout.groups() {
-        if let (Ok(members), Ok(pair)) = (layout.group_members(g), layout.pair_global_cols(g)) {
-            let width = nb.min(nrhs.saturating_sub(members.start * nb));
-            global.extend(pair.map(|c0| c0..c0 + width));
-        }
-    }
-    let checksum_cols = global.iter().skip(1).map(ExactSizeIterator::len).sum();
-    // This process's blocks of them, in local columns.
-    let mycol = b.coords().1;
-    let mut local: Vec<Range<usize>> = Vec::new();
-    for r in global {
-        let mut c = r.start;
-        while c < r.end {
-            let end = r.end.min((c / nb + 1) * nb);
-            if b.col_owner(c) == mycol {
-                let l0 = b.local_cols_before(c);
-                local.push(l0..l0 + (end - c));
-            }
-            c = end;
-        }
-    }
-    local.sort_by_key(|r| r.start);
-    local.dedup_by(|next, prev| {
-        let adjacent = prev.end == next.start;
-        if adjacent {
-            prev.end = next.end;
-        }
-        adjacent
-    });
-    (local, checksum_cols)
+    let make_steps = |rhs: &ProtectedRhs| GetrsSteps {
+        factors: factors.shared().clone(),
+        trans,
+        n,
+        nb,
+        nsteps: if n == 0 || nrhs == 0 { 0 } else { 2 * n.div_ceil(nb) as u64 + 1 },
+        cols: rhs.live_columns().local,
+    };
+    run_solve(region, ARGS, factors.shared(), b, check, make_steps, opts, work)
 }
 
 /// What step `k` of a solve is.
@@ -247,7 +170,7 @@ struct GetrsSteps {
     nb: usize,
     nsteps: u64,
     /// The local columns of B's extended matrix the steps work on
-    /// ([`live_columns`]).
+    /// ([`ProtectedRhs::live_columns`]).
     cols: Vec<Range<usize>>,
 }
 
@@ -286,11 +209,6 @@ impl SolveSteps for GetrsSteps {
 
     fn exchange(&mut self, b: &DistMatrix, grid: &Grid, k: u64, clock: &mut PhaseClock) -> Result<GetrsScratch> {
         let f = self.factors.borrow();
-        if f.holding != Holding::Whole {
-            // The region could not rebuild them after a repair during the
-            // solve (the same on every process): refused, not used.
-            f.check_whole(grid, ROUTINE, A, FACTORS)?;
-        }
         match self.step(k) {
             GetrsStep::Interchange => {
                 clock.enter(grid, Phase::Swap);

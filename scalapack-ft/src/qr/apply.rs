@@ -1,6 +1,6 @@
 //! `pdormqr`: applying Q or Qᵀ from a QR factorization, one panel of
 //! reflectors at a time. The per-panel pieces ([`panels_in_order`],
-//! [`share_panel`], [`reduced_w`], then [`Panel::apply_w`]) are shared
+//! [`share_panel`], [`reduced_w`], then [`apply_reduced_w`]) are shared
 //! with the fault-tolerant `pdormqr_ft`, which runs them as the phases
 //! and the commit of its steps.
 
@@ -46,11 +46,12 @@ pub fn pdormqr(grid: &Grid, trans: Trans, a: &DistMatrix, tau: &[f64], k: usize,
         check_rows_of_a(ROUTINE, DESCC, "C", a, c)
     });
     agree_on_arguments(grid, check)?;
+    let whole = 0..c.local_cols();
+    let all = std::slice::from_ref(&whole);
     for (j0, jb) in panels_in_order(k, a.nb(), trans) {
         let panel = share_panel(grid, a, tau, j0, jb)?;
-        let cols = 0..c.local_cols();
-        let mut w = reduced_w(grid, &panel, c, cols.clone())?;
-        panel.apply_w(trans, c, cols, &mut w);
+        let mut w = reduced_w(grid, &panel, c, all)?;
+        apply_reduced_w(&panel, trans, c, all, &mut w);
     }
     Ok(())
 }
@@ -104,10 +105,27 @@ pub(crate) fn share_panel(grid: &Grid, a: &DistMatrix, tau: &[f64], j0: usize, j
 }
 
 /// Collective over the process column: `W = Vᵀ·C(j0.., cols)` of
-/// `panel`, summed over the process column. `c` is only read; the update
-/// itself is [`Panel::apply_w`] (local).
-pub(crate) fn reduced_w(grid: &Grid, panel: &Panel, c: &DistMatrix, cols: Range<usize>) -> Result<Vec<f64>> {
-    let mut w = panel.local_w(c, cols);
+/// `panel`, summed over the process column, for the local columns `cols`
+/// of `c` (ascending ranges, the same on every process of a process
+/// column), packed. `c` is only read; the update itself is
+/// [`apply_reduced_w`] (local).
+pub(crate) fn reduced_w(grid: &Grid, panel: &Panel, c: &DistMatrix, cols: &[Range<usize>]) -> Result<Vec<f64>> {
+    let mut w = match cols {
+        [one] => panel.local_w(c, one.clone()),
+        _ => cols.iter().flat_map(|r| panel.local_w(c, r.clone())).collect(),
+    };
     panel.reduce_w(grid, &mut w)?;
     Ok(w)
+}
+
+/// Local: `C(j0.., cols) −= V·op(T)·W` with the W of [`reduced_w`] for
+/// the same `cols` ([`Panel::apply_w`] on each range; `w` is
+/// overwritten).
+pub(crate) fn apply_reduced_w(panel: &Panel, trans: Trans, c: &mut DistMatrix, cols: &[Range<usize>], w: &mut [f64]) {
+    let mut at = 0;
+    for r in cols {
+        let n = r.len();
+        panel.apply_w(trans, c, r.clone(), &mut w[at * panel.jb..(at + n) * panel.jb]);
+        at += n;
+    }
 }

@@ -9,8 +9,9 @@ use crate::args::pdgels::{DESCA, DESCB};
 use crate::args::{arg_error, check_first_block_at_origin, check_square_blocks, entry};
 use crate::blas::{self, Diag, Side, Trans, Uplo};
 use crate::error::{agree_on_arguments, check_not_lost, Result};
-use crate::matrix::DistMatrix;
+use crate::matrix::{unpack, DistMatrix};
 use blacs_ft::{Grid, Scope};
+use std::ops::Range;
 
 /// Least squares of a full-rank system (ScaLAPACK `PDGELS` with
 /// TRANS = 'N').
@@ -80,10 +81,12 @@ pub(crate) fn check_minimum_norm(routine: &str, a: &DistMatrix, b: &DistMatrix) 
 /// computed.
 pub fn upper_solve(grid: &Grid, a: &DistMatrix, n: usize, b: &mut DistMatrix) -> Result<()> {
     agree_on_arguments(grid, check_not_lost(grid, "upper_solve", crate::args::upper_solve::A, "A", a))?;
+    let whole = 0..b.local_cols();
+    let all = std::slice::from_ref(&whole);
     for (k0, kb) in r_blocks_in_order(n, a.nb()) {
         let r = RBlockColumn::share(grid, a, k0, kb)?;
-        let xk = r.solve_diagonal(grid, b)?;
-        r.apply(&xk, b);
+        let xk = r.solve_diagonal(grid, b, all)?;
+        r.apply(&xk, b, all);
     }
     Ok(())
 }
@@ -127,33 +130,18 @@ impl RBlockColumn {
     }
 
     /// Collective over the process column: `X_k = R_kk⁻¹·B_k` (B's block
-    /// row k, all its local columns), solved on the process row holding
-    /// block row k and shared down the process column; `kb × local
-    /// columns`. `b` (A's row distribution) is only read.
-    pub fn solve_diagonal(&self, grid: &Grid, b: &DistMatrix) -> Result<Vec<f64>> {
-        let (k0, kb, ldb) = (self.k0, self.kb, b.lld());
+    /// row k, its local columns `cols`: ascending ranges, the same on
+    /// every process of a process column), solved on the process row
+    /// holding block row k and shared down the process column; `kb ×`
+    /// those columns, packed. `b` (A's row distribution) is only read.
+    pub fn solve_diagonal(&self, grid: &Grid, b: &DistMatrix, cols: &[Range<usize>]) -> Result<Vec<f64>> {
+        let (k0, kb) = (self.k0, self.kb);
         let pr = b.row_owner(k0);
-        let nrhs_loc = b.local_cols();
-        let mut xk = vec![0.0; kb * nrhs_loc];
-        if b.coords().0 == pr {
-            let lk0 = b.local_rows_before(k0);
-            for c in 0..nrhs_loc {
-                xk[c * kb..(c + 1) * kb].copy_from_slice(&b.local()[c * ldb + lk0..c * ldb + lk0 + kb]);
-            }
-            let rkk = &self.col[lk0..];
-            blas::dtrsm(
-                Side::Left,
-                Uplo::Upper,
-                Trans::No,
-                Diag::NonUnit,
-                kb,
-                nrhs_loc,
-                1.0,
-                rkk,
-                self.ld,
-                &mut xk,
-                kb,
-            );
+        let mut xk = block_row(b, k0, kb, cols);
+        if b.coords().0 == pr && !xk.is_empty() {
+            let rkk = &self.col[b.local_rows_before(k0)..];
+            let ncols = xk.len() / kb;
+            blas::dtrsm(Side::Left, Uplo::Upper, Trans::No, Diag::NonUnit, kb, ncols, 1.0, rkk, self.ld, &mut xk, kb);
         }
         if grid.nprow() > 1 {
             grid.broadcast(Scope::Column, &mut xk, pr as i32)?;
@@ -162,32 +150,39 @@ impl RBlockColumn {
     }
 
     /// Local: `B_k = X_k` and `B(0..k0, :) −= R(0..k0, k)·X_k` on this
-    /// process's rows and all its local columns of `b`.
-    pub fn apply(&self, xk: &[f64], b: &mut DistMatrix) {
+    /// process's rows and the local columns `cols` of `b` (those
+    /// [`RBlockColumn::solve_diagonal`] solved).
+    pub fn apply(&self, xk: &[f64], b: &mut DistMatrix, cols: &[Range<usize>]) {
         let (k0, kb, ldb) = (self.k0, self.kb, b.lld());
-        let nrhs_loc = b.local_cols();
         let above = b.local_rows_before(k0);
-        if b.coords().0 == b.row_owner(k0) {
-            for c in 0..nrhs_loc {
-                b.local_mut()[c * ldb + above..c * ldb + above + kb].copy_from_slice(&xk[c * kb..(c + 1) * kb]);
+        let diagonal = b.coords().0 == b.row_owner(k0);
+        // (Each range's part of X_k starts at `at`.)
+        let mut at = 0;
+        for c in cols.iter().filter(|c| !c.is_empty()) {
+            let (n, xc) = (c.len(), &xk[at * kb..(at + c.len()) * kb]);
+            if diagonal {
+                unpack(xc, b.local_mut(), ldb, above..above + kb, c.clone());
             }
-        }
-        if above > 0 && nrhs_loc > 0 {
-            blas::dgemm(
-                Trans::No,
-                Trans::No,
-                above,
-                nrhs_loc,
-                kb,
-                -1.0,
-                &self.col,
-                self.ld,
-                xk,
-                kb,
-                1.0,
-                b.local_mut(),
-                ldb,
-            );
+            if above > 0 {
+                let dst = &mut b.local_mut()[c.start * ldb..];
+                blas::dgemm(Trans::No, Trans::No, above, n, kb, -1.0, &self.col, self.ld, xc, kb, 1.0, dst, ldb);
+            }
+            at += n;
         }
     }
+}
+
+/// Block row `k0..k0+kb` of `b`, its local columns `cols`, packed
+/// (`kb ×` those columns) on the process row holding it; zeros elsewhere.
+pub(crate) fn block_row(b: &DistMatrix, k0: usize, kb: usize, cols: &[Range<usize>]) -> Vec<f64> {
+    let ncols: usize = cols.iter().map(ExactSizeIterator::len).sum();
+    if b.coords().0 != b.row_owner(k0) {
+        return vec![0.0; kb * ncols];
+    }
+    let (lk0, ldb) = (b.local_rows_before(k0), b.lld());
+    let mut x = Vec::with_capacity(kb * ncols);
+    for c in cols {
+        x.extend(c.clone().flat_map(|j| &b.local()[j * ldb + lk0..j * ldb + lk0 + kb]));
+    }
+    x
 }

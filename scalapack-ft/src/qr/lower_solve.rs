@@ -6,18 +6,22 @@
 //! [`transposed_upper_solve`] and the fault-tolerant `pdgels_ft`, which
 //! runs them as the phases and the commit of its steps.
 
+use super::gels::block_row;
 use crate::blas::{self, Diag, Side, Trans, Uplo};
 use crate::error::Result;
-use crate::matrix::DistMatrix;
+use crate::matrix::{unpack, DistMatrix};
 use blacs_ft::{Grid, Scope};
+use std::ops::Range;
 
 /// Solves Rᵀ·Y = B(0..n, :) in place, R the n×n upper triangle of `a`
 /// (local to the crate: `pdgels`'s minimum-norm path; `a` is only read).
 pub(crate) fn transposed_upper_solve(grid: &Grid, a: &DistMatrix, n: usize, b: &mut DistMatrix) -> Result<()> {
+    let whole = 0..b.local_cols();
+    let all = std::slice::from_ref(&whole);
     for (k0, kb) in rt_blocks_in_order(n, a.nb()) {
         let r = RBlockRow::share(grid, a, n, k0, kb)?;
-        let yk = r.solve_diagonal(grid, b)?;
-        r.apply(&yk, b);
+        let yk = r.solve_diagonal(grid, b, all)?;
+        r.apply(&yk, b, all);
     }
     Ok(())
 }
@@ -71,32 +75,17 @@ impl RBlockRow {
     }
 
     /// Collective over the process column: `Y_k = R_kk⁻ᵀ·B_k` (B's block
-    /// row k, all its local columns), solved on the process row holding
-    /// block row k and shared down the process column; `kb × local
-    /// columns`. `b` (A's row distribution) is only read.
-    pub fn solve_diagonal(&self, grid: &Grid, b: &DistMatrix) -> Result<Vec<f64>> {
-        let (k0, kb, ldb) = (self.k0, self.kb, b.lld());
+    /// row k, its local columns `cols`: ascending ranges, the same on
+    /// every process of a process column), solved on the process row
+    /// holding block row k and shared down the process column; `kb ×`
+    /// those columns, packed. `b` (A's row distribution) is only read.
+    pub fn solve_diagonal(&self, grid: &Grid, b: &DistMatrix, cols: &[Range<usize>]) -> Result<Vec<f64>> {
+        let (k0, kb) = (self.k0, self.kb);
         let pr = b.row_owner(k0);
-        let nrhs_loc = b.local_cols();
-        let mut yk = vec![0.0; kb * nrhs_loc];
-        if b.coords().0 == pr {
-            let lk0 = b.local_rows_before(k0);
-            for c in 0..nrhs_loc {
-                yk[c * kb..(c + 1) * kb].copy_from_slice(&b.local()[c * ldb + lk0..c * ldb + lk0 + kb]);
-            }
-            blas::dtrsm(
-                Side::Left,
-                Uplo::Upper,
-                Trans::Yes,
-                Diag::NonUnit,
-                kb,
-                nrhs_loc,
-                1.0,
-                &self.row,
-                kb,
-                &mut yk,
-                kb,
-            );
+        let mut yk = block_row(b, k0, kb, cols);
+        if b.coords().0 == pr && !yk.is_empty() {
+            let ncols = yk.len() / kb;
+            blas::dtrsm(Side::Left, Uplo::Upper, Trans::Yes, Diag::NonUnit, kb, ncols, 1.0, &self.row, kb, &mut yk, kb);
         }
         if grid.nprow() > 1 {
             grid.broadcast(Scope::Column, &mut yk, pr as i32)?;
@@ -105,19 +94,21 @@ impl RBlockRow {
     }
 
     /// Local: `B_k = Y_k` and `B(k0+kb..n, :) −= R(k, k0+kb..n)ᵀ·Y_k` on
-    /// this process's rows and all its local columns of `b`.
-    pub fn apply(&self, yk: &[f64], b: &mut DistMatrix) {
+    /// this process's rows and the local columns `cols` of `b` (those
+    /// [`RBlockRow::solve_diagonal`] solved).
+    pub fn apply(&self, yk: &[f64], b: &mut DistMatrix, cols: &[Range<usize>]) {
         let (k0, kb, ldb) = (self.k0, self.kb, b.lld());
-        let nrhs_loc = b.local_cols();
         if b.coords().0 == b.row_owner(k0) {
             let lk0 = b.local_rows_before(k0);
-            for c in 0..nrhs_loc {
-                b.local_mut()[c * ldb + lk0..c * ldb + lk0 + kb].copy_from_slice(&yk[c * kb..(c + 1) * kb]);
+            let mut at = 0;
+            for c in cols {
+                unpack(&yk[at * kb..(at + c.len()) * kb], b.local_mut(), ldb, lk0..lk0 + kb, c.clone());
+                at += c.len();
             }
         }
         let below = b.local_rows_before(k0 + kb)..b.local_rows_before(self.n);
         let nr = below.len();
-        if nr == 0 || nrhs_loc == 0 {
+        if nr == 0 || yk.is_empty() {
             return;
         }
         // R(k, g)ᵀ for this process's rows g below block k.
@@ -128,7 +119,12 @@ impl RBlockRow {
                 rt[r + c * nr] = self.row[c + g * kb];
             }
         }
-        let c = &mut b.local_mut()[below.start..];
-        blas::dgemm(Trans::No, Trans::No, nr, nrhs_loc, kb, -1.0, &rt, nr, yk, kb, 1.0, c, ldb);
+        let mut at = 0;
+        for c in cols.iter().filter(|c| !c.is_empty()) {
+            let (n, yc) = (c.len(), &yk[at * kb..(at + c.len()) * kb]);
+            let dst = &mut b.local_mut()[below.start + c.start * ldb..];
+            blas::dgemm(Trans::No, Trans::No, nr, n, kb, -1.0, &rt, nr, yc, kb, 1.0, dst, ldb);
+            at += n;
+        }
     }
 }

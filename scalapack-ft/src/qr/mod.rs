@@ -12,7 +12,7 @@ pub(crate) mod reflectors;
 mod transpose;
 
 pub use apply::pdormqr;
-pub(crate) use apply::{check_rows_of_a, panels_in_order, reduced_w, share_panel};
+pub(crate) use apply::{apply_reduced_w, check_rows_of_a, panels_in_order, reduced_w, share_panel};
 pub use factor::pdgeqrf;
 pub(crate) use gels::{check_minimum_norm, r_blocks_in_order, RBlockColumn};
 pub use gels::{pdgels, upper_solve};

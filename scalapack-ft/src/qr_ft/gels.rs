@@ -8,7 +8,7 @@ use super::protected::QrFactors;
 use super::solve_args::check_rhs;
 use super::trsm::TrsmSteps;
 use super::trsm_t::TransposedTrsmSteps;
-use crate::abft::{run_solve, FtOptions, FtReport, FtWorkspace, SolveArgs, SolveSteps};
+use crate::abft::{run_solve, FtOptions, FtReport, FtWorkspace, ProtectedRhs, SolveArgs, SolveSteps};
 use crate::args::pdgels::{A, DESCB};
 use crate::blas::Trans;
 use crate::error::Result;
@@ -50,9 +50,10 @@ pub struct GelsReport {
 ///   (the transpose of PDGELS's LQ form, as [`QrFactors::to_matrix`]
 ///   shows it).
 /// * `b` (local input/output): max(M, N)×NRHS with A's row distribution
-///   (MB, RSRC), MB_B = NB_B = NB_A (the one restriction beyond PDGELS: B
-///   gets checksum columns laid out as A's), first block on process
-///   (0, 0). For M ≥ N: on exit rows 0..N hold X and rows N..M the
+///   (MB_B = MB_A, RSRC, as PDGELS), its columns in any blocks (any
+///   NB_B), the first on process column 0 (CSRC_B = 0: the one
+///   restriction beyond PDGELS, since B gets checksum columns of its
+///   own). For M ≥ N: on exit rows 0..N hold X and rows N..M the
 ///   components of the residual (‖B(N..M, j)‖₂ is column j's residual
 ///   norm). For M < N: B in rows 0..M on entry (rows M..N are not read);
 ///   on exit X in rows 0..N.
@@ -61,9 +62,10 @@ pub struct GelsReport {
 ///
 /// # Errors
 /// Agreed on every process: argument errors at PDGELS's positions (A's
-/// descriptor is 8, B's 12: for M < N, B's M must be N), those of
-/// [`QrFactors::factor`], and a process failure before a part's
-/// checksums exist (repair, and call again).
+/// descriptor is 8, B's 12: for M < N, B's M must be N; MB_B ≠ MB_A is
+/// INFO = -1205, CSRC_B ≠ 0 -1208), those of [`QrFactors::factor`],
+/// [`crate::Error::Memory`] for the protected B, and a process failure
+/// before a part's checksums exist (repair, and call again).
 ///
 /// # Fault tolerance
 /// Two calls of the region's log: the factorization (kill points
@@ -87,7 +89,10 @@ pub struct GelsReport {
 /// recovery); the result is the failure-free one. On a replacement, a
 /// call completed before it joined returns at once, its hollow factors
 /// filled by the region's next mend and B marked lost
-/// ([`DistMatrix::is_lost`]).
+/// ([`DistMatrix::is_lost`]). Under checkpoint-on-failure the job started
+/// again runs the program again: the factorization (or the solve, with
+/// the factors made again) resumes from the checkpoints of the call that
+/// was interrupted.
 pub fn pdgels_ft(
     region: &mut Region,
     a: DistMatrix,
@@ -105,16 +110,18 @@ pub fn pdgels_ft(
     };
     let (factors, factor) = QrFactors::factor(region, a, opts)?;
     let check = check_rhs(region.grid(), ARGS, &factors, b);
-    let steps = if m < n {
-        GelsSteps::MinimumNorm {
-            rt: TransposedTrsmSteps::new(&factors, ARGS),
-            q: OrmqrSteps::new(&factors, Trans::No, ARGS),
-            zero: m..n,
+    let make_steps = |rhs: &ProtectedRhs| {
+        if m < n {
+            GelsSteps::MinimumNorm {
+                rt: TransposedTrsmSteps::new(&factors, rhs),
+                q: OrmqrSteps::new(&factors, Trans::No, rhs),
+                zero: m..n,
+            }
+        } else {
+            GelsSteps::LeastSquares { qt: OrmqrSteps::new(&factors, Trans::Yes, rhs), r: TrsmSteps::new(&factors, rhs) }
         }
-    } else {
-        GelsSteps::LeastSquares { qt: OrmqrSteps::new(&factors, Trans::Yes, ARGS), r: TrsmSteps::new(&factors, ARGS) }
     };
-    let solve = run_solve(region, ARGS, factors.shared(), b, check, steps, opts)?;
+    let solve = run_solve(region, ARGS, factors.shared(), b, check, make_steps, opts, &mut FtWorkspace::new())?;
     Ok((factors, GelsReport { factor, solve }))
 }
 
@@ -142,15 +149,24 @@ impl GelsMemory {
     }
 }
 
-/// The workspace query of [`pdgels_ft`] for an `m`×`n` A and `nrhs`
-/// right-hand sides in `nb`×`nb` blocks on a `p`×`q` grid (all global);
-/// `None` for shapes that cannot carry checksums (Q < 2, NB = 0). For
-/// M < N the factors are Aᵀ's, and the scratch counts the transpose's
-/// messages (one A's local part).
-pub fn pdgels_ft_memory(m: usize, n: usize, nrhs: usize, nb: usize, p: usize, q: usize) -> Option<GelsMemory> {
+/// The workspace query of [`pdgels_ft`] for an `m`×`n` A in `nb`×`nb`
+/// blocks and `nrhs` right-hand sides in B's blocks of `nb` rows and
+/// `nb_b` columns on a `p`×`q` grid (all global); `None` for shapes that
+/// cannot carry checksums (Q < 2, NB = 0). For M < N the factors are
+/// Aᵀ's, and the scratch counts the transpose's messages (one A's local
+/// part).
+pub fn pdgels_ft_memory(
+    m: usize,
+    n: usize,
+    nrhs: usize,
+    nb: usize,
+    nb_b: usize,
+    p: usize,
+    q: usize,
+) -> Option<GelsMemory> {
     let (fm, fn_) = if m < n { (n, m) } else { (m, n) };
     let factors = FtWorkspace::bytes_per_process(fm, fn_, nb, p, q)?;
-    let rhs = FtWorkspace::bytes_per_process(fm, nrhs, nb, p, q)?;
+    let rhs = ProtectedRhs::bytes_per_process(fm, nrhs, nb, nb_b, p, q)?;
     let local = |rows: usize, cols: usize| {
         (blacs_ft::index::numroc(rows, nb, 0, 0, p) * blacs_ft::index::numroc(cols, nb, 0, 0, q)) as u64
     };
@@ -252,15 +268,25 @@ mod tests {
 
     #[test]
     fn the_workspace_query_counts_the_factors_b_and_the_scratch() {
-        let tall = pdgels_ft_memory(4096, 1024, 1, 64, 2, 2).unwrap();
+        let tall = pdgels_ft_memory(4096, 1024, 1, 64, 64, 2, 2).unwrap();
         assert_eq!(Some(tall.factors), FtWorkspace::bytes_per_process(4096, 1024, 64, 2, 2));
-        assert_eq!(Some(tall.rhs), FtWorkspace::bytes_per_process(4096, 1, 64, 2, 2));
+        // (B's one column and its checksum pair, three columns over the
+        // grid, two on process column 0; 2048 rows on process row 0, and
+        // one column of left sums.)
+        assert_eq!(tall.rhs, (2048 * 2 + 2048) * 8);
         assert!(tall.rhs < tall.factors && tall.scratch > 0);
         assert_eq!(tall.total(), tall.factors + tall.rhs + tall.scratch);
+        // B's columns in blocks of min(NB_B, NRHS): any NB_B ≥ NRHS is the
+        // same B; blocks of one column make four groups of two, each with
+        // its pair of one-column checksums on both process columns: 7 + 8
+        // columns, 8 on process column 0, and four columns of left sums.
+        assert_eq!(pdgels_ft_memory(4096, 1024, 7, 64, 200, 2, 2), pdgels_ft_memory(4096, 1024, 7, 64, 7, 2, 2));
+        let narrow = pdgels_ft_memory(4096, 1024, 7, 64, 1, 2, 2).unwrap();
+        assert_eq!(narrow.rhs, (2048 * 8 + 2048 * 4) * 8);
         // M < N: Aᵀ's factors, and the transpose's messages on top.
-        let wide = pdgels_ft_memory(1024, 4096, 1, 64, 2, 2).unwrap();
+        let wide = pdgels_ft_memory(1024, 4096, 1, 64, 64, 2, 2).unwrap();
         assert_eq!(wide.factors, tall.factors);
         assert!(wide.scratch > tall.scratch + 1024 * 4096 / 4 * 8 - 1);
-        assert_eq!(pdgels_ft_memory(100, 50, 1, 16, 2, 1), None);
+        assert_eq!(pdgels_ft_memory(100, 50, 1, 16, 16, 2, 1), None);
     }
 }

@@ -3,36 +3,22 @@
 
 use super::protected::QrFactors;
 use crate::abft::SolveArgs;
-use crate::args::{arg_error, check_first_block_at_origin, check_grid, check_square_blocks, entry};
+use crate::args::check_grid;
 use crate::error::Result;
 use crate::matrix::DistMatrix;
 use crate::qr::check_rows_of_a;
 use blacs_ft::Grid;
 
 /// B (`args.b_name`, descriptor at `args.b_desc_position`) can be solved
-/// with `factors` under protection: on this grid, with the factors' row
-/// distribution (M, MB, RSRC, as PDORMQR's C), and — the one restriction
-/// beyond PDORMQR and PDGELS — square blocks of the factors' size
-/// (MB_B = NB_B = NB_A) with the first on process (0, 0), since B gets
-/// checksum columns laid out as the factors' are.
+/// with `factors`: on this grid, with the factors' row distribution (M,
+/// MB_B = MB_A, RSRC, as PDORMQR's C and PDGELS's B; MB_B ≠ MB_A is
+/// entry MB of the descriptor, INFO = -(position·100 + 5)). Its columns
+/// may be in any blocks; the one restriction beyond ScaLAPACK's
+/// (CSRC_B = 0) is checked by the solves' runner
+/// ([`crate::abft::ProtectedRhs::checked_layout`]).
 pub(crate) fn check_rhs(grid: &Grid, args: SolveArgs, factors: &QrFactors, b: &DistMatrix) -> Result<()> {
     let (routine, position, name) = (args.routine, args.b_desc_position, args.b_name);
     check_grid(grid, b, routine, position, name)?;
     let shared = factors.shared().borrow();
-    check_rows_of_a(routine, position, name, &shared.ext.matrix, b)?;
-    check_square_blocks(routine, position, name, b.desc())?;
-    if b.nb() != factors.nb() {
-        return Err(arg_error(
-            routine,
-            position,
-            entry::NB,
-            &format!("NB_{name}"),
-            format!(
-                "must equal the factors' NB_A = {} (B carries checksums laid out as A's), got {}",
-                factors.nb(),
-                b.nb()
-            ),
-        ));
-    }
-    check_first_block_at_origin(routine, position, name, b.desc())
+    check_rows_of_a(routine, position, name, &shared.ext.matrix, b)
 }

@@ -3,7 +3,7 @@
 
 use super::protected::{ProtectedQr, QrFactors};
 use super::solve_args::check_rhs;
-use crate::abft::{run_solve, FactorsWhole, FtOptions, FtReport, SolveArgs, SolveSteps};
+use crate::abft::{run_solve, FtOptions, FtReport, FtWorkspace, ProtectedRhs, SolveArgs, SolveSteps};
 use crate::args::arg_error;
 use crate::args::upper_solve::{A, B};
 use crate::error::Result;
@@ -13,6 +13,7 @@ use blacs_ft::Grid;
 use recovery::protocol::{Phase, PhaseClock};
 use recovery::Region;
 use std::cell::RefCell;
+use std::ops::Range;
 use std::rc::Rc;
 
 /// The phases of a step before its commit, in order: R's block column
@@ -30,21 +31,23 @@ const ARGS: SolveArgs =
 ///
 /// * `region` (global): the resilient region of the factors.
 /// * `factors` (global): from [`QrFactors::factor`] with M ≥ N; read only.
-/// * `b` (local input/output): M×NRHS with the factors' row distribution,
-///   MB_B = NB_B = NB_A (the one restriction beyond PDTRSM: B gets
-///   checksums laid out as A's), first block on process (0, 0). On exit
-///   rows 0..N hold X; rows N..M are unchanged.
+/// * `b` (local input/output): M×NRHS with the factors' row distribution
+///   (M, MB_B = MB_A, RSRC), its columns in any blocks (any NB_B), the
+///   first on process column 0 (CSRC_B = 0: the one restriction beyond
+///   PDTRSM, since B gets checksum columns of its own). On exit rows 0..N
+///   hold X; rows N..M are unchanged.
 ///
 /// # Errors
 /// Agreed on every process: argument errors (B is argument 4; M < N is
 /// argument 2); [`crate::Error::InputLost`] (argument 2) when the factors
-/// are not whole on some process; a process failure before B's checksums
-/// exist (repair, and call again).
+/// are not whole on some process; [`crate::Error::Memory`] for the
+/// protected B; a process failure before B's checksums exist (repair,
+/// and call again).
 ///
 /// # Fault tolerance
 /// As [`super::pdormqr_ft`]: B carries checksum columns, every step runs
-/// over all its local columns (a left triangular solve keeps a right-side
-/// encoding valid), phase 1 writes scratch only. Step s solves block row
+/// over B's columns and the checksum columns over them (a left triangular
+/// solve keeps a right-side encoding valid), phase 1 writes scratch only. Step s solves block row
 /// `nblocks − 1 − s` (back substitution); its kill points are
 /// `R@trsm:s:bcast` (R's block column along the process rows),
 /// `R@trsm:s:update` (X_k down the process columns) and `R@trsm:s:commit`,
@@ -57,8 +60,8 @@ pub fn upper_solve_ft(
 ) -> Result<FtReport> {
     let check =
         check_overdetermined(ARGS.routine, A, factors).and_then(|()| check_rhs(region.grid(), ARGS, factors, b));
-    let steps = TrsmSteps::new(factors, ARGS);
-    run_solve(region, ARGS, factors.shared(), b, check, steps, opts)
+    let make_steps = |rhs: &ProtectedRhs| TrsmSteps::new(factors, rhs);
+    run_solve(region, ARGS, factors.shared(), b, check, make_steps, opts, &mut FtWorkspace::new())
 }
 
 /// Local: R is the N×N upper triangle of the factors only for M ≥ N.
@@ -78,20 +81,22 @@ fn check_overdetermined(routine: &str, position: u32, factors: &QrFactors) -> Re
 
 /// R's diagonal blocks, last to first, one per step.
 pub(crate) struct TrsmSteps {
+    /// Borrowed only inside a step: the region's mend borrows them after
+    /// a repair.
     factors: Rc<RefCell<ProtectedQr>>,
     blocks: Vec<(usize, usize)>,
-    whole: FactorsWhole,
-    args: SolveArgs,
+    /// The local columns of B's extended matrix the steps work on
+    /// ([`ProtectedRhs::live_columns`]).
+    cols: Vec<Range<usize>>,
 }
 
 impl TrsmSteps {
-    /// The back substitution with the N×N R of `factors`.
-    pub fn new(factors: &QrFactors, args: SolveArgs) -> TrsmSteps {
+    /// The back substitution with the N×N R of `factors` on `rhs`.
+    pub fn new(factors: &QrFactors, rhs: &ProtectedRhs) -> TrsmSteps {
         TrsmSteps {
             factors: factors.shared().clone(),
             blocks: r_blocks_in_order(factors.n().min(factors.m()), factors.nb()),
-            whole: FactorsWhole::default(),
-            args,
+            cols: rhs.live_columns().local,
         }
     }
 }
@@ -110,15 +115,13 @@ impl SolveSteps for TrsmSteps {
         let (k0, kb) = self.blocks[k as usize];
         clock.enter(grid, Phase::Bcast);
         let f = self.factors.borrow();
-        self.whole.before_step(grid, &f, k, self.args)?;
         let r = RBlockColumn::share(grid, &f.ext.matrix, k0, kb)?;
         clock.enter(grid, Phase::Update);
-        let xk = r.solve_diagonal(grid, b)?;
+        let xk = r.solve_diagonal(grid, b, &self.cols)?;
         Ok((r, xk))
     }
 
-    fn commit(&mut self, b: &mut DistMatrix, _grid: &Grid, k: u64, (r, xk): Self::Scratch) {
-        r.apply(&xk, b);
-        self.whole.committed(k);
+    fn commit(&mut self, b: &mut DistMatrix, _grid: &Grid, _k: u64, (r, xk): Self::Scratch) {
+        r.apply(&xk, b, &self.cols);
     }
 }

@@ -2,13 +2,14 @@
 //! part of `pdgels_ft`, R from the QR of Aᵀ).
 
 use super::protected::{ProtectedQr, QrFactors};
-use crate::abft::{FactorsWhole, SolveArgs, SolveSteps};
+use crate::abft::{ProtectedRhs, SolveSteps};
 use crate::error::Result;
 use crate::matrix::DistMatrix;
 use crate::qr::{rt_blocks_in_order, RBlockRow};
 use blacs_ft::Grid;
 use recovery::protocol::{Phase, PhaseClock};
 use std::cell::RefCell;
+use std::ops::Range;
 use std::rc::Rc;
 
 /// Rᵀ·Y = B(0..n) by forward substitution: R's diagonal blocks, first to
@@ -16,24 +17,27 @@ use std::rc::Rc;
 /// (`bcast`), the diagonal block's Y_k down the process columns
 /// (`update`); the commit writes Y_k and updates the rows below it.
 pub(crate) struct TransposedTrsmSteps {
+    /// Borrowed only inside a step: the region's mend borrows them after
+    /// a repair.
     factors: Rc<RefCell<ProtectedQr>>,
     /// R's order (the factors' N).
     n: usize,
     blocks: Vec<(usize, usize)>,
-    whole: FactorsWhole,
-    args: SolveArgs,
+    /// The local columns of B's extended matrix the steps work on
+    /// ([`ProtectedRhs::live_columns`]).
+    cols: Vec<Range<usize>>,
 }
 
 impl TransposedTrsmSteps {
-    /// The forward substitution with the N×N R of `factors` (M ≥ N).
-    pub fn new(factors: &QrFactors, args: SolveArgs) -> TransposedTrsmSteps {
+    /// The forward substitution with the N×N R of `factors` (M ≥ N) on
+    /// `rhs`.
+    pub fn new(factors: &QrFactors, rhs: &ProtectedRhs) -> TransposedTrsmSteps {
         let n = factors.n().min(factors.m());
         TransposedTrsmSteps {
             factors: factors.shared().clone(),
             n,
             blocks: rt_blocks_in_order(n, factors.nb()),
-            whole: FactorsWhole::default(),
-            args,
+            cols: rhs.live_columns().local,
         }
     }
 }
@@ -52,15 +56,13 @@ impl SolveSteps for TransposedTrsmSteps {
         let (k0, kb) = self.blocks[k as usize];
         clock.enter(grid, Phase::Bcast);
         let f = self.factors.borrow();
-        self.whole.before_step(grid, &f, k, self.args)?;
         let r = RBlockRow::share(grid, &f.ext.matrix, self.n, k0, kb)?;
         clock.enter(grid, Phase::Update);
-        let yk = r.solve_diagonal(grid, b)?;
+        let yk = r.solve_diagonal(grid, b, &self.cols)?;
         Ok((r, yk))
     }
 
-    fn commit(&mut self, b: &mut DistMatrix, _grid: &Grid, k: u64, (r, yk): Self::Scratch) {
-        r.apply(&yk, b);
-        self.whole.committed(k);
+    fn commit(&mut self, b: &mut DistMatrix, _grid: &Grid, _k: u64, (r, yk): Self::Scratch) {
+        r.apply(&yk, b, &self.cols);
     }
 }
