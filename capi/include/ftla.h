@@ -500,6 +500,204 @@ void pdcg_ft_(const int *n,
               double *resid,
               int *info);
 
+// Fault-tolerant solve of `A·X = B` or `Aᵀ·X = B` with the LU factors
+// ftla keeps for A (ScaLAPACK `PDGETRS`'s arguments): those of the last
+// `pdgetrf_ft_` given this A with this DESCA.
+//
+// * `trans` (global input): `"N"`, or `"T"`/`"C"` for the transposed system.
+// * `n` (global input): the order of A, the factorization's.
+// * `nrhs` (global input): the number of right-hand sides, ≥ 0.
+// * `a`, `ia`, `ja`, `desca` (local input): A as passed to `pdgetrf_ft_`
+//   (the same local array and descriptor), holding what it returned;
+//   IA = JA = 1. ftla solves with its own protected copy of the factors
+//   and checks that A still holds them (one pass over the local array).
+// * `ipiv` (local input): the pivots `pdgetrf_ft_` returned.
+// * `b`, `ib`, `jb`, `descb` (local input/output): the N×NRHS right-hand
+//   sides on entry, the solution on exit; IB = JB = 1, B's rows in A's row
+//   blocks (MB_B = MB_A) and, beyond PDGETRS, NB_B = MB_B and B's first
+//   block on process (0, 0) (B gets checksum columns laid out as A's).
+// * `info` (global output): 0; -i or -(i·100+j) for a bad argument i,
+//   the same on every process, among them INFO = -4 (A) when ftla keeps
+//   no LU factors for A ("factor A with pdgetrf_ft_ first": never
+//   factored, released, or factored again since by another routine) or
+//   when A changed since `pdgetrf_ft_` returned, and INFO = -8 when IPIV
+//   did; `FTLA_INFO_INPUT_LOST` when the kept factors could not be
+//   rebuilt after a failure (more losses in one process row than the
+//   checksums tolerate between two ftla calls; nothing computed);
+//   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`;
+//   on a replacement, `FTLA_INFO_RESULT_LOST` for a solve that completed
+//   before it joined (its part of X is lost: B is recorded as lost).
+//
+// # Fault tolerance
+// A process lost at any time after `pdgetrf_ft_` — during the program's
+// own work, in another ftla call, or in this solve — is repaired: its
+// part of the kept factors is rebuilt from their checksums, and B is
+// protected by checksum columns during the solve (kill points
+// `R@getrs:STEP:PHASE`). INFO = 0 and X is the failure-free one, on the
+// replacement too. A process lost between two calls is found at this
+// call's start, which returns `FTLA_INFO_PROCESS_LOST` on the survivors
+// with B as it was; their next call must be this one again, where the
+// replacement (running the program from the top) meets them.
+//
+// Memory per process during the call: B's copy and its protected copy
+// with checksum columns (about 2 × B's local part plus 2/Q of it), besides
+// the kept factors.
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void pdgetrs_ft_(const char *trans,
+                 const int *n,
+                 const int *nrhs,
+                 const double *a,
+                 const int *ia,
+                 const int *ja,
+                 const int *desca,
+                 const int *ipiv,
+                 double *b,
+                 const int *ib,
+                 const int *jb,
+                 const int *descb,
+                 int *info);
+
+// Fault-tolerant `C = Q·C` or `C = Qᵀ·C` with the QR factors ftla keeps
+// for A (ScaLAPACK `PDORMQR`'s arguments, SIDE = 'L'): those of the last
+// `pdgeqrf_ft_` given this A with this DESCA.
+//
+// * `side` (global input): `"L"`; any other value gives INFO = -1 (Q
+//   from the right is not offered).
+// * `trans` (global input): `"N"` applies Q, `"T"` applies Qᵀ.
+// * `m` (global input): the rows of C, the factorization's M.
+// * `n` (global input): the columns of C, ≥ 0.
+// * `k` (global input): the number of reflectors, min(M, N) of the
+//   factorization (all of them).
+// * `a`, `ia`, `ja`, `desca` (local input): A as passed to `pdgeqrf_ft_`
+//   (the same local array and descriptor), holding what it returned;
+//   IA = JA = 1. ftla applies its own protected copy of the reflectors
+//   and checks that A still holds them.
+// * `tau` (local input): the scalars `pdgeqrf_ft_` returned.
+// * `c`, `ic`, `jc`, `descc` (local input/output): the M×N matrix C,
+//   overwritten by op(Q)·C; IC = JC = 1, C's rows in A's row blocks and,
+//   beyond PDORMQR, NB_C = MB_C = MB_A and the first block on process
+//   (0, 0) (C gets checksum columns laid out as A's).
+// * `work`, `lwork` (local): LWORK ≥ max(NB_A·(NB_A−1)/2, (MpC0 +
+//   NqC0)·NB_A) + NB_A², PDORMQR's; `lwork = -1` is a workspace query
+//   (WORK(1) receives the minimum). ftla allocates its own scratch.
+// * `info` (global output): as `pdgetrs_ft_`, the kept factors at A's
+//   position (INFO = -6: none kept, "factor A with pdgeqrf_ft_ first", or
+//   A changed since) and TAU's (-10: changed since);
+//   `FTLA_INFO_INPUT_LOST` when they could not be rebuilt.
+//
+// # Fault tolerance
+// As `pdgetrs_ft_`: the kept factors are rebuilt after a failure, and C
+// is protected by checksum columns during the call (kill points
+// `R@ormqr:STEP:PHASE`); INFO = 0 and the failure-free op(Q)·C.
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void pdormqr_ft_(const char *side,
+                 const char *trans,
+                 const int *m,
+                 const int *n,
+                 const int *k,
+                 const double *a,
+                 const int *ia,
+                 const int *ja,
+                 const int *desca,
+                 const double *tau,
+                 double *c,
+                 const int *ic,
+                 const int *jc,
+                 const int *descc,
+                 double *work,
+                 const int *lwork,
+                 int *info);
+
+// Fault-tolerant least squares with ScaLAPACK `PDGELS`'s arguments, TRANS
+// = 'N': for M ≥ N, X minimising ‖A·X − B‖₂; for M < N, the minimum-norm
+// solution of A·X = B (A of full rank).
+//
+// * `trans` (global input): `"N"`; any other value gives INFO = -1.
+// * `m`, `n` (global input): the rows and columns of A.
+// * `nrhs` (global input): the columns of B, ≥ 0.
+// * `a`, `ia`, `ja`, `desca` (local input/output): A; IA = JA = 1, MB_A =
+//   NB_A, the first block on process (0, 0), at least two process
+//   columns. On exit, for M ≥ N, its QR factors as PDGELS leaves them
+//   (as `pdgeqrf_ft_`, without TAU); for M < N, A as on entry (ftla
+//   factors Aᵀ in its own storage). These factors are not kept after the
+//   call (factor with `pdgeqrf_ft_` to keep them for `pdormqr_ft_`).
+// * `b`, `ib`, `jb`, `descb` (local input/output): max(M, N)×NRHS; on
+//   entry B in rows 1..M; on exit X in rows 1..N (for M ≥ N, rows N+1..M
+//   hold the residual's components: the residual norm of column j is
+//   ‖B(N+1:M, j)‖₂). IB = JB = 1, B's rows in A's row blocks and, beyond
+//   PDGELS, NB_B = MB_B = MB_A and the first block on process (0, 0).
+// * `work`, `lwork` (local): LWORK ≥ PDGELS's minimum (LTAU + max(LWF,
+//   LWS)); `lwork = -1` is a workspace query (WORK(1) receives that
+//   minimum). ftla allocates its own scratch: the protected factors
+//   (about (1 + 3/Q) × A's local part), B's protected copy (about
+//   (2 + 2/Q) × B's local part) and a step's panel, for the call.
+// * `info` (global output): 0; -i or -(i·100+j) for a bad argument, the
+//   same on every process; `FTLA_INFO_UNRECOVERABLE`,
+//   `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`; on a replacement,
+//   `FTLA_INFO_RESULT_LOST` for a call that completed before it joined
+//   (its part of A and X is lost: both are recorded as lost).
+//
+// # Fault tolerance
+// The factorization runs as `pdgeqrf_ft_` (kill points `R@qr:…`) and the
+// solve on its protected factors with B protected by checksum columns
+// (kill points `R@gels:STEP:PHASE`): a process lost in either is
+// repaired inside the call, INFO = 0 and X is the failure-free one. A
+// process lost before the call is found at its start (see
+// `pdgetrs_ft_`): `FTLA_INFO_PROCESS_LOST` on the survivors, who call it
+// again with the same A and B.
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void pdgels_ft_(const char *trans,
+                const int *m,
+                const int *n,
+                const int *nrhs,
+                double *a,
+                const int *ia,
+                const int *ja,
+                const int *desca,
+                double *b,
+                const int *ib,
+                const int *jb,
+                const int *descb,
+                double *work,
+                const int *lwork,
+                int *info);
+
+// Releases the factors ftla keeps for the array A (local; no
+// communication): those of the last `pdgetrf_ft_` or `pdgeqrf_ft_` given
+// this `a` with this descriptor. ftla's copy of the factors and their
+// checksums is freed; the caller's A keeps its content, but the
+// fault-tolerant solves no longer take it (`pdgetrs_ft_`, `pdormqr_ft_`
+// refuse it: factor A again first).
+//
+// * `a` (local input): the local array passed to the factorization.
+// * `desca` (global input): the descriptor passed with it.
+// * `info` (local output): 0 when factors were kept for A and are
+//   released now, 1 when none were kept (nothing done); may be NULL.
+//
+// Call it on every process of the grid at the same point of the program
+// (between the same two ftla calls), as the factorization was: the
+// processes compare their kept results when a replacement joins, and
+// results kept on some processes only are refused everywhere. Kept
+// factors are also released by a new factorization into the same array
+// (any routine that overwrites A, plain or fault tolerant) and by
+// `Cftla_gridexit`/`Cftla_exit`.
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void ftla_release_(const double *a,
+                   const int *desca,
+                   int *info);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

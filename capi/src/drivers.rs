@@ -3,7 +3,8 @@
 //! `ftla_pdgeqrf_`, `ftla_pdgetrf_`, `ftla_pdgetrs_`.
 
 use crate::call::{run, run_local, set_info, Protection, Routine, Work};
-use crate::lost::{Access, ArrayArg};
+use crate::kept::{Factors, KeptFactors};
+use crate::lost::{Access, ArrayArg, ArrayKey};
 use crate::matrix::{Checked, MatrixArg};
 use crate::tools::get;
 use blacs_ft::index::{indxl2g, numroc};
@@ -12,7 +13,9 @@ use scalapack_ft::abft::{FtOptions, FtWorkspace};
 use scalapack_ft::args::{arg_error, check_two_process_columns, pdcg, pdgeqrf, pdgetrf, pdgetrs};
 use scalapack_ft::cg::CgOptions;
 use scalapack_ft::lu::Transpose;
-use scalapack_ft::{cg_ft, lu, lu_ft, qr, qr_ft, DistMatrix, Error, Grid, Result};
+use scalapack_ft::lu_ft::LuFactors;
+use scalapack_ft::qr_ft::QrFactors;
+use scalapack_ft::{cg_ft, lu, qr, DistMatrix, Error, Grid, Result};
 use std::os::raw::{c_char, c_int};
 
 /// The matrix a factorization works on: `(M, N, A, IA, JA, DESCA)` at the
@@ -59,7 +62,7 @@ fn qr_lwork_min(grid: &Grid, c: &Checked) -> usize {
 
 /// Copies the local TAU: entry `lj` is the scalar of the local column
 /// `lj` (ScaLAPACK's TAU is distributed like A's columns).
-fn export_tau(a: &DistMatrix, tau: &[f64], out: *mut f64) {
+pub(crate) fn export_tau(a: &DistMatrix, tau: &[f64], out: *mut f64) {
     if out.is_null() {
         return;
     }
@@ -75,7 +78,7 @@ fn export_tau(a: &DistMatrix, tau: &[f64], out: *mut f64) {
 /// Copies the local IPIV: entry `li` is the 1-based global row
 /// interchanged with the local row `li` (ScaLAPACK's IPIV is distributed
 /// like A's rows).
-fn export_ipiv(a: &DistMatrix, ipiv: &[i64], out: *mut c_int) {
+pub(crate) fn export_ipiv(a: &DistMatrix, ipiv: &[i64], out: *mut c_int) {
     if out.is_null() {
         return;
     }
@@ -87,9 +90,23 @@ fn export_ipiv(a: &DistMatrix, ipiv: &[i64], out: *mut c_int) {
     }
 }
 
+/// A factorization's checked A and its local array imported (taken by a
+/// fault-tolerant factorization, which keeps it).
 struct QrArgs {
     a: Checked,
-    mat: DistMatrix,
+    mat: Option<DistMatrix>,
+}
+
+impl QrArgs {
+    /// The imported A, or the caller's imported again (a fault-tolerant
+    /// factorization that lost a process before its first commit runs
+    /// again: the caller's A is as it was).
+    fn take_matrix(&mut self, grid: &Grid, r: &Routine, data: *const f64) -> Result<DistMatrix> {
+        match self.mat.take() {
+            Some(m) => Ok(m),
+            None => self.a.import(grid, r.name, data, r.protection == Protection::FaultTolerant),
+        }
+    }
 }
 
 impl Work for QrArgs {
@@ -103,12 +120,14 @@ const PDGEQRF_FT: Routine = Routine {
     name: "pdgeqrf_ft_",
     log_name: "pdgeqrf_ft",
     protection: Protection::FaultTolerant,
+    keeps_result: true,
     ctxt_desc: pdgeqrf::DESCA,
 };
 const PDGEQRF: Routine = Routine {
     name: "ftla_pdgeqrf_",
     log_name: "ftla_pdgeqrf",
     protection: Protection::Plain,
+    keeps_result: false,
     ctxt_desc: pdgeqrf::DESCA,
 };
 /// The LU routines of the ABI.
@@ -116,12 +135,14 @@ const PDGETRF_FT: Routine = Routine {
     name: "pdgetrf_ft_",
     log_name: "pdgetrf_ft",
     protection: Protection::FaultTolerant,
+    keeps_result: true,
     ctxt_desc: pdgetrf::DESCA,
 };
 const PDGETRF: Routine = Routine {
     name: "ftla_pdgetrf_",
     log_name: "ftla_pdgetrf",
     protection: Protection::Plain,
+    keeps_result: false,
     ctxt_desc: pdgetrf::DESCA,
 };
 
@@ -152,7 +173,7 @@ fn qr_call(
         }
         return;
     }
-    let check = |grid: &Grid, ictxt: c_int| -> Result<QrArgs> {
+    let check = |grid: &Grid, ictxt: c_int, _: &KeptFactors| -> Result<QrArgs> {
         let c = checked(grid, ictxt)?;
         let lwmin = qr_lwork_min(grid, &c);
         if lwork < 0 || (lwork as usize) < lwmin {
@@ -174,25 +195,36 @@ fn qr_call(
                 "is a null pointer, but this process holds a part of it",
             ));
         }
-        Ok(QrArgs { mat: c.import(grid, routine, a, r.protection == Protection::FaultTolerant)?, a: c })
+        Ok(QrArgs { mat: Some(c.import(grid, routine, a, r.protection == Protection::FaultTolerant)?), a: c })
     };
     let arrays = [
         ArrayArg::new("A", pdgeqrf::A, a, desca, Access::Update),
         ArrayArg::new("TAU", pdgeqrf::TAU, tau, desca, Access::WriteReplicated),
     ];
+    let key = ArrayKey::new(a, desca);
     run(r, info, &arrays, check, |ctx, p, lost| {
-        let mut t = Vec::new();
+        let mat = p.take_matrix(ctx.region.grid(), r, a)?;
         match r.protection {
             Protection::FaultTolerant => {
-                let mut ws = FtWorkspace::in_place(ctx.region.grid(), &mut p.mat).unwrap_or_default();
-                qr_ft::pdgeqrf_ft_in(&mut ctx.region, &mut p.mat, &mut t, &FtOptions::default(), &mut ws)?;
+                let (f, _) = QrFactors::factor(&mut ctx.region, mat, &FtOptions::default())?;
+                let grid = ctx.region.grid();
+                f.with_local_storage(|stored| {
+                    if !lost {
+                        p.a.export_leading(grid, stored, a);
+                    }
+                    export_tau(stored, &f.tau(), tau);
+                });
+                if let Some(key) = key {
+                    ctx.kept.keep(key, p.a, Factors::Qr(f));
+                }
             }
-            Protection::Plain => qr::pdgeqrf(ctx.region.grid(), &mut p.mat, &mut t)?,
+            Protection::Plain => {
+                let (mut mat, mut t) = (mat, Vec::new());
+                qr::pdgeqrf(ctx.region.grid(), &mut mat, &mut t)?;
+                p.a.export(&mat, a);
+                export_tau(&mat, &t, tau);
+            }
         }
-        if !lost {
-            p.a.export(&p.mat, a);
-        }
-        export_tau(&p.mat, &t, tau);
         Ok(())
     });
 }
@@ -286,7 +318,7 @@ fn lu_call(
 ) {
     let routine = r.name;
     let arg = factored(m, n, a, ia, ja, desca);
-    let check = |grid: &Grid, ictxt: c_int| -> Result<QrArgs> {
+    let check = |grid: &Grid, ictxt: c_int, _: &KeptFactors| -> Result<QrArgs> {
         let c = check_factored(r, &arg, grid, ictxt)?;
         if c.local_shape(grid).0 > 0 && ipiv.is_null() {
             return Err(arg_error(
@@ -297,29 +329,43 @@ fn lu_call(
                 "is a null pointer, but this process holds a part of it",
             ));
         }
-        Ok(QrArgs { mat: c.import(grid, routine, a, r.protection == Protection::FaultTolerant)?, a: c })
+        Ok(QrArgs { mat: Some(c.import(grid, routine, a, r.protection == Protection::FaultTolerant)?), a: c })
     };
     let arrays = [
         ArrayArg::new("A", pdgetrf::A, a, desca, Access::Update),
         ArrayArg::new("IPIV", pdgetrf::IPIV, ipiv, desca, Access::WriteReplicated),
     ];
+    let key = ArrayKey::new(a, desca);
     run(r, info, &arrays, check, |ctx, p, lost| {
-        let mut piv = Vec::new();
-        let done = match r.protection {
+        let mut mat = p.take_matrix(ctx.region.grid(), r, a)?;
+        match r.protection {
             Protection::FaultTolerant => {
-                let mut ws = FtWorkspace::in_place(ctx.region.grid(), &mut p.mat).unwrap_or_default();
-                lu_ft::pdgetrf_ft_in(&mut ctx.region, &mut p.mat, &mut piv, &FtOptions::default(), &mut ws).map(|_| ())
+                // (A singular U: the factorization completed, INFO > 0, and
+                // nothing is kept or written.)
+                let (f, _) = LuFactors::factor(&mut ctx.region, mat, &FtOptions::default())?;
+                let grid = ctx.region.grid();
+                f.with_local_storage(|stored| {
+                    if !lost {
+                        p.a.export_leading(grid, stored, a);
+                    }
+                    export_ipiv(stored, &f.ipiv(), ipiv);
+                });
+                if let Some(key) = key {
+                    ctx.kept.keep(key, p.a, Factors::Lu(f));
+                }
+                Ok(())
             }
-            Protection::Plain => lu::pdgetrf(ctx.region.grid(), &mut p.mat, &mut piv),
-        };
-        // A singular U is a result: the factorization is complete.
-        if matches!(done, Ok(()) | Err(Error::Singular { .. })) {
-            if !lost {
-                p.a.export(&p.mat, a);
+            Protection::Plain => {
+                let mut piv = Vec::new();
+                let done = lu::pdgetrf(ctx.region.grid(), &mut mat, &mut piv);
+                // A singular U is a result: the factorization is complete.
+                if matches!(done, Ok(()) | Err(Error::Singular { .. })) {
+                    p.a.export(&mat, a);
+                    export_ipiv(&mat, &piv, ipiv);
+                }
+                done
             }
-            export_ipiv(&p.mat, &piv, ipiv);
         }
-        done
     });
 }
 
@@ -458,6 +504,7 @@ pub unsafe extern "C" fn ftla_pdgetrs_(
         name: "ftla_pdgetrs_",
         log_name: "ftla_pdgetrs",
         protection: Protection::Plain,
+        keeps_result: false,
         ctxt_desc: pdgetrs::DESCA,
     };
     const ROUTINE: &str = R.name;
@@ -486,7 +533,7 @@ pub unsafe extern "C" fn ftla_pdgetrs_(
     };
     // SAFETY: TRANS points to a character.
     let t = if trans.is_null() { 0 } else { (unsafe { *trans }) as u8 };
-    let check = |grid: &Grid, ictxt: c_int| -> Result<SolveArgs> {
+    let check = |grid: &Grid, ictxt: c_int, _: &KeptFactors| -> Result<SolveArgs> {
         let trans = match t.to_ascii_uppercase() {
             b'N' => Transpose::NoTrans,
             b'T' | b'C' => Transpose::Trans,
@@ -592,6 +639,7 @@ pub unsafe extern "C" fn pdcg_ft_(
         name: "pdcg_ft_",
         log_name: "pdcg_ft",
         protection: Protection::FaultTolerant,
+        keeps_result: false,
         ctxt_desc: pdcg::DESCA,
     };
     const ROUTINE: &str = R.name;
@@ -613,7 +661,7 @@ pub unsafe extern "C" fn pdcg_ft_(
     // SAFETY: TOL points to a double.
     let tol = if tol.is_null() { f64::NAN } else { unsafe { *tol } };
     let maxit = get(maxit);
-    let check = |grid: &Grid, ictxt: c_int| -> Result<CgArgs> {
+    let check = |grid: &Grid, ictxt: c_int, _: &KeptFactors| -> Result<CgArgs> {
         check_two_process_columns(ROUTINE, pdcg::DESCA, "A", grid)?;
         let ca = a_arg.check(ROUTINE, grid, ictxt)?;
         let cb = b_arg.check(ROUTINE, grid, ictxt)?;
