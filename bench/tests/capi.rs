@@ -414,3 +414,27 @@ fn a_solve_refuses_factors_the_program_changed_or_released() {
     }
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
 }
+
+#[test]
+fn the_factor_once_solve_many_example_survives_a_kill_between_solves() {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    let bin = BIN
+        .get_or_init(|| compile("examples/c/factor_once_solve_many.c", "factor_once_solve_many"))
+        .display()
+        .to_string();
+    // Grid rank 1 dies after the second of four solves (index 1).
+    let out = launch_c(&["launch", "--np", "4", "--", &bin, "512", "64", "4", "1", "1"], "");
+    let mut got: Vec<&str> =
+        out.stdout.lines().filter(|l| l.starts_with("factor_once_solve_many: grid rank ")).collect();
+    got.sort();
+    assert_eq!(got.len(), 4, "a line per grid rank:\n{}\n{}", out.stdout, out.stderr);
+    for (r, l) in got.iter().enumerate() {
+        assert!(l.starts_with(&format!("factor_once_solve_many: grid rank {r}")), "{l}");
+        // The replacement's first two solves had completed before it
+        // joined; every solve after the loss is right everywhere.
+        let infos =
+            if r == 1 { "[replacement]: 4 solves, INFO -10005 -10005 0 0;" } else { ": 4 solves, INFO 0 0 0 0;" };
+        assert!(l.contains(infos) && l.contains("x correct"), "{l}");
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+}

@@ -44,10 +44,56 @@
  * completed before it joined return at once in it, without communicating,
  * with INFO = FTLA_INFO_RESULT_LOST (the fault-tolerant ones fill in their
  * replicated outputs; its local part of their results was lost with the
- * dead process), and calls every process refused (INFO < 0: an argument,
- * no memory) return the same INFO again. A plain routine that loses a process returns
- * FTLA_INFO_PROCESS_LOST on the survivors, whose next call must be that
- * one again: the replacement meets them there.
+ * dead process) - but for pdgetrf_ft_ and pdgeqrf_ft_, whose factors ftla
+ * keeps protected (see below: INFO = 0) - and calls every process refused
+ * (INFO < 0: an argument, no memory) return the same INFO again. A plain
+ * routine that loses a process returns FTLA_INFO_PROCESS_LOST on the
+ * survivors, whose next call must be that one again: the replacement meets
+ * them there. A process lost between two calls is found, and the grid
+ * repaired, at the start of the next call, which then goes on (a
+ * fault-tolerant call never returns FTLA_INFO_PROCESS_LOST).
+ *
+ * Protected factors across calls. pdgetrf_ft_ and pdgeqrf_ft_ keep their
+ * result protected after they return: ftla keeps its own copy of the
+ * factors with their checksums and the replicated IPIV or TAU, keyed by
+ * the local array A and its descriptor as the program passed them (A
+ * receives a copy of the factors, as from ScaLAPACK). The copy lives until
+ * ftla_release_(a, desca, &info), a later call that overwrites the same
+ * array (a factorization of it, plain or fault tolerant, or pdgels_ft_),
+ * or Cftla_gridexit/Cftla_exit. A process lost while it lives - in an
+ * ftla call, between calls during the program's own work, or in a solve -
+ * is repaired at the latest in the next ftla call, and its part of every
+ * kept factorization is rebuilt from the checksums. pdgetrs_ft_ and
+ * pdormqr_ft_ find the kept factors by A and DESCA and compute with ftla's
+ * copy; they refuse an A (or IPIV, TAU) that no longer holds what the
+ * factorization returned - compared bit for bit, one pass over the local
+ * array - with INFO at its position (-4 for pdgetrs_ft_'s A), the same on
+ * every process, and so an A factored by none of them ("factor A with
+ * pdgetrf_ft_ first"). More losses in one process row between two ftla
+ * calls than the checksums rebuild make the kept factors lost: every
+ * routine given them returns FTLA_INFO_INPUT_LOST, never a wrong result.
+ *
+ * Memory ftla holds per process, per kept factorization, until it is
+ * released: about (1 + 3/Q) times A's local array (its copy of the
+ * factors; their checksum columns, about 2/Q; the left-factor sums, about
+ * 1/Q; Q the number of process columns), besides the program's own A.
+ * A factorization's peak adds a panel's scratch; a solve's adds B's copy
+ * and its protected copy with checksum columns (about (2 + 2/Q) times B's
+ * local array) for the call. An in-place path, where ftla keeps only the
+ * checksums next to the program's A (its storage sized for them by a
+ * query), is not provided yet.
+ *
+ * A replacement and kept factors. A replacement's re-run of a
+ * pdgetrf_ft_ or pdgeqrf_ft_ that completed before it joined returns at
+ * once with INFO = 0, IPIV or TAU filled in and a hollow kept copy; its A
+ * is left as the program passed it. The region's mend fills that copy in
+ * the replacement's first later ftla call, the first where it meets the
+ * survivors (plain or fault tolerant), and ftla then copies the factors
+ * into the replacement's A: before that call reads its arguments when it
+ * starts afresh (its verdict; so the call reads the factors), at its end
+ * when it joins the survivors' recovery of an interrupted call. From then
+ * on, at the latest at the end of that call, the replacement's A holds its
+ * factors, as the survivors' do.
  *
  * Lost inputs. The outputs a replacement did not receive (the arrays of
  * a call that returned FTLA_INFO_RESULT_LOST in it) are recorded there,
@@ -55,8 +101,8 @@
  * descriptor's nine entries (IPIV and TAU with A's). Every routine checks
  * the arrays it reads without overwriting them against that record before
  * computing, and the processes agree on the verdict: a call given such an
- * array - the LU factors of a pdgetrf_ft_ that completed before the
- * replacement joined, passed to ftla_pdgetrs_ - returns
+ * array - the LU factors of a plain ftla_pdgetrf_ that completed before
+ * the replacement joined, passed to ftla_pdgetrs_ - returns
  * FTLA_INFO_INPUT_LOST on every process and computes nothing, never a
  * wrong result with INFO = 0. The program then computes the input again
  * (fills A from its own data and factors it again). See
@@ -117,7 +163,10 @@
 // it replaces and is left as the program passed it. The other processes
 // hold their parts. Local: the survivors never see it. The matrix
 // results are recorded as lost here, and a routine given one to read
-// refuses it on every process (`FTLA_INFO_INPUT_LOST`).
+// refuses it on every process (`FTLA_INFO_INPUT_LOST`). Not of
+// `pdgetrf_ft_` and `pdgeqrf_ft_`, whose factors ftla keeps protected:
+// their re-run returns INFO = 0 and the replacement's A gets its factors
+// when it meets the survivors (see the header's introduction).
 #define FTLA_INFO_RESULT_LOST -10005
 
 // INFO of any other error (an MPI error, a checkpoint that cannot be
@@ -128,18 +177,21 @@
 // INFO of a call given an input whose part on some process was lost with
 // a failed process: an output of an earlier call that completed before
 // that process — a replacement — joined the grid (the call returned
-// `FTLA_INFO_RESULT_LOST` there). The same on every process; nothing was
-// computed; the argument and the process are printed on stderr.
+// `FTLA_INFO_RESULT_LOST` there), or factors ftla keeps (from
+// `pdgetrf_ft_`, `pdgeqrf_ft_`) that could not be rebuilt (more losses in
+// one process row between two ftla calls than their checksums
+// tolerate). The same on every process; nothing was computed; the
+// argument and the process are printed on stderr.
 //
 // ftla knows such an array as the program passed it to that earlier call:
 // its local array's address and its descriptor's nine entries (for IPIV
 // and TAU, A's descriptor). Lost are the arrays the call overwrites with
-// its results on that process — a factorization's A, `ftla_pdgetrs_`'s
-// B, `pdcg_ft_`'s X — and, of a plain factorization, IPIV or TAU too
-// (the fault-tolerant ones fill those in on a replacement). Every
-// routine, plain or fault tolerant, checks the arrays it reads without
-// overwriting them — `ftla_pdgetrs_`'s A and IPIV, `pdcg_ft_`'s A and B —
-// before it computes, and the processes agree on the verdict. An array a
+// its results on that process — a plain factorization's A, a solve's B,
+// `pdcg_ft_`'s X, `pdgels_ft_`'s A and B — and, of a plain factorization,
+// IPIV or TAU too (the fault-tolerant ones fill those in on a
+// replacement). Every routine, plain or fault tolerant, checks the arrays
+// it reads without overwriting them — the solves' A and IPIV or TAU,
+// `pdcg_ft_`'s A and B — before it computes, and the processes agree on the verdict. An array a
 // routine overwrites with its results (a factorization's A, a solve's B,
 // CG's X) is the program's data for that call and is not checked (a
 // program that reuses its storage fills it again first, which ftla cannot
@@ -310,15 +362,19 @@ void ftla_descinit_(int *desc,
 //   local columns.
 // * `work`, `lwork` (local): as ScaLAPACK, LWORK ≥ NB_A·(Mp0 + Nq0 +
 //   NB_A); `lwork = -1` is a workspace query (WORK(1) receives the
-//   minimum). ftla allocates its own scratch: its checksum columns and a
-//   copy of the local array.
+//   minimum). ftla allocates its own storage: the copy of the factors it
+//   keeps, with their checksum columns.
 // * `info` (global output): 0; -i or -(i·100+j) for a bad argument i (entry
 //   j of a descriptor), the same on every process (but for a workspace
 //   query, which is local: a process-dependent check such as LLD gives
 //   its INFO on the processes it fails on only);
-//   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`;
-//   on a replacement, `FTLA_INFO_RESULT_LOST` (A is then recorded as
-//   lost there, TAU filled in: see `FTLA_INFO_INPUT_LOST`).
+//   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`.
+//
+// The factors stay protected after the call: ftla keeps its copy of
+// them, their checksums and TAU for this A and DESCA, for `pdormqr_ft_`,
+// until `ftla_release_`, a later call that overwrites this A, or the
+// grid's exit (memory: about (1 + 3/Q) × A's local array; see the
+// header's introduction).
 //
 // # Fault tolerance
 // A process lost during the call is repaired inside it: the grid is
@@ -328,7 +384,13 @@ void ftla_descinit_(int *desc,
 // failure-free one. A replacement process runs the program from `main`;
 // its call of `pdgeqrf_ft_` (with an A of the same shape, whatever its
 // values) joins the survivors' recovery. Two losses in one process row
-// give `FTLA_INFO_UNRECOVERABLE` on every survivor.
+// give `FTLA_INFO_UNRECOVERABLE` on every survivor. A process lost after
+// the call is rebuilt into the kept factors; on its replacement, the
+// re-run of a `pdgeqrf_ft_` that completed before it joined returns at
+// once with INFO = 0 and TAU filled in, and its A holds its factors again
+// from its next ftla call, the one that meets the survivors (before that
+// call reads its arguments, or at its end when it joins an interrupted
+// call).
 //
 // # Safety
 // Every pointer is null where this says it may be, or points to what
@@ -372,13 +434,21 @@ void ftla_pdgeqrf_(const int *m,
 //   whose global row g < min(M, N)) is the 1-based global row interchanged
 //   with row g, as in ScaLAPACK.
 // * `info` (global output): as `pdgeqrf_ft_`, and INFO = i > 0 when
-//   U(i,i) is exactly zero (the first such; the factorization is
-//   complete), the same on every process.
+//   U(i,i) is exactly zero (the first such), the same on every process:
+//   ftla keeps no factors of a singular matrix, and A and IPIV are left
+//   as on entry (`ftla_pdgetrf_` returns L and U of a singular matrix).
+//
+// The factors stay protected after the call, as `pdgeqrf_ft_`'s: ftla
+// keeps its copy of them, their checksums and the pivots for this A and
+// DESCA, for `pdgetrs_ft_` (memory: about (1 + 3/Q) × A's local array).
 //
 // # Fault tolerance
 // As `pdgeqrf_ft_`: the lost process's L, U, checksums and pivots are
 // rebuilt at the last committed step; the pivots are those of a
-// failure-free run.
+// failure-free run. On a replacement, the re-run of a `pdgetrf_ft_` that
+// completed before it joined returns at once with INFO = 0 and IPIV
+// filled in; its A holds L and U again from its next ftla call (see
+// `pdgeqrf_ft_`).
 //
 // # Safety
 // Every pointer is null where this says it may be, or points to what
@@ -410,7 +480,8 @@ void ftla_pdgetrf_(const int *m,
                    int *info);
 
 // Solves `A·X = B` or `Aᵀ·X = B` with the factors from `pdgetrf_ft_` or
-// `ftla_pdgetrf_` (ScaLAPACK `PDGETRS`'s arguments).
+// `ftla_pdgetrf_` (ScaLAPACK `PDGETRS`'s arguments), as they are in A and
+// IPIV (`pdgetrs_ft_` solves with the kept factors, and survives a loss).
 //
 // * `trans` (global input): `"N"`, or `"T"`/`"C"` for the transposed system.
 // * `n`, `nrhs` (global input): the order of A and the number of
@@ -422,14 +493,16 @@ void ftla_pdgetrf_(const int *m,
 //   (MB_B = MB_A).
 // * `info` (global output): as the factorizations;
 //   `FTLA_INFO_INPUT_LOST` on every process when A or IPIV is an output
-//   that a replacement process did not receive — the factors of a
-//   `pdgetrf_ft_` that completed before it joined — and nothing is
+//   that a replacement process did not receive — the factors of an
+//   `ftla_pdgetrf_` that completed before it joined — and nothing is
 //   computed (B, overwritten with the solution, is the program's data).
 //
 // No fault tolerance: a process lost during the solve gives
-// `FTLA_INFO_PROCESS_LOST` once the grid is repaired. Its factors are not
-// protected between calls: a process lost after the factorization leaves
-// its replacement without its part of them, which this routine refuses
+// `FTLA_INFO_PROCESS_LOST` once the grid is repaired. Factors of
+// `pdgetrf_ft_` are kept protected between calls, and a replacement's A
+// holds them again when this call starts; those of `ftla_pdgetrf_` are
+// not: a process lost after that factorization leaves its replacement
+// without its part of them, which this routine refuses
 // (`FTLA_INFO_INPUT_LOST`): factor again, then solve.
 //
 // # Safety
@@ -535,9 +608,11 @@ void pdcg_ft_(const int *n,
 // protected by checksum columns during the solve (kill points
 // `R@getrs:STEP:PHASE`). INFO = 0 and X is the failure-free one, on the
 // replacement too. A process lost between two calls is found at this
-// call's start, which returns `FTLA_INFO_PROCESS_LOST` on the survivors
-// with B as it was; their next call must be this one again, where the
-// replacement (running the program from the top) meets them.
+// call's start: the grid is repaired there, the replacement (running the
+// program from the top, its `pdgetrf_ft_` returning at once) meets the
+// survivors in this call, its part of the factors is rebuilt and copied
+// into its A, and the solve goes on. `FTLA_INFO_PROCESS_LOST` is not
+// returned.
 //
 // Memory per process during the call: B's copy and its protected copy
 // with checksum columns (about 2 × B's local part plus 2/Q of it), besides
@@ -648,9 +723,8 @@ void pdormqr_ft_(const char *side,
 // solve on its protected factors with B protected by checksum columns
 // (kill points `R@gels:STEP:PHASE`): a process lost in either is
 // repaired inside the call, INFO = 0 and X is the failure-free one. A
-// process lost before the call is found at its start (see
-// `pdgetrs_ft_`): `FTLA_INFO_PROCESS_LOST` on the survivors, who call it
-// again with the same A and B.
+// process lost before the call is found and repaired at its start, and
+// the call goes on with the replacement (see `pdgetrs_ft_`).
 //
 // # Safety
 // Every pointer is null where this says it may be, or points to what

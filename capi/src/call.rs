@@ -47,7 +47,10 @@ pub const FTLA_INFO_NO_MEMORY: c_int = -10003;
 /// it replaces and is left as the program passed it. The other processes
 /// hold their parts. Local: the survivors never see it. The matrix
 /// results are recorded as lost here, and a routine given one to read
-/// refuses it on every process (`FTLA_INFO_INPUT_LOST`).
+/// refuses it on every process (`FTLA_INFO_INPUT_LOST`). Not of
+/// `pdgetrf_ft_` and `pdgeqrf_ft_`, whose factors ftla keeps protected:
+/// their re-run returns INFO = 0 and the replacement's A gets its factors
+/// when it meets the survivors (see the header's introduction).
 pub const FTLA_INFO_RESULT_LOST: c_int = -10005;
 /// INFO of any other error (an MPI error, a checkpoint that cannot be
 /// used, a local error on another process); the reason is printed on
@@ -56,18 +59,21 @@ pub const FTLA_INFO_ERROR: c_int = -10004;
 /// INFO of a call given an input whose part on some process was lost with
 /// a failed process: an output of an earlier call that completed before
 /// that process — a replacement — joined the grid (the call returned
-/// `FTLA_INFO_RESULT_LOST` there). The same on every process; nothing was
-/// computed; the argument and the process are printed on stderr.
+/// `FTLA_INFO_RESULT_LOST` there), or factors ftla keeps (from
+/// `pdgetrf_ft_`, `pdgeqrf_ft_`) that could not be rebuilt (more losses in
+/// one process row between two ftla calls than their checksums
+/// tolerate). The same on every process; nothing was computed; the
+/// argument and the process are printed on stderr.
 ///
 /// ftla knows such an array as the program passed it to that earlier call:
 /// its local array's address and its descriptor's nine entries (for IPIV
 /// and TAU, A's descriptor). Lost are the arrays the call overwrites with
-/// its results on that process — a factorization's A, `ftla_pdgetrs_`'s
-/// B, `pdcg_ft_`'s X — and, of a plain factorization, IPIV or TAU too
-/// (the fault-tolerant ones fill those in on a replacement). Every
-/// routine, plain or fault tolerant, checks the arrays it reads without
-/// overwriting them — `ftla_pdgetrs_`'s A and IPIV, `pdcg_ft_`'s A and B —
-/// before it computes, and the processes agree on the verdict. An array a
+/// its results on that process — a plain factorization's A, a solve's B,
+/// `pdcg_ft_`'s X, `pdgels_ft_`'s A and B — and, of a plain factorization,
+/// IPIV or TAU too (the fault-tolerant ones fill those in on a
+/// replacement). Every routine, plain or fault tolerant, checks the arrays
+/// it reads without overwriting them — the solves' A and IPIV or TAU,
+/// `pdcg_ft_`'s A and B — before it computes, and the processes agree on the verdict. An array a
 /// routine overwrites with its results (a factorization's A, a solve's B,
 /// CG's X) is the program's data for that call and is not checked (a
 /// program that reuses its storage fills it again first, which ftla cannot

@@ -242,15 +242,19 @@ fn qr_call(
 ///   local columns.
 /// * `work`, `lwork` (local): as ScaLAPACK, LWORK ≥ NB_A·(Mp0 + Nq0 +
 ///   NB_A); `lwork = -1` is a workspace query (WORK(1) receives the
-///   minimum). ftla allocates its own scratch: its checksum columns and a
-///   copy of the local array.
+///   minimum). ftla allocates its own storage: the copy of the factors it
+///   keeps, with their checksum columns.
 /// * `info` (global output): 0; -i or -(i·100+j) for a bad argument i (entry
 ///   j of a descriptor), the same on every process (but for a workspace
 ///   query, which is local: a process-dependent check such as LLD gives
 ///   its INFO on the processes it fails on only);
-///   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`;
-///   on a replacement, `FTLA_INFO_RESULT_LOST` (A is then recorded as
-///   lost there, TAU filled in: see `FTLA_INFO_INPUT_LOST`).
+///   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`.
+///
+/// The factors stay protected after the call: ftla keeps its copy of
+/// them, their checksums and TAU for this A and DESCA, for `pdormqr_ft_`,
+/// until `ftla_release_`, a later call that overwrites this A, or the
+/// grid's exit (memory: about (1 + 3/Q) × A's local array; see the
+/// header's introduction).
 ///
 /// # Fault tolerance
 /// A process lost during the call is repaired inside it: the grid is
@@ -260,7 +264,13 @@ fn qr_call(
 /// failure-free one. A replacement process runs the program from `main`;
 /// its call of `pdgeqrf_ft_` (with an A of the same shape, whatever its
 /// values) joins the survivors' recovery. Two losses in one process row
-/// give `FTLA_INFO_UNRECOVERABLE` on every survivor.
+/// give `FTLA_INFO_UNRECOVERABLE` on every survivor. A process lost after
+/// the call is rebuilt into the kept factors; on its replacement, the
+/// re-run of a `pdgeqrf_ft_` that completed before it joined returns at
+/// once with INFO = 0 and TAU filled in, and its A holds its factors again
+/// from its next ftla call, the one that meets the survivors (before that
+/// call reads its arguments, or at its end when it joins an interrupted
+/// call).
 ///
 /// # Safety
 /// Every pointer is null where this says it may be, or points to what
@@ -378,13 +388,21 @@ fn lu_call(
 ///   whose global row g < min(M, N)) is the 1-based global row interchanged
 ///   with row g, as in ScaLAPACK.
 /// * `info` (global output): as `pdgeqrf_ft_`, and INFO = i > 0 when
-///   U(i,i) is exactly zero (the first such; the factorization is
-///   complete), the same on every process.
+///   U(i,i) is exactly zero (the first such), the same on every process:
+///   ftla keeps no factors of a singular matrix, and A and IPIV are left
+///   as on entry (`ftla_pdgetrf_` returns L and U of a singular matrix).
+///
+/// The factors stay protected after the call, as `pdgeqrf_ft_`'s: ftla
+/// keeps its copy of them, their checksums and the pivots for this A and
+/// DESCA, for `pdgetrs_ft_` (memory: about (1 + 3/Q) × A's local array).
 ///
 /// # Fault tolerance
 /// As `pdgeqrf_ft_`: the lost process's L, U, checksums and pivots are
 /// rebuilt at the last committed step; the pivots are those of a
-/// failure-free run.
+/// failure-free run. On a replacement, the re-run of a `pdgetrf_ft_` that
+/// completed before it joined returns at once with INFO = 0 and IPIV
+/// filled in; its A holds L and U again from its next ftla call (see
+/// `pdgeqrf_ft_`).
 ///
 /// # Safety
 /// Every pointer is null where this says it may be, or points to what
@@ -459,7 +477,8 @@ impl Work for SolveArgs {
 }
 
 /// Solves `A·X = B` or `Aᵀ·X = B` with the factors from `pdgetrf_ft_` or
-/// `ftla_pdgetrf_` (ScaLAPACK `PDGETRS`'s arguments).
+/// `ftla_pdgetrf_` (ScaLAPACK `PDGETRS`'s arguments), as they are in A and
+/// IPIV (`pdgetrs_ft_` solves with the kept factors, and survives a loss).
 ///
 /// * `trans` (global input): `"N"`, or `"T"`/`"C"` for the transposed system.
 /// * `n`, `nrhs` (global input): the order of A and the number of
@@ -471,14 +490,16 @@ impl Work for SolveArgs {
 ///   (MB_B = MB_A).
 /// * `info` (global output): as the factorizations;
 ///   `FTLA_INFO_INPUT_LOST` on every process when A or IPIV is an output
-///   that a replacement process did not receive — the factors of a
-///   `pdgetrf_ft_` that completed before it joined — and nothing is
+///   that a replacement process did not receive — the factors of an
+///   `ftla_pdgetrf_` that completed before it joined — and nothing is
 ///   computed (B, overwritten with the solution, is the program's data).
 ///
 /// No fault tolerance: a process lost during the solve gives
-/// `FTLA_INFO_PROCESS_LOST` once the grid is repaired. Its factors are not
-/// protected between calls: a process lost after the factorization leaves
-/// its replacement without its part of them, which this routine refuses
+/// `FTLA_INFO_PROCESS_LOST` once the grid is repaired. Factors of
+/// `pdgetrf_ft_` are kept protected between calls, and a replacement's A
+/// holds them again when this call starts; those of `ftla_pdgetrf_` are
+/// not: a process lost after that factorization leaves its replacement
+/// without its part of them, which this routine refuses
 /// (`FTLA_INFO_INPUT_LOST`): factor again, then solve.
 ///
 /// # Safety

@@ -149,9 +149,11 @@ impl Work for RhsArgs {
 /// protected by checksum columns during the solve (kill points
 /// `R@getrs:STEP:PHASE`). INFO = 0 and X is the failure-free one, on the
 /// replacement too. A process lost between two calls is found at this
-/// call's start, which returns `FTLA_INFO_PROCESS_LOST` on the survivors
-/// with B as it was; their next call must be this one again, where the
-/// replacement (running the program from the top) meets them.
+/// call's start: the grid is repaired there, the replacement (running the
+/// program from the top, its `pdgetrf_ft_` returning at once) meets the
+/// survivors in this call, its part of the factors is rebuilt and copied
+/// into its A, and the solve goes on. `FTLA_INFO_PROCESS_LOST` is not
+/// returned.
 ///
 /// Memory per process during the call: B's copy and its protected copy
 /// with checksum columns (about 2 × B's local part plus 2/Q of it), besides
@@ -531,9 +533,8 @@ impl Work for GelsArgs {
 /// solve on its protected factors with B protected by checksum columns
 /// (kill points `R@gels:STEP:PHASE`): a process lost in either is
 /// repaired inside the call, INFO = 0 and X is the failure-free one. A
-/// process lost before the call is found at its start (see
-/// `pdgetrs_ft_`): `FTLA_INFO_PROCESS_LOST` on the survivors, who call it
-/// again with the same A and B.
+/// process lost before the call is found and repaired at its start, and
+/// the call goes on with the replacement (see `pdgetrs_ft_`).
 ///
 /// # Safety
 /// Every pointer is null where this says it may be, or points to what
