@@ -373,6 +373,19 @@ fn factors_kept_by_pdgetrf_ft_survive_a_process_lost_between_calls() {
 }
 
 #[test]
+fn a_kill_inside_pdgetrs_ft_is_repaired_there() {
+    // Seven right-hand sides; grid rank 2 killed in a block step of L^-1.
+    let (out, got) = protected_solve(&[], &["lu", "512", "64", "-1", "7"], "2@getrs:3:update");
+    assert!(out.stderr.contains("injecting SIGKILL into rank 2 at getrs:3:update"), "{}", out.stderr);
+    for (r, l) in got.iter().enumerate() {
+        assert_eq!(l.contains("[replacement]"), r == 2, "{l}");
+        assert!(l.contains("factor INFO 0, solve INFO 0 (first 0), x correct"), "{l}");
+        assert!(l.contains("equal to LAPACK's L and U"), "{l}");
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+}
+
+#[test]
 fn kept_qr_factors_and_least_squares_survive_a_process_lost() {
     // pdgeqrf_ft_, grid rank 1 dies between the calls, pdormqr_ft_ applies
     // Q^T: LAPACK's dormqr everywhere, and the replacement's A holds R.
@@ -388,6 +401,15 @@ fn kept_qr_factors_and_least_squares_survive_a_process_lost() {
     for (r, l) in got.iter().enumerate() {
         assert_eq!(l.contains("[replacement]"), r == 3, "{l}");
         assert!(l.contains("gels 320x192 query INFO 0") && l.contains("equal to LAPACK's dgels"), "{l}");
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    // Killed in the solve's encoding, after the factorization inside
+    // pdgels_ft_ completed: the survivors run it again from its
+    // factorization (kept), the replacement re-runs it from the log.
+    let (out, got) = protected_solve(&[], &["gels", "320", "192", "32", "-1", "2"], "3@gels:0:encode");
+    assert!(out.stderr.contains("injecting SIGKILL into rank 3 at gels:0:encode"), "{}", out.stderr);
+    for l in &got {
+        assert!(l.contains("INFO 0 (first 0)") && l.contains("equal to LAPACK's dgels"), "{l}");
     }
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     let (out, got) = protected_solve(&[], &["gels", "192", "320", "32", "-1", "1"], "1@gels:2:update");
@@ -434,6 +456,20 @@ fn the_factor_once_solve_many_example_survives_a_kill_between_solves() {
         // joined; every solve after the loss is right everywhere.
         let infos =
             if r == 1 { "[replacement]: 4 solves, INFO -10005 -10005 0 0;" } else { ": 4 solves, INFO 0 0 0 0;" };
+        assert!(l.contains(infos) && l.contains("x correct"), "{l}");
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    // Two failures at different times: grid rank 1 dies after the first
+    // solve, and grid rank 2 inside the second (after the first repair).
+    let out = launch_c(&["launch", "--np", "4", "--", &bin, "512", "64", "4", "1", "0"], "2@getrs:2:update/1");
+    assert!(out.stderr.contains("injecting SIGKILL into rank 2 at getrs:2:update (epoch 1)"), "{}", out.stderr);
+    let mut got: Vec<&str> =
+        out.stdout.lines().filter(|l| l.starts_with("factor_once_solve_many: grid rank ")).collect();
+    got.sort();
+    assert_eq!(got.len(), 4, "a line per grid rank:\n{}\n{}", out.stdout, out.stderr);
+    for (r, l) in got.iter().enumerate() {
+        let infos =
+            if r == 1 || r == 2 { "[replacement]: 4 solves, INFO -10005 0 0 0;" } else { ": 4 solves, INFO 0 0 0 0;" };
         assert!(l.contains(infos) && l.contains("x correct"), "{l}");
     }
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);

@@ -428,11 +428,23 @@ fn attempt<P: Work>(
 ) -> Result<Ended> {
     loop {
         if r.protection == Protection::FaultTolerant {
+            let start = ctx.region.log().position();
             match body(ctx, p, false) {
                 Err(e) if e.is_process_failure() => {
                     ctx.region.repair()?;
-                    let mended = meet(ctx);
-                    verdict(ctx, None, Ok(()), mended)?;
+                    // The routine runs again from its first call in the log.
+                    // The replacement meets the survivors where the log
+                    // sends it: where that first call had completed (the
+                    // factorization of a least-squares solve whose solve
+                    // failed before its first commit), it re-runs the
+                    // routine without a verdict, as a call completed before
+                    // it joined, and so do the survivors; otherwise the call
+                    // starts afresh for it, with its meeting and verdict.
+                    ctx.region.rewind_to(start);
+                    if !ctx.region.log().next_is_done(r.log_name) {
+                        let mended = meet(ctx);
+                        verdict(ctx, None, Ok(()), mended)?;
+                    }
                     continue;
                 }
                 other => return other.map(|()| Ended::Computed),
