@@ -373,6 +373,20 @@ fn factors_kept_by_pdgetrf_ft_survive_a_process_lost_between_calls() {
 }
 
 #[test]
+fn kept_factors_that_cannot_be_rebuilt_are_refused_on_every_process() {
+    // Grid ranks 0 and 1, one process row, die together between
+    // pdgetrf_ft_ and the solve: more than the checksums rebuild. Both are
+    // replaced, and the solve refuses the factors everywhere (never a
+    // wrong x); the program gives up, and the job fails.
+    let (out, got) = protected_solve(&[], &["lu", "256", "32", "0,1", "1"], "");
+    for (r, l) in got.iter().enumerate() {
+        assert_eq!(l.contains("[replacement]"), r < 2, "{l}");
+        assert!(l.contains("factor INFO 0, solve INFO -10006 (first -10006)"), "{l}");
+    }
+    assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
+}
+
+#[test]
 fn a_kill_inside_pdgetrs_ft_is_repaired_there() {
     // Seven right-hand sides; grid rank 2 killed in a block step of L^-1.
     let (out, got) = protected_solve(&[], &["lu", "512", "64", "-1", "7"], "2@getrs:3:update");

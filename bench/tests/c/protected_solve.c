@@ -1,7 +1,8 @@
 /*
  * Protected factors across C calls (tests/capi.rs runs it under `ftla
  * launch --np 4` on a 2x2 grid). Grid rank KILL dies by its own SIGKILL
- * between two calls, during the program's own work (-1: nobody), and the
+ * between two calls, during the program's own work (-1: nobody; "0,1":
+ * both, at the same time), and the
  * survivors call the next routine again once on FTLA_INFO_PROCESS_LOST,
  * as ftla.h says; every process, the replacement included, checks its part
  * of the result against LAPACK on the whole matrix.
@@ -92,23 +93,34 @@ static double diff(Mat *x, const double *g, int ldg, int rows) {
     return e;
 }
 
-/* The application's own work, during which grid rank KILL dies. */
-static void own_work(int kill_rank) {
-    if (rank == kill_rank && !Cftla_is_replacement(ictxt)) {
-        fflush(stdout);
-        raise(SIGKILL);
+/* The grid ranks KILL names (a comma-separated list). */
+static int killed[4], nkilled = 0;
+static void parse_kills(const char *list) {
+    for (char *p = (char *)list; *p && nkilled < 4;) {
+        killed[nkilled++] = (int)strtol(p, &p, 10);
+        if (*p == ',') p++;
+        else break;
     }
+}
+
+/* The application's own work, during which the grid ranks KILL die. */
+static void own_work(void) {
+    for (int k = 0; k < nkilled; k++)
+        if (rank == killed[k] && !Cftla_is_replacement(ictxt)) {
+            fflush(stdout);
+            raise(SIGKILL);
+        }
 }
 
 static const char *who(void) { return Cftla_is_replacement(ictxt) ? " [replacement]" : ""; }
 
-static int lu(int n, int nb, int kill_rank, int nrhs) {
+static int lu(int n, int nb, int nrhs) {
     Mat a = mat(n, n, nb), b = mat(n, nrhs, nb);
     int *ipiv = malloc(sizeof(int) * (a.mloc + nb));
     int finfo, info, first;
     fill_a(&a);
     pdgetrf_ft_(&n, &n, a.a, &one, &one, a.desc, ipiv, &finfo);
-    own_work(kill_rank);
+    own_work();
     /* B = A X for the known X. */
     for (int lj = 0; lj < b.nloc; lj++)
         for (int li = 0; li < b.mloc; li++) {
@@ -139,7 +151,7 @@ static int lu(int n, int nb, int kill_rank, int nrhs) {
     return ok;
 }
 
-static int qr(int n, int nb, int kill_rank, int nrhs) {
+static int qr(int n, int nb, int nrhs) {
     Mat a = mat(n, n, nb), c = mat(n, nrhs, nb);
     double *tau = malloc(sizeof(double) * imax(1, a.nloc)), wq;
     int finfo, info, first, lwork = -1;
@@ -148,7 +160,7 @@ static int qr(int n, int nb, int kill_rank, int nrhs) {
     lwork = (int)wq;
     double *work = malloc(sizeof(double) * imax(1, lwork));
     pdgeqrf_ft_(&n, &n, a.a, &one, &one, a.desc, tau, work, &lwork, &finfo);
-    own_work(kill_rank);
+    own_work();
     for (int lj = 0; lj < c.nloc; lj++)
         for (int li = 0; li < c.mloc; li++) *at(&c, li, lj) = rhs(gi(&c, li), gj(&c, lj));
     int olwork = -1;
@@ -183,11 +195,11 @@ static int qr(int n, int nb, int kill_rank, int nrhs) {
     return ok;
 }
 
-static int gels(int m, int n, int nb, int kill_rank, int nrhs) {
+static int gels(int m, int n, int nb, int nrhs) {
     int mb = imax(m, n);
     Mat a = mat(m, n, nb), b = mat(mb, nrhs, nb);
     fill_a(&a);
-    own_work(kill_rank);
+    own_work();
     for (int lj = 0; lj < b.nloc; lj++)
         for (int li = 0; li < b.mloc; li++) *at(&b, li, lj) = gi(&b, li) < m ? rhs(gi(&b, li), gj(&b, lj)) : 0.0;
     double wq;
@@ -280,16 +292,20 @@ int main(int argc, char **argv) {
     Cftla_gridinfo(ictxt, &nprow, &npcol, &myrow, &mycol);
     rank = myrow * npcol + mycol;
     int ok = 0;
-    if (strcmp(argv[1], "lu") == 0 && argc >= 6)
-        ok = lu(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
-    else if (strcmp(argv[1], "qr") == 0 && argc >= 6)
-        ok = qr(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
-    else if (strcmp(argv[1], "gels") == 0 && argc >= 7)
-        ok = gels(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[6]));
-    else if (strcmp(argv[1], "refusals") == 0)
+    if (strcmp(argv[1], "lu") == 0 && argc >= 6) {
+        parse_kills(argv[4]);
+        ok = lu(atoi(argv[2]), atoi(argv[3]), atoi(argv[5]));
+    } else if (strcmp(argv[1], "qr") == 0 && argc >= 6) {
+        parse_kills(argv[4]);
+        ok = qr(atoi(argv[2]), atoi(argv[3]), atoi(argv[5]));
+    } else if (strcmp(argv[1], "gels") == 0 && argc >= 7) {
+        parse_kills(argv[5]);
+        ok = gels(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[6]));
+    } else if (strcmp(argv[1], "refusals") == 0) {
         ok = refusals(atoi(argv[2]), atoi(argv[3]));
-    else
+    } else {
         return 2;
+    }
     fflush(stdout);
     Cftla_gridexit(ictxt);
     Cftla_exit(0);
