@@ -469,7 +469,7 @@ fn the_factor_once_solve_many_example_survives_a_kill_between_solves() {
         // The replacement's first two solves had completed before it
         // joined; every solve after the loss is right everywhere.
         let infos =
-            if r == 1 { "[replacement]: 4 solves, INFO -10005 -10005 0 0;" } else { ": 4 solves, INFO 0 0 0 0;" };
+            if r == 1 { "[replacement]: 4 solves, INFO -10005 -10005 0 0;" } else { "): 4 solves, INFO 0 0 0 0;" };
         assert!(l.contains(infos) && l.contains("x correct"), "{l}");
     }
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
@@ -483,7 +483,7 @@ fn the_factor_once_solve_many_example_survives_a_kill_between_solves() {
     assert_eq!(got.len(), 4, "a line per grid rank:\n{}\n{}", out.stdout, out.stderr);
     for (r, l) in got.iter().enumerate() {
         let infos =
-            if r == 1 || r == 2 { "[replacement]: 4 solves, INFO -10005 0 0 0;" } else { ": 4 solves, INFO 0 0 0 0;" };
+            if r == 1 || r == 2 { "[replacement]: 4 solves, INFO -10005 0 0 0;" } else { "): 4 solves, INFO 0 0 0 0;" };
         assert!(l.contains(infos) && l.contains("x correct"), "{l}");
     }
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);

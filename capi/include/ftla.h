@@ -95,6 +95,10 @@
  * on, at the latest at the end of that call, the replacement's A holds its
  * factors, as the survivors' do.
  *
+ * Keep A allocated while ftla keeps its factors: call ftla_release_ before
+ * freeing A or reusing its storage for other data (on a replacement, ftla
+ * writes the factors into A at the meeting above).
+ *
  * Lost inputs. The outputs a replacement did not receive (the arrays of
  * a call that returned FTLA_INFO_RESULT_LOST in it) are recorded there,
  * each as the program passed it: its local array's address and its
@@ -757,8 +761,10 @@ void pdgels_ft_(const char *trans,
 // * `info` (local output): 0 when factors were kept for A and are
 //   released now, 1 when none were kept (nothing done); may be NULL.
 //
-// Call it on every process of the grid at the same point of the program
-// (between the same two ftla calls), as the factorization was: the
+// Call it before freeing A or reusing its storage for other data (on a
+// replacement, ftla writes the factors into A when it meets the
+// survivors), on every process of the grid at the same point of the
+// program (between the same two ftla calls), as the factorization was: the
 // processes compare their kept results when a replacement joins, and
 // results kept on some processes only are refused everywhere. Kept
 // factors are also released by a new factorization into the same array

@@ -157,8 +157,10 @@ impl KeptFactors {
 /// * `info` (local output): 0 when factors were kept for A and are
 ///   released now, 1 when none were kept (nothing done); may be NULL.
 ///
-/// Call it on every process of the grid at the same point of the program
-/// (between the same two ftla calls), as the factorization was: the
+/// Call it before freeing A or reusing its storage for other data (on a
+/// replacement, ftla writes the factors into A when it meets the
+/// survivors), on every process of the grid at the same point of the
+/// program (between the same two ftla calls), as the factorization was: the
 /// processes compare their kept results when a replacement joins, and
 /// results kept on some processes only are refused everywhere. Kept
 /// factors are also released by a new factorization into the same array

@@ -99,9 +99,9 @@ int main(int argc, char **argv) {
     }
     ftla_release_(a, desca, &info);
     ok = ok && info == 0 && worst <= 1e-10;
-    printf("factor_once_solve_many: grid rank %d%s: %d solves, INFO%s; x %s (max err %.1e)\n", rank,
-           Cftla_is_replacement(ictxt) ? " [replacement]" : "", nsolves, infos, worst <= 1e-10 ? "correct" : "WRONG",
-           worst);
+    printf("factor_once_solve_many: grid rank %d (%d,%d)%s: %d solves, INFO%s; x %s (max err %.1e)\n", rank, myrow,
+           mycol, Cftla_is_replacement(ictxt) ? " [replacement]" : "", nsolves, infos,
+           worst <= 1e-10 ? "correct" : "WRONG", worst);
     fflush(stdout);
     free(a), free(ipiv), free(b);
     Cftla_gridexit(ictxt);
