@@ -329,9 +329,15 @@ fn a_later_replacement_gets_the_lost_input_refusal_from_the_status_log() {
 /// `tests/c/protected_solve.c ARGS` under `ftla launch --np 4 LAUNCH`
 /// with `FTLA_KILL = kill`: each grid rank's line, sorted.
 fn protected_solve(launch_args: &[&str], args: &[&str], kill: &str) -> (Captured, Vec<String>) {
+    protected_solve_on(4, launch_args, args, kill)
+}
+
+/// [`protected_solve`] on a grid of `np` processes.
+fn protected_solve_on(np: usize, launch_args: &[&str], args: &[&str], kill: &str) -> (Captured, Vec<String>) {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     let bin = BIN.get_or_init(|| compile("bench/tests/c/protected_solve.c", "protected_solve")).display().to_string();
-    let mut all = vec!["launch", "--np", "4"];
+    let np_arg = np.to_string();
+    let mut all = vec!["launch", "--np", &np_arg];
     all.extend_from_slice(launch_args);
     all.extend_from_slice(&["--", &bin]);
     all.extend_from_slice(args);
@@ -343,7 +349,7 @@ fn protected_solve(launch_args: &[&str], args: &[&str], kill: &str) -> (Captured
         .map(str::to_string)
         .collect();
     got.sort();
-    assert_eq!(got.len(), 4, "a line per grid rank:\n{}\n{}", out.stdout, out.stderr);
+    assert_eq!(got.len(), np, "a line per grid rank:\n{}\n{}", out.stdout, out.stderr);
     for (r, l) in got.iter().enumerate() {
         assert!(l.starts_with(&format!("protected_solve: grid rank {r}")), "{l}");
     }
@@ -370,6 +376,14 @@ fn factors_kept_by_pdgetrf_ft_survive_a_process_lost_between_calls() {
         }
         assert_eq!(out.code, Some(0), "{launch_args:?}:\n{}\n{}", out.stdout, out.stderr);
     }
+    // On a 2x3 grid, grid rank 4 lost between the calls.
+    let (out, got) = protected_solve_on(6, &[], &["lu", "384", "32", "4", "2", "2x3"], "");
+    for (r, l) in got.iter().enumerate() {
+        assert_eq!(l.contains("[replacement]"), r == 4, "{l}");
+        assert!(l.contains("factor INFO 0, solve INFO 0 (first 0), x correct"), "{l}");
+        assert!(l.contains("equal to LAPACK's L and U"), "{l}");
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
 }
 
 #[test]

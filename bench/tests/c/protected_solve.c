@@ -7,7 +7,8 @@
  * as ftla.h says; every process, the replacement included, checks its part
  * of the result against LAPACK on the whole matrix.
  *
- *   protected_solve lu N NB KILL NRHS    pdgetrf_ft_, kill, pdgetrs_ft_;
+ *   protected_solve lu N NB KILL NRHS [PxQ]  (on a PxQ grid, default 2x2)
+ *                                        pdgetrf_ft_, kill, pdgetrs_ft_;
  *                                        x against the known solution, and
  *                                        A against dgetrf's L and U
  *   protected_solve qr N NB KILL NRHS    pdgeqrf_ft_, kill, pdormqr_ft_
@@ -286,6 +287,8 @@ static int refusals(int n, int nb) {
 int main(int argc, char **argv) {
     if (argc < 4) return 2;
     int iam, nprocs;
+    /* (Trailing arguments that are not PxQ are ignored.) */
+    if (strcmp(argv[1], "lu") == 0 && argc >= 7 && sscanf(argv[6], "%dx%d", &nprow, &npcol) != 2) nprow = npcol = 2;
     Cftla_pinfo(&iam, &nprocs);
     Cftla_gridinit(&ictxt, "Row", nprow, npcol);
     if (ictxt < 0) return 2;
