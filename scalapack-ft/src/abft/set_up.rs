@@ -75,7 +75,12 @@ pub(crate) fn set_up_call<S>(
 /// check of its start ([`protocol::agree_to_start`]): every process
 /// returns the same typed error (the lowest failing rank's), and a refusal
 /// stays in the region's log.
-fn agree_to_start<S>(region: &mut Region, op: &str, start: &protocol::Start<S>, check: Result<()>) -> Result<()> {
+fn agree_to_start<S>(
+    region: &mut Region,
+    op: &str,
+    start: &protocol::Start<S>,
+    check: Result<()>,
+) -> Result<()> {
     protocol::agree_to_start(region, op, start, check, |grid, local| {
         agree_on_arguments(grid, local)
             .err()
