@@ -73,9 +73,10 @@ pub const FTLA_INFO_ERROR: c_int = -10004;
 /// IPIV or TAU too (the fault-tolerant ones fill those in on a
 /// replacement). Every routine, plain or fault tolerant, checks the arrays
 /// it reads without overwriting them — the solves' A and IPIV or TAU,
-/// `pdcg_ft_`'s A and B — before it computes, and the processes agree on the verdict. An array a
-/// routine overwrites with its results (a factorization's A, a solve's B,
-/// CG's X) is the program's data for that call and is not checked (a
+/// `pdcg_ft_`'s A and B — before it computes, and the processes agree on
+/// the verdict. An array a routine overwrites with its results (a
+/// factorization's A, a solve's B, CG's X) is the program's data for that
+/// call and is not checked (a
 /// program that reuses its storage fills it again first, which ftla cannot
 /// tell from a lost output): do not pass a lost output there. An array is
 /// no longer lost once a routine wrote its results into it on that

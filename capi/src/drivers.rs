@@ -62,7 +62,7 @@ fn qr_lwork_min(grid: &Grid, c: &Checked) -> usize {
 
 /// Copies the local TAU: entry `lj` is the scalar of the local column
 /// `lj` (ScaLAPACK's TAU is distributed like A's columns).
-pub(crate) fn export_tau(a: &DistMatrix, tau: &[f64], out: *mut f64) {
+fn export_tau(a: &DistMatrix, tau: &[f64], out: *mut f64) {
     if out.is_null() {
         return;
     }
@@ -78,7 +78,7 @@ pub(crate) fn export_tau(a: &DistMatrix, tau: &[f64], out: *mut f64) {
 /// Copies the local IPIV: entry `li` is the 1-based global row
 /// interchanged with the local row `li` (ScaLAPACK's IPIV is distributed
 /// like A's rows).
-pub(crate) fn export_ipiv(a: &DistMatrix, ipiv: &[i64], out: *mut c_int) {
+fn export_ipiv(a: &DistMatrix, ipiv: &[i64], out: *mut c_int) {
     if out.is_null() {
         return;
     }
