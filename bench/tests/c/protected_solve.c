@@ -8,7 +8,7 @@
  * of the result against LAPACK on the whole matrix.
  *
  *   protected_solve lu N NB KILL NRHS [PxQ]  (on a PxQ grid, default 2x2)
- *                                        pdgetrf_ft_, kill, pdgetrs_ft_;
+ *                                        pdgetrf_ft_, kill, pdgetrs_ft_ (N, then T);
  *                                        x against the known solution, and
  *                                        A against dgetrf's L and U
  *   protected_solve qr N NB KILL NRHS    pdgeqrf_ft_, kill, pdormqr_ft_
@@ -136,6 +136,18 @@ static int lu(int n, int nb, int nrhs) {
     double x_err = 0;
     for (int lj = 0; lj < b.nloc; lj++)
         for (int li = 0; li < b.mloc; li++) x_err = fmax(x_err, fabs(*at(&b, li, lj) - xknown(gi(&b, li), gj(&b, lj))));
+    /* The transposed system with the same kept factors: B = A^T X. */
+    for (int lj = 0; lj < b.nloc; lj++)
+        for (int li = 0; li < b.mloc; li++) {
+            double s = 0;
+            for (int j = 0; j < n; j++) s += element(j, gi(&b, li)) * xknown(j, gj(&b, lj));
+            *at(&b, li, lj) = s;
+        }
+    int tinfo;
+    pdgetrs_ft_("T", &n, &nrhs, a.a, &one, &one, a.desc, ipiv, b.a, &one, &one, b.desc, &tinfo);
+    for (int lj = 0; lj < b.nloc; lj++)
+        for (int li = 0; li < b.mloc; li++) x_err = fmax(x_err, fabs(*at(&b, li, lj) - xknown(gi(&b, li), gj(&b, lj))));
+    if (info == 0) info = tinfo;
     /* A holds L and U again, the replacement's too. */
     double *g = whole_a(n, n);
     int *gpiv = malloc(sizeof(int) * n), ginfo;
