@@ -60,21 +60,16 @@ fn lines(out: &Captured) -> Vec<(i32, String)> {
     v
 }
 
-/// Every grid rank found its R, L, U, pivots and x equal to LAPACK's
-/// (`r_lost`: except the R of the rank whose replacement joined after the QR).
-fn all_equal(out: &Captured, replaced: Option<i32>, r_lost: bool) {
+/// Every grid rank found its R, L, U, pivots and x equal to LAPACK's (a
+/// replacement that joined after the QR too: ftla keeps the QR's factors
+/// protected and its R is rebuilt when it meets the survivors).
+fn all_equal(out: &Captured, replaced: Option<i32>) {
     let got = lines(out);
     let ranks: Vec<i32> = got.iter().map(|(r, _)| *r).collect();
     assert_eq!(ranks, vec![0, 1, 2, 3], "a line per grid rank:\n{}\n{}", out.stdout, out.stderr);
     for (r, l) in &got {
-        let replacement = replaced == Some(*r);
-        assert_eq!(l.contains("[replacement]"), replacement, "{l}");
-        let r_ok = if replacement && r_lost {
-            l.contains("R lost before this process joined") && l.ends_with("INFO -10005 0 0")
-        } else {
-            l.contains("R equal to LAPACK's") && l.ends_with("INFO 0 0 0")
-        };
-        assert!(r_ok, "{l}");
+        assert_eq!(l.contains("[replacement]"), replaced == Some(*r), "{l}");
+        assert!(l.contains("R equal to LAPACK's") && l.ends_with("INFO 0 0 0"), "{l}");
         for want in ["L and U equal to LAPACK's", "pivots identical", "x correct"] {
             assert!(l.contains(want), "{l}");
         }
@@ -85,25 +80,27 @@ fn all_equal(out: &Captured, replaced: Option<i32>, r_lost: bool) {
 #[test]
 fn a_scalapack_style_c_program_survives_a_kill_in_pdgeqrf_ft_and_matches_lapack() {
     // Failure-free.
-    all_equal(&launch(&[], ""), None, false);
+    all_equal(&launch(&[], ""), None);
     // Grid rank 1 killed in step 3 of the QR: a spawned replacement runs
     // main from the top, joins the QR's recovery and holds its R.
     let out = launch(&[], "1@qr:3:update");
     assert!(out.stderr.contains("injecting SIGKILL into rank 1 at qr:3:update"), "{}", out.stderr);
-    all_equal(&out, Some(1), false);
+    all_equal(&out, Some(1));
     // Killed while the QR's arguments are agreed (before anything is
     // protected): the call starts over with the replacement.
-    all_equal(&launch(&[], "3@qr:0:args"), Some(3), false);
+    all_equal(&launch(&[], "3@qr:0:args"), Some(3));
     // A hot spare replaces rank 2 killed in the LU's row exchange; it
-    // joined after the QR: its R is reported lost, the LU is its own.
-    all_equal(&launch(&["--spares", "1"], "2@lu:4:swap"), Some(2), true);
+    // joined after the QR, whose re-run returns INFO 0 with a hollow copy
+    // of the kept factors: the LU's recovery rebuilds it, and its R is
+    // copied into its array at the end of the LU.
+    all_equal(&launch(&["--spares", "1"], "2@lu:4:swap"), Some(2));
     // Checkpoint-on-failure: the survivors save, the job starts again and
     // the QR resumes from the files.
     let dir = std::env::temp_dir().join(format!("ftla-capi-cof-{}", std::process::id()));
     let d = dir.display().to_string();
     let out = launch(&["--recovery", "cof", "--checkpoint-dir", &d], "1@qr:3:update");
     assert!(out.stderr.contains("starting the job again (restart 1"), "{}", out.stderr);
-    all_equal(&out, None, false);
+    all_equal(&out, None);
     assert!(!dir.exists(), "{d} left behind");
 }
 
@@ -222,11 +219,12 @@ fn a_process_that_dies_of_a_signal_fails_the_job_unless_a_recovery_replaced_it()
     }
 }
 
-/// `tests/c/input_lost.c` under `ftla launch --np NP`: pdgetrf_ft_, grid
-/// rank 2 lost (`how`: "between" the calls by its own SIGKILL, or at the
-/// kill point of `kill`), then the plain ftla_pdgetrs_; `refactor`: factor
-/// again after FTLA_INFO_INPUT_LOST. `replaced`: the grid ranks whose
-/// replacements print the lines (they joined after the first pdgetrf_ft_).
+/// `tests/c/input_lost.c` under `ftla launch --np NP`: the plain
+/// ftla_pdgetrf_, grid rank 2 lost (`how`: "between" the calls by its own
+/// SIGKILL, or at the kill point of `kill`), then the plain ftla_pdgetrs_;
+/// `refactor`: factor again after FTLA_INFO_INPUT_LOST. `replaced`: the
+/// grid ranks whose replacements print the lines (they joined after the
+/// first factorization).
 fn input_lost(
     launch_args: &[&str],
     how: &str,
@@ -234,19 +232,9 @@ fn input_lost(
     refactor: bool,
     replaced: &[usize],
 ) -> (Captured, Vec<String>) {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    let bin = BIN.get_or_init(|| compile("bench/tests/c/input_lost.c", "input_lost")).display().to_string();
-    let mut args = vec!["launch", "--np"];
-    args.extend_from_slice(launch_args);
-    args.extend_from_slice(&["--", &bin, "256", "32", how, "2", if refactor { "1" } else { "0" }]);
-    let out = launch_c(&args, kill);
-    let mut got: Vec<String> =
-        out.stdout.lines().filter(|l| l.starts_with("input_lost: grid rank ")).map(str::to_string).collect();
-    got.sort();
-    assert_eq!(got.len(), 4, "a line per grid rank:\n{}\n{}", out.stdout, out.stderr);
+    let (out, got) = input_lost_run(launch_args, how, kill, refactor, "plain");
     for (r, l) in got.iter().enumerate() {
-        assert!(l.starts_with(&format!("input_lost: grid rank {r}")), "{l}");
-        // A replacement's first pdgetrf_ft_ had completed before it joined.
+        // A replacement's first factorization had completed before it joined.
         let replaced = replaced.contains(&r);
         assert_eq!(l.contains("[replacement]"), replaced, "{l}");
         let factor = if replaced { "factor INFO -10005," } else { "factor INFO 0," };
@@ -257,11 +245,51 @@ fn input_lost(
     (out, got)
 }
 
+/// `tests/c/input_lost.c` with the first factorization `factor` ("plain"
+/// or "ft"): each grid rank's line, sorted.
+fn input_lost_run(
+    launch_args: &[&str],
+    how: &str,
+    kill: &str,
+    refactor: bool,
+    factor: &str,
+) -> (Captured, Vec<String>) {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    let bin = BIN.get_or_init(|| compile("bench/tests/c/input_lost.c", "input_lost")).display().to_string();
+    let mut args = vec!["launch", "--np"];
+    args.extend_from_slice(launch_args);
+    args.extend_from_slice(&["--", &bin, "256", "32", how, "2", if refactor { "1" } else { "0" }, factor]);
+    let out = launch_c(&args, kill);
+    let mut got: Vec<String> =
+        out.stdout.lines().filter(|l| l.starts_with("input_lost: grid rank ")).map(str::to_string).collect();
+    got.sort();
+    assert_eq!(got.len(), 4, "a line per grid rank:\n{}\n{}", out.stdout, out.stderr);
+    for (r, l) in got.iter().enumerate() {
+        assert!(l.starts_with(&format!("input_lost: grid rank {r}")), "{l}");
+    }
+    (out, got)
+}
+
+#[test]
+fn a_plain_solve_given_kept_factors_is_right_on_every_process_after_a_loss() {
+    // pdgetrf_ft_ keeps its factors protected: grid rank 2 dies between
+    // the calls, and the plain ftla_pdgetrs_ (the call where the
+    // replacement meets the survivors, its A filled again first) gives the
+    // right x on every process, with INFO 0, the replacement included.
+    let (out, got) = input_lost_run(&["4"], "between", "", false, "ft");
+    for (r, l) in got.iter().enumerate() {
+        assert_eq!(l.contains("[replacement]"), r == 2, "{l}");
+        assert!(l.contains("factor INFO 0, solve INFO 0, x correct"), "{l}\n{}", out.stderr);
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+}
+
 #[test]
 fn a_plain_solve_given_factors_a_replacement_lost_is_refused_on_every_process() {
-    // Grid rank 2 dies between pdgetrf_ft_ and the solve (a spawned
-    // replacement runs main from the top; a hot spare takes over), the
-    // program factoring again after FTLA_INFO_INPUT_LOST: the right x on
+    // Grid rank 2 dies between the plain ftla_pdgetrf_ (whose factors
+    // nothing protects) and the solve (a spawned replacement runs main from
+    // the top; a hot spare takes over), the program factoring again, with
+    // pdgetrf_ft_, after FTLA_INFO_INPUT_LOST: the right x on
     // every process, the replacement's part included, and exit 0.
     for launch_args in [&["4"][..], &["4", "--spares", "1"][..]] {
         let (out, got) = input_lost(launch_args, "between", "", true, &[2]);
@@ -286,14 +314,191 @@ fn a_plain_solve_given_factors_a_replacement_lost_is_refused_on_every_process() 
 fn a_later_replacement_gets_the_lost_input_refusal_from_the_status_log() {
     // Grid rank 2 dies between the calls; after the refusal, grid rank 1
     // dies in the second factorization (after the first repair). Its
-    // replacement runs main from the top: the first pdgetrf_ft_ completed
-    // before it joined, the solve's refusal comes from the log (the same
+    // replacement runs main from the top: the first (plain) factorization
+    // completed before it joined, the solve's refusal comes from the log (the same
     // INFO, without meeting anybody), and it joins the factorization's
     // recovery: the right x everywhere.
     let (out, got) = input_lost(&["4"], "between", "1@lu:2:update/1", true, &[1, 2]);
     assert!(out.stderr.contains("injecting SIGKILL into rank 1 at lu:2:update"), "{}", out.stderr);
     for l in &got {
         assert!(l.contains("refactor INFO 0, solve INFO 0, x correct"), "{l}");
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+}
+
+/// `tests/c/protected_solve.c ARGS` under `ftla launch --np 4 LAUNCH`
+/// with `FTLA_KILL = kill`: each grid rank's line, sorted.
+fn protected_solve(launch_args: &[&str], args: &[&str], kill: &str) -> (Captured, Vec<String>) {
+    protected_solve_on(4, launch_args, args, kill)
+}
+
+/// [`protected_solve`] on a grid of `np` processes.
+fn protected_solve_on(np: usize, launch_args: &[&str], args: &[&str], kill: &str) -> (Captured, Vec<String>) {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    let bin = BIN.get_or_init(|| compile("bench/tests/c/protected_solve.c", "protected_solve")).display().to_string();
+    let np_arg = np.to_string();
+    let mut all = vec!["launch", "--np", &np_arg];
+    all.extend_from_slice(launch_args);
+    all.extend_from_slice(&["--", &bin]);
+    all.extend_from_slice(args);
+    let out = launch_c(&all, kill);
+    let mut got: Vec<String> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("protected_solve: grid rank ") && !l.contains(", expected "))
+        .map(str::to_string)
+        .collect();
+    got.sort();
+    assert_eq!(got.len(), np, "a line per grid rank:\n{}\n{}", out.stdout, out.stderr);
+    for (r, l) in got.iter().enumerate() {
+        assert!(l.starts_with(&format!("protected_solve: grid rank {r}")), "{l}");
+    }
+    (out, got)
+}
+
+#[test]
+fn factors_kept_by_pdgetrf_ft_survive_a_process_lost_between_calls() {
+    // The program of the usual pattern: pdgetrf_ft_, grid rank 2 dies
+    // during the program's own work, the survivors call pdgetrs_ft_ and
+    // again once on FTLA_INFO_PROCESS_LOST. Every process, the replacement
+    // included (spawned, or a hot spare), ends with the known x, its A
+    // holding LAPACK's L and U and its IPIV LAPACK's pivots.
+    for launch_args in [&[][..], &["--spares", "1"][..]] {
+        let (out, got) = protected_solve(launch_args, &["lu", "512", "64", "2", "3"], "");
+        for (r, l) in got.iter().enumerate() {
+            assert_eq!(l.contains("[replacement]"), r == 2, "{l}");
+            // The replacement's re-run pdgetrf_ft_ returns INFO 0 (its
+            // copy of the factors is rebuilt when it meets the survivors),
+            // and the solve's verdict repairs the grid and goes on.
+            assert!(l.contains("factor INFO 0, solve INFO 0 (first 0)"), "{l}");
+            assert!(l.contains("x correct") && l.contains("equal to LAPACK's L and U"), "{l}");
+            assert!(l.contains("pivots identical"), "{l}");
+        }
+        assert_eq!(out.code, Some(0), "{launch_args:?}:\n{}\n{}", out.stdout, out.stderr);
+    }
+    // On a 2x3 grid, grid rank 4 lost between the calls.
+    let (out, got) = protected_solve_on(6, &[], &["lu", "384", "32", "4", "2", "2x3"], "");
+    for (r, l) in got.iter().enumerate() {
+        assert_eq!(l.contains("[replacement]"), r == 4, "{l}");
+        assert!(l.contains("factor INFO 0, solve INFO 0 (first 0), x correct"), "{l}");
+        assert!(l.contains("equal to LAPACK's L and U"), "{l}");
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+}
+
+#[test]
+fn kept_factors_that_cannot_be_rebuilt_are_refused_on_every_process() {
+    // Grid ranks 0 and 1, one process row, die together between
+    // pdgetrf_ft_ and the solve: more than the checksums rebuild. Both are
+    // replaced, and the solve refuses the factors everywhere (never a
+    // wrong x); the program gives up, and the job fails.
+    let (out, got) = protected_solve(&[], &["lu", "256", "32", "0,1", "1"], "");
+    for (r, l) in got.iter().enumerate() {
+        assert_eq!(l.contains("[replacement]"), r < 2, "{l}");
+        assert!(l.contains("factor INFO 0, solve INFO -10006 (first -10006)"), "{l}");
+    }
+    assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
+}
+
+#[test]
+fn a_kill_inside_pdgetrs_ft_is_repaired_there() {
+    // Seven right-hand sides; grid rank 2 killed in a block step of L^-1.
+    let (out, got) = protected_solve(&[], &["lu", "512", "64", "-1", "7"], "2@getrs:3:update");
+    assert!(out.stderr.contains("injecting SIGKILL into rank 2 at getrs:3:update"), "{}", out.stderr);
+    for (r, l) in got.iter().enumerate() {
+        assert_eq!(l.contains("[replacement]"), r == 2, "{l}");
+        assert!(l.contains("factor INFO 0, solve INFO 0 (first 0), x correct"), "{l}");
+        assert!(l.contains("equal to LAPACK's L and U"), "{l}");
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+}
+
+#[test]
+fn kept_qr_factors_and_least_squares_survive_a_process_lost() {
+    // pdgeqrf_ft_, grid rank 1 dies between the calls, pdormqr_ft_ applies
+    // Q^T: LAPACK's dormqr everywhere, and the replacement's A holds R.
+    let (out, got) = protected_solve(&[], &["qr", "256", "32", "1", "2"], "");
+    for l in &got {
+        assert!(l.contains("ormqr INFO 0") && l.contains("Q^T C equal to LAPACK's"), "{l}");
+        assert!(l.contains("R equal to LAPACK's"), "{l}");
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    // pdgels_ft_ after a loss between calls (M >= N), and with a kill in
+    // its protected solve (M < N, minimum norm): LAPACK's dgels.
+    let (out, got) = protected_solve(&[], &["gels", "320", "192", "32", "3", "2"], "");
+    for (r, l) in got.iter().enumerate() {
+        assert_eq!(l.contains("[replacement]"), r == 3, "{l}");
+        assert!(l.contains("gels 320x192 query INFO 0") && l.contains("equal to LAPACK's dgels"), "{l}");
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    // Killed in the solve's encoding, after the factorization inside
+    // pdgels_ft_ completed: the survivors run it again from its
+    // factorization (kept), the replacement re-runs it from the log.
+    let (out, got) = protected_solve(&[], &["gels", "320", "192", "32", "-1", "2"], "3@gels:0:encode");
+    assert!(out.stderr.contains("injecting SIGKILL into rank 3 at gels:0:encode"), "{}", out.stderr);
+    for l in &got {
+        assert!(l.contains("INFO 0 (first 0)") && l.contains("equal to LAPACK's dgels"), "{l}");
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let (out, got) = protected_solve(&[], &["gels", "192", "320", "32", "-1", "1"], "1@gels:2:update");
+    assert!(out.stderr.contains("injecting SIGKILL into rank 1 at gels:2:update"), "{}", out.stderr);
+    for l in &got {
+        assert!(l.contains("INFO 0 (first 0)") && l.contains("equal to LAPACK's dgels"), "{l}");
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+}
+
+#[test]
+fn a_solve_refuses_factors_the_program_changed_or_released() {
+    let (out, got) = protected_solve(&[], &["refusals", "256", "32"], "");
+    for l in &got {
+        assert!(l.ends_with("refusals as documented"), "{l}\n{}", out.stdout);
+    }
+    for said in [
+        "(A) is not what pdgetrf_ft_ returned (changed since)",
+        "(IPIV) is not what pdgetrf_ft_ returned",
+        "factor A with pdgetrf_ft_ first",
+        "holds the factors of pdgetrf_ft_: factor A with pdgeqrf_ft_ first",
+    ] {
+        assert!(out.stderr.contains(said), "{said}:\n{}", out.stderr);
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+}
+
+#[test]
+fn the_factor_once_solve_many_example_survives_a_kill_between_solves() {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    let bin = BIN
+        .get_or_init(|| compile("examples/c/factor_once_solve_many.c", "factor_once_solve_many"))
+        .display()
+        .to_string();
+    // Grid rank 1 dies after the second of four solves (index 1).
+    let out = launch_c(&["launch", "--np", "4", "--", &bin, "512", "64", "4", "1", "1"], "");
+    let mut got: Vec<&str> =
+        out.stdout.lines().filter(|l| l.starts_with("factor_once_solve_many: grid rank ")).collect();
+    got.sort();
+    assert_eq!(got.len(), 4, "a line per grid rank:\n{}\n{}", out.stdout, out.stderr);
+    for (r, l) in got.iter().enumerate() {
+        assert!(l.starts_with(&format!("factor_once_solve_many: grid rank {r}")), "{l}");
+        // The replacement's first two solves had completed before it
+        // joined; every solve after the loss is right everywhere.
+        let infos =
+            if r == 1 { "[replacement]: 4 solves, INFO -10005 -10005 0 0;" } else { "): 4 solves, INFO 0 0 0 0;" };
+        assert!(l.contains(infos) && l.contains("x correct"), "{l}");
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    // Two failures at different times: grid rank 1 dies after the first
+    // solve, and grid rank 2 inside the second (after the first repair).
+    let out = launch_c(&["launch", "--np", "4", "--", &bin, "512", "64", "4", "1", "0"], "2@getrs:2:update/1");
+    assert!(out.stderr.contains("injecting SIGKILL into rank 2 at getrs:2:update (epoch 1)"), "{}", out.stderr);
+    let mut got: Vec<&str> =
+        out.stdout.lines().filter(|l| l.starts_with("factor_once_solve_many: grid rank ")).collect();
+    got.sort();
+    assert_eq!(got.len(), 4, "a line per grid rank:\n{}\n{}", out.stdout, out.stderr);
+    for (r, l) in got.iter().enumerate() {
+        let infos =
+            if r == 1 || r == 2 { "[replacement]: 4 solves, INFO -10005 0 0 0;" } else { "): 4 solves, INFO 0 0 0 0;" };
+        assert!(l.contains(infos) && l.contains("x correct"), "{l}");
     }
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
 }

@@ -102,6 +102,10 @@ fn an_installed_ftla_builds_c_and_fortran_programs_with_pkg_config_and_cmake() {
     let with_cmake = dir.join("build-c/qr_lu_solve");
     launch_ok(&prefix, &with_cmake, &c_args, "1@qr:3:update", "qr_lu_solve", c_ok);
     launch_ok(&prefix, &dir.join("build-c/qr_lu_solve_static"), &c_args, "", "qr_lu_solve", c_ok);
+    // Factor once, solve three right-hand sides, grid rank 1 dying after
+    // the first (by its own SIGKILL).
+    let many = dir.join("build-c/factor_once_solve_many");
+    launch_ok(&prefix, &many, &["128", "16", "3", "1", "0"], "", "factor_once_solve_many", "x correct");
     let fortran = dir.join("build-fortran/lu_solve");
     launch_ok(&prefix, &fortran, &["128", "16", "2", "2"], "2@lu:2:update", "lu_solve", "x correct");
     std::fs::remove_dir_all(&dir).expect("remove the temporary prefix");

@@ -11,18 +11,19 @@
 !     (BLACS's C names and argument lists: the scalars that ftla.h passes
 !     by value are VALUE dummies here);
 !   - the drivers with ScaLAPACK's argument lists, every argument by
-!     reference: PDGEQRF_FT, PDGETRF_FT, PDCG_FT, FTLA_PDGEQRF,
-!     FTLA_PDGETRF, FTLA_PDGETRS, FTLA_NUMROC, FTLA_DESCINIT (link names
-!     pdgeqrf_ft_, ..., ftla_descinit_: the names gfortran gives them, so
-!     a program that declares them EXTERNAL instead links to the same
-!     routines);
+!     reference: PDGEQRF_FT, PDGETRF_FT (whose factors ftla keeps
+!     protected for the solves PDGETRS_FT and PDORMQR_FT until
+!     FTLA_RELEASE), PDGELS_FT, PDCG_FT, FTLA_PDGEQRF, FTLA_PDGETRF,
+!     FTLA_PDGETRS, FTLA_NUMROC, FTLA_DESCINIT (link names pdgeqrf_ft_,
+!     ..., ftla_descinit_: the names gfortran gives them, so a program
+!     that declares them EXTERNAL instead links to the same routines);
 !   - the INFO codes FTLA_INFO_* and the exit code FTLA_EXIT_CHECKPOINTED.
 !
 ! Strings. ORDER of Cftla_gridinit is a C string: pass 'Row'//C_NULL_CHAR.
-! TRANS of FTLA_PDGETRS is one character read through a pointer ('N',
-! 'T' or 'C'); a BIND(C) interface passes no hidden length (a program
-! calling ftla_pdgetrs_ without this module passes one after INFO, which
-! the routine never reads).
+! TRANS of FTLA_PDGETRS, PDGETRS_FT, PDORMQR_FT and PDGELS_FT and SIDE of
+! PDORMQR_FT are one character read through a pointer; a BIND(C)
+! interface passes no hidden length (a program calling them without this
+! module passes them after INFO, which the routines never read).
 !
 ! The module needs no MPI Fortran bindings: compile this file with the
 ! program (a .mod file is private to the compiler that wrote it) and link
@@ -64,6 +65,7 @@ module ftla
             Cftla_comm_f, Cftla_gridexit, Cftla_exit
   public :: ftla_numroc, ftla_descinit
   public :: pdgeqrf_ft, ftla_pdgeqrf, pdgetrf_ft, ftla_pdgetrf, ftla_pdgetrs, pdcg_ft
+  public :: pdgetrs_ft, pdormqr_ft, pdgels_ft, ftla_release
 
   interface
     ! This process's number and the number of processes (starts MPI and
@@ -188,6 +190,55 @@ module ftla
       real(c_double), intent(inout) :: x(*)
       integer(c_int), intent(out) :: iter, info
       real(c_double), intent(out) :: resid
+    end subroutine
+
+    ! Fault-tolerant solve with the LU factors ftla keeps for A (those of
+    ! the last PDGETRF_FT given this A and DESCA; ScaLAPACK PDGETRS's
+    ! arguments). A and IPIV must still hold what PDGETRF_FT returned.
+    subroutine pdgetrs_ft(trans, n, nrhs, a, ia, ja, desca, ipiv, b, ib, jb, descb, info) &
+        bind(C, name="pdgetrs_ft_")
+      import :: c_int, c_double, c_char
+      character(kind=c_char), intent(in) :: trans
+      integer(c_int), intent(in) :: n, nrhs, ia, ja, desca(9), ib, jb, descb(9)
+      real(c_double), intent(in) :: a(*)
+      integer(c_int), intent(in) :: ipiv(*)
+      real(c_double), intent(inout) :: b(*)
+      integer(c_int), intent(out) :: info
+    end subroutine
+
+    ! Fault-tolerant C = Q C or Q**T C with the QR factors ftla keeps for
+    ! A (those of the last PDGEQRF_FT given this A and DESCA; ScaLAPACK
+    ! PDORMQR's arguments, SIDE = 'L', K = MIN(M, N) of the factorization).
+    subroutine pdormqr_ft(side, trans, m, n, k, a, ia, ja, desca, tau, c, ic, jc, descc, work, lwork, info) &
+        bind(C, name="pdormqr_ft_")
+      import :: c_int, c_double, c_char
+      character(kind=c_char), intent(in) :: side, trans
+      integer(c_int), intent(in) :: m, n, k, ia, ja, desca(9), ic, jc, descc(9), lwork
+      real(c_double), intent(in) :: a(*), tau(*)
+      real(c_double), intent(inout) :: c(*)
+      real(c_double), intent(out) :: work(*)
+      integer(c_int), intent(out) :: info
+    end subroutine
+
+    ! Fault-tolerant least squares (ScaLAPACK PDGELS's arguments, TRANS =
+    ! 'N'; LWORK = -1 is a workspace query).
+    subroutine pdgels_ft(trans, m, n, nrhs, a, ia, ja, desca, b, ib, jb, descb, work, lwork, info) &
+        bind(C, name="pdgels_ft_")
+      import :: c_int, c_double, c_char
+      character(kind=c_char), intent(in) :: trans
+      integer(c_int), intent(in) :: m, n, nrhs, ia, ja, desca(9), ib, jb, descb(9), lwork
+      real(c_double), intent(inout) :: a(*), b(*)
+      real(c_double), intent(out) :: work(*)
+      integer(c_int), intent(out) :: info
+    end subroutine
+
+    ! Releases the factors ftla keeps for A (local; INFO = 0 when some
+    ! were kept, 1 otherwise). Call it on every process at the same point.
+    subroutine ftla_release(a, desca, info) bind(C, name="ftla_release_")
+      import :: c_int, c_double
+      real(c_double), intent(in) :: a(*)
+      integer(c_int), intent(in) :: desca(9)
+      integer(c_int), intent(out) :: info
     end subroutine
   end interface
 end module ftla

@@ -44,10 +44,60 @@
  * completed before it joined return at once in it, without communicating,
  * with INFO = FTLA_INFO_RESULT_LOST (the fault-tolerant ones fill in their
  * replicated outputs; its local part of their results was lost with the
- * dead process), and calls every process refused (INFO < 0: an argument,
- * no memory) return the same INFO again. A plain routine that loses a process returns
- * FTLA_INFO_PROCESS_LOST on the survivors, whose next call must be that
- * one again: the replacement meets them there.
+ * dead process) - but for pdgetrf_ft_ and pdgeqrf_ft_, whose factors ftla
+ * keeps protected (see below: INFO = 0) - and calls every process refused
+ * (INFO < 0: an argument, no memory) return the same INFO again. A plain
+ * routine that loses a process returns FTLA_INFO_PROCESS_LOST on the
+ * survivors, whose next call must be that one again: the replacement meets
+ * them there. A process lost between two calls is found, and the grid
+ * repaired, at the start of the next call, which then goes on (a
+ * fault-tolerant call never returns FTLA_INFO_PROCESS_LOST).
+ *
+ * Protected factors across calls. pdgetrf_ft_ and pdgeqrf_ft_ keep their
+ * result protected after they return: ftla keeps its own copy of the
+ * factors with their checksums and the replicated IPIV or TAU, keyed by
+ * the local array A and its descriptor as the program passed them (A
+ * receives a copy of the factors, as from ScaLAPACK). The copy lives until
+ * ftla_release_(a, desca, &info), a later call that overwrites the same
+ * array (a factorization of it, plain or fault tolerant, or pdgels_ft_),
+ * or Cftla_gridexit/Cftla_exit. A process lost while it lives - in an
+ * ftla call, between calls during the program's own work, or in a solve -
+ * is repaired at the latest in the next ftla call, and its part of every
+ * kept factorization is rebuilt from the checksums. pdgetrs_ft_ and
+ * pdormqr_ft_ find the kept factors by A and DESCA and compute with ftla's
+ * copy; they refuse an A (or IPIV, TAU) that no longer holds what the
+ * factorization returned - compared bit for bit, one pass over the local
+ * array - with INFO at its position (-4 for pdgetrs_ft_'s A), the same on
+ * every process, and so an A factored by none of them ("factor A with
+ * pdgetrf_ft_ first"). More losses in one process row between two ftla
+ * calls than the checksums rebuild make the kept factors lost: every
+ * routine given them returns FTLA_INFO_INPUT_LOST, never a wrong result.
+ *
+ * Memory ftla holds per process, per kept factorization, until it is
+ * released: about (1 + 3/Q) times A's local array (its copy of the
+ * factors; their checksum columns, about 2/Q; the left-factor sums, about
+ * 1/Q; Q the number of process columns), besides the program's own A.
+ * A factorization's peak adds a panel's scratch; a solve's adds B's copy
+ * and its protected copy with checksum columns (about (2 + 2/Q) times B's
+ * local array) for the call. An in-place path, where ftla keeps only the
+ * checksums next to the program's A (its storage sized for them by a
+ * query), is not provided yet.
+ *
+ * A replacement and kept factors. A replacement's re-run of a
+ * pdgetrf_ft_ or pdgeqrf_ft_ that completed before it joined returns at
+ * once with INFO = 0, IPIV or TAU filled in and a hollow kept copy; its A
+ * is left as the program passed it. The region's mend fills that copy in
+ * the replacement's first later ftla call, the first where it meets the
+ * survivors (plain or fault tolerant), and ftla then copies the factors
+ * into the replacement's A: before that call reads its arguments when it
+ * starts afresh (its verdict; so the call reads the factors), at its end
+ * when it joins the survivors' recovery of an interrupted call. From then
+ * on, at the latest at the end of that call, the replacement's A holds its
+ * factors, as the survivors' do.
+ *
+ * Keep A allocated while ftla keeps its factors: call ftla_release_ before
+ * freeing A or reusing its storage for other data (on a replacement, ftla
+ * writes the factors into A at the meeting above).
  *
  * Lost inputs. The outputs a replacement did not receive (the arrays of
  * a call that returned FTLA_INFO_RESULT_LOST in it) are recorded there,
@@ -55,8 +105,8 @@
  * descriptor's nine entries (IPIV and TAU with A's). Every routine checks
  * the arrays it reads without overwriting them against that record before
  * computing, and the processes agree on the verdict: a call given such an
- * array - the LU factors of a pdgetrf_ft_ that completed before the
- * replacement joined, passed to ftla_pdgetrs_ - returns
+ * array - the LU factors of a plain ftla_pdgetrf_ that completed before
+ * the replacement joined, passed to ftla_pdgetrs_ - returns
  * FTLA_INFO_INPUT_LOST on every process and computes nothing, never a
  * wrong result with INFO = 0. The program then computes the input again
  * (fills A from its own data and factors it again). See
@@ -117,7 +167,10 @@
 // it replaces and is left as the program passed it. The other processes
 // hold their parts. Local: the survivors never see it. The matrix
 // results are recorded as lost here, and a routine given one to read
-// refuses it on every process (`FTLA_INFO_INPUT_LOST`).
+// refuses it on every process (`FTLA_INFO_INPUT_LOST`). Not of
+// `pdgetrf_ft_` and `pdgeqrf_ft_`, whose factors ftla keeps protected:
+// their re-run returns INFO = 0 and the replacement's A gets its factors
+// when it meets the survivors (see the header's introduction).
 #define FTLA_INFO_RESULT_LOST -10005
 
 // INFO of any other error (an MPI error, a checkpoint that cannot be
@@ -128,20 +181,24 @@
 // INFO of a call given an input whose part on some process was lost with
 // a failed process: an output of an earlier call that completed before
 // that process — a replacement — joined the grid (the call returned
-// `FTLA_INFO_RESULT_LOST` there). The same on every process; nothing was
-// computed; the argument and the process are printed on stderr.
+// `FTLA_INFO_RESULT_LOST` there), or factors ftla keeps (from
+// `pdgetrf_ft_`, `pdgeqrf_ft_`) that could not be rebuilt (more losses in
+// one process row between two ftla calls than their checksums
+// tolerate). The same on every process; nothing was computed; the
+// argument and the process are printed on stderr.
 //
 // ftla knows such an array as the program passed it to that earlier call:
 // its local array's address and its descriptor's nine entries (for IPIV
 // and TAU, A's descriptor). Lost are the arrays the call overwrites with
-// its results on that process — a factorization's A, `ftla_pdgetrs_`'s
-// B, `pdcg_ft_`'s X — and, of a plain factorization, IPIV or TAU too
-// (the fault-tolerant ones fill those in on a replacement). Every
-// routine, plain or fault tolerant, checks the arrays it reads without
-// overwriting them — `ftla_pdgetrs_`'s A and IPIV, `pdcg_ft_`'s A and B —
-// before it computes, and the processes agree on the verdict. An array a
-// routine overwrites with its results (a factorization's A, a solve's B,
-// CG's X) is the program's data for that call and is not checked (a
+// its results on that process — a plain factorization's A, a solve's B,
+// `pdcg_ft_`'s X, `pdgels_ft_`'s A and B — and, of a plain factorization,
+// IPIV or TAU too (the fault-tolerant ones fill those in on a
+// replacement). Every routine, plain or fault tolerant, checks the arrays
+// it reads without overwriting them — the solves' A and IPIV or TAU,
+// `pdcg_ft_`'s A and B — before it computes, and the processes agree on
+// the verdict. An array a routine overwrites with its results (a
+// factorization's A, a solve's B, CG's X) is the program's data for that
+// call and is not checked (a
 // program that reuses its storage fills it again first, which ftla cannot
 // tell from a lost output): do not pass a lost output there. An array is
 // no longer lost once a routine wrote its results into it on that
@@ -310,15 +367,19 @@ void ftla_descinit_(int *desc,
 //   local columns.
 // * `work`, `lwork` (local): as ScaLAPACK, LWORK ≥ NB_A·(Mp0 + Nq0 +
 //   NB_A); `lwork = -1` is a workspace query (WORK(1) receives the
-//   minimum). ftla allocates its own scratch: its checksum columns and a
-//   copy of the local array.
+//   minimum). ftla allocates its own storage: the copy of the factors it
+//   keeps, with their checksum columns.
 // * `info` (global output): 0; -i or -(i·100+j) for a bad argument i (entry
 //   j of a descriptor), the same on every process (but for a workspace
 //   query, which is local: a process-dependent check such as LLD gives
 //   its INFO on the processes it fails on only);
-//   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`;
-//   on a replacement, `FTLA_INFO_RESULT_LOST` (A is then recorded as
-//   lost there, TAU filled in: see `FTLA_INFO_INPUT_LOST`).
+//   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`.
+//
+// The factors stay protected after the call: ftla keeps its copy of
+// them, their checksums and TAU for this A and DESCA, for `pdormqr_ft_`,
+// until `ftla_release_`, a later call that overwrites this A, or the
+// grid's exit (memory: about (1 + 3/Q) × A's local array; see the
+// header's introduction).
 //
 // # Fault tolerance
 // A process lost during the call is repaired inside it: the grid is
@@ -328,7 +389,13 @@ void ftla_descinit_(int *desc,
 // failure-free one. A replacement process runs the program from `main`;
 // its call of `pdgeqrf_ft_` (with an A of the same shape, whatever its
 // values) joins the survivors' recovery. Two losses in one process row
-// give `FTLA_INFO_UNRECOVERABLE` on every survivor.
+// give `FTLA_INFO_UNRECOVERABLE` on every survivor. A process lost after
+// the call is rebuilt into the kept factors; on its replacement, the
+// re-run of a `pdgeqrf_ft_` that completed before it joined returns at
+// once with INFO = 0 and TAU filled in, and its A holds its factors again
+// from its next ftla call, the one that meets the survivors (before that
+// call reads its arguments, or at its end when it joins an interrupted
+// call).
 //
 // # Safety
 // Every pointer is null where this says it may be, or points to what
@@ -372,13 +439,21 @@ void ftla_pdgeqrf_(const int *m,
 //   whose global row g < min(M, N)) is the 1-based global row interchanged
 //   with row g, as in ScaLAPACK.
 // * `info` (global output): as `pdgeqrf_ft_`, and INFO = i > 0 when
-//   U(i,i) is exactly zero (the first such; the factorization is
-//   complete), the same on every process.
+//   U(i,i) is exactly zero (the first such), the same on every process:
+//   ftla keeps no factors of a singular matrix, and A and IPIV are left
+//   as on entry (`ftla_pdgetrf_` returns L and U of a singular matrix).
+//
+// The factors stay protected after the call, as `pdgeqrf_ft_`'s: ftla
+// keeps its copy of them, their checksums and the pivots for this A and
+// DESCA, for `pdgetrs_ft_` (memory: about (1 + 3/Q) × A's local array).
 //
 // # Fault tolerance
 // As `pdgeqrf_ft_`: the lost process's L, U, checksums and pivots are
 // rebuilt at the last committed step; the pivots are those of a
-// failure-free run.
+// failure-free run. On a replacement, the re-run of a `pdgetrf_ft_` that
+// completed before it joined returns at once with INFO = 0 and IPIV
+// filled in; its A holds L and U again from its next ftla call (see
+// `pdgeqrf_ft_`).
 //
 // # Safety
 // Every pointer is null where this says it may be, or points to what
@@ -410,7 +485,8 @@ void ftla_pdgetrf_(const int *m,
                    int *info);
 
 // Solves `A·X = B` or `Aᵀ·X = B` with the factors from `pdgetrf_ft_` or
-// `ftla_pdgetrf_` (ScaLAPACK `PDGETRS`'s arguments).
+// `ftla_pdgetrf_` (ScaLAPACK `PDGETRS`'s arguments), as they are in A and
+// IPIV (`pdgetrs_ft_` solves with the kept factors, and survives a loss).
 //
 // * `trans` (global input): `"N"`, or `"T"`/`"C"` for the transposed system.
 // * `n`, `nrhs` (global input): the order of A and the number of
@@ -422,14 +498,16 @@ void ftla_pdgetrf_(const int *m,
 //   (MB_B = MB_A).
 // * `info` (global output): as the factorizations;
 //   `FTLA_INFO_INPUT_LOST` on every process when A or IPIV is an output
-//   that a replacement process did not receive — the factors of a
-//   `pdgetrf_ft_` that completed before it joined — and nothing is
+//   that a replacement process did not receive — the factors of an
+//   `ftla_pdgetrf_` that completed before it joined — and nothing is
 //   computed (B, overwritten with the solution, is the program's data).
 //
 // No fault tolerance: a process lost during the solve gives
-// `FTLA_INFO_PROCESS_LOST` once the grid is repaired. Its factors are not
-// protected between calls: a process lost after the factorization leaves
-// its replacement without its part of them, which this routine refuses
+// `FTLA_INFO_PROCESS_LOST` once the grid is repaired. Factors of
+// `pdgetrf_ft_` are kept protected between calls, and a replacement's A
+// holds them again when this call starts; those of `ftla_pdgetrf_` are
+// not: a process lost after that factorization leaves its replacement
+// without its part of them, which this routine refuses
 // (`FTLA_INFO_INPUT_LOST`): factor again, then solve.
 //
 // # Safety
@@ -499,6 +577,207 @@ void pdcg_ft_(const int *n,
               int *iter,
               double *resid,
               int *info);
+
+// Fault-tolerant solve of `A·X = B` or `Aᵀ·X = B` with the LU factors
+// ftla keeps for A (ScaLAPACK `PDGETRS`'s arguments): those of the last
+// `pdgetrf_ft_` given this A with this DESCA.
+//
+// * `trans` (global input): `"N"`, or `"T"`/`"C"` for the transposed system.
+// * `n` (global input): the order of A, the factorization's.
+// * `nrhs` (global input): the number of right-hand sides, ≥ 0.
+// * `a`, `ia`, `ja`, `desca` (local input): A as passed to `pdgetrf_ft_`
+//   (the same local array and descriptor), holding what it returned;
+//   IA = JA = 1. ftla solves with its own protected copy of the factors
+//   and checks that A still holds them (one pass over the local array).
+// * `ipiv` (local input): the pivots `pdgetrf_ft_` returned.
+// * `b`, `ib`, `jb`, `descb` (local input/output): the N×NRHS right-hand
+//   sides on entry, the solution on exit; IB = JB = 1, B's rows in A's row
+//   blocks (MB_B = MB_A) and, beyond PDGETRS, NB_B = MB_B and B's first
+//   block on process (0, 0) (B gets checksum columns laid out as A's).
+// * `info` (global output): 0; -i or -(i·100+j) for a bad argument i,
+//   the same on every process, among them INFO = -4 (A) when ftla keeps
+//   no LU factors for A ("factor A with pdgetrf_ft_ first": never
+//   factored, released, or factored again since by another routine) or
+//   when A changed since `pdgetrf_ft_` returned, and INFO = -8 when IPIV
+//   did; `FTLA_INFO_INPUT_LOST` when the kept factors could not be
+//   rebuilt after a failure (more losses in one process row than the
+//   checksums tolerate between two ftla calls; nothing computed);
+//   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`;
+//   on a replacement, `FTLA_INFO_RESULT_LOST` for a solve that completed
+//   before it joined (its part of X is lost: B is recorded as lost).
+//
+// # Fault tolerance
+// A process lost at any time after `pdgetrf_ft_` — during the program's
+// own work, in another ftla call, or in this solve — is repaired: its
+// part of the kept factors is rebuilt from their checksums, and B is
+// protected by checksum columns during the solve (kill points
+// `R@getrs:STEP:PHASE`). INFO = 0 and X is the failure-free one, on the
+// replacement too. A process lost between two calls is found at this
+// call's start: the grid is repaired there, the replacement (running the
+// program from the top, its `pdgetrf_ft_` returning at once) meets the
+// survivors in this call, its part of the factors is rebuilt and copied
+// into its A, and the solve goes on. `FTLA_INFO_PROCESS_LOST` is not
+// returned.
+//
+// Memory per process during the call: B's copy and its protected copy
+// with checksum columns (about 2 × B's local part plus 2/Q of it), besides
+// the kept factors.
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void pdgetrs_ft_(const char *trans,
+                 const int *n,
+                 const int *nrhs,
+                 const double *a,
+                 const int *ia,
+                 const int *ja,
+                 const int *desca,
+                 const int *ipiv,
+                 double *b,
+                 const int *ib,
+                 const int *jb,
+                 const int *descb,
+                 int *info);
+
+// Fault-tolerant `C = Q·C` or `C = Qᵀ·C` with the QR factors ftla keeps
+// for A (ScaLAPACK `PDORMQR`'s arguments, SIDE = 'L'): those of the last
+// `pdgeqrf_ft_` given this A with this DESCA.
+//
+// * `side` (global input): `"L"`; any other value gives INFO = -1 (Q
+//   from the right is not offered).
+// * `trans` (global input): `"N"` applies Q, `"T"` applies Qᵀ.
+// * `m` (global input): the rows of C, the factorization's M.
+// * `n` (global input): the columns of C, ≥ 0.
+// * `k` (global input): the number of reflectors, min(M, N) of the
+//   factorization (all of them).
+// * `a`, `ia`, `ja`, `desca` (local input): A as passed to `pdgeqrf_ft_`
+//   (the same local array and descriptor), holding what it returned;
+//   IA = JA = 1. ftla applies its own protected copy of the reflectors
+//   and checks that A still holds them.
+// * `tau` (local input): the scalars `pdgeqrf_ft_` returned.
+// * `c`, `ic`, `jc`, `descc` (local input/output): the M×N matrix C,
+//   overwritten by op(Q)·C; IC = JC = 1, C's rows in A's row blocks and,
+//   beyond PDORMQR, NB_C = MB_C = MB_A and the first block on process
+//   (0, 0) (C gets checksum columns laid out as A's).
+// * `work`, `lwork` (local): LWORK ≥ max(NB_A·(NB_A−1)/2, (MpC0 +
+//   NqC0)·NB_A) + NB_A², PDORMQR's; `lwork = -1` is a workspace query
+//   (WORK(1) receives the minimum). ftla allocates its own scratch.
+// * `info` (global output): as `pdgetrs_ft_`, the kept factors at A's
+//   position (INFO = -6: none kept, "factor A with pdgeqrf_ft_ first", or
+//   A changed since) and TAU's (-10: changed since);
+//   `FTLA_INFO_INPUT_LOST` when they could not be rebuilt.
+//
+// # Fault tolerance
+// As `pdgetrs_ft_`: the kept factors are rebuilt after a failure, and C
+// is protected by checksum columns during the call (kill points
+// `R@ormqr:STEP:PHASE`); INFO = 0 and the failure-free op(Q)·C.
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void pdormqr_ft_(const char *side,
+                 const char *trans,
+                 const int *m,
+                 const int *n,
+                 const int *k,
+                 const double *a,
+                 const int *ia,
+                 const int *ja,
+                 const int *desca,
+                 const double *tau,
+                 double *c,
+                 const int *ic,
+                 const int *jc,
+                 const int *descc,
+                 double *work,
+                 const int *lwork,
+                 int *info);
+
+// Fault-tolerant least squares with ScaLAPACK `PDGELS`'s arguments, TRANS
+// = 'N': for M ≥ N, X minimising ‖A·X − B‖₂; for M < N, the minimum-norm
+// solution of A·X = B (A of full rank).
+//
+// * `trans` (global input): `"N"`; any other value gives INFO = -1.
+// * `m`, `n` (global input): the rows and columns of A.
+// * `nrhs` (global input): the columns of B, ≥ 0.
+// * `a`, `ia`, `ja`, `desca` (local input/output): A; IA = JA = 1, MB_A =
+//   NB_A, the first block on process (0, 0), at least two process
+//   columns. On exit, for M ≥ N, its QR factors as PDGELS leaves them
+//   (as `pdgeqrf_ft_`, without TAU); for M < N, A as on entry (ftla
+//   factors Aᵀ in its own storage). These factors are not kept after the
+//   call (factor with `pdgeqrf_ft_` to keep them for `pdormqr_ft_`).
+// * `b`, `ib`, `jb`, `descb` (local input/output): max(M, N)×NRHS; on
+//   entry B in rows 1..M; on exit X in rows 1..N (for M ≥ N, rows N+1..M
+//   hold the residual's components: the residual norm of column j is
+//   ‖B(N+1:M, j)‖₂). IB = JB = 1, B's rows in A's row blocks and, beyond
+//   PDGELS, NB_B = MB_B = MB_A and the first block on process (0, 0).
+// * `work`, `lwork` (local): LWORK ≥ PDGELS's minimum (LTAU + max(LWF,
+//   LWS)); `lwork = -1` is a workspace query (WORK(1) receives that
+//   minimum). ftla allocates its own scratch: the protected factors
+//   (about (1 + 3/Q) × A's local part), B's protected copy (about
+//   (2 + 2/Q) × B's local part) and a step's panel, for the call.
+// * `info` (global output): 0; -i or -(i·100+j) for a bad argument, the
+//   same on every process; `FTLA_INFO_UNRECOVERABLE`,
+//   `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`; on a replacement,
+//   `FTLA_INFO_RESULT_LOST` for a call that completed before it joined
+//   (its part of A and X is lost: both are recorded as lost).
+//
+// # Fault tolerance
+// The factorization runs as `pdgeqrf_ft_` (kill points `R@qr:…`) and the
+// solve on its protected factors with B protected by checksum columns
+// (kill points `R@gels:STEP:PHASE`): a process lost in either is
+// repaired inside the call, INFO = 0 and X is the failure-free one. A
+// process lost before the call is found and repaired at its start, and
+// the call goes on with the replacement (see `pdgetrs_ft_`).
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void pdgels_ft_(const char *trans,
+                const int *m,
+                const int *n,
+                const int *nrhs,
+                double *a,
+                const int *ia,
+                const int *ja,
+                const int *desca,
+                double *b,
+                const int *ib,
+                const int *jb,
+                const int *descb,
+                double *work,
+                const int *lwork,
+                int *info);
+
+// Releases the factors ftla keeps for the array A (local; no
+// communication): those of the last `pdgetrf_ft_` or `pdgeqrf_ft_` given
+// this `a` with this descriptor. ftla's copy of the factors and their
+// checksums is freed; the caller's A keeps its content, but the
+// fault-tolerant solves no longer take it (`pdgetrs_ft_`, `pdormqr_ft_`
+// refuse it: factor A again first).
+//
+// * `a` (local input): the local array passed to the factorization.
+// * `desca` (global input): the descriptor passed with it.
+// * `info` (local output): 0 when factors were kept for A and are
+//   released now, 1 when none were kept (nothing done); may be NULL.
+//
+// Call it before freeing A or reusing its storage for other data (on a
+// replacement, ftla writes the factors into A when it meets the
+// survivors), on every process of the grid at the same point of the
+// program (between the same two ftla calls), as the factorization was: the
+// processes compare their kept results when a replacement joins, and
+// results kept on some processes only are refused everywhere. Kept
+// factors are also released by a new factorization into the same array
+// (any routine that overwrites A, plain or fault tolerant) and by
+// `Cftla_gridexit`/`Cftla_exit`.
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void ftla_release_(const double *a,
+                   const int *desca,
+                   int *info);
 
 #ifdef __cplusplus
 }  // extern "C"

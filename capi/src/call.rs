@@ -9,6 +9,7 @@
 //! those calls instead of meeting the survivors in a collective they are
 //! not in.
 
+use crate::kept::KeptFactors;
 use crate::lost::ArrayArg;
 use crate::process::{self, Context};
 use recovery::protocol::ProtocolError;
@@ -46,7 +47,10 @@ pub const FTLA_INFO_NO_MEMORY: c_int = -10003;
 /// it replaces and is left as the program passed it. The other processes
 /// hold their parts. Local: the survivors never see it. The matrix
 /// results are recorded as lost here, and a routine given one to read
-/// refuses it on every process (`FTLA_INFO_INPUT_LOST`).
+/// refuses it on every process (`FTLA_INFO_INPUT_LOST`). Not of
+/// `pdgetrf_ft_` and `pdgeqrf_ft_`, whose factors ftla keeps protected:
+/// their re-run returns INFO = 0 and the replacement's A gets its factors
+/// when it meets the survivors (see the header's introduction).
 pub const FTLA_INFO_RESULT_LOST: c_int = -10005;
 /// INFO of any other error (an MPI error, a checkpoint that cannot be
 /// used, a local error on another process); the reason is printed on
@@ -55,20 +59,24 @@ pub const FTLA_INFO_ERROR: c_int = -10004;
 /// INFO of a call given an input whose part on some process was lost with
 /// a failed process: an output of an earlier call that completed before
 /// that process — a replacement — joined the grid (the call returned
-/// `FTLA_INFO_RESULT_LOST` there). The same on every process; nothing was
-/// computed; the argument and the process are printed on stderr.
+/// `FTLA_INFO_RESULT_LOST` there), or factors ftla keeps (from
+/// `pdgetrf_ft_`, `pdgeqrf_ft_`) that could not be rebuilt (more losses in
+/// one process row between two ftla calls than their checksums
+/// tolerate). The same on every process; nothing was computed; the
+/// argument and the process are printed on stderr.
 ///
 /// ftla knows such an array as the program passed it to that earlier call:
 /// its local array's address and its descriptor's nine entries (for IPIV
 /// and TAU, A's descriptor). Lost are the arrays the call overwrites with
-/// its results on that process — a factorization's A, `ftla_pdgetrs_`'s
-/// B, `pdcg_ft_`'s X — and, of a plain factorization, IPIV or TAU too
-/// (the fault-tolerant ones fill those in on a replacement). Every
-/// routine, plain or fault tolerant, checks the arrays it reads without
-/// overwriting them — `ftla_pdgetrs_`'s A and IPIV, `pdcg_ft_`'s A and B —
-/// before it computes, and the processes agree on the verdict. An array a
-/// routine overwrites with its results (a factorization's A, a solve's B,
-/// CG's X) is the program's data for that call and is not checked (a
+/// its results on that process — a plain factorization's A, a solve's B,
+/// `pdcg_ft_`'s X, `pdgels_ft_`'s A and B — and, of a plain factorization,
+/// IPIV or TAU too (the fault-tolerant ones fill those in on a
+/// replacement). Every routine, plain or fault tolerant, checks the arrays
+/// it reads without overwriting them — the solves' A and IPIV or TAU,
+/// `pdcg_ft_`'s A and B — before it computes, and the processes agree on
+/// the verdict. An array a routine overwrites with its results (a
+/// factorization's A, a solve's B, CG's X) is the program's data for that
+/// call and is not checked (a
 /// program that reuses its storage fills it again first, which ftla cannot
 /// tell from a lost output): do not pass a lost output there. An array is
 /// no longer lost once a routine wrote its results into it on that
@@ -94,6 +102,11 @@ pub(crate) struct Routine {
     /// fault-tolerant ones).
     pub log_name: &'static str,
     pub protection: Protection,
+    /// Its matrix result stays protected after it returns: ftla keeps the
+    /// factors (`crate::kept`), and on a replacement a re-run of a call
+    /// that completed before it joined returns INFO 0 with a hollow copy
+    /// that the next meeting fills (not `FTLA_INFO_RESULT_LOST`).
+    pub keeps_result: bool,
     /// The position of the descriptor that names the grid (INFO
     /// -(pos·100 + 2), its `CTXT` entry, when there is no grid).
     pub ctxt_desc: u32,
@@ -173,9 +186,11 @@ pub(crate) fn run_local<T>(r: &Routine, info: *mut c_int, f: impl FnOnce(&Grid, 
 ///   (an input lost on any process refuses the call on every process, with
 ///   `FTLA_INFO_INPUT_LOST`).
 /// * `check` (local): the argument checks of this process against the
-///   grid and its context (a descriptor naming another context is one of
-///   them); it returns what `body` works on (the caller's matrices,
-///   imported).
+///   grid, its context (a descriptor naming another context is one of
+///   them) and the kept factors; it returns what `body` works on (the
+///   caller's matrices, imported). It runs after the call's meeting with
+///   the other processes has copied mended factors into a replacement's
+///   arrays (and again should a repair in the verdict copy more).
 /// * `body`: the routine; it copies its results back itself (also on an
 ///   error that leaves results, such as a singular U). Its flag says the
 ///   call completed before this replacement joined: its matrix results
@@ -184,7 +199,7 @@ pub(crate) fn run<P: Work>(
     r: &Routine,
     info: *mut c_int,
     arrays: &[ArrayArg],
-    check: impl FnOnce(&Grid, c_int) -> Result<P>,
+    check: impl Fn(&Grid, c_int, &KeptFactors) -> Result<P>,
     mut body: impl FnMut(&mut Context, &mut P, bool) -> Result<()>,
 ) {
     let mut guard = process::lock();
@@ -206,6 +221,9 @@ pub(crate) fn run<P: Work>(
         Ok(Ended::ResultLost) => ctx.lost.lose_outputs(arrays, r.protection == Protection::FaultTolerant),
         Err(_) => {}
     }
+    // A joining replacement's kept factors were mended in the call's
+    // recovery: its arrays get them now. (Local.)
+    ctx.kept.settle(ctx.region.grid(), &mut ctx.lost);
     if let Err(Error::Grid(e @ blacs_ft::Error::Checkpointed { epoch, .. })) = &outcome {
         // The survivors saved their state (checkpoint-on-failure): the job
         // ends here and `ftla launch` starts it again.
@@ -242,10 +260,14 @@ fn call<P: Work>(
     ctx: &mut Context,
     r: &Routine,
     arrays: &[ArrayArg],
-    check: impl FnOnce(&Grid, c_int) -> Result<P>,
+    check: impl Fn(&Grid, c_int, &KeptFactors) -> Result<P>,
     body: &mut impl FnMut(&mut Context, &mut P, bool) -> Result<()>,
 ) -> Result<Ended> {
-    let local = check(ctx.region.grid(), ctx.ictxt);
+    // An array the call overwrites is the program's data for it: factors
+    // kept for it go (every process makes the same calls, so every process
+    // lets them go here).
+    ctx.kept.release_overwritten(arrays);
+    let checked = |ctx: &Context| check(ctx.region.grid(), ctx.ictxt, &ctx.kept);
     // A call that every process refused before (a replacement running the
     // program from the top): the same error again, nothing collective.
     if let Some(error) = ctx.region.log().next_refusal(r.log_name).map(Error::from_record) {
@@ -256,16 +278,22 @@ fn call<P: Work>(
     // survivors are past it. Nothing collective.
     let lost = ctx.region.next_call_completed_before_joining(r.log_name);
     if lost {
-        let mut p = local?;
+        let mut p = checked(ctx)?;
         if p.is_empty() {
             drop(ctx.region.enter_call(r.log_name));
             return Ok(Ended::Computed);
         }
         match r.protection {
             // The driver finds the call done in the log and fills in the
-            // replicated outputs. (A singular U: the factorization was
-            // complete, and its factors are lost here all the same.)
+            // replicated outputs; one that keeps its result keeps a hollow
+            // copy, which the next meeting fills. A routine of two calls in
+            // the log whose second was interrupted joins the survivors'
+            // recovery there, and computes. (A singular U: the
+            // factorization was complete, and nothing was kept.)
             Protection::FaultTolerant => match body(ctx, &mut p, true) {
+                Ok(()) if r.keeps_result || !ctx.region.current_call_completed_before_joining() => {
+                    return Ok(Ended::Computed)
+                }
                 Ok(()) | Err(Error::Singular { .. }) => {}
                 Err(e) => return Err(e),
             },
@@ -276,7 +304,7 @@ fn call<P: Work>(
     if ctx.region.is_joining() {
         // A replacement joining the survivors' recovery of the interrupted
         // call: they are inside it, past its argument checks.
-        let mut p = match (local, r.protection) {
+        let mut p = match (checked(ctx), r.protection) {
             (Ok(p), Protection::FaultTolerant) => p,
             (Ok(_), Protection::Plain) => {
                 let e = format!("{} was called where the survivors are inside a fault-tolerant call", r.name);
@@ -286,11 +314,20 @@ fn call<P: Work>(
         };
         return attempt(ctx, r, &mut p, body);
     }
+    // The first point where the processes meet after a repair between
+    // calls: the region mends its protected results and a replacement's
+    // arrays get its mended factors, before the checks read them.
+    let mended = meet(ctx);
     // Its inputs: none may be an output this process lost (only a
     // replacement knows; the verdict tells everybody).
-    let local = local.and_then(|p| ctx.lost.check(r.name, ctx.region.grid(), arrays).map(|()| p));
-    verdict(ctx, Some(r), local.as_ref().map(|_| ()).map_err(Clone::clone))?;
+    let local = checked(ctx).and_then(|p| ctx.lost.check(r.name, ctx.region.grid(), arrays).map(|()| p));
+    let written = verdict(ctx, Some(r), local.as_ref().map(|_| ()).map_err(Clone::clone), mended)?;
     let mut p = local?;
+    if written > 0 {
+        // (A repair during the verdict gave this process factors that the
+        // checks had not seen: they look again, locally.)
+        p = checked(ctx)?;
+    }
     if p.is_empty() {
         // (After the verdict, as ScaLAPACK checks its arguments before a
         // quick return: a process with bad arguments is never left alone
@@ -302,6 +339,17 @@ fn call<P: Work>(
     attempt(ctx, r, &mut p, body)
 }
 
+/// Where survivors and replacements meet after a repair (every fresh
+/// call's start, and the verdict after a repair in it): the region mends
+/// its protected results — collective when a repair happened since its
+/// last mend, the same on every process, and nothing otherwise — then the
+/// kept factors a replacement held hollow are copied into its arrays
+/// ([`KeptFactors::settle`]). Returns how many arrays were written here.
+fn meet(ctx: &mut Context) -> Result<usize> {
+    ctx.region.mend_protected()?;
+    Ok(ctx.kept.settle(ctx.region.grid(), &mut ctx.lost))
+}
+
 /// A joining replacement that cannot take part: every process returns the
 /// same error (see `recovery::Region::refuse_join`).
 fn refuse(ctx: &mut Context, why: String) -> Error {
@@ -310,16 +358,30 @@ fn refuse(ctx: &mut Context, why: String) -> Error {
 }
 
 /// The verdict on the call's start, the same on every process: an
-/// agreement on whether every process passed its checks (a process lost
-/// meanwhile: repair and agree again — a replacement, which runs the
+/// agreement on whether every process passed its checks and mended its
+/// protected results (`mended`, the call's meeting; a process lost
+/// meanwhile: repair, meet and agree again — a replacement, which runs the
 /// program from the top, meets the survivors here); on a refusal, the
 /// error of the lowest process that failed them, which the log records as
 /// `refused`'s (a replacement running the program from the top then gets
-/// it without meeting anybody).
-fn verdict(ctx: &mut Context, refused: Option<&Routine>, local: Result<()>) -> Result<()> {
+/// it without meeting anybody). Returns how many of this process's arrays
+/// the meetings after a repair wrote (see [`meet`]).
+fn verdict(
+    ctx: &mut Context,
+    refused: Option<&Routine>,
+    local: Result<()>,
+    mut mended: Result<usize>,
+) -> Result<usize> {
+    let mut written = 0;
     loop {
-        match ctx.region.grid().agree(local.is_ok()) {
-            Ok(true) => return Ok(()),
+        let ok = local.is_ok() && mended.is_ok();
+        match ctx.region.grid().agree(ok) {
+            Ok(true) => return Ok(written),
+            // (This process's mend lost a process: repair with the others,
+            // whose agreement or refusal fails on the revoked grid.)
+            Ok(false) if mended.is_err() => {
+                ctx.region.repair()?;
+            }
             Ok(false) => {
                 match agree_on_arguments(ctx.region.grid(), local.clone()) {
                     // (Its broadcast lost a process: as below.)
@@ -342,6 +404,10 @@ fn verdict(ctx: &mut Context, refused: Option<&Routine>, local: Result<()>) -> R
             }
             Err(e) => return Err(e.into()),
         }
+        mended = meet(ctx);
+        if let Ok(n) = mended {
+            written += n;
+        }
     }
 }
 
@@ -363,10 +429,23 @@ fn attempt<P: Work>(
 ) -> Result<Ended> {
     loop {
         if r.protection == Protection::FaultTolerant {
+            let start = ctx.region.log().position();
             match body(ctx, p, false) {
                 Err(e) if e.is_process_failure() => {
                     ctx.region.repair()?;
-                    verdict(ctx, None, Ok(()))?;
+                    // The routine runs again from its first call in the log.
+                    // The replacement meets the survivors where the log
+                    // sends it: where that first call had completed (the
+                    // factorization of a least-squares solve whose solve
+                    // failed before its first commit), it re-runs the
+                    // routine without a verdict, as a call completed before
+                    // it joined, and so do the survivors; otherwise the call
+                    // starts afresh for it, with its meeting and verdict.
+                    ctx.region.rewind_to(start);
+                    if !ctx.region.log().next_is_done(r.log_name) {
+                        let mended = meet(ctx);
+                        verdict(ctx, None, Ok(()), mended)?;
+                    }
                     continue;
                 }
                 other => return other.map(|()| Ended::Computed),

@@ -3,7 +3,8 @@
 //! `ftla_pdgeqrf_`, `ftla_pdgetrf_`, `ftla_pdgetrs_`.
 
 use crate::call::{run, run_local, set_info, Protection, Routine, Work};
-use crate::lost::{Access, ArrayArg};
+use crate::kept::{Factors, KeptFactors};
+use crate::lost::{Access, ArrayArg, ArrayKey};
 use crate::matrix::{Checked, MatrixArg};
 use crate::tools::get;
 use blacs_ft::index::{indxl2g, numroc};
@@ -12,7 +13,9 @@ use scalapack_ft::abft::{FtOptions, FtWorkspace};
 use scalapack_ft::args::{arg_error, check_two_process_columns, pdcg, pdgeqrf, pdgetrf, pdgetrs};
 use scalapack_ft::cg::CgOptions;
 use scalapack_ft::lu::Transpose;
-use scalapack_ft::{cg_ft, lu, lu_ft, qr, qr_ft, DistMatrix, Error, Grid, Result};
+use scalapack_ft::lu_ft::LuFactors;
+use scalapack_ft::qr_ft::QrFactors;
+use scalapack_ft::{cg_ft, lu, qr, DistMatrix, Error, Grid, Result};
 use std::os::raw::{c_char, c_int};
 
 /// The matrix a factorization works on: `(M, N, A, IA, JA, DESCA)` at the
@@ -87,9 +90,23 @@ fn export_ipiv(a: &DistMatrix, ipiv: &[i64], out: *mut c_int) {
     }
 }
 
+/// A factorization's checked A and its local array imported (taken by a
+/// fault-tolerant factorization, which keeps it).
 struct QrArgs {
     a: Checked,
-    mat: DistMatrix,
+    mat: Option<DistMatrix>,
+}
+
+impl QrArgs {
+    /// The imported A, or the caller's imported again (a fault-tolerant
+    /// factorization that lost a process before its first commit runs
+    /// again: the caller's A is as it was).
+    fn take_matrix(&mut self, grid: &Grid, r: &Routine, data: *const f64) -> Result<DistMatrix> {
+        match self.mat.take() {
+            Some(m) => Ok(m),
+            None => self.a.import(grid, r.name, data, r.protection == Protection::FaultTolerant),
+        }
+    }
 }
 
 impl Work for QrArgs {
@@ -103,12 +120,14 @@ const PDGEQRF_FT: Routine = Routine {
     name: "pdgeqrf_ft_",
     log_name: "pdgeqrf_ft",
     protection: Protection::FaultTolerant,
+    keeps_result: true,
     ctxt_desc: pdgeqrf::DESCA,
 };
 const PDGEQRF: Routine = Routine {
     name: "ftla_pdgeqrf_",
     log_name: "ftla_pdgeqrf",
     protection: Protection::Plain,
+    keeps_result: false,
     ctxt_desc: pdgeqrf::DESCA,
 };
 /// The LU routines of the ABI.
@@ -116,12 +135,14 @@ const PDGETRF_FT: Routine = Routine {
     name: "pdgetrf_ft_",
     log_name: "pdgetrf_ft",
     protection: Protection::FaultTolerant,
+    keeps_result: true,
     ctxt_desc: pdgetrf::DESCA,
 };
 const PDGETRF: Routine = Routine {
     name: "ftla_pdgetrf_",
     log_name: "ftla_pdgetrf",
     protection: Protection::Plain,
+    keeps_result: false,
     ctxt_desc: pdgetrf::DESCA,
 };
 
@@ -152,7 +173,7 @@ fn qr_call(
         }
         return;
     }
-    let check = |grid: &Grid, ictxt: c_int| -> Result<QrArgs> {
+    let check = |grid: &Grid, ictxt: c_int, _: &KeptFactors| -> Result<QrArgs> {
         let c = checked(grid, ictxt)?;
         let lwmin = qr_lwork_min(grid, &c);
         if lwork < 0 || (lwork as usize) < lwmin {
@@ -174,25 +195,36 @@ fn qr_call(
                 "is a null pointer, but this process holds a part of it",
             ));
         }
-        Ok(QrArgs { mat: c.import(grid, routine, a, r.protection == Protection::FaultTolerant)?, a: c })
+        Ok(QrArgs { mat: Some(c.import(grid, routine, a, r.protection == Protection::FaultTolerant)?), a: c })
     };
     let arrays = [
         ArrayArg::new("A", pdgeqrf::A, a, desca, Access::Update),
         ArrayArg::new("TAU", pdgeqrf::TAU, tau, desca, Access::WriteReplicated),
     ];
+    let key = ArrayKey::new(a, desca);
     run(r, info, &arrays, check, |ctx, p, lost| {
-        let mut t = Vec::new();
+        let mat = p.take_matrix(ctx.region.grid(), r, a)?;
         match r.protection {
             Protection::FaultTolerant => {
-                let mut ws = FtWorkspace::in_place(ctx.region.grid(), &mut p.mat).unwrap_or_default();
-                qr_ft::pdgeqrf_ft_in(&mut ctx.region, &mut p.mat, &mut t, &FtOptions::default(), &mut ws)?;
+                let (f, _) = QrFactors::factor(&mut ctx.region, mat, &FtOptions::default())?;
+                let grid = ctx.region.grid();
+                f.with_local_storage(|stored| {
+                    if !lost {
+                        p.a.export_leading(grid, stored, a);
+                    }
+                    export_tau(stored, &f.tau(), tau);
+                });
+                if let Some(key) = key {
+                    ctx.kept.keep(key, p.a, Factors::Qr(f));
+                }
             }
-            Protection::Plain => qr::pdgeqrf(ctx.region.grid(), &mut p.mat, &mut t)?,
+            Protection::Plain => {
+                let (mut mat, mut t) = (mat, Vec::new());
+                qr::pdgeqrf(ctx.region.grid(), &mut mat, &mut t)?;
+                p.a.export(&mat, a);
+                export_tau(&mat, &t, tau);
+            }
         }
-        if !lost {
-            p.a.export(&p.mat, a);
-        }
-        export_tau(&p.mat, &t, tau);
         Ok(())
     });
 }
@@ -210,15 +242,19 @@ fn qr_call(
 ///   local columns.
 /// * `work`, `lwork` (local): as ScaLAPACK, LWORK ≥ NB_A·(Mp0 + Nq0 +
 ///   NB_A); `lwork = -1` is a workspace query (WORK(1) receives the
-///   minimum). ftla allocates its own scratch: its checksum columns and a
-///   copy of the local array.
+///   minimum). ftla allocates its own storage: the copy of the factors it
+///   keeps, with their checksum columns.
 /// * `info` (global output): 0; -i or -(i·100+j) for a bad argument i (entry
 ///   j of a descriptor), the same on every process (but for a workspace
 ///   query, which is local: a process-dependent check such as LLD gives
 ///   its INFO on the processes it fails on only);
-///   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`;
-///   on a replacement, `FTLA_INFO_RESULT_LOST` (A is then recorded as
-///   lost there, TAU filled in: see `FTLA_INFO_INPUT_LOST`).
+///   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`.
+///
+/// The factors stay protected after the call: ftla keeps its copy of
+/// them, their checksums and TAU for this A and DESCA, for `pdormqr_ft_`,
+/// until `ftla_release_`, a later call that overwrites this A, or the
+/// grid's exit (memory: about (1 + 3/Q) × A's local array; see the
+/// header's introduction).
 ///
 /// # Fault tolerance
 /// A process lost during the call is repaired inside it: the grid is
@@ -228,7 +264,13 @@ fn qr_call(
 /// failure-free one. A replacement process runs the program from `main`;
 /// its call of `pdgeqrf_ft_` (with an A of the same shape, whatever its
 /// values) joins the survivors' recovery. Two losses in one process row
-/// give `FTLA_INFO_UNRECOVERABLE` on every survivor.
+/// give `FTLA_INFO_UNRECOVERABLE` on every survivor. A process lost after
+/// the call is rebuilt into the kept factors; on its replacement, the
+/// re-run of a `pdgeqrf_ft_` that completed before it joined returns at
+/// once with INFO = 0 and TAU filled in, and its A holds its factors again
+/// from its next ftla call, the one that meets the survivors (before that
+/// call reads its arguments, or at its end when it joins an interrupted
+/// call).
 ///
 /// # Safety
 /// Every pointer is null where this says it may be, or points to what
@@ -286,7 +328,7 @@ fn lu_call(
 ) {
     let routine = r.name;
     let arg = factored(m, n, a, ia, ja, desca);
-    let check = |grid: &Grid, ictxt: c_int| -> Result<QrArgs> {
+    let check = |grid: &Grid, ictxt: c_int, _: &KeptFactors| -> Result<QrArgs> {
         let c = check_factored(r, &arg, grid, ictxt)?;
         if c.local_shape(grid).0 > 0 && ipiv.is_null() {
             return Err(arg_error(
@@ -297,29 +339,43 @@ fn lu_call(
                 "is a null pointer, but this process holds a part of it",
             ));
         }
-        Ok(QrArgs { mat: c.import(grid, routine, a, r.protection == Protection::FaultTolerant)?, a: c })
+        Ok(QrArgs { mat: Some(c.import(grid, routine, a, r.protection == Protection::FaultTolerant)?), a: c })
     };
     let arrays = [
         ArrayArg::new("A", pdgetrf::A, a, desca, Access::Update),
         ArrayArg::new("IPIV", pdgetrf::IPIV, ipiv, desca, Access::WriteReplicated),
     ];
+    let key = ArrayKey::new(a, desca);
     run(r, info, &arrays, check, |ctx, p, lost| {
-        let mut piv = Vec::new();
-        let done = match r.protection {
+        let mut mat = p.take_matrix(ctx.region.grid(), r, a)?;
+        match r.protection {
             Protection::FaultTolerant => {
-                let mut ws = FtWorkspace::in_place(ctx.region.grid(), &mut p.mat).unwrap_or_default();
-                lu_ft::pdgetrf_ft_in(&mut ctx.region, &mut p.mat, &mut piv, &FtOptions::default(), &mut ws).map(|_| ())
+                // (A singular U: the factorization completed, INFO > 0, and
+                // nothing is kept or written.)
+                let (f, _) = LuFactors::factor(&mut ctx.region, mat, &FtOptions::default())?;
+                let grid = ctx.region.grid();
+                f.with_local_storage(|stored| {
+                    if !lost {
+                        p.a.export_leading(grid, stored, a);
+                    }
+                    export_ipiv(stored, &f.ipiv(), ipiv);
+                });
+                if let Some(key) = key {
+                    ctx.kept.keep(key, p.a, Factors::Lu(f));
+                }
+                Ok(())
             }
-            Protection::Plain => lu::pdgetrf(ctx.region.grid(), &mut p.mat, &mut piv),
-        };
-        // A singular U is a result: the factorization is complete.
-        if matches!(done, Ok(()) | Err(Error::Singular { .. })) {
-            if !lost {
-                p.a.export(&p.mat, a);
+            Protection::Plain => {
+                let mut piv = Vec::new();
+                let done = lu::pdgetrf(ctx.region.grid(), &mut mat, &mut piv);
+                // A singular U is a result: the factorization is complete.
+                if matches!(done, Ok(()) | Err(Error::Singular { .. })) {
+                    p.a.export(&mat, a);
+                    export_ipiv(&mat, &piv, ipiv);
+                }
+                done
             }
-            export_ipiv(&p.mat, &piv, ipiv);
         }
-        done
     });
 }
 
@@ -332,13 +388,21 @@ fn lu_call(
 ///   whose global row g < min(M, N)) is the 1-based global row interchanged
 ///   with row g, as in ScaLAPACK.
 /// * `info` (global output): as `pdgeqrf_ft_`, and INFO = i > 0 when
-///   U(i,i) is exactly zero (the first such; the factorization is
-///   complete), the same on every process.
+///   U(i,i) is exactly zero (the first such), the same on every process:
+///   ftla keeps no factors of a singular matrix, and A and IPIV are left
+///   as on entry (`ftla_pdgetrf_` returns L and U of a singular matrix).
+///
+/// The factors stay protected after the call, as `pdgeqrf_ft_`'s: ftla
+/// keeps its copy of them, their checksums and the pivots for this A and
+/// DESCA, for `pdgetrs_ft_` (memory: about (1 + 3/Q) × A's local array).
 ///
 /// # Fault tolerance
 /// As `pdgeqrf_ft_`: the lost process's L, U, checksums and pivots are
 /// rebuilt at the last committed step; the pivots are those of a
-/// failure-free run.
+/// failure-free run. On a replacement, the re-run of a `pdgetrf_ft_` that
+/// completed before it joined returns at once with INFO = 0 and IPIV
+/// filled in; its A holds L and U again from its next ftla call (see
+/// `pdgeqrf_ft_`).
 ///
 /// # Safety
 /// Every pointer is null where this says it may be, or points to what
@@ -413,7 +477,8 @@ impl Work for SolveArgs {
 }
 
 /// Solves `A·X = B` or `Aᵀ·X = B` with the factors from `pdgetrf_ft_` or
-/// `ftla_pdgetrf_` (ScaLAPACK `PDGETRS`'s arguments).
+/// `ftla_pdgetrf_` (ScaLAPACK `PDGETRS`'s arguments), as they are in A and
+/// IPIV (`pdgetrs_ft_` solves with the kept factors, and survives a loss).
 ///
 /// * `trans` (global input): `"N"`, or `"T"`/`"C"` for the transposed system.
 /// * `n`, `nrhs` (global input): the order of A and the number of
@@ -425,14 +490,16 @@ impl Work for SolveArgs {
 ///   (MB_B = MB_A).
 /// * `info` (global output): as the factorizations;
 ///   `FTLA_INFO_INPUT_LOST` on every process when A or IPIV is an output
-///   that a replacement process did not receive — the factors of a
-///   `pdgetrf_ft_` that completed before it joined — and nothing is
+///   that a replacement process did not receive — the factors of an
+///   `ftla_pdgetrf_` that completed before it joined — and nothing is
 ///   computed (B, overwritten with the solution, is the program's data).
 ///
 /// No fault tolerance: a process lost during the solve gives
-/// `FTLA_INFO_PROCESS_LOST` once the grid is repaired. Its factors are not
-/// protected between calls: a process lost after the factorization leaves
-/// its replacement without its part of them, which this routine refuses
+/// `FTLA_INFO_PROCESS_LOST` once the grid is repaired. Factors of
+/// `pdgetrf_ft_` are kept protected between calls, and a replacement's A
+/// holds them again when this call starts; those of `ftla_pdgetrf_` are
+/// not: a process lost after that factorization leaves its replacement
+/// without its part of them, which this routine refuses
 /// (`FTLA_INFO_INPUT_LOST`): factor again, then solve.
 ///
 /// # Safety
@@ -458,6 +525,7 @@ pub unsafe extern "C" fn ftla_pdgetrs_(
         name: "ftla_pdgetrs_",
         log_name: "ftla_pdgetrs",
         protection: Protection::Plain,
+        keeps_result: false,
         ctxt_desc: pdgetrs::DESCA,
     };
     const ROUTINE: &str = R.name;
@@ -486,7 +554,7 @@ pub unsafe extern "C" fn ftla_pdgetrs_(
     };
     // SAFETY: TRANS points to a character.
     let t = if trans.is_null() { 0 } else { (unsafe { *trans }) as u8 };
-    let check = |grid: &Grid, ictxt: c_int| -> Result<SolveArgs> {
+    let check = |grid: &Grid, ictxt: c_int, _: &KeptFactors| -> Result<SolveArgs> {
         let trans = match t.to_ascii_uppercase() {
             b'N' => Transpose::NoTrans,
             b'T' | b'C' => Transpose::Trans,
@@ -592,6 +660,7 @@ pub unsafe extern "C" fn pdcg_ft_(
         name: "pdcg_ft_",
         log_name: "pdcg_ft",
         protection: Protection::FaultTolerant,
+        keeps_result: false,
         ctxt_desc: pdcg::DESCA,
     };
     const ROUTINE: &str = R.name;
@@ -613,7 +682,7 @@ pub unsafe extern "C" fn pdcg_ft_(
     // SAFETY: TOL points to a double.
     let tol = if tol.is_null() { f64::NAN } else { unsafe { *tol } };
     let maxit = get(maxit);
-    let check = |grid: &Grid, ictxt: c_int| -> Result<CgArgs> {
+    let check = |grid: &Grid, ictxt: c_int, _: &KeptFactors| -> Result<CgArgs> {
         check_two_process_columns(ROUTINE, pdcg::DESCA, "A", grid)?;
         let ca = a_arg.check(ROUTINE, grid, ictxt)?;
         let cb = b_arg.check(ROUTINE, grid, ictxt)?;

@@ -4,8 +4,10 @@
 //! functions shaped like Cblacs' (`Cftla_pinfo`, `Cftla_gridinit`, …),
 //! ScaLAPACK's descriptor tools (`ftla_numroc_`, `ftla_descinit_`) and the
 //! drivers with ScaLAPACK's argument lists — the fault-tolerant
-//! `pdgeqrf_ft_`, `pdgetrf_ft_`, `pdcg_ft_` and the plain `ftla_pdgeqrf_`,
-//! `ftla_pdgetrf_`, `ftla_pdgetrs_`. Every name is prefixed so that a BLACS
+//! `pdgeqrf_ft_`, `pdgetrf_ft_` (whose factors ftla keeps protected until
+//! `ftla_release_`), the solves on those kept factors `pdgetrs_ft_`,
+//! `pdormqr_ft_`, the least squares `pdgels_ft_`, `pdcg_ft_`, and the plain
+//! `ftla_pdgeqrf_`, `ftla_pdgetrf_`, `ftla_pdgetrs_`. Every name is prefixed so that a BLACS
 //! or ScaLAPACK linked into the same program never clashes.
 //!
 //! Arguments follow ScaLAPACK: pointers (Fortran calling convention),
@@ -14,12 +16,17 @@
 //! for failures. Inside, everything is the Rust library's (0-based, typed).
 //! Call ftla from the thread that started it (MPI runs funneled).
 
-// (In the header's order: the grid, the tools, the drivers.)
+// (In the header's order: the grid, the tools, the drivers, the solves
+// on kept factors, their release.)
 mod grid;
 
 mod tools;
 
 mod drivers;
+
+mod solves;
+
+mod kept;
 
 mod call;
 mod lost;
@@ -34,6 +41,8 @@ pub use drivers::{ftla_pdgeqrf_, ftla_pdgetrf_, ftla_pdgetrs_, pdcg_ft_, pdgeqrf
 pub use grid::{
     Cftla_comm_f, Cftla_exit, Cftla_gridexit, Cftla_gridinfo, Cftla_gridinit, Cftla_is_replacement, Cftla_pinfo,
 };
+pub use kept::ftla_release_;
+pub use solves::{pdgels_ft_, pdgetrs_ft_, pdormqr_ft_};
 pub use tools::{ftla_descinit_, ftla_numroc_};
 
 /// The exit code of a process whose job ends for a restart after a

@@ -38,6 +38,11 @@ impl ArrayKey {
         unsafe { std::ptr::copy_nonoverlapping(desc, raw.as_mut_ptr(), DLEN) };
         Some(ArrayKey { address: data as usize, desc: raw })
     }
+
+    /// The local array's address.
+    pub fn address(&self) -> usize {
+        self.address
+    }
 }
 
 /// How a routine uses an array argument.
@@ -110,6 +115,12 @@ impl LostArrays {
                 self.keys.insert(k);
             }
         }
+    }
+
+    /// An array whose part here could not be rebuilt (kept factors the
+    /// region marked lost).
+    pub fn lose(&mut self, key: ArrayKey) {
+        self.keys.insert(key);
     }
 
     /// A call that wrote its outputs here: they hold its results.

@@ -130,7 +130,18 @@ impl Checked {
 
     /// Copies `a`'s local array back into the caller's.
     pub fn export(&self, a: &DistMatrix, data: *mut f64) {
-        let (rows, cols) = (a.local_rows(), a.local_cols());
+        self.export_part(a, a.local_rows(), a.local_cols(), data);
+    }
+
+    /// Copies the leading local part of `stored` that holds this
+    /// submatrix (for protected factors: the extended matrix, whose
+    /// checksum columns come after the factors) into the caller's array.
+    pub fn export_leading(&self, grid: &Grid, stored: &DistMatrix, data: *mut f64) {
+        let (rows, cols) = self.local_shape(grid);
+        self.export_part(stored, rows, cols, data);
+    }
+
+    fn export_part(&self, a: &DistMatrix, rows: usize, cols: usize, data: *mut f64) {
         if rows == 0 || cols == 0 {
             return;
         }
@@ -141,5 +152,23 @@ impl Checked {
         for j in 0..cols {
             dst[j * ld..j * ld + rows].copy_from_slice(&src[j * lld..j * lld + rows]);
         }
+    }
+
+    /// Local: whether the caller's array holds, bit for bit, the leading
+    /// local part of `stored` (see [`Checked::export_leading`]): one pass
+    /// over the local array.
+    pub fn holds_leading(&self, grid: &Grid, stored: &DistMatrix, data: *const f64) -> bool {
+        let (rows, cols) = self.local_shape(grid);
+        if rows == 0 || cols == 0 {
+            return true;
+        }
+        let ld = self.desc.lld();
+        // SAFETY: as in `import`.
+        let given = unsafe { std::slice::from_raw_parts(data, (cols - 1) * ld + rows) };
+        let (src, lld) = (stored.local(), stored.lld());
+        (0..cols).all(|j| {
+            let (g, s) = (&given[j * ld..j * ld + rows], &src[j * lld..j * lld + rows]);
+            g.iter().zip(s).all(|(x, y)| x.to_bits() == y.to_bits())
+        })
     }
 }

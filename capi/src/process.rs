@@ -16,6 +16,9 @@ pub(crate) struct Context {
     pub region: Region,
     /// The arrays whose part on this process was lost with a failed process.
     pub lost: crate::lost::LostArrays,
+    /// The factorizations ftla keeps protected for the program's arrays
+    /// (released with the grid).
+    pub kept: crate::kept::KeptFactors,
 }
 
 /// Everything ftla holds in this process.
@@ -171,7 +174,7 @@ impl Process {
         // (The context number BLACS would give the first grid.)
         let ictxt = 0;
         self.numbering = Some(numbering(region.grid()));
-        self.context = Some(Context { ictxt, region, lost: Default::default() });
+        self.context = Some(Context { ictxt, region, lost: Default::default(), kept: Default::default() });
         Ok(ictxt)
     }
 

@@ -515,6 +515,16 @@ impl Region {
         }
     }
 
+    /// Moves the log's next call back to `position` (a value of
+    /// [`StatusLog::position`] taken earlier), as [`Region::run`] does
+    /// before it runs its body again: for a caller that runs a routine of
+    /// several library calls again itself after a process failure escaped
+    /// it (the C ABI's least squares: its factorization completed, its
+    /// solve failed before its first commit point).
+    pub fn rewind_to(&mut self, position: usize) {
+        self.log.rewind_to(position);
+    }
+
     /// Ends the region, giving the grid back.
     pub fn into_grid(self) -> Box<Grid> {
         self.grid

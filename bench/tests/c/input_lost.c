@@ -1,14 +1,18 @@
 /*
  * Factor, lose a process, solve (tests/capi.rs runs it under `ftla launch
- * --np 4` on a 2x2 grid): pdgetrf_ft_, then grid rank KILL dies - by its own
- * SIGKILL between the calls ("between"), or at a kill point of FTLA_KILL
- * ("none") - then every process solves with the plain ftla_pdgetrs_,
- * calling it again once on FTLA_INFO_PROCESS_LOST as ftla.h says. The
- * replacement's part of the factors was lost: the solve must say so with
- * FTLA_INFO_INPUT_LOST on every process, never INFO 0 with a wrong x. With
- * REFACTOR = 1 the program then fills A again, factors and solves again.
+ * --np 4` on a 2x2 grid): the plain ftla_pdgetrf_ (FACTOR "plain") or
+ * pdgetrf_ft_ ("ft"), then grid rank KILL dies - by its own SIGKILL between
+ * the calls ("between"), or at a kill point of FTLA_KILL ("none") - then
+ * every process solves with the plain ftla_pdgetrs_, calling it again once
+ * on FTLA_INFO_PROCESS_LOST as ftla.h says. After the plain factorization
+ * the replacement's part of the factors was lost: the solve must say so
+ * with FTLA_INFO_INPUT_LOST on every process, never INFO 0 with a wrong x.
+ * pdgetrf_ft_'s factors are kept protected: the replacement's A holds them
+ * again when it meets the survivors, and the solve is right everywhere.
+ * With REFACTOR = 1 the program, refused, fills A again, factors with
+ * pdgetrf_ft_ and solves again.
  *
- * Usage: input_lost N NB between|none KILL REFACTOR
+ * Usage: input_lost N NB between|none KILL REFACTOR plain|ft
  * Prints one line per process; exit status 0 when the last solve gave
  * INFO 0 and x correct on this process.
  */
@@ -60,7 +64,8 @@ static int solve(int n, double *a, int *desca, int *ipiv, double *b, int *descb)
 }
 
 int main(int argc, char **argv) {
-    if (argc < 6) return 2;
+    if (argc < 7) return 2;
+    int plain = strcmp(argv[6], "plain") == 0;
     int n = atoi(argv[1]), nb = atoi(argv[2]), kill_rank = atoi(argv[4]), refactor = atoi(argv[5]);
     int between = strcmp(argv[3], "between") == 0;
     int iam, nprocs, ictxt, nprow = 2, npcol = 2, myrow, mycol, info;
@@ -82,7 +87,10 @@ int main(int argc, char **argv) {
     double *b = malloc(sizeof(double) * lld);
 
     fill(a, lld, mloc, nloc, nb, myrow, mycol, nprow, npcol);
-    pdgetrf_ft_(&n, &n, a, &one, &one, desca, ipiv, &info);
+    if (plain)
+        ftla_pdgetrf_(&n, &n, a, &one, &one, desca, ipiv, &info);
+    else
+        pdgetrf_ft_(&n, &n, a, &one, &one, desca, ipiv, &info);
     int factor_info = info;
     /* The application's own work, during which a process dies. */
     if (between && rank == kill_rank && !Cftla_is_replacement(ictxt)) {

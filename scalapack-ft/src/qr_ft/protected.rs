@@ -139,3 +139,15 @@ impl QrFactors {
         &self.shared
     }
 }
+
+impl QrFactors {
+    /// Local: `f` on this process's stored copy, the extended matrix whose
+    /// first N global columns are the factors in A's layout (its local
+    /// rows and leading local columns are A's local array), the checksum
+    /// columns after them. For copying the factors out, or comparing an
+    /// array with them, without communicating; see
+    /// [`QrFactors::holding`] for whether the copy is whole.
+    pub fn with_local_storage<R>(&self, f: impl FnOnce(&DistMatrix) -> R) -> R {
+        f(&self.shared.borrow().ext.matrix)
+    }
+}

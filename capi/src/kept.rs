@@ -1,0 +1,180 @@
+//! The factors ftla keeps protected across C calls: what `pdgetrf_ft_` and
+//! `pdgeqrf_ft_` made, keyed by the array A and its descriptor as the
+//! program passed them, until `ftla_release_`, a new factorization into the
+//! same array, or the grid's exit.
+//!
+//! Each entry owns the Rust library's protected value ([`LuFactors`],
+//! [`QrFactors`]): ftla's own copy of the factors with their checksums
+//! and the replicated pivots or tau, which the region rebuilds on a
+//! replacement after a repair (docs/architecture.md, "Protected results").
+//! The caller's A is a copy of them: the solves read the kept copy, and
+//! refuse an A (or IPIV, TAU) that no longer equals it. On a replacement,
+//! a factorization that completed before it joined keeps a *hollow* copy;
+//! once the region's mend has filled it, [`KeptFactors::settle`] copies the
+//! factors into the caller's A again.
+
+use crate::call::set_info;
+use crate::lost::{Access, ArrayArg, ArrayKey, LostArrays};
+use crate::matrix::Checked;
+use crate::process;
+use scalapack_ft::lu_ft::{Holding, LuFactors};
+use scalapack_ft::qr_ft::QrFactors;
+use scalapack_ft::{DistMatrix, Grid};
+use std::os::raw::c_int;
+
+/// Kept factors of one of the two kinds.
+pub(crate) enum Factors {
+    /// From `pdgetrf_ft_`.
+    Lu(LuFactors),
+    /// From `pdgeqrf_ft_`.
+    Qr(QrFactors),
+}
+
+impl Factors {
+    /// Local: where this process's copy stands.
+    pub fn holding(&self) -> Holding {
+        match self {
+            Factors::Lu(f) => f.holding(),
+            Factors::Qr(f) => f.holding(),
+        }
+    }
+
+    /// Local: `f` on this process's stored copy (the extended matrix whose
+    /// leading local columns are the factors).
+    pub fn with_local_storage<R>(&self, f: impl FnOnce(&DistMatrix) -> R) -> R {
+        match self {
+            Factors::Lu(l) => l.with_local_storage(f),
+            Factors::Qr(q) => q.with_local_storage(f),
+        }
+    }
+
+    /// The C routine that made them, for messages.
+    pub fn maker(&self) -> &'static str {
+        match self {
+            Factors::Lu(_) => "pdgetrf_ft_",
+            Factors::Qr(_) => "pdgeqrf_ft_",
+        }
+    }
+}
+
+/// One kept factorization.
+pub(crate) struct Kept {
+    pub key: ArrayKey,
+    /// A as the factorization checked it (its descriptor and the factored
+    /// submatrix's size), for copying the factors into the caller's array.
+    pub a: Checked,
+    pub factors: Factors,
+    /// This process's copy was hollow when kept (a replacement's re-run of
+    /// a factorization that completed before it joined): the caller's A
+    /// does not hold the factors until [`KeptFactors::settle`] copies them.
+    awaiting_copy: bool,
+}
+
+impl Kept {
+    /// Local: whether the caller's A (`data`) holds, bit for bit, the
+    /// factors kept here (one pass over the local array). `true` where this
+    /// process's copy is not whole (nothing to compare with: the solve
+    /// refuses such factors on every process by itself).
+    pub fn matches(&self, grid: &Grid, data: *const f64) -> bool {
+        self.factors.holding() != Holding::Whole
+            || self.factors.with_local_storage(|stored| self.a.holds_leading(grid, stored, data))
+    }
+}
+
+/// The factorizations kept in this process (local; the same entries on
+/// every process of the grid, as every process makes the same calls).
+#[derive(Default)]
+pub(crate) struct KeptFactors {
+    entries: Vec<Kept>,
+}
+
+impl KeptFactors {
+    /// Keeps `factors`, made from the caller's A (`key`, checked as `a`),
+    /// replacing what was kept for that array.
+    pub fn keep(&mut self, key: ArrayKey, a: Checked, factors: Factors) {
+        self.release(&key);
+        let awaiting_copy = factors.holding() == Holding::Hollow;
+        self.entries.push(Kept { key, a, factors, awaiting_copy });
+    }
+
+    /// Drops what is kept for the array `key`; whether there was something.
+    pub fn release(&mut self, key: &ArrayKey) -> bool {
+        let before = self.entries.len();
+        self.entries.retain(|e| e.key != *key);
+        self.entries.len() < before
+    }
+
+    /// Drops what is kept for the arrays a call overwrites (a new
+    /// factorization of A, a solve's B): their content is the call's.
+    pub fn release_overwritten(&mut self, arrays: &[ArrayArg]) {
+        for a in arrays.iter().filter(|a| a.access == Access::Update) {
+            if let Some(k) = &a.key {
+                self.release(k);
+            }
+        }
+    }
+
+    /// What is kept for the array `key`.
+    pub fn find(&self, key: &ArrayKey) -> Option<&Kept> {
+        self.entries.iter().find(|e| e.key == *key)
+    }
+
+    /// Local, after the region's mend (see `call::meet`): a copy that was
+    /// hollow and is now whole has its factors copied into the caller's A
+    /// (the replacement's A holds them again); one the region could not
+    /// rebuild marks A lost in `lost`, so that every routine refuses it.
+    /// Returns how many arrays were written.
+    pub fn settle(&mut self, grid: &Grid, lost: &mut LostArrays) -> usize {
+        let mut written = 0;
+        for e in self.entries.iter_mut().filter(|e| e.awaiting_copy) {
+            match e.factors.holding() {
+                Holding::Hollow => {}
+                Holding::Whole => {
+                    let out = e.key.address() as *mut f64;
+                    e.factors.with_local_storage(|stored| e.a.export_leading(grid, stored, out));
+                    e.awaiting_copy = false;
+                    written += 1;
+                }
+                Holding::Lost => {
+                    lost.lose(e.key);
+                    e.awaiting_copy = false;
+                }
+            }
+        }
+        written
+    }
+}
+
+/// Releases the factors ftla keeps for the array A (local; no
+/// communication): those of the last `pdgetrf_ft_` or `pdgeqrf_ft_` given
+/// this `a` with this descriptor. ftla's copy of the factors and their
+/// checksums is freed; the caller's A keeps its content, but the
+/// fault-tolerant solves no longer take it (`pdgetrs_ft_`, `pdormqr_ft_`
+/// refuse it: factor A again first).
+///
+/// * `a` (local input): the local array passed to the factorization.
+/// * `desca` (global input): the descriptor passed with it.
+/// * `info` (local output): 0 when factors were kept for A and are
+///   released now, 1 when none were kept (nothing done); may be NULL.
+///
+/// Call it before freeing A or reusing its storage for other data (on a
+/// replacement, ftla writes the factors into A when it meets the
+/// survivors), on every process of the grid at the same point of the
+/// program (between the same two ftla calls), as the factorization was: the
+/// processes compare their kept results when a replacement joins, and
+/// results kept on some processes only are refused everywhere. Kept
+/// factors are also released by a new factorization into the same array
+/// (any routine that overwrites A, plain or fault tolerant) and by
+/// `Cftla_gridexit`/`Cftla_exit`.
+///
+/// # Safety
+/// Every pointer is null where this says it may be, or points to what
+/// the argument list says (arrays of ScaLAPACK's sizes).
+#[no_mangle]
+pub unsafe extern "C" fn ftla_release_(a: *const f64, desca: *const c_int, info: *mut c_int) {
+    let released = ArrayKey::new(a, desca).is_some_and(|key| {
+        let mut guard = process::lock();
+        guard.as_mut().and_then(|p| p.context.as_mut()).is_some_and(|c| c.kept.release(&key))
+    });
+    set_info(info, if released { 0 } else { 1 });
+}
