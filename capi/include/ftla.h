@@ -439,9 +439,9 @@ void ftla_pdgeqrf_(const int *m,
 //   whose global row g < min(M, N)) is the 1-based global row interchanged
 //   with row g, as in ScaLAPACK.
 // * `info` (global output): as `pdgeqrf_ft_`, and INFO = i > 0 when
-//   U(i,i) is exactly zero (the first such), the same on every process:
-//   ftla keeps no factors of a singular matrix, and A and IPIV are left
-//   as on entry (`ftla_pdgetrf_` returns L and U of a singular matrix).
+//   U(i,i) is exactly zero (the first such), the same on every process;
+//   as PDGETRF, A and IPIV then hold the factors (kept as any others:
+//   a solve with them divides by the zero pivot, as PDGETRS does).
 //
 // The factors stay protected after the call, as `pdgeqrf_ft_`'s: ftla
 // keeps its copy of them, their checksums and the pivots for this A and

@@ -350,9 +350,9 @@ fn lu_call(
         let mut mat = p.take_matrix(ctx.region.grid(), r, a)?;
         match r.protection {
             Protection::FaultTolerant => {
-                // (A singular U: the factorization completed, INFO > 0, and
-                // nothing is kept or written.)
-                let (f, _) = LuFactors::factor(&mut ctx.region, mat, &FtOptions::default())?;
+                // (A singular U, as PDGETRF: the factors are written and
+                // kept, and INFO > 0.)
+                let (f, _, zero) = LuFactors::factor_even_if_singular(&mut ctx.region, mat, &FtOptions::default())?;
                 let grid = ctx.region.grid();
                 f.with_local_storage(|stored| {
                     if !lost {
@@ -363,7 +363,10 @@ fn lu_call(
                 if let Some(key) = key {
                     ctx.kept.keep(key, p.a, Factors::Lu(f));
                 }
-                Ok(())
+                match zero {
+                    Some(index) => Err(Error::Singular { routine: r.name.into(), index }),
+                    None => Ok(()),
+                }
             }
             Protection::Plain => {
                 let mut piv = Vec::new();
@@ -388,9 +391,9 @@ fn lu_call(
 ///   whose global row g < min(M, N)) is the 1-based global row interchanged
 ///   with row g, as in ScaLAPACK.
 /// * `info` (global output): as `pdgeqrf_ft_`, and INFO = i > 0 when
-///   U(i,i) is exactly zero (the first such), the same on every process:
-///   ftla keeps no factors of a singular matrix, and A and IPIV are left
-///   as on entry (`ftla_pdgetrf_` returns L and U of a singular matrix).
+///   U(i,i) is exactly zero (the first such), the same on every process;
+///   as PDGETRF, A and IPIV then hold the factors (kept as any others:
+///   a solve with them divides by the zero pivot, as PDGETRS does).
 ///
 /// The factors stay protected after the call, as `pdgeqrf_ft_`'s: ftla
 /// keeps its copy of them, their checksums and the pivots for this A and

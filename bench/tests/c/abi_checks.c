@@ -254,7 +254,10 @@ int main(int argc, char **argv) {
             int i = l2g(li, nb, myrow, nprow), j = l2g(lj, nb, mycol, npcol);
             a[li + lj * lld] = j == 4 ? 0.0 : (i == j ? 4.0 : 0.0) + 1.0 / (1.0 + i + 2 * j);
         }
+    ipiv[0] = 0;
     pdgetrf_ft_(&n, &n, a, &one, &one, desca, ipiv, &info);
+    /* As PDGETRF: the factors and pivots are written all the same. */
+    expect("singular: IPIV written", myrow != 0 || ipiv[0] >= 1, 1);
     int infos[4], all_same = 1;
     MPI_Allgather(&info, 1, MPI_INT, infos, 1, MPI_INT, comm);
     for (int k = 1; k < 4; k++) all_same &= infos[k] == infos[0];

@@ -196,6 +196,11 @@ pub(crate) struct LuState {
 
 impl LuState {
     /// `Err(Singular)` for the first zero pivot, as pdgetrf reports it.
+    /// The first exactly-zero pivot (0-based, global), if any.
+    pub fn zero_pivot(&self) -> Option<usize> {
+        self.zero
+    }
+
     pub fn singular(&self) -> Result<()> {
         match self.zero {
             Some(index) => Err(Error::Singular { routine: ROUTINE.into(), index }),

@@ -64,19 +64,39 @@ impl LuFactors {
     /// See [`LuFactors`]. On a replacement, a call that completed before it
     /// joined returns at once (no communication) with a hollow copy and an
     /// empty report.
-    pub fn factor(region: &mut Region, mut a: DistMatrix, opts: &FtOptions) -> Result<(LuFactors, FtReport)> {
+    pub fn factor(region: &mut Region, a: DistMatrix, opts: &FtOptions) -> Result<(LuFactors, FtReport)> {
+        let (factors, report, zero) = LuFactors::factor_even_if_singular(region, a, opts)?;
+        match zero {
+            Some(index) => Err(Error::Singular { routine: ROUTINE.into(), index }),
+            None => Ok((factors, report)),
+        }
+    }
+
+    /// [`LuFactors::factor`] that returns the factors of a singular matrix
+    /// too, as PDGETRF does (its INFO > 0): the factors, the report, and
+    /// the first exactly-zero pivot U(i,i) (0-based, global; `None` when
+    /// U is nonsingular). The solves do not look at it (as PDGETRS, a zero
+    /// pivot gives infinities): check it first.
+    ///
+    /// # Errors
+    /// As [`LuFactors::factor`], singular matrices aside.
+    pub fn factor_even_if_singular(
+        region: &mut Region,
+        mut a: DistMatrix,
+        opts: &FtOptions,
+    ) -> Result<(LuFactors, FtReport, Option<usize>)> {
         let (n, nb) = (a.n(), a.nb());
         let steps = n.min(a.m()).div_ceil(nb) as u64;
         let start = protocol::enter::<LuState, Error>(region, ROUTINE)?;
         if let protocol::Start::Done(state) = start {
-            state.singular()?;
+            let zero = state.zero_pivot();
             let shared = ProtectedLu::again(region, &mut a, state.ipiv, steps, ROUTINE)?;
-            return Ok((LuFactors { shared, n, nb }, FtReport::default()));
+            return Ok((LuFactors { shared, n, nb }, FtReport::default(), zero));
         }
         let run = run_on_extended(region, &mut a, opts, &mut FtWorkspace::new(), start)?;
-        run.state.singular()?;
+        let zero = run.state.zero_pivot();
         let shared = ProtectedLu::register(region, run.ext, run.layout, run.state.ipiv, steps);
-        Ok((LuFactors { shared, n, nb }, run.report))
+        Ok((LuFactors { shared, n, nb }, run.report, zero))
     }
 
     /// The order N (global).
