@@ -451,9 +451,9 @@ void ftla_pdgeqrf_(const int *m,
 // As `pdgeqrf_ft_`: the lost process's L, U, checksums and pivots are
 // rebuilt at the last committed step; the pivots are those of a
 // failure-free run. On a replacement, the re-run of a `pdgetrf_ft_` that
-// completed before it joined returns at once with INFO = 0 and IPIV
-// filled in; its A holds L and U again from its next ftla call (see
-// `pdgeqrf_ft_`).
+// completed before it joined returns at once with the survivors' INFO
+// (0, or i > 0 for a singular U) and IPIV filled in; its A holds L and
+// U again from its next ftla call (see `pdgeqrf_ft_`).
 //
 // # Safety
 // Every pointer is null where this says it may be, or points to what

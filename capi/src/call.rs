@@ -289,11 +289,13 @@ fn call<P: Work>(
             // copy, which the next meeting fills. A routine of two calls in
             // the log whose second was interrupted joins the survivors'
             // recovery there, and computes. (A singular U: the
-            // factorization was complete, and nothing was kept.)
+            // factorization was complete; one that keeps its result kept
+            // it, and says INFO = i as on the survivors.)
             Protection::FaultTolerant => match body(ctx, &mut p, true) {
                 Ok(()) if r.keeps_result || !ctx.region.current_call_completed_before_joining() => {
                     return Ok(Ended::Computed)
                 }
+                Err(e @ Error::Singular { .. }) if r.keeps_result => return Err(e),
                 Ok(()) | Err(Error::Singular { .. }) => {}
                 Err(e) => return Err(e),
             },

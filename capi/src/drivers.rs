@@ -201,7 +201,7 @@ fn qr_call(
         ArrayArg::new("A", pdgeqrf::A, a, desca, Access::Update),
         ArrayArg::new("TAU", pdgeqrf::TAU, tau, desca, Access::WriteReplicated),
     ];
-    let key = ArrayKey::new(a, desca);
+    let key = ArrayKey::of_kept(a, desca);
     run(r, info, &arrays, check, |ctx, p, lost| {
         let mat = p.take_matrix(ctx.region.grid(), r, a)?;
         match r.protection {
@@ -345,7 +345,7 @@ fn lu_call(
         ArrayArg::new("A", pdgetrf::A, a, desca, Access::Update),
         ArrayArg::new("IPIV", pdgetrf::IPIV, ipiv, desca, Access::WriteReplicated),
     ];
-    let key = ArrayKey::new(a, desca);
+    let key = ArrayKey::of_kept(a, desca);
     run(r, info, &arrays, check, |ctx, p, lost| {
         let mut mat = p.take_matrix(ctx.region.grid(), r, a)?;
         match r.protection {
@@ -403,9 +403,9 @@ fn lu_call(
 /// As `pdgeqrf_ft_`: the lost process's L, U, checksums and pivots are
 /// rebuilt at the last committed step; the pivots are those of a
 /// failure-free run. On a replacement, the re-run of a `pdgetrf_ft_` that
-/// completed before it joined returns at once with INFO = 0 and IPIV
-/// filled in; its A holds L and U again from its next ftla call (see
-/// `pdgeqrf_ft_`).
+/// completed before it joined returns at once with the survivors' INFO
+/// (0, or i > 0 for a singular U) and IPIV filled in; its A holds L and
+/// U again from its next ftla call (see `pdgeqrf_ft_`).
 ///
 /// # Safety
 /// Every pointer is null where this says it may be, or points to what

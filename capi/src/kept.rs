@@ -172,7 +172,7 @@ impl KeptFactors {
 /// the argument list says (arrays of ScaLAPACK's sizes).
 #[no_mangle]
 pub unsafe extern "C" fn ftla_release_(a: *const f64, desca: *const c_int, info: *mut c_int) {
-    let released = ArrayKey::new(a, desca).is_some_and(|key| {
+    let released = ArrayKey::of_kept(a, desca).is_some_and(|key| {
         let mut guard = process::lock();
         guard.as_mut().and_then(|p| p.context.as_mut()).is_some_and(|c| c.kept.release(&key))
     });

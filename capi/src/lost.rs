@@ -39,6 +39,21 @@ impl ArrayKey {
         Some(ArrayKey { address: data as usize, desc: raw })
     }
 
+    /// The key under which ftla keeps the factors of the array `data`
+    /// passed with `desc` (see `crate::kept`): as [`ArrayKey::new`], and
+    /// also for a null `data` on a process that holds no part of the array
+    /// (ScaLAPACK lets it pass one), so that every process keeps them.
+    /// `None` for a null descriptor.
+    pub fn of_kept<T>(data: *const T, desc: *const c_int) -> Option<ArrayKey> {
+        if data.is_null() && !desc.is_null() {
+            let mut raw = [0; DLEN];
+            // SAFETY: a descriptor is 9 ints (null checked).
+            unsafe { std::ptr::copy_nonoverlapping(desc, raw.as_mut_ptr(), DLEN) };
+            return Some(ArrayKey { address: 0, desc: raw });
+        }
+        ArrayKey::new(data, desc)
+    }
+
     /// The local array's address.
     pub fn address(&self) -> usize {
         self.address

@@ -209,7 +209,7 @@ pub unsafe extern "C" fn pdgetrs_ft_(
         at: pdgetrs::MATRIX_B,
         square_blocks: false,
     };
-    let key = ArrayKey::new(a, desca);
+    let key = ArrayKey::of_kept(a, desca);
     let t = letter(trans);
     let check = |grid: &Grid, ictxt: c_int, kept: &KeptFactors| -> Result<RhsArgs> {
         let trans = match t {
@@ -368,7 +368,7 @@ pub unsafe extern "C" fn pdormqr_ft_(
         square_blocks: false,
     };
     let (s, t, lwork) = (letter(side), letter(trans), get(lwork));
-    let key = ArrayKey::new(a, desca);
+    let key = ArrayKey::of_kept(a, desca);
     // The checks that need no kept factors (also the workspace query's).
     let checked = |grid: &Grid, ictxt: c_int| -> Result<(Trans, Checked, Checked, usize)> {
         if s != b'L' {

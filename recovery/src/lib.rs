@@ -388,8 +388,20 @@ impl Region {
     /// Returns how many were rebuilt.
     ///
     /// # Errors
-    /// A process failure meanwhile: repair, and mend again.
+    /// A process failure meanwhile: repair, and mend again. On a
+    /// replacement that has not yet joined the survivors' interrupted call
+    /// ([`Region::is_joining`]: they are inside it, not here), the error
+    /// of [`Region::refuse_join`], the same on every process.
     pub fn mend_protected(&mut self) -> Result<usize, Error> {
+        if self.is_joining() {
+            // A replacement's program reached a collective of its own (a
+            // protected result read) where the survivors are inside a
+            // call: they learn of it, and every process returns the same
+            // error instead of waiting on different collectives.
+            let message = "a protected result was read where the survivors are inside a fault-tolerant call (a \
+                           replacement must make no collective of its own while Region::is_joining)";
+            return Err(self.refuse_join(message));
+        }
         self.protected.mend(&self.grid)
     }
 
