@@ -12,5 +12,5 @@
 mod factor;
 
 pub use crate::abft::{ChecksumCheck, FtOptions, FtReport, FtWorkspace};
-pub use factor::{pdgeqrf_ft, pdgeqrf_ft_in, STEP_PHASES};
+pub use factor::{pdgeqrf_ft, pdgeqrf_ft_in, pdgeqrf_ft_with, STEP_PHASES};
 pub use recovery::protocol::RecoveryRecord;

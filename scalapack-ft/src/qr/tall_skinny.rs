@@ -1,0 +1,461 @@
+//! The local arithmetic of a TSQR panel with Householder reconstruction
+//! (Demmel, Grigori, Hoemmen, Langou 2012; Ballard, Demmel, Grigori,
+//! Jacquelin, Nguyen, Solomonik 2014), free of communication so that it can
+//! be tested and benchmarked on one process:
+//!
+//! 1. [`factor_local`]: each process's rows of the panel get their own
+//!    tall-skinny QR (LAPACK's recursive DGEQRT3: level-3 work over the
+//!    whole height at every level of the recursion, not DGEQR2's one pass
+//!    per column).
+//! 2. [`factor_stack`]: the small R factors, stacked, are factored once more
+//!    (the reduction tree, flat: every process of the column holds all of
+//!    them); its Q says how each process's local Q combines.
+//! 3. [`reconstruct`]: with Q₁ the panel's top jb×jb block of the explicit
+//!    TSQR Q, the LU factorization `Q − [S; 0] = V·U` without pivoting,
+//!    where `S = diag(±1)` is chosen at each step opposite to the pivot's
+//!    sign, gives the Householder vectors V (unit lower trapezoidal), the
+//!    block-reflector factor `T = −U·S·V₁⁻ᵀ` and `R = S·R_tsqr`, so that
+//!    `(I − V·T·Vᵀ)·[R; 0]` is the panel.
+//! 4. [`local_v`]: each process forms its rows of V from its local factors
+//!    with one DGEMM of its height.
+//!
+//! # Signs
+//! `R = S·R_tsqr` has the signs the reconstruction picks, which need not be
+//! LAPACK's: DLARFG makes `R(j, j)` opposite in sign to the column's
+//! (updated) diagonal entry, the reconstruction makes `S(j)` opposite to the
+//! Q's. The rows of R (and the columns of Q) may therefore differ from
+//! ScaLAPACK's by a factor −1, and every reflector has `tau ∈ [1, 2]`: where
+//! ScaLAPACK stores `tau = 0` (a column already zero below the diagonal,
+//! `H = I`), this panel stores a reflector that flips the row's sign
+//! instead. Both are valid QR factorizations in ScaLAPACK's representation.
+
+use crate::blas::{self, Diag, Side, Trans, Uplo};
+
+/// How one process's rows of a panel were factored locally.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LocalFactor {
+    /// At least as many rows as columns: DGEQRT3 in place (Y below the
+    /// diagonal, R on and above it), and its jb×jb T.
+    Householder {
+        /// The local block-reflector factor, jb×jb, column-major.
+        t: Vec<f64>,
+    },
+    /// Fewer rows than columns (or none): the rows themselves are this
+    /// process's R (its local Q is the identity).
+    Rows,
+}
+
+/// Factors the `rows`×`jb` panel `a` (leading dimension `lda`) in place.
+pub fn factor_local(rows: usize, jb: usize, a: &mut [f64], lda: usize) -> LocalFactor {
+    if rows < jb || jb == 0 {
+        return LocalFactor::Rows;
+    }
+    let mut t = vec![0.0; jb * jb];
+    blas::dgeqrt3(rows, jb, a, lda, &mut t, jb);
+    LocalFactor::Householder { t }
+}
+
+/// The local factor a process with `rows` rows used ([`factor_local`]'s
+/// choice, known to every process that knows the row count).
+pub fn local_kind_is_householder(rows: usize, jb: usize) -> bool {
+    rows >= jb && jb > 0
+}
+
+/// This process's share of the reduction: its top jb×jb block as it stands
+/// after [`factor_local`] (R over the local Y₁, or its rows padded with
+/// zeros), then its T (zeros for [`LocalFactor::Rows`]); `2·jb²` values.
+pub fn tree_message(rows: usize, jb: usize, a: &[f64], lda: usize, f: &LocalFactor) -> Vec<f64> {
+    let mut msg = vec![0.0; 2 * jb * jb];
+    let h = rows.min(jb);
+    for c in (0..jb).filter(|_| h > 0) {
+        msg[c * jb..c * jb + h].copy_from_slice(&a[c * lda..c * lda + h]);
+    }
+    if let LocalFactor::Householder { t } = f {
+        msg[jb * jb..].copy_from_slice(t);
+    }
+    msg
+}
+
+/// Places one process's block of a tree message into slot `slot` of the
+/// stack (`slots·jb` rows, `jb` columns): its upper triangle when it was
+/// factored locally, all of it (rows padded with zeros) otherwise.
+pub fn stack_block(stack: &mut [f64], slots: usize, jb: usize, slot: usize, block: &[f64], householder: bool) {
+    let ld = slots * jb;
+    for c in 0..jb {
+        let keep = if householder { c + 1 } else { jb };
+        let dst = &mut stack[c * ld + slot * jb..c * ld + slot * jb + jb];
+        dst[..keep].copy_from_slice(&block[c * jb..c * jb + keep]);
+        dst[keep..].fill(0.0);
+    }
+}
+
+/// Factors the stacked R factors (`rows`×`jb`, leading dimension `rows`,
+/// overwritten): returns the panel's R (jb×jb, upper triangular) and the
+/// first jb columns of the stack's Q (`rows`×`jb`), whose block `slot` is
+/// the `C` of the process in that slot.
+pub fn factor_stack(stack: &mut [f64], rows: usize, jb: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut t = vec![0.0; jb * jb];
+    blas::dgeqrt3(rows, jb, stack, rows, &mut t, jb);
+    let mut r = vec![0.0; jb * jb];
+    for c in 0..jb {
+        r[c * jb..c * jb + c + 1].copy_from_slice(&stack[c * rows..c * rows + c + 1]);
+    }
+    (r, explicit_q(rows, jb, stack, rows, &t))
+}
+
+/// The first jb columns of `I − Y·T·Yᵀ`, with Y the unit lower trapezoidal
+/// `rows`×`jb` matrix stored below the diagonal of `y`.
+fn explicit_q(rows: usize, jb: usize, y: &[f64], ldy: usize, t: &[f64]) -> Vec<f64> {
+    // Q = E − Y·(T·Y₁ᵀ): M = T·Y₁ᵀ, then Q −= Y·M with Y made explicit.
+    let mut m = vec![0.0; jb * jb];
+    for c in 0..jb {
+        m[c + c * jb] = 1.0;
+        for r in 0..c {
+            m[r + c * jb] = y[c + r * ldy]; // (Y₁ᵀ)(r, c) = Y₁(c, r), c > r
+        }
+    }
+    blas::dtrmm(Side::Left, Uplo::Upper, Trans::No, Diag::NonUnit, jb, jb, 1.0, t, jb, &mut m, jb);
+    let mut yx = vec![0.0; rows * jb];
+    for c in 0..jb {
+        yx[c * rows + c] = 1.0;
+        yx[c * rows + c + 1..(c + 1) * rows].copy_from_slice(&y[c * ldy + c + 1..c * ldy + rows]);
+    }
+    let mut q = vec![0.0; rows * jb];
+    for c in 0..jb {
+        q[c * rows + c] = 1.0;
+    }
+    blas::dgemm(Trans::No, Trans::No, rows, jb, jb, -1.0, &yx, rows, &m, jb, 1.0, &mut q, rows);
+    q
+}
+
+/// `K = T·Y₁ᵀ·C` for a locally factored block: the local Q applied to
+/// `[C; 0]` is `[C; 0] − Y·K`. `y1` holds Y₁ strictly below its diagonal
+/// (leading dimension `ldy`); `t` and `c` are jb×jb.
+fn local_k(jb: usize, y1: &[f64], ldy: usize, t: &[f64], c: &[f64]) -> Vec<f64> {
+    let mut k = c.to_vec();
+    blas::dtrmm(Side::Left, Uplo::Lower, Trans::Yes, Diag::Unit, jb, jb, 1.0, y1, ldy, &mut k, jb);
+    blas::dtrmm(Side::Left, Uplo::Upper, Trans::No, Diag::NonUnit, jb, jb, 1.0, t, jb, &mut k, jb);
+    k
+}
+
+/// Q₁, the top jb×jb block of the panel's explicit Q, from the top
+/// process's tree message (its Y₁ and T; it always factors locally, holding
+/// at least the jb rows of the diagonal block) and its `C`.
+pub fn top_q_block(jb: usize, top_message: &[f64], c: &[f64]) -> Vec<f64> {
+    let (y1, t) = top_message.split_at(jb * jb);
+    let k = local_k(jb, y1, jb, t, c);
+    let mut q1 = c.to_vec();
+    let mut y1k = k;
+    blas::dtrmm(Side::Left, Uplo::Lower, Trans::No, Diag::Unit, jb, jb, 1.0, y1, jb, &mut y1k, jb);
+    for (q, d) in q1.iter_mut().zip(&y1k) {
+        *q -= d;
+    }
+    q1
+}
+
+/// The Householder form of the panel: V's top block, U, the signs S and T.
+#[derive(Clone, Debug)]
+pub struct Reconstruction {
+    /// V₁: jb×jb unit lower triangular, explicit (ones on the diagonal,
+    /// zeros above).
+    pub v1: Vec<f64>,
+    /// U, jb×jb upper triangular (zeros below).
+    pub u: Vec<f64>,
+    /// The signs S(j) = ±1: the panel's R is `S·R_tsqr`.
+    pub s: Vec<f64>,
+    /// The block-reflector factor T (jb×jb upper triangular, `tau = diag(T)`).
+    pub t: Vec<f64>,
+}
+
+/// The modified LU of Ballard et al.: `Q₁ − S = V₁·U` without pivoting,
+/// `S(j) = −sign` of the pivot as updated (so that |U(j, j)| ≥ 1), then
+/// `T = −U·S·V₁⁻ᵀ`.
+pub fn reconstruct(q1: &[f64], jb: usize) -> Reconstruction {
+    let mut a = q1.to_vec();
+    let mut s = vec![0.0; jb];
+    for j in 0..jb {
+        let d = a[j + j * jb];
+        s[j] = if d >= 0.0 { -1.0 } else { 1.0 };
+        let pivot = d - s[j];
+        a[j + j * jb] = pivot;
+        for i in j + 1..jb {
+            a[i + j * jb] /= pivot;
+        }
+        for c in j + 1..jb {
+            let ujc = a[j + c * jb];
+            if ujc != 0.0 {
+                for i in j + 1..jb {
+                    a[i + c * jb] -= a[i + j * jb] * ujc;
+                }
+            }
+        }
+    }
+    let mut v1 = vec![0.0; jb * jb];
+    let mut u = vec![0.0; jb * jb];
+    for c in 0..jb {
+        u[c * jb..c * jb + c + 1].copy_from_slice(&a[c * jb..c * jb + c + 1]);
+        v1[c * jb + c] = 1.0;
+        v1[c * jb + c + 1..(c + 1) * jb].copy_from_slice(&a[c * jb + c + 1..(c + 1) * jb]);
+    }
+    // T = −(U·S)·V₁⁻ᵀ: scale U's columns by −S, then solve from the right.
+    let mut t = vec![0.0; jb * jb];
+    for c in 0..jb {
+        for r in 0..=c {
+            t[r + c * jb] = -u[r + c * jb] * s[c];
+        }
+    }
+    blas::dtrsm(Side::Right, Uplo::Lower, Trans::Yes, Diag::Unit, jb, jb, 1.0, &v1, jb, &mut t, jb);
+    for c in 0..jb {
+        t[c * jb + c + 1..(c + 1) * jb].fill(0.0);
+    }
+    Reconstruction { v1, u, s, t }
+}
+
+/// This process's rows of V (`rows`×`jb`, leading dimension `rows`, into
+/// `v`): `V = Q_local·C·U⁻¹` with Q_local from [`factor_local`] (`a`, `f`),
+/// except that the top process's first jb rows are V₁.
+///
+/// With Q_local = `[C; 0] − Y·K`, rows below the first jb are `−Y₂·(K·U⁻¹)`:
+/// one DGEMM over the local height, reading Y where DGEQRT3 left it.
+pub fn local_v(
+    rows: usize,
+    jb: usize,
+    a: &[f64],
+    lda: usize,
+    f: &LocalFactor,
+    c: &[f64],
+    rec: &Reconstruction,
+    top: bool,
+    v: &mut [f64],
+) {
+    let solve_u = |x: &mut [f64], m: usize, ld: usize| {
+        blas::dtrsm(Side::Right, Uplo::Upper, Trans::No, Diag::NonUnit, m, jb, 1.0, &rec.u, jb, x, ld);
+    };
+    match f {
+        LocalFactor::Rows => {
+            for col in 0..jb {
+                v[col * rows..(col + 1) * rows].copy_from_slice(&c[col * jb..col * jb + rows]);
+            }
+            solve_u(v, rows, rows);
+        }
+        LocalFactor::Householder { t } => {
+            let mut g = local_k(jb, a, lda, t, c);
+            solve_u(&mut g, jb, jb);
+            if top {
+                for col in 0..jb {
+                    v[col * rows..col * rows + jb].copy_from_slice(&rec.v1[col * jb..(col + 1) * jb]);
+                }
+            } else {
+                // C·U⁻¹ − Y₁·G.
+                let mut cu = c.to_vec();
+                solve_u(&mut cu, jb, jb);
+                let mut y1g = g.clone();
+                blas::dtrmm(Side::Left, Uplo::Lower, Trans::No, Diag::Unit, jb, jb, 1.0, a, lda, &mut y1g, jb);
+                for col in 0..jb {
+                    for r in 0..jb {
+                        v[col * rows + r] = cu[col * jb + r] - y1g[col * jb + r];
+                    }
+                }
+            }
+            if rows > jb {
+                blas::dgemm(
+                    Trans::No,
+                    Trans::No,
+                    rows - jb,
+                    jb,
+                    jb,
+                    -1.0,
+                    &a[jb..],
+                    lda,
+                    &g,
+                    jb,
+                    0.0,
+                    &mut v[jb..],
+                    rows,
+                );
+            }
+        }
+    }
+}
+
+/// Writes the factored panel back into `a` in ScaLAPACK's layout: V below
+/// the diagonal and, on the top process (`top = Some((R_tsqr, S))`), the
+/// panel's R = S·R_tsqr on and above it.
+pub fn store(rows: usize, jb: usize, a: &mut [f64], lda: usize, v: &[f64], top: Option<(&[f64], &[f64])>) {
+    if rows == 0 {
+        return;
+    }
+    let head = if top.is_some() { jb.min(rows) } else { 0 };
+    for col in 0..jb {
+        a[col * lda + head..col * lda + rows].copy_from_slice(&v[col * rows + head..(col + 1) * rows]);
+    }
+    if let Some((r, s)) = top {
+        for col in 0..jb {
+            for row in 0..jb {
+                a[col * lda + row] = if row <= col { s[row] * r[row + col * jb] } else { v[col * rows + row] };
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(rows: usize, cols: usize, seed: u64) -> Vec<f64> {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        (0..rows * cols).map(|_| rng.random_range(-0.5..0.5)).collect()
+    }
+
+    /// The whole pipeline on one process, the panel's rows split into
+    /// `counts` pieces as if held by that many processes (the first is the
+    /// top one): returns V (m×jb, in the pieces' order), T and the stored
+    /// panel (R and V as ScaLAPACK keeps them).
+    fn tsqr(a0: &[f64], m: usize, jb: usize, counts: &[usize]) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+        assert_eq!(counts.iter().sum::<usize>(), m);
+        let slots = counts.len();
+        let mut pieces: Vec<Vec<f64>> = Vec::new();
+        let mut start = 0;
+        for &rows in counts {
+            let mut p = vec![0.0; rows * jb];
+            for c in 0..jb {
+                p[c * rows..(c + 1) * rows].copy_from_slice(&a0[c * m + start..c * m + start + rows]);
+            }
+            pieces.push(p);
+            start += rows;
+        }
+        let factors: Vec<LocalFactor> =
+            pieces.iter_mut().zip(counts).map(|(p, &rows)| factor_local(rows, jb, p, rows.max(1))).collect();
+        let msgs: Vec<Vec<f64>> = pieces
+            .iter()
+            .zip(counts)
+            .zip(&factors)
+            .map(|((p, &rows), f)| tree_message(rows, jb, p, rows.max(1), f))
+            .collect();
+        let mut stack = vec![0.0; slots * jb * jb];
+        for (slot, (msg, &rows)) in msgs.iter().zip(counts).enumerate() {
+            stack_block(&mut stack, slots, jb, slot, msg, local_kind_is_householder(rows, jb));
+        }
+        let (r, q) = factor_stack(&mut stack, slots * jb, jb);
+        let c_of = |slot: usize| -> Vec<f64> {
+            let mut c = vec![0.0; jb * jb];
+            for col in 0..jb {
+                c[col * jb..(col + 1) * jb]
+                    .copy_from_slice(&q[col * slots * jb + slot * jb..col * slots * jb + slot * jb + jb]);
+            }
+            c
+        };
+        let rec = reconstruct(&top_q_block(jb, &msgs[0], &c_of(0)), jb);
+        let mut v = vec![0.0; m * jb];
+        let mut stored = vec![0.0; m * jb];
+        let mut start = 0;
+        for (slot, ((p, &rows), f)) in pieces.iter_mut().zip(counts).zip(&factors).enumerate() {
+            let mut vl = vec![0.0; rows * jb];
+            local_v(rows, jb, p, rows.max(1), f, &c_of(slot), &rec, slot == 0, &mut vl);
+            store(rows, jb, p, rows.max(1), &vl, (slot == 0).then_some((&r[..], &rec.s[..])));
+            for c in 0..jb {
+                v[c * m + start..c * m + start + rows].copy_from_slice(&vl[c * rows..(c + 1) * rows]);
+                stored[c * m + start..c * m + start + rows].copy_from_slice(&p[c * rows..(c + 1) * rows]);
+            }
+            start += rows;
+        }
+        (v, rec.t, stored)
+    }
+
+    /// `(I − V·T·Vᵀ)` applied to the m×k matrix `x`.
+    fn apply_q(v: &[f64], t: &[f64], m: usize, jb: usize, x: &mut [f64], k: usize) {
+        let mut w = vec![0.0; jb * k];
+        blas::dgemm(Trans::Yes, Trans::No, jb, k, m, 1.0, v, m, x, m, 0.0, &mut w, jb);
+        blas::dtrmm(Side::Left, Uplo::Upper, Trans::No, Diag::NonUnit, jb, k, 1.0, t, jb, &mut w, jb);
+        blas::dgemm(Trans::No, Trans::No, m, k, jb, -1.0, v, m, &w, jb, 1.0, x, m);
+    }
+
+    /// Checks the factorization; `unique_r`: the panel has full rank, so R
+    /// is unique up to its rows' signs and is compared with LAPACK's.
+    fn check(a0: &[f64], m: usize, jb: usize, counts: &[usize], unique_r: bool) {
+        let (v, t, stored) = tsqr(a0, m, jb, counts);
+        // V is unit lower trapezoidal and the stored panel holds it below
+        // the diagonal; tau = diag(T) is a valid reflector scalar.
+        for c in 0..jb {
+            assert_eq!(v[c * m + c], 1.0);
+            assert!(v[c * m..c * m + c].iter().all(|&x| x == 0.0));
+            assert_eq!(&stored[c * m + c + 1..(c + 1) * m], &v[c * m + c + 1..(c + 1) * m]);
+            let vnorm2: f64 = v[c * m..(c + 1) * m].iter().map(|x| x * x).sum();
+            assert!((t[c + c * jb] * vnorm2 - 2.0).abs() < 1e-12, "tau·‖v‖² = 2");
+        }
+        // Q·[R; 0] = A.
+        let mut qr = vec![0.0; m * jb];
+        for c in 0..jb {
+            qr[c * m..c * m + c + 1].copy_from_slice(&stored[c * m..c * m + c + 1]);
+        }
+        apply_q(&v, &t, m, jb, &mut qr, jb);
+        let anorm = a0.iter().fold(0.0f64, |x, y| x.max(y.abs()));
+        let err = qr.iter().zip(a0).fold(0.0f64, |x, (p, q)| x.max((p - q).abs()));
+        assert!(err <= 50.0 * f64::EPSILON * anorm * m as f64, "‖QR − A‖ = {err:e}");
+        // Q is orthogonal: QᵀQ = I on the first columns.
+        let mut q = vec![0.0; m * jb];
+        for c in 0..jb {
+            q[c * m + c] = 1.0;
+        }
+        apply_q(&v, &t, m, jb, &mut q, jb);
+        let mut g = vec![0.0; jb * jb];
+        blas::dgemm(Trans::Yes, Trans::No, jb, jb, m, 1.0, &q, m, &q, m, 0.0, &mut g, jb);
+        for c in 0..jb {
+            for r in 0..jb {
+                let want = if r == c { 1.0 } else { 0.0 };
+                assert!((g[r + c * jb] - want).abs() < 50.0 * f64::EPSILON * m as f64);
+            }
+        }
+        // R agrees with LAPACK's up to the signs of its rows.
+        if !unique_r {
+            return;
+        }
+        let mut lap = a0.to_vec();
+        let mut tl = vec![0.0; jb * jb];
+        blas::dgeqrt3(m, jb, &mut lap, m, &mut tl, jb);
+        for c in 0..jb {
+            for r in 0..=c {
+                let (ours, theirs) = (stored[r + c * m].abs(), lap[r + c * m].abs());
+                assert!((ours - theirs).abs() <= 1e-10 * anorm * (m as f64).sqrt(), "R({r},{c}): {ours} vs {theirs}");
+            }
+        }
+    }
+
+    #[test]
+    fn local_qr_and_reconstruction_reproduce_the_panel() {
+        let (m, jb) = (300, 16);
+        let a0 = data(m, jb, 1);
+        check(&a0, m, jb, &[m], true);
+        check(&a0, m, jb, &[100, 200], true);
+        // A piece with fewer rows than columns, an empty one, and a top
+        // piece with exactly jb rows.
+        check(&a0, m, jb, &[16, 5, 0, 279], true);
+        check(&a0, m, jb, &[40, 60, 100, 100], true);
+    }
+
+    #[test]
+    fn reconstruction_handles_rank_deficient_and_badly_scaled_panels() {
+        let (m, jb) = (120, 8);
+        // Columns 3 and 5 repeat column 1; column 6 is zero.
+        let mut a0 = data(m, jb, 2);
+        for r in 0..m {
+            a0[3 * m + r] = a0[m + r];
+            a0[5 * m + r] = a0[m + r];
+            a0[6 * m + r] = 0.0;
+        }
+        check(&a0, m, jb, &[30, 50, 40], false);
+        // Already upper triangular: ScaLAPACK would store tau = 0 here.
+        let mut tri = vec![0.0; m * jb];
+        for c in 0..jb {
+            for r in 0..=c {
+                tri[r + c * m] = 1.0 + r as f64;
+            }
+        }
+        check(&tri, m, jb, &[20, 100], true);
+        for scale in [1e300, 1e-300] {
+            let big: Vec<f64> = data(m, jb, 3).iter().map(|x| x * scale).collect();
+            check(&big, m, jb, &[60, 60], true);
+        }
+    }
+}
