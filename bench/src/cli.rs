@@ -396,6 +396,12 @@ pub struct FtArgs {
 pub struct QrArgs {
     #[command(flatten)]
     pub matrix: MatrixArgs,
+    /// How the panels are factored on grids with several process rows:
+    /// auto (by shape and grid) | householder (ScaLAPACK's PDGEQR2 panel) |
+    /// tsqr (TSQR with Householder reconstruction; R's rows may differ in
+    /// sign from ScaLAPACK's)
+    #[arg(long, value_name = "METHOD", default_value = "auto")]
+    pub panel: scalapack_ft::qr::PanelMethod,
     #[command(flatten)]
     pub ft: FtArgs,
     #[command(flatten)]

@@ -14,8 +14,8 @@ use scalapack_ft::{cg_ft, lu, lu_ft, qr, qr_ft, DistMatrix, Error};
 
 /// The factors besides the matrix.
 pub enum Factors {
-    /// QR's Householder scalars.
-    Tau(Vec<f64>),
+    /// QR's Householder scalars, and how the panels are factored.
+    Tau(Vec<f64>, qr::QrOptions),
     /// LU's pivots (0-based, global).
     Pivots(Vec<i64>),
     /// CG's solve of A·x = b.
@@ -56,7 +56,7 @@ impl Factors {
     /// Empty factors of the job's operation, to be filled by it.
     pub fn of(a: &FactorJob) -> Factors {
         match a.op {
-            Op::Qr => Factors::Tau(Vec::new()),
+            Op::Qr => Factors::Tau(Vec::new(), a.qr),
             Op::Lu => Factors::Pivots(Vec::new()),
             Op::Cg => Factors::Solution(Box::new(CgSolve { opts: a.cg.clone(), seed: a.seed, x: None, report: None })),
         }
@@ -86,7 +86,7 @@ impl Factors {
     /// definite.
     pub fn factor(&mut self, grid: &Grid, mat: &mut DistMatrix) -> Result<Option<Error>, Error> {
         match self {
-            Factors::Tau(tau) => qr::pdgeqrf(grid, mat, tau).map(|()| None),
+            Factors::Tau(tau, o) => qr::pdgeqrf_with(grid, mat, tau, o).map(|()| None),
             Factors::Pivots(ipiv) => singular_is_a_result(lu::pdgetrf(grid, mat, ipiv)).map(|(_, s)| s),
             Factors::Solution(s) => {
                 let (b, mut x) = s.vectors(grid, mat)?;
@@ -112,7 +112,7 @@ impl Factors {
         work: &mut FtWorkspace,
     ) -> Result<(FtReport, Option<Error>), Error> {
         match self {
-            Factors::Tau(tau) => qr_ft::pdgeqrf_ft_in(region, mat, tau, opts, work).map(|r| (r, None)),
+            Factors::Tau(tau, o) => qr_ft::pdgeqrf_ft_with(region, mat, tau, opts, work, o).map(|r| (r, None)),
             Factors::Pivots(ipiv) => singular_is_a_result(lu_ft::pdgetrf_ft_in(region, mat, ipiv, opts, work))
                 .map(|(r, s)| (r.unwrap_or_default(), s)),
             Factors::Solution(s) => {
@@ -210,7 +210,7 @@ pub fn check(
     };
     match factors {
         Factors::Solution(_) => {}
-        Factors::Tau(tau) => {
+        Factors::Tau(tau, _) => {
             if a.check {
                 r.residual = Some(qr::check::qr_residual(grid, &orig, fact, tau)?);
                 r.orthogonality = Some(qr::check::orthogonality(grid, fact, tau)?);
@@ -249,7 +249,7 @@ pub fn check(
 pub fn write(grid: &Grid, a: &FactorJob, fact: &DistMatrix, factors: &Factors) -> Result<(), scalapack_ft::Error> {
     let Some(out) = &a.output else { return Ok(()) };
     match factors {
-        Factors::Tau(tau) => {
+        Factors::Tau(tau, _) => {
             write_matrix(grid, fact, out)?;
             write_vector(grid, &out.with_extension("tau.npy"), VectorData::F64(tau))
         }

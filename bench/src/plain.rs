@@ -36,9 +36,14 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
     let original = ((a.check || a.solve) && a.op != Op::Cg).then(|| mat.clone());
     let dgemm = local_dgemm_gflops(grid)?;
     if root {
+        // (QR: the panel algorithm the run resolves to.)
+        let panel = match a.op {
+            Op::Qr => format!(", {:?} panels", a.qr.panel.resolve(m, grid.nprow() as usize)).to_lowercase(),
+            _ => String::new(),
+        };
         println!(
-            "ftla {}: {m}x{n} matrix, NB {}, {} grid, OpenBLAS kernel {} (1 thread per rank), local DGEMM {dgemm:.1} \
-             Gflop/s",
+            "ftla {}: {m}x{n} matrix, NB {}, {} grid{panel}, OpenBLAS kernel {} (1 thread per rank), local DGEMM \
+             {dgemm:.1} Gflop/s",
             a.op.name(),
             a.nb,
             a.grid,

@@ -34,6 +34,8 @@ pub struct FactorJob {
     pub solve: bool,
     /// CG: tolerance, iteration limit, preconditioning.
     pub cg: scalapack_ft::cg::CgOptions,
+    /// QR: how the panels are factored.
+    pub qr: scalapack_ft::qr::QrOptions,
 }
 
 /// The fault-tolerance options of a job.
@@ -74,7 +76,9 @@ const REPAIR_ATTEMPTS: u64 = 8;
 impl FactorJob {
     /// `ftla qr`.
     pub fn from_qr(a: QrArgs) -> Result<FactorJob, String> {
-        FactorJob::common(Op::Qr, &a.matrix)?.with_ft(&a.ft)
+        let mut job = FactorJob::common(Op::Qr, &a.matrix)?;
+        job.qr.panel = a.panel;
+        job.with_ft(&a.ft)
     }
 
     /// `ftla lu`.
@@ -187,6 +191,7 @@ impl FactorJob {
             json: a.json.clone(),
             solve: false,
             cg: Default::default(),
+            qr: Default::default(),
             ft: Some(FtJob {
                 spares: a.spares,
                 kill: Injector::parse(&format!("{}@qr:{step}:update", a.kill)).map_err(|e| e.to_string())?,
@@ -242,6 +247,7 @@ impl FactorJob {
             ft: None,
             solve: false,
             cg: Default::default(),
+            qr: Default::default(),
         })
     }
 

@@ -220,6 +220,9 @@ pub fn factor_panel(grid: &Grid, a: &mut DistMatrix, j0: usize, jb: usize, algor
     let lc0 = a.local_cols_before(j0);
     let lrows = a.local_rows() - lr0;
     let ld = a.lld();
+    if algorithm == PanelAlgorithm::Tsqr {
+        return tsqr_panel(grid, a, j0, jb);
+    }
     if grid.nprow() == 1 {
         // The whole panel is local: LAPACK's recursive QR gives V and T.
         let mut t = vec![0.0; jb * jb];
@@ -229,9 +232,6 @@ pub fn factor_panel(grid: &Grid, a: &mut DistMatrix, j0: usize, jb: usize, algor
         }
         let (v, lrows) = explicit_v(a, j0, jb);
         return Ok(Panel { j0, jb, v, lrows, t });
-    }
-    if algorithm == PanelAlgorithm::Tsqr {
-        return tsqr_panel(grid, a, j0, jb);
     }
     if grid.nprow() <= GATHERED_PANEL_MAX_P {
         return gathered_panel(grid, a, j0, jb);

@@ -31,61 +31,147 @@
 
 use crate::blas::{self, Diag, Side, Trans, Uplo};
 
+/// Bytes of one piece of a process's rows: the local QR factors its rows in
+/// pieces of about this size (L2-resident while DGEQRT3 recurses over
+/// them), then the pieces' R factors once more. Measured on 65536×64
+/// (benches/tsqr.rs, one thread): one DGEQRT3 over the whole height ≈ 55–60
+/// ms, pieces of 512–1024 rows ≈ 33 ms, 4096 rows ≈ 37 ms.
+const PIECE_BYTES: usize = 512 * 1024;
+
 /// How one process's rows of a panel were factored locally.
 #[derive(Clone, Debug, PartialEq)]
-pub enum LocalFactor {
-    /// At least as many rows as columns: DGEQRT3 in place (Y below the
-    /// diagonal, R on and above it), and its jb×jb T.
-    Householder {
-        /// The local block-reflector factor, jb×jb, column-major.
-        t: Vec<f64>,
-    },
+pub struct LocalFactor {
+    rows: usize,
+    jb: usize,
+    kind: LocalKind,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum LocalKind {
     /// Fewer rows than columns (or none): the rows themselves are this
     /// process's R (its local Q is the identity).
     Rows,
+    /// Each piece factored by DGEQRT3 in place (Y below the diagonal, R on
+    /// and above it); with several pieces, their stacked R factors factored
+    /// again (`tree`: the first jb columns of that QR's Q).
+    Pieces {
+        pieces: Vec<Piece>,
+        tree: Option<Vec<f64>>,
+        /// The process's R (jb×jb, zeros below the diagonal).
+        r: Vec<f64>,
+        /// The first jb rows of the process's explicit local Q (jb×jb).
+        head: Vec<f64>,
+    },
 }
 
-/// Factors the `rows`×`jb` panel `a` (leading dimension `lda`) in place.
+/// One piece of a process's rows: its first local row, its row count and
+/// its DGEQRT3 T (jb×jb).
+#[derive(Clone, Debug, PartialEq)]
+struct Piece {
+    start: usize,
+    rows: usize,
+    t: Vec<f64>,
+}
+
+/// Splits `rows` (≥ jb) into pieces of about `target` rows, each at least
+/// jb rows (the remainder spread over them).
+fn piece_bounds(rows: usize, jb: usize, target: usize) -> Vec<(usize, usize)> {
+    let target = target.max(jb);
+    let count = (rows / target).max(1);
+    let (base, extra) = (rows / count, rows % count);
+    let mut start = 0;
+    (0..count)
+        .map(|p| {
+            let len = base + usize::from(p < extra);
+            start += len;
+            (start - len, len)
+        })
+        .collect()
+}
+
+/// Factors the `rows`×`jb` panel `a` (leading dimension `lda`) in place, in
+/// pieces of about [`PIECE_BYTES`] (at least 2·jb rows).
 pub fn factor_local(rows: usize, jb: usize, a: &mut [f64], lda: usize) -> LocalFactor {
+    factor_local_in_pieces(rows, jb, a, lda, (PIECE_BYTES / (8 * jb.max(1))).max(2 * jb))
+}
+
+/// [`factor_local`] in pieces of about `piece_rows` rows.
+pub fn factor_local_in_pieces(rows: usize, jb: usize, a: &mut [f64], lda: usize, piece_rows: usize) -> LocalFactor {
     if rows < jb || jb == 0 {
-        return LocalFactor::Rows;
+        return LocalFactor { rows, jb, kind: LocalKind::Rows };
     }
-    let mut t = vec![0.0; jb * jb];
-    blas::dgeqrt3(rows, jb, a, lda, &mut t, jb);
-    LocalFactor::Householder { t }
+    let pieces: Vec<Piece> = piece_bounds(rows, jb, piece_rows)
+        .into_iter()
+        .map(|(start, len)| {
+            let mut t = vec![0.0; jb * jb];
+            blas::dgeqrt3(len, jb, &mut a[start..], lda, &mut t, jb);
+            Piece { start, rows: len, t }
+        })
+        .collect();
+    let upper = |p: &Piece| -> Vec<f64> {
+        let mut r = vec![0.0; jb * jb];
+        for c in 0..jb {
+            r[c * jb..c * jb + c + 1].copy_from_slice(&a[p.start + c * lda..p.start + c * lda + c + 1]);
+        }
+        r
+    };
+    // The first piece's Q on its first jb rows: I − Y₁·T·Y₁ᵀ.
+    let first = &pieces[0];
+    let identity: Vec<f64> = (0..jb * jb).map(|i| if i % (jb + 1) == 0 { 1.0 } else { 0.0 }).collect();
+    let mut head = identity.clone();
+    let k = local_k(jb, &a[first.start..], lda, &first.t, &identity);
+    let mut y1k = k;
+    blas::dtrmm(Side::Left, Uplo::Lower, Trans::No, Diag::Unit, jb, jb, 1.0, &a[first.start..], lda, &mut y1k, jb);
+    for (h, d) in head.iter_mut().zip(&y1k) {
+        *h -= d;
+    }
+    let (r, tree) = if pieces.len() == 1 {
+        (upper(first), None)
+    } else {
+        let slots = pieces.len();
+        let mut stack = vec![0.0; slots * jb * jb];
+        for (slot, p) in pieces.iter().enumerate() {
+            stack_block(&mut stack, slots, jb, slot, &upper(p));
+        }
+        let (r, q) = factor_stack(&mut stack, slots * jb, jb);
+        let mut h = vec![0.0; jb * jb];
+        blas::dgemm(Trans::No, Trans::No, jb, jb, jb, 1.0, &head, jb, &q, slots * jb, 0.0, &mut h, jb);
+        head = h;
+        (r, Some(q))
+    };
+    LocalFactor { rows, jb, kind: LocalKind::Pieces { pieces, tree, r, head } }
 }
 
-/// The local factor a process with `rows` rows used ([`factor_local`]'s
-/// choice, known to every process that knows the row count).
-pub fn local_kind_is_householder(rows: usize, jb: usize) -> bool {
-    rows >= jb && jb > 0
-}
-
-/// This process's share of the reduction: its top jb×jb block as it stands
-/// after [`factor_local`] (R over the local Y₁, or its rows padded with
-/// zeros), then its T (zeros for [`LocalFactor::Rows`]); `2·jb²` values.
-pub fn tree_message(rows: usize, jb: usize, a: &[f64], lda: usize, f: &LocalFactor) -> Vec<f64> {
+/// This process's share of the reduction, `2·jb²` values: its R (jb×jb; its
+/// rows padded with zeros when it has fewer than jb), then the first jb
+/// rows of its explicit local Q (what the top process's C must be
+/// multiplied by to give the panel's Q₁).
+pub fn tree_message(a: &[f64], lda: usize, f: &LocalFactor) -> Vec<f64> {
+    let jb = f.jb;
     let mut msg = vec![0.0; 2 * jb * jb];
-    let h = rows.min(jb);
-    for c in (0..jb).filter(|_| h > 0) {
-        msg[c * jb..c * jb + h].copy_from_slice(&a[c * lda..c * lda + h]);
-    }
-    if let LocalFactor::Householder { t } = f {
-        msg[jb * jb..].copy_from_slice(t);
+    match &f.kind {
+        LocalKind::Rows => {
+            for c in (0..jb).filter(|_| f.rows > 0) {
+                msg[c * jb..c * jb + f.rows].copy_from_slice(&a[c * lda..c * lda + f.rows]);
+            }
+            for c in 0..jb {
+                msg[jb * jb + c * (jb + 1)] = 1.0;
+            }
+        }
+        LocalKind::Pieces { r, head, .. } => {
+            msg[..jb * jb].copy_from_slice(r);
+            msg[jb * jb..].copy_from_slice(head);
+        }
     }
     msg
 }
 
-/// Places one process's block of a tree message into slot `slot` of the
-/// stack (`slots·jb` rows, `jb` columns): its upper triangle when it was
-/// factored locally, all of it (rows padded with zeros) otherwise.
-pub fn stack_block(stack: &mut [f64], slots: usize, jb: usize, slot: usize, block: &[f64], householder: bool) {
+/// Places an R (jb×jb, the first half of a tree message) into slot `slot`
+/// of the stack (`slots·jb` rows, `jb` columns).
+pub fn stack_block(stack: &mut [f64], slots: usize, jb: usize, slot: usize, r: &[f64]) {
     let ld = slots * jb;
     for c in 0..jb {
-        let keep = if householder { c + 1 } else { jb };
-        let dst = &mut stack[c * ld + slot * jb..c * ld + slot * jb + jb];
-        dst[..keep].copy_from_slice(&block[c * jb..c * jb + keep]);
-        dst[keep..].fill(0.0);
+        stack[c * ld + slot * jb..c * ld + slot * jb + jb].copy_from_slice(&r[c * jb..(c + 1) * jb]);
     }
 }
 
@@ -138,18 +224,12 @@ fn local_k(jb: usize, y1: &[f64], ldy: usize, t: &[f64], c: &[f64]) -> Vec<f64> 
     k
 }
 
-/// Q₁, the top jb×jb block of the panel's explicit Q, from the top
-/// process's tree message (its Y₁ and T; it always factors locally, holding
-/// at least the jb rows of the diagonal block) and its `C`.
+/// Q₁, the top jb×jb block of the panel's explicit Q: the top process's
+/// local head (from its tree message) times its `C`. (The top process
+/// always factors locally: it holds the jb rows of the diagonal block.)
 pub fn top_q_block(jb: usize, top_message: &[f64], c: &[f64]) -> Vec<f64> {
-    let (y1, t) = top_message.split_at(jb * jb);
-    let k = local_k(jb, y1, jb, t, c);
-    let mut q1 = c.to_vec();
-    let mut y1k = k;
-    blas::dtrmm(Side::Left, Uplo::Lower, Trans::No, Diag::Unit, jb, jb, 1.0, y1, jb, &mut y1k, jb);
-    for (q, d) in q1.iter_mut().zip(&y1k) {
-        *q -= d;
-    }
+    let mut q1 = vec![0.0; jb * jb];
+    blas::dgemm(Trans::No, Trans::No, jb, jb, jb, 1.0, &top_message[jb * jb..], jb, c, jb, 0.0, &mut q1, jb);
     q1
 }
 
@@ -215,65 +295,57 @@ pub fn reconstruct(q1: &[f64], jb: usize) -> Reconstruction {
 /// `v`): `V = Q_local·C·U⁻¹` with Q_local from [`factor_local`] (`a`, `f`),
 /// except that the top process's first jb rows are V₁.
 ///
-/// With Q_local = `[C; 0] − Y·K`, rows below the first jb are `−Y₂·(K·U⁻¹)`:
-/// one DGEMM over the local height, reading Y where DGEQRT3 left it.
-pub fn local_v(
-    rows: usize,
-    jb: usize,
-    a: &[f64],
-    lda: usize,
-    f: &LocalFactor,
-    c: &[f64],
-    rec: &Reconstruction,
-    top: bool,
-    v: &mut [f64],
-) {
+/// A piece whose Q is `[D; 0] − Y·K` (D its block of the local tree's Q
+/// times C) has rows below its first jb equal to `−Y₂·(K·U⁻¹)`: one DGEMM
+/// over the piece, reading Y where DGEQRT3 left it.
+pub fn local_v(a: &[f64], lda: usize, f: &LocalFactor, c: &[f64], rec: &Reconstruction, top: bool, v: &mut [f64]) {
+    let (rows, jb) = (f.rows, f.jb);
     let solve_u = |x: &mut [f64], m: usize, ld: usize| {
         blas::dtrsm(Side::Right, Uplo::Upper, Trans::No, Diag::NonUnit, m, jb, 1.0, &rec.u, jb, x, ld);
     };
-    match f {
-        LocalFactor::Rows => {
+    let (pieces, tree) = match &f.kind {
+        LocalKind::Rows => {
             for col in 0..jb {
                 v[col * rows..(col + 1) * rows].copy_from_slice(&c[col * jb..col * jb + rows]);
             }
             solve_u(v, rows, rows);
+            return;
         }
-        LocalFactor::Householder { t } => {
-            let mut g = local_k(jb, a, lda, t, c);
-            solve_u(&mut g, jb, jb);
-            if top {
-                for col in 0..jb {
-                    v[col * rows..col * rows + jb].copy_from_slice(&rec.v1[col * jb..(col + 1) * jb]);
-                }
-            } else {
-                // C·U⁻¹ − Y₁·G.
-                let mut cu = c.to_vec();
-                solve_u(&mut cu, jb, jb);
-                let mut y1g = g.clone();
-                blas::dtrmm(Side::Left, Uplo::Lower, Trans::No, Diag::Unit, jb, jb, 1.0, a, lda, &mut y1g, jb);
-                for col in 0..jb {
-                    for r in 0..jb {
-                        v[col * rows + r] = cu[col * jb + r] - y1g[col * jb + r];
-                    }
+        LocalKind::Pieces { pieces, tree, .. } => (pieces, tree),
+    };
+    let slots = pieces.len();
+    for (p, piece) in pieces.iter().enumerate() {
+        let d = match tree {
+            None => c.to_vec(),
+            Some(q) => {
+                let mut d = vec![0.0; jb * jb];
+                blas::dgemm(Trans::No, Trans::No, jb, jb, jb, 1.0, &q[p * jb..], slots * jb, c, jb, 0.0, &mut d, jb);
+                d
+            }
+        };
+        let y = &a[piece.start..];
+        let mut g = local_k(jb, y, lda, &piece.t, &d);
+        solve_u(&mut g, jb, jb);
+        let vp = &mut v[piece.start..];
+        if top && p == 0 {
+            for col in 0..jb {
+                vp[col * rows..col * rows + jb].copy_from_slice(&rec.v1[col * jb..(col + 1) * jb]);
+            }
+        } else {
+            // D·U⁻¹ − Y₁·G.
+            let mut du = d;
+            solve_u(&mut du, jb, jb);
+            let mut y1g = g.clone();
+            blas::dtrmm(Side::Left, Uplo::Lower, Trans::No, Diag::Unit, jb, jb, 1.0, y, lda, &mut y1g, jb);
+            for col in 0..jb {
+                for r in 0..jb {
+                    vp[col * rows + r] = du[col * jb + r] - y1g[col * jb + r];
                 }
             }
-            if rows > jb {
-                blas::dgemm(
-                    Trans::No,
-                    Trans::No,
-                    rows - jb,
-                    jb,
-                    jb,
-                    -1.0,
-                    &a[jb..],
-                    lda,
-                    &g,
-                    jb,
-                    0.0,
-                    &mut v[jb..],
-                    rows,
-                );
-            }
+        }
+        if piece.rows > jb {
+            let below = piece.rows - jb;
+            blas::dgemm(Trans::No, Trans::No, below, jb, jb, -1.0, &y[jb..], lda, &g, jb, 0.0, &mut vp[jb..], rows);
         }
     }
 }
@@ -281,7 +353,8 @@ pub fn local_v(
 /// Writes the factored panel back into `a` in ScaLAPACK's layout: V below
 /// the diagonal and, on the top process (`top = Some((R_tsqr, S))`), the
 /// panel's R = S·R_tsqr on and above it.
-pub fn store(rows: usize, jb: usize, a: &mut [f64], lda: usize, v: &[f64], top: Option<(&[f64], &[f64])>) {
+pub fn store(a: &mut [f64], lda: usize, f: &LocalFactor, v: &[f64], top: Option<(&[f64], &[f64])>) {
+    let (rows, jb) = (f.rows, f.jb);
     if rows == 0 {
         return;
     }
@@ -312,7 +385,7 @@ mod tests {
     /// `counts` pieces as if held by that many processes (the first is the
     /// top one): returns V (m×jb, in the pieces' order), T and the stored
     /// panel (R and V as ScaLAPACK keeps them).
-    fn tsqr(a0: &[f64], m: usize, jb: usize, counts: &[usize]) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    fn tsqr(a0: &[f64], m: usize, jb: usize, counts: &[usize], piece: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
         assert_eq!(counts.iter().sum::<usize>(), m);
         let slots = counts.len();
         let mut pieces: Vec<Vec<f64>> = Vec::new();
@@ -325,17 +398,17 @@ mod tests {
             pieces.push(p);
             start += rows;
         }
-        let factors: Vec<LocalFactor> =
-            pieces.iter_mut().zip(counts).map(|(p, &rows)| factor_local(rows, jb, p, rows.max(1))).collect();
-        let msgs: Vec<Vec<f64>> = pieces
-            .iter()
+        let factors: Vec<LocalFactor> = pieces
+            .iter_mut()
             .zip(counts)
-            .zip(&factors)
-            .map(|((p, &rows), f)| tree_message(rows, jb, p, rows.max(1), f))
+            .map(|(p, &rows)| factor_local_in_pieces(rows, jb, p, rows.max(1), piece))
             .collect();
+        let msgs: Vec<Vec<f64>> =
+            pieces.iter().zip(counts).zip(&factors).map(|((p, &rows), f)| tree_message(p, rows.max(1), f)).collect();
         let mut stack = vec![0.0; slots * jb * jb];
         for (slot, (msg, &rows)) in msgs.iter().zip(counts).enumerate() {
-            stack_block(&mut stack, slots, jb, slot, msg, local_kind_is_householder(rows, jb));
+            assert_eq!(rows >= jb, matches!(factors[slot].kind, LocalKind::Pieces { .. }));
+            stack_block(&mut stack, slots, jb, slot, msg);
         }
         let (r, q) = factor_stack(&mut stack, slots * jb, jb);
         let c_of = |slot: usize| -> Vec<f64> {
@@ -352,8 +425,8 @@ mod tests {
         let mut start = 0;
         for (slot, ((p, &rows), f)) in pieces.iter_mut().zip(counts).zip(&factors).enumerate() {
             let mut vl = vec![0.0; rows * jb];
-            local_v(rows, jb, p, rows.max(1), f, &c_of(slot), &rec, slot == 0, &mut vl);
-            store(rows, jb, p, rows.max(1), &vl, (slot == 0).then_some((&r[..], &rec.s[..])));
+            local_v(p, rows.max(1), f, &c_of(slot), &rec, slot == 0, &mut vl);
+            store(p, rows.max(1), f, &vl, (slot == 0).then_some((&r[..], &rec.s[..])));
             for c in 0..jb {
                 v[c * m + start..c * m + start + rows].copy_from_slice(&vl[c * rows..(c + 1) * rows]);
                 stored[c * m + start..c * m + start + rows].copy_from_slice(&p[c * rows..(c + 1) * rows]);
@@ -374,7 +447,14 @@ mod tests {
     /// Checks the factorization; `unique_r`: the panel has full rank, so R
     /// is unique up to its rows' signs and is compared with LAPACK's.
     fn check(a0: &[f64], m: usize, jb: usize, counts: &[usize], unique_r: bool) {
-        let (v, t, stored) = tsqr(a0, m, jb, counts);
+        // Whole local heights, and pieces of about 2·jb rows.
+        for piece in [m, 2 * jb] {
+            check_in_pieces(a0, m, jb, counts, unique_r, piece);
+        }
+    }
+
+    fn check_in_pieces(a0: &[f64], m: usize, jb: usize, counts: &[usize], unique_r: bool, piece: usize) {
+        let (v, t, stored) = tsqr(a0, m, jb, counts, piece);
         // V is unit lower trapezoidal and the stored panel holds it below
         // the diagonal; tau = diag(T) is a valid reflector scalar.
         for c in 0..jb {

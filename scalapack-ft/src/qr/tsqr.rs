@@ -6,12 +6,10 @@
 
 use super::reflectors::Panel;
 use super::tall_skinny::{
-    factor_local, factor_stack, local_kind_is_householder, local_v, reconstruct, stack_block, store, top_q_block,
-    tree_message,
+    factor_local, factor_stack, local_v, reconstruct, stack_block, store, top_q_block, tree_message,
 };
 use crate::error::Result;
 use crate::matrix::DistMatrix;
-use blacs_ft::index::numroc;
 use blacs_ft::{Grid, Scope};
 
 /// Factors panel `j0..j0+jb` of `a` in place (R on and above the diagonal,
@@ -25,23 +23,21 @@ use blacs_ft::{Grid, Scope};
 pub fn tsqr_panel(grid: &Grid, a: &mut DistMatrix, j0: usize, jb: usize) -> Result<Panel> {
     let (lr0, lc0, ld) = (a.local_rows_before(j0), a.local_cols_before(j0), a.lld());
     let rows = a.local_rows() - lr0;
-    let (nprow, mb, rsrc) = (grid.nprow() as usize, a.mb(), a.desc().rsrc());
+    let nprow = grid.nprow() as usize;
     let top = a.row_owner(j0);
     let slot_of = |pr: usize| (pr + nprow - top) % nprow;
     let myslot = slot_of(a.coords().0);
     // Rows j0..m held by process row `pr` (every process can count them).
-    let m = a.m();
-    let held = |pr: usize| numroc(m, mb, pr, rsrc, nprow) - numroc(j0, mb, pr, rsrc, nprow);
     let base = lr0 + lc0 * ld;
     let lda = ld.max(1);
     let local = factor_local(rows, jb, &mut a.local_mut()[base..], lda);
-    let message = tree_message(rows, jb, &a.local()[base..], lda, &local);
+    let message = tree_message(&a.local()[base..], lda, &local);
     let all = grid.allgather(Scope::Column, &message)?;
     let block_of = |pr: usize| &all[pr * message.len()..(pr + 1) * message.len()];
     let srows = nprow * jb;
     let mut stack = vec![0.0; srows * jb];
     for pr in 0..nprow {
-        stack_block(&mut stack, nprow, jb, slot_of(pr), block_of(pr), local_kind_is_householder(held(pr), jb));
+        stack_block(&mut stack, nprow, jb, slot_of(pr), block_of(pr));
     }
     let (r, q) = factor_stack(&mut stack, srows, jb);
     let c_of = |slot: usize| -> Vec<f64> {
@@ -56,8 +52,8 @@ pub fn tsqr_panel(grid: &Grid, a: &mut DistMatrix, j0: usize, jb: usize) -> Resu
     let mut v = vec![0.0; rows * jb];
     if rows > 0 {
         let panel = &mut a.local_mut()[base..];
-        local_v(rows, jb, panel, lda, &local, &c_of(myslot), &rec, myslot == 0, &mut v);
-        store(rows, jb, panel, lda, &v, (myslot == 0).then_some((&r[..], &rec.s[..])));
+        local_v(panel, lda, &local, &c_of(myslot), &rec, myslot == 0, &mut v);
+        store(panel, lda, &local, &v, (myslot == 0).then_some((&r[..], &rec.s[..])));
     }
     Ok(Panel { j0, jb, v, lrows: rows, t: rec.t })
 }
