@@ -36,9 +36,13 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
     let original = ((a.check || a.solve) && a.op != Op::Cg).then(|| mat.clone());
     let dgemm = local_dgemm_gflops(grid)?;
     if root {
-        // (QR: the panel algorithm the run resolves to.)
+        // (QR: the panel method, and what it picks for the first panel.)
         let panel = match a.op {
-            Op::Qr => format!(", {:?} panels", a.qr.panel.resolve(m, grid.nprow() as usize)).to_lowercase(),
+            Op::Qr => format!(
+                ", --panel {} ({} first)",
+                a.qr.panel,
+                format!("{:?}", a.qr.panel.resolve(m, grid.nprow() as usize)).to_lowercase()
+            ),
             _ => String::new(),
         };
         println!(

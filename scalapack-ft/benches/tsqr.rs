@@ -87,5 +87,34 @@ fn local_panel(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(tsqr, local_panel);
+/// The crossover `auto` uses: on two processes, with `rows` local rows
+/// each, the whole TSQR panel of both (its time halved is one process's
+/// share, but for the small redundant part) against DGEQRT3 over the
+/// gathered 2·rows (which every process of the gathered panel runs).
+fn crossover(c: &mut Criterion) {
+    let mut g = c.benchmark_group("panel_crossover");
+    g.sample_size(10);
+    for rows in [512, 1024, 2048, 4096, 8192, 16384] {
+        let a0 = data(2 * rows * NB, 2);
+        g.bench_with_input(BenchmarkId::new("tsqr_both_processes", rows), &rows, |b, &rows| {
+            let mut pieces = vec![a0[..rows * NB].to_vec(), a0[rows * NB..].to_vec()];
+            b.iter(|| {
+                pieces[0].copy_from_slice(&a0[..rows * NB]);
+                pieces[1].copy_from_slice(&a0[rows * NB..]);
+                black_box(tsqr_panel(&mut pieces, rows))
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("gathered_dgeqrt3", rows), &rows, |b, &rows| {
+            let mut a = a0.clone();
+            let mut t = vec![0.0; NB * NB];
+            b.iter(|| {
+                a.copy_from_slice(&a0);
+                black_box(blas::dgeqrt3(2 * rows, NB, &mut a, 2 * rows, &mut t, NB))
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(tsqr, local_panel, crossover);
 criterion_main!(tsqr);

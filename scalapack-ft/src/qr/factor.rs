@@ -56,7 +56,7 @@ pub fn pdgeqrf_with(grid: &Grid, a: &mut DistMatrix, tau: &mut Vec<f64>, opts: &
         return Ok(());
     }
     let mycol = a.coords().1;
-    let algorithm = opts.panel.resolve(m, grid.nprow() as usize);
+    let method = opts.panel;
     let panels: Vec<(usize, usize)> = (0..k).step_by(nb).map(|j0| (j0, nb.min(k - j0))).collect();
     // The owner of a panel factors it one step ahead and starts sending it
     // along the process row at once (non-blocking), so the other columns
@@ -65,7 +65,7 @@ pub fn pdgeqrf_with(grid: &Grid, a: &mut DistMatrix, tau: &mut Vec<f64>, opts: &
     let mut ahead: Option<Panel> = None;
     let mut sent = None;
     if a.col_owner(0) == mycol {
-        let p = factor_panel(grid, a, panels[0].0, panels[0].1, algorithm)?;
+        let p = factor_panel(grid, a, panels[0].0, panels[0].1, method)?;
         sent = start_row_send(grid, &p)?;
         ahead = Some(p);
     }
@@ -81,7 +81,7 @@ pub fn pdgeqrf_with(grid: &Grid, a: &mut DistMatrix, tau: &mut Vec<f64>, opts: &
         let first = a.local_cols_before(j0 + jb);
         let all = first..a.local_cols();
         let mut factor_next = |a: &mut DistMatrix, n0: usize, nw: usize| -> Result<()> {
-            let p = factor_panel(grid, a, n0, nw, algorithm)?;
+            let p = factor_panel(grid, a, n0, nw, method)?;
             if let Some(previous) = sent.take() {
                 grid.wait_broadcast(previous)?;
             }

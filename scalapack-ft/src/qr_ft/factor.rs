@@ -12,7 +12,7 @@ use crate::blas::Trans;
 use crate::error::{check_finite, Error, Result};
 use crate::matrix::DistMatrix;
 use crate::qr::reflectors::{factor_panel, Panel};
-use crate::qr::{PanelAlgorithm, QrOptions};
+use crate::qr::{PanelMethod, QrOptions};
 use crate::row_panel::broadcast_panel;
 use blacs_ft::Grid;
 use checksum::ReverseNeighborLayout;
@@ -138,7 +138,7 @@ pub fn pdgeqrf_ft_with(
             nb: a.nb(),
             tau: vec![0.0; kmax],
             corrupt: region.grid().injector().silent_error(),
-            panel: qr.panel.resolve(a.m(), region.grid().nprow() as usize),
+            panel: qr.panel,
         },
     };
     let outcome = protocol::run(region, &mut qr, start, opts.verify);
@@ -168,7 +168,7 @@ struct QrSteps {
     nb: usize,
     corrupt: Option<blacs_ft::inject::SilentError>,
     /// How the panels are factored.
-    panel: PanelAlgorithm,
+    panel: PanelMethod,
 }
 
 impl QrSteps {
