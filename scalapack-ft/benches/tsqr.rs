@@ -12,7 +12,7 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use scalapack_ft::blas;
 use scalapack_ft::qr::tall_skinny::{
-    factor_local, factor_stack, local_v, reconstruct, stack_block, store, top_q_block, tree_message,
+    factor_local, factor_stack, local_v, reconstruct, stack_block, top_q_block, tree_message,
 };
 use std::hint::black_box;
 
@@ -43,8 +43,7 @@ fn tsqr_panel(pieces: &mut [Vec<f64>], rows: usize) -> f64 {
     let rec = reconstruct(&top_q_block(NB, &msgs[0], &c_of(0)), NB);
     let mut v = vec![0.0; rows * NB];
     for (slot, (p, f)) in pieces.iter_mut().zip(&factors).enumerate() {
-        local_v(p, rows, f, &c_of(slot), &rec, slot == 0, &mut v);
-        store(p, rows, f, &v, (slot == 0).then_some((&r[..], &rec.s[..])));
+        local_v(p, rows, f, &c_of(slot), &rec, (slot == 0).then_some((&r[..], &rec.s[..])), &mut v);
     }
     v[0]
 }

@@ -17,7 +17,7 @@
 //!    block-reflector factor `T = −U·S·V₁⁻ᵀ` and `R = S·R_tsqr`, so that
 //!    `(I − V·T·Vᵀ)·[R; 0]` is the panel.
 //! 4. [`local_v`]: each process forms its rows of V from its local factors
-//!    with one DGEMM of its height.
+//!    with one DGEMM of its height, and stores R and V in the panel.
 //!
 //! # Signs
 //! `R = S·R_tsqr` has the signs the reconstruction picks, which need not be
@@ -291,17 +291,38 @@ pub fn reconstruct(q1: &[f64], jb: usize) -> Reconstruction {
     Reconstruction { v1, u, s, t }
 }
 
-/// This process's rows of V (`rows`×`jb`, leading dimension `rows`, into
-/// `v`): `V = Q_local·C·U⁻¹` with Q_local from [`factor_local`] (`a`, `f`),
-/// except that the top process's first jb rows are V₁.
+/// Forms this process's rows of V (`rows`×`jb`, leading dimension `rows`,
+/// into `v`) and writes the factored panel back into `a` in ScaLAPACK's
+/// layout: V below the diagonal and, on the top process (`top =
+/// Some((R_tsqr, S))`), the panel's R = S·R_tsqr on and above it.
 ///
-/// A piece whose Q is `[D; 0] − Y·K` (D its block of the local tree's Q
-/// times C) has rows below its first jb equal to `−Y₂·(K·U⁻¹)`: one DGEMM
-/// over the piece, reading Y where DGEQRT3 left it.
-pub fn local_v(a: &[f64], lda: usize, f: &LocalFactor, c: &[f64], rec: &Reconstruction, top: bool, v: &mut [f64]) {
+/// `V = Q_local·C·U⁻¹` with Q_local from [`factor_local`] (`a`, `f`), except
+/// that the top process's first jb rows are V₁. A piece whose Q is
+/// `[D; 0] − Y·K` (D its block of the local tree's Q times C) has rows below
+/// its first jb equal to `−Y₂·(K·U⁻¹)`: one DGEMM over the piece, reading Y
+/// where DGEQRT3 left it; the piece's rows of V go to `a` while they are in
+/// cache.
+pub fn local_v(
+    a: &mut [f64],
+    lda: usize,
+    f: &LocalFactor,
+    c: &[f64],
+    rec: &Reconstruction,
+    top: Option<(&[f64], &[f64])>,
+    v: &mut [f64],
+) {
     let (rows, jb) = (f.rows, f.jb);
+    if rows == 0 {
+        return;
+    }
     let solve_u = |x: &mut [f64], m: usize, ld: usize| {
         blas::dtrsm(Side::Right, Uplo::Upper, Trans::No, Diag::NonUnit, m, jb, 1.0, &rec.u, jb, x, ld);
+    };
+    // Rows `from..to` of V into `a`.
+    let copy_back = |a: &mut [f64], v: &[f64], from: usize, to: usize| {
+        for col in 0..jb {
+            a[col * lda + from..col * lda + to].copy_from_slice(&v[col * rows + from..col * rows + to]);
+        }
     };
     let (pieces, tree) = match &f.kind {
         LocalKind::Rows => {
@@ -309,58 +330,53 @@ pub fn local_v(a: &[f64], lda: usize, f: &LocalFactor, c: &[f64], rec: &Reconstr
                 v[col * rows..(col + 1) * rows].copy_from_slice(&c[col * jb..col * jb + rows]);
             }
             solve_u(v, rows, rows);
+            copy_back(a, v, 0, rows);
             return;
         }
         LocalKind::Pieces { pieces, tree, .. } => (pieces, tree),
     };
-    let slots = pieces.len();
+    // D·U⁻¹ for every piece at once: (tree's Q)·(C·U⁻¹).
+    let mut cu = c.to_vec();
+    solve_u(&mut cu, jb, jb);
+    let du_all = match tree {
+        None => cu,
+        Some(q) => {
+            let srows = pieces.len() * jb;
+            let mut d = vec![0.0; srows * jb];
+            blas::dgemm(Trans::No, Trans::No, srows, jb, jb, 1.0, q, srows, &cu, jb, 0.0, &mut d, srows);
+            d
+        }
+    };
+    let ldd = du_all.len() / jb;
     for (p, piece) in pieces.iter().enumerate() {
-        let d = match tree {
-            None => c.to_vec(),
-            Some(q) => {
-                let mut d = vec![0.0; jb * jb];
-                blas::dgemm(Trans::No, Trans::No, jb, jb, jb, 1.0, &q[p * jb..], slots * jb, c, jb, 0.0, &mut d, jb);
-                d
-            }
-        };
-        let y = &a[piece.start..];
-        let mut g = local_k(jb, y, lda, &piece.t, &d);
-        solve_u(&mut g, jb, jb);
-        let vp = &mut v[piece.start..];
-        if top && p == 0 {
-            for col in 0..jb {
-                vp[col * rows..col * rows + jb].copy_from_slice(&rec.v1[col * jb..(col + 1) * jb]);
-            }
-        } else {
-            // D·U⁻¹ − Y₁·G.
-            let mut du = d;
-            solve_u(&mut du, jb, jb);
-            let mut y1g = g.clone();
-            blas::dtrmm(Side::Left, Uplo::Lower, Trans::No, Diag::Unit, jb, jb, 1.0, y, lda, &mut y1g, jb);
-            for col in 0..jb {
-                for r in 0..jb {
-                    vp[col * rows + r] = du[col * jb + r] - y1g[col * jb + r];
+        let du: Vec<f64> =
+            (0..jb).flat_map(|col| du_all[col * ldd + p * jb..col * ldd + p * jb + jb].to_vec()).collect();
+        let first_of_top = top.is_some() && p == 0;
+        {
+            let y = &a[piece.start..];
+            let g = local_k(jb, y, lda, &piece.t, &du);
+            let vp = &mut v[piece.start..];
+            if first_of_top {
+                for col in 0..jb {
+                    vp[col * rows..col * rows + jb].copy_from_slice(&rec.v1[col * jb..(col + 1) * jb]);
+                }
+            } else {
+                // D·U⁻¹ − Y₁·G.
+                let mut y1g = g.clone();
+                blas::dtrmm(Side::Left, Uplo::Lower, Trans::No, Diag::Unit, jb, jb, 1.0, y, lda, &mut y1g, jb);
+                for col in 0..jb {
+                    for r in 0..jb {
+                        vp[col * rows + r] = du[col * jb + r] - y1g[col * jb + r];
+                    }
                 }
             }
+            if piece.rows > jb {
+                let below = piece.rows - jb;
+                blas::dgemm(Trans::No, Trans::No, below, jb, jb, -1.0, &y[jb..], lda, &g, jb, 0.0, &mut vp[jb..], rows);
+            }
         }
-        if piece.rows > jb {
-            let below = piece.rows - jb;
-            blas::dgemm(Trans::No, Trans::No, below, jb, jb, -1.0, &y[jb..], lda, &g, jb, 0.0, &mut vp[jb..], rows);
-        }
-    }
-}
-
-/// Writes the factored panel back into `a` in ScaLAPACK's layout: V below
-/// the diagonal and, on the top process (`top = Some((R_tsqr, S))`), the
-/// panel's R = S·R_tsqr on and above it.
-pub fn store(a: &mut [f64], lda: usize, f: &LocalFactor, v: &[f64], top: Option<(&[f64], &[f64])>) {
-    let (rows, jb) = (f.rows, f.jb);
-    if rows == 0 {
-        return;
-    }
-    let head = if top.is_some() { jb.min(rows) } else { 0 };
-    for col in 0..jb {
-        a[col * lda + head..col * lda + rows].copy_from_slice(&v[col * rows + head..(col + 1) * rows]);
+        let skip = if first_of_top { jb } else { 0 };
+        copy_back(a, v, piece.start + skip, piece.start + piece.rows);
     }
     if let Some((r, s)) = top {
         for col in 0..jb {
@@ -425,8 +441,7 @@ mod tests {
         let mut start = 0;
         for (slot, ((p, &rows), f)) in pieces.iter_mut().zip(counts).zip(&factors).enumerate() {
             let mut vl = vec![0.0; rows * jb];
-            local_v(p, rows.max(1), f, &c_of(slot), &rec, slot == 0, &mut vl);
-            store(p, rows.max(1), f, &vl, (slot == 0).then_some((&r[..], &rec.s[..])));
+            local_v(p, rows.max(1), f, &c_of(slot), &rec, (slot == 0).then_some((&r[..], &rec.s[..])), &mut vl);
             for c in 0..jb {
                 v[c * m + start..c * m + start + rows].copy_from_slice(&vl[c * rows..(c + 1) * rows]);
                 stored[c * m + start..c * m + start + rows].copy_from_slice(&p[c * rows..(c + 1) * rows]);

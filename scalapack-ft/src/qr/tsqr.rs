@@ -5,9 +5,7 @@
 //! signs differ from ScaLAPACK's).
 
 use super::reflectors::Panel;
-use super::tall_skinny::{
-    factor_local, factor_stack, local_v, reconstruct, stack_block, store, top_q_block, tree_message,
-};
+use super::tall_skinny::{factor_local, factor_stack, local_v, reconstruct, stack_block, top_q_block, tree_message};
 use crate::error::Result;
 use crate::matrix::DistMatrix;
 use blacs_ft::{Grid, Scope};
@@ -52,8 +50,7 @@ pub fn tsqr_panel(grid: &Grid, a: &mut DistMatrix, j0: usize, jb: usize) -> Resu
     let mut v = vec![0.0; rows * jb];
     if rows > 0 {
         let panel = &mut a.local_mut()[base..];
-        local_v(panel, lda, &local, &c_of(myslot), &rec, myslot == 0, &mut v);
-        store(panel, lda, &local, &v, (myslot == 0).then_some((&r[..], &rec.s[..])));
+        local_v(panel, lda, &local, &c_of(myslot), &rec, (myslot == 0).then_some((&r[..], &rec.s[..])), &mut v);
     }
     Ok(Panel { j0, jb, v, lrows: rows, t: rec.t })
 }
