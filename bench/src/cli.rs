@@ -396,10 +396,11 @@ pub struct FtArgs {
 pub struct QrArgs {
     #[command(flatten)]
     pub matrix: MatrixArgs,
-    /// How the panels are factored on grids with several process rows:
-    /// auto (by shape and grid) | householder (ScaLAPACK's PDGEQR2 panel) |
-    /// tsqr (TSQR with Householder reconstruction; R's rows may differ in
-    /// sign from ScaLAPACK's)
+    /// How the panels are factored: auto (TSQR on grids with several process
+    /// rows, where it measured faster) | householder (ScaLAPACK's PDGEQR2
+    /// panel) | tsqr (TSQR with Householder reconstruction: ScaLAPACK's R, V
+    /// and tau up to rounding, but a row of R whose column is already zero
+    /// below the diagonal may change sign)
     #[arg(long, value_name = "METHOD", default_value = "auto")]
     pub panel: scalapack_ft::qr::PanelMethod,
     #[command(flatten)]

@@ -36,12 +36,12 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
     let original = ((a.check || a.solve) && a.op != Op::Cg).then(|| mat.clone());
     let dgemm = local_dgemm_gflops(grid)?;
     if root {
-        // (QR: the panel method, and what it picks for the first panel.)
+        // (QR: the panel method, and what it picks on this grid.)
         let panel = match a.op {
             Op::Qr => format!(
-                ", --panel {} ({} first)",
+                ", --panel {} ({}),",
                 a.qr.panel,
-                format!("{:?}", a.qr.panel.resolve(m, grid.nprow() as usize)).to_lowercase()
+                format!("{:?}", a.qr.panel.resolve(grid.nprow() as usize)).to_lowercase()
             ),
             _ => String::new(),
         };

@@ -40,7 +40,7 @@ fn tsqr_panel(pieces: &mut [Vec<f64>], rows: usize) -> f64 {
     let c_of = |slot: usize| -> Vec<f64> {
         (0..NB).flat_map(|c| q[c * slots * NB + slot * NB..c * slots * NB + slot * NB + NB].to_vec()).collect()
     };
-    let rec = reconstruct(&top_q_block(NB, &msgs[0], &c_of(0)), NB);
+    let rec = reconstruct(&top_q_block(NB, &msgs[0], &c_of(0)), NB, false);
     let mut v = vec![0.0; rows * NB];
     for (slot, (p, f)) in pieces.iter_mut().zip(&factors).enumerate() {
         local_v(p, rows, f, &c_of(slot), &rec, (slot == 0).then_some((&r[..], &rec.s[..])), &mut v);

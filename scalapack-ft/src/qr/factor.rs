@@ -38,9 +38,12 @@ pub fn pdgeqrf(grid: &Grid, a: &mut DistMatrix, tau: &mut Vec<f64>) -> Result<()
 /// [`pdgeqrf`] with options:
 ///
 /// * `opts` (global): how the panels are factored ([`QrOptions::panel`]).
-///   With [`super::PanelMethod::Tsqr`] (or `auto` picking it) R's rows may differ in
-///   sign from ScaLAPACK's and `tau` is never 0 (see
-///   [`super::tall_skinny`]); the output is still a valid ScaLAPACK QR.
+///   With [`super::PanelMethod::Tsqr`] (or `auto` picking it) R, V and tau
+///   are ScaLAPACK's up to rounding, except that where ScaLAPACK's reflector
+///   is the identity (`tau = 0`: a column already exactly zero below the
+///   diagonal, other than the matrix's last row) TSQR stores one that flips
+///   R's row instead (see [`super::tall_skinny`]); either is a valid
+///   ScaLAPACK QR.
 ///
 /// # Errors
 /// As [`pdgeqrf`].

@@ -17,4 +17,4 @@ mod tsqr;
 pub use apply::pdormqr;
 pub use factor::{pdgeqrf, pdgeqrf_with};
 pub use gels::{pdgels, upper_solve};
-pub use panel_choice::{PanelAlgorithm, PanelMethod, QrOptions, TSQR_MIN_LOCAL_ROWS};
+pub use panel_choice::{PanelAlgorithm, PanelMethod, QrOptions};

@@ -4,12 +4,13 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// How a QR panel is factored when the grid has more than one process row
-/// (with one process row the whole panel is local and LAPACK's recursive
-/// DGEQRT3 factors it either way).
+/// How the QR panels are factored. With one process row the whole panel
+/// is local: `householder` (and `auto`) run LAPACK's recursive DGEQRT3 over
+/// it, `tsqr` its cache-sized pieces and their tree.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PanelMethod {
-    /// Pick by shape and grid (see [`PanelMethod::resolve`]).
+    /// Pick by grid (see [`PanelMethod::resolve`]: TSQR won or tied at every
+    /// shape measured with several process rows).
     #[default]
     Auto,
     /// Householder reflectors as ScaLAPACK's PDGEQR2 forms them: the panel
@@ -31,40 +32,30 @@ pub enum PanelAlgorithm {
     Tsqr,
 }
 
-/// `auto` takes TSQR for a panel whose rows give each process of the column
-/// at least this many (and always beyond 8 process rows, where the
-/// Householder panel goes column by column).
-///
-/// Measured with `cargo bench -p scalapack-ft --bench tsqr -- crossover` (one
-/// thread, NB 64, two processes' rows on one core, AMD EPYC Zen 4,
-/// OpenBLAS Cooperlake): TSQR's share per process against the DGEQRT3
-/// that every process of the gathered panel runs over both processes' rows
-/// took 1.0 vs 0.5 ms at 512 local rows, 0.9 vs 1.1 ms at 1024, 4.1 vs 2.6
-/// at 2048, 4.6 vs 5.4 at 4096, 11.9 vs 13.5 at 8192, 19.6 vs 29.8 at
-/// 16384 and ≈ 73 vs ≈ 130 at 65536. Below about 4096 rows the
-/// reconstruction's small products cost as much as the gathered panel's
-/// redundant flops, and the gathered panel's extra message (the panel's
-/// rows rather than 2·NB² values) is short. With CholeskyQR2 (Gram matrix,
-/// Cholesky, triangular solve, twice) instead of the local QR the flops
-/// would be about the same and the panel would lose orthogonality on the
-/// graded, Kahan and rank-deficient panels the checks use, so TSQR it is.
-pub const TSQR_MIN_LOCAL_ROWS: usize = 4096;
-
 impl PanelMethod {
-    /// The algorithm for a panel with `panel_rows` rows (global rows j0..M)
-    /// on `nprow` process rows; every process computes the same.
+    /// The algorithm for the panels of a grid with `nprow` process rows.
     ///
     /// `auto`: with one process row the whole panel is local and LAPACK's
-    /// recursive DGEQRT3 runs as fast as the local TSQR (131072×256 on
-    /// 1x1: 19.1 vs 18.0 Gflop/s, same run), so it stays; with several,
-    /// TSQR where each process holds at least [`TSQR_MIN_LOCAL_ROWS`] of
-    /// the panel's rows or there are more than 8 process rows.
-    pub fn resolve(self, panel_rows: usize, nprow: usize) -> PanelAlgorithm {
+    /// recursive DGEQRT3 runs as fast as the local TSQR (131072×256 on 1x1:
+    /// 19.1 vs 18.0 Gflop/s), so it stays. With several process rows, TSQR,
+    /// at every panel height: measured alternating with `--panel`
+    /// (NB 64, 2-core AMD EPYC Zen 4, OpenBLAS Cooperlake, Gflop/s, TSQR vs
+    /// Householder): 2x1 65536×1024 68.1, 64.0, 67.8 vs 52.7, 52.1, 51.2;
+    /// 2x1 4096×4096 74.0, 76.6, 74.9 vs 72.1, 74.6, 72.5 (local panels of
+    /// 2048 rows down to 64); 2x2 4096×4096 65.8, 72.3, 67.9 vs 71.0, 67.6,
+    /// 68.4 (even); 2x2 16384×1024 53.0, 30.5, 28.3 vs 51.1, 20.8, 23.4.
+    /// On one core the Householder panel's DGEQRT3 over the gathered rows
+    /// is as fast as TSQR's share below about 4096 local rows
+    /// (`cargo bench -p scalapack-ft --bench tsqr -- crossover`), but across
+    /// processes TSQR sends 2·NB² values per process instead of the panel's
+    /// rows. CholeskyQR2 (Gram matrix, Cholesky, triangular solve, twice)
+    /// would cost about the same flops and loses orthogonality on the
+    /// graded, Kahan and rank-deficient panels the checks use, so TSQR it is.
+    pub fn resolve(self, nprow: usize) -> PanelAlgorithm {
         match self {
             PanelMethod::Householder => PanelAlgorithm::Householder,
             PanelMethod::Tsqr => PanelAlgorithm::Tsqr,
-            PanelMethod::Auto if nprow > 8 => PanelAlgorithm::Tsqr,
-            PanelMethod::Auto if nprow > 1 && panel_rows / nprow >= TSQR_MIN_LOCAL_ROWS => PanelAlgorithm::Tsqr,
+            PanelMethod::Auto if nprow > 1 => PanelAlgorithm::Tsqr,
             PanelMethod::Auto => PanelAlgorithm::Householder,
         }
     }
@@ -110,17 +101,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_round_trip_and_auto_picks_tsqr_for_tall_panels_across_process_rows() {
+    fn names_round_trip_and_auto_picks_tsqr_across_process_rows() {
         for m in [PanelMethod::Auto, PanelMethod::Householder, PanelMethod::Tsqr] {
             assert_eq!(m.name().parse::<PanelMethod>(), Ok(m));
         }
         assert!("cholesky".parse::<PanelMethod>().unwrap_err().contains("auto, householder or tsqr"));
-        assert_eq!(PanelMethod::Auto.resolve(131072, 1), PanelAlgorithm::Householder);
-        assert_eq!(PanelMethod::Auto.resolve(131072, 2), PanelAlgorithm::Tsqr);
-        assert_eq!(PanelMethod::Auto.resolve(8192, 2), PanelAlgorithm::Tsqr);
-        assert_eq!(PanelMethod::Auto.resolve(8191, 2), PanelAlgorithm::Householder);
-        assert_eq!(PanelMethod::Auto.resolve(100, 9), PanelAlgorithm::Tsqr);
-        assert_eq!(PanelMethod::Householder.resolve(131072, 2), PanelAlgorithm::Householder);
-        assert_eq!(PanelMethod::Tsqr.resolve(100, 1), PanelAlgorithm::Tsqr);
+        assert_eq!(PanelMethod::Auto.resolve(1), PanelAlgorithm::Householder);
+        assert_eq!(PanelMethod::Auto.resolve(2), PanelAlgorithm::Tsqr);
+        assert_eq!(PanelMethod::Householder.resolve(2), PanelAlgorithm::Householder);
+        assert_eq!(PanelMethod::Tsqr.resolve(1), PanelAlgorithm::Tsqr);
     }
 }

@@ -220,7 +220,7 @@ pub fn factor_panel(grid: &Grid, a: &mut DistMatrix, j0: usize, jb: usize, metho
     let lc0 = a.local_cols_before(j0);
     let lrows = a.local_rows() - lr0;
     let ld = a.lld();
-    if method.resolve(a.m() - j0, grid.nprow() as usize) == PanelAlgorithm::Tsqr {
+    if method.resolve(grid.nprow() as usize) == PanelAlgorithm::Tsqr {
         return tsqr_panel(grid, a, j0, jb);
     }
     if grid.nprow() == 1 {

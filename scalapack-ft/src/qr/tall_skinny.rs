@@ -24,10 +24,15 @@
 //! LAPACK's: DLARFG makes `R(j, j)` opposite in sign to the column's
 //! (updated) diagonal entry, the reconstruction makes `S(j)` opposite to the
 //! Q's. The rows of R (and the columns of Q) may therefore differ from
-//! ScaLAPACK's by a factor −1, and every reflector has `tau ∈ [1, 2]`: where
-//! ScaLAPACK stores `tau = 0` (a column already zero below the diagonal,
-//! `H = I`), this panel stores a reflector that flips the row's sign
-//! instead. Both are valid QR factorizations in ScaLAPACK's representation.
+//! ScaLAPACK's by a factor −1. In exact arithmetic the reconstruction is
+//! Householder QR with LAPACK's signs, so R, V and tau are LAPACK's; they
+//! differ where LAPACK's reflector is the identity (`tau = 0`, a column
+//! already exactly zero below the diagonal): this panel then stores a
+//! reflector with `tau ≈ 2` that flips the row's sign instead, and a
+//! rounding-level difference can decide the sign of a pivot near zero. The
+//! matrix's last row (a square or wide matrix's last column has nothing
+//! below the diagonal) gets LAPACK's `tau = 0` and sign. Both are valid QR
+//! factorizations in ScaLAPACK's representation.
 
 use crate::blas::{self, Diag, Side, Trans, Uplo};
 
@@ -90,7 +95,7 @@ fn piece_bounds(rows: usize, jb: usize, target: usize) -> Vec<(usize, usize)> {
 }
 
 /// Factors the `rows`×`jb` panel `a` (leading dimension `lda`) in place, in
-/// pieces of about [`PIECE_BYTES`] (at least 2·jb rows).
+/// pieces of about 512 KiB (at least 2·jb rows each).
 pub fn factor_local(rows: usize, jb: usize, a: &mut [f64], lda: usize) -> LocalFactor {
     factor_local_in_pieces(rows, jb, a, lda, (PIECE_BYTES / (8 * jb.max(1))).max(2 * jb))
 }
@@ -249,12 +254,25 @@ pub struct Reconstruction {
 
 /// The modified LU of Ballard et al.: `Q₁ − S = V₁·U` without pivoting,
 /// `S(j) = −sign` of the pivot as updated (so that |U(j, j)| ≥ 1), then
-/// `T = −U·S·V₁⁻ᵀ`.
-pub fn reconstruct(q1: &[f64], jb: usize) -> Reconstruction {
+/// `T = −U·S·V₁⁻ᵀ`. This is Householder QR of the TSQR Q with LAPACK's
+/// choice of signs, so V, T and R are LAPACK's up to rounding — except where
+/// LAPACK's reflector is the identity (`tau = 0`).
+///
+/// `ends_matrix`: the panel's last row is the matrix's last row, so its last
+/// column has nothing below the diagonal; LAPACK stores `tau = 0` there and
+/// keeps the sign of R's last diagonal entry, and so does this: `S(jb−1)`
+/// takes the pivot's own sign and `U(jb−1, jb−1) = 0`.
+pub fn reconstruct(q1: &[f64], jb: usize, ends_matrix: bool) -> Reconstruction {
     let mut a = q1.to_vec();
     let mut s = vec![0.0; jb];
     for j in 0..jb {
         let d = a[j + j * jb];
+        if ends_matrix && j + 1 == jb {
+            // (|d| = 1 up to rounding: nothing is left to reflect.)
+            s[j] = if d >= 0.0 { 1.0 } else { -1.0 };
+            a[j + j * jb] = 0.0;
+            break;
+        }
         s[j] = if d >= 0.0 { -1.0 } else { 1.0 };
         let pivot = d - s[j];
         a[j + j * jb] = pivot;
@@ -435,7 +453,7 @@ mod tests {
             }
             c
         };
-        let rec = reconstruct(&top_q_block(jb, &msgs[0], &c_of(0)), jb);
+        let rec = reconstruct(&top_q_block(jb, &msgs[0], &c_of(0)), jb, m == jb);
         let mut v = vec![0.0; m * jb];
         let mut stored = vec![0.0; m * jb];
         let mut start = 0;
@@ -459,16 +477,26 @@ mod tests {
         blas::dgemm(Trans::No, Trans::No, m, k, jb, -1.0, v, m, &w, jb, 1.0, x, m);
     }
 
-    /// Checks the factorization; `unique_r`: the panel has full rank, so R
-    /// is unique up to its rows' signs and is compared with LAPACK's.
-    fn check(a0: &[f64], m: usize, jb: usize, counts: &[usize], unique_r: bool) {
-        // Whole local heights, and pieces of about 2·jb rows.
+    /// How R is compared with LAPACK's.
+    #[derive(Clone, Copy, PartialEq)]
+    enum SameR {
+        /// Equal, signs included (the reconstruction is Householder QR with
+        /// LAPACK's signs).
+        Exactly,
+        /// Equal up to the signs of its rows (LAPACK's tau = 0 columns).
+        UpToSigns,
+        /// Not unique (rank deficient): not compared.
+        NotCompared,
+    }
+
+    /// Checks the factorization, whole local heights and pieces of 2·jb.
+    fn check(a0: &[f64], m: usize, jb: usize, counts: &[usize], same_r: SameR) {
         for piece in [m, 2 * jb] {
-            check_in_pieces(a0, m, jb, counts, unique_r, piece);
+            check_in_pieces(a0, m, jb, counts, same_r, piece);
         }
     }
 
-    fn check_in_pieces(a0: &[f64], m: usize, jb: usize, counts: &[usize], unique_r: bool, piece: usize) {
+    fn check_in_pieces(a0: &[f64], m: usize, jb: usize, counts: &[usize], same_r: SameR, piece: usize) {
         let (v, t, stored) = tsqr(a0, m, jb, counts, piece);
         // V is unit lower trapezoidal and the stored panel holds it below
         // the diagonal; tau = diag(T) is a valid reflector scalar.
@@ -477,7 +505,10 @@ mod tests {
             assert!(v[c * m..c * m + c].iter().all(|&x| x == 0.0));
             assert_eq!(&stored[c * m + c + 1..(c + 1) * m], &v[c * m + c + 1..(c + 1) * m]);
             let vnorm2: f64 = v[c * m..(c + 1) * m].iter().map(|x| x * x).sum();
-            assert!((t[c + c * jb] * vnorm2 - 2.0).abs() < 1e-12, "tau·‖v‖² = 2");
+            // (tau = 0, H = I, only where the matrix ends: nothing below.)
+            let tau = t[c + c * jb];
+            let identity = m == jb && c + 1 == jb;
+            assert!(if identity { tau == 0.0 } else { (tau * vnorm2 - 2.0).abs() < 1e-12 }, "tau = {tau}");
         }
         // Q·[R; 0] = A.
         let mut qr = vec![0.0; m * jb];
@@ -503,7 +534,7 @@ mod tests {
             }
         }
         // R agrees with LAPACK's up to the signs of its rows.
-        if !unique_r {
+        if same_r == SameR::NotCompared {
             return;
         }
         let mut lap = a0.to_vec();
@@ -511,7 +542,10 @@ mod tests {
         blas::dgeqrt3(m, jb, &mut lap, m, &mut tl, jb);
         for c in 0..jb {
             for r in 0..=c {
-                let (ours, theirs) = (stored[r + c * m].abs(), lap[r + c * m].abs());
+                let (ours, theirs) = match same_r {
+                    SameR::Exactly => (stored[r + c * m], lap[r + c * m]),
+                    _ => (stored[r + c * m].abs(), lap[r + c * m].abs()),
+                };
                 assert!((ours - theirs).abs() <= 1e-10 * anorm * (m as f64).sqrt(), "R({r},{c}): {ours} vs {theirs}");
             }
         }
@@ -521,12 +555,16 @@ mod tests {
     fn local_qr_and_reconstruction_reproduce_the_panel() {
         let (m, jb) = (300, 16);
         let a0 = data(m, jb, 1);
-        check(&a0, m, jb, &[m], true);
-        check(&a0, m, jb, &[100, 200], true);
+        check(&a0, m, jb, &[m], SameR::Exactly);
+        check(&a0, m, jb, &[100, 200], SameR::Exactly);
         // A piece with fewer rows than columns, an empty one, and a top
         // piece with exactly jb rows.
-        check(&a0, m, jb, &[16, 5, 0, 279], true);
-        check(&a0, m, jb, &[40, 60, 100, 100], true);
+        check(&a0, m, jb, &[16, 5, 0, 279], SameR::Exactly);
+        check(&a0, m, jb, &[40, 60, 100, 100], SameR::Exactly);
+        // A square panel ending the matrix: its last column has nothing
+        // below the diagonal, so tau = 0 there, as LAPACK has it.
+        let sq = data(jb, jb, 4);
+        check(&sq, jb, jb, &[jb], SameR::Exactly);
     }
 
     #[test]
@@ -539,7 +577,7 @@ mod tests {
             a0[5 * m + r] = a0[m + r];
             a0[6 * m + r] = 0.0;
         }
-        check(&a0, m, jb, &[30, 50, 40], false);
+        check(&a0, m, jb, &[30, 50, 40], SameR::NotCompared);
         // Already upper triangular: ScaLAPACK would store tau = 0 here.
         let mut tri = vec![0.0; m * jb];
         for c in 0..jb {
@@ -547,10 +585,10 @@ mod tests {
                 tri[r + c * m] = 1.0 + r as f64;
             }
         }
-        check(&tri, m, jb, &[20, 100], true);
+        check(&tri, m, jb, &[20, 100], SameR::UpToSigns);
         for scale in [1e300, 1e-300] {
             let big: Vec<f64> = data(m, jb, 3).iter().map(|x| x * scale).collect();
-            check(&big, m, jb, &[60, 60], true);
+            check(&big, m, jb, &[60, 60], SameR::Exactly);
         }
     }
 }

@@ -46,7 +46,9 @@ pub fn tsqr_panel(grid: &Grid, a: &mut DistMatrix, j0: usize, jb: usize) -> Resu
         }
         c
     };
-    let rec = reconstruct(&top_q_block(jb, block_of(top), &c_of(0)), jb);
+    // (The matrix's last row in this panel: its last column has nothing below.)
+    let ends_matrix = a.m() - j0 == jb;
+    let rec = reconstruct(&top_q_block(jb, block_of(top), &c_of(0)), jb, ends_matrix);
     let mut v = vec![0.0; rows * jb];
     if rows > 0 {
         let panel = &mut a.local_mut()[base..];
