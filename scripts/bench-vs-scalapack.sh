@@ -3,22 +3,33 @@
 # and `ftla baseline scalapack qr|lu` REPS times on the same grid, N and NB
 # (same OpenBLAS kernel: whatever OPENBLAS_CORETYPE this command sees),
 # checks residuals on every run, and prints the median Gflop/s of each side
-# and their ratio.
+# and their ratio. The size is N (square) or MxN (QR: M rows, N columns);
+# arguments after REPS go to ours only (e.g. --panel tsqr).
 #   scripts/bench-vs-scalapack.sh qr 1x2 4096 64 5
+#   scripts/bench-vs-scalapack.sh qr 2x1 131072x256 64 5 --panel auto
 # (On a CPU that the distribution's OpenBLAS does not recognise, it falls
 # back to a slow generic kernel: then name the CPU's kernel for both sides,
 # e.g. OPENBLAS_CORETYPE=Zen on AVX2 AMD parts; every report names the
 # kernel it ran.)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-op=${1:?qr|lu}; grid=${2:?PxQ}; n=${3:?N}; nb=${4:?NB}; reps=${5:-5}
+op=${1:?qr|lu}; grid=${2:?PxQ}; size=${3:?N or MxN}; nb=${4:?NB}; reps=${5:-5}
+shift $(($# < 5 ? $# : 5))
+ours_extra=("$@")
+if [[ $size == *x* ]]; then
+  m=${size%x*}; n=${size#*x}
+else
+  m=$size; n=$size
+fi
 "$here/scripts/setup.sh" --scalapack
 cargo build --release --quiet --manifest-path "$here/Cargo.toml" -p ftla-bench
 ftla="$here/target/release/ftla"
 out=$(mktemp -d)
 for ((i = 1; i <= reps; i++)); do
-  "$ftla" "$op" --grid "$grid" --n "$n" --nb "$nb" --check --json "$out/ours-$i.json" --timeout 600 >/dev/null
-  "$ftla" baseline scalapack "$op" --grid "$grid" --n "$n" --nb "$nb" --json "$out/base-$i.json" --timeout 600 >/dev/null
+  "$ftla" "$op" --grid "$grid" --m "$m" --n "$n" --nb "$nb" --check --json "$out/ours-$i.json" --timeout 600 \
+    "${ours_extra[@]}" >/dev/null
+  "$ftla" baseline scalapack "$op" --grid "$grid" --m "$m" --n "$n" --nb "$nb" --json "$out/base-$i.json" \
+    --timeout 600 >/dev/null
 done
 python3 - "$out" "$reps" <<'PY'
 import json, statistics, sys
@@ -33,9 +44,10 @@ ours, base = load("ours"), load("base")
 g = lambda runs: statistics.median(r["gflops"] for r in runs)
 o, b = g(ours), g(base)
 r0 = ours[0]
-print(f"{r0['command']} grid {r0['grid'][0]}x{r0['grid'][1]} N {r0['n']} NB {r0['nb']} kernel {r0['blas_kernel']}/{base[0]['blas_kernel']}: "
+print(f"{r0['command']} grid {r0['grid'][0]}x{r0['grid'][1]} M {r0['m']} N {r0['n']} NB {r0['nb']} kernel {r0['blas_kernel']}/{base[0]['blas_kernel']}: "
       f"ours median {o:.1f} Gflop/s {[round(r['gflops'],1) for r in ours]}, "
       f"ScaLAPACK median {b:.1f} Gflop/s {[round(r['gflops'],1) for r in base]}, ratio {o/b:.2f}, "
-      f"residual max {max(r['residual'] for r in ours):.3f} / {max(r['residual'] for r in base):.3f}")
+      f"residual max {max(r['residual'] for r in ours):.3f} / {max(r['residual'] for r in base):.3f}, "
+      f"load average {open('/proc/loadavg').read().split()[0]}")
 PY
 rm -rf "$out"

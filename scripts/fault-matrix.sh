@@ -29,6 +29,8 @@ steps=(0 6 12); same='True'
 if [ "$op" = qr ]; then
   # 260x200 in 16-blocks: 13 panels, steps 0..12.
   shape=(--m 260 --n 200 --nb 16); phases=(panel bcast update commit); extra=(); grids=("${given[@]:-2x2 2x3}")
+  # (FTLA_QR_PANEL=tsqr|householder: the panel method, default auto.)
+  if [ -n "${FTLA_QR_PANEL:-}" ]; then extra=(--panel "$FTLA_QR_PANEL"); fi
 elif [ "$op" = cg ]; then
   # The 2-D Poisson matrix of 400 points: iterations 1.., the initial
   # residual at step 0; every run must take the failure-free run's count.

@@ -447,6 +447,13 @@ pub struct QrArgs {
     pub lstsq: bool,
     #[command(flatten)]
     pub system: SolveArgs,
+    /// How the panels are factored: auto (TSQR on grids with several process
+    /// rows, where it measured faster) | householder (ScaLAPACK's PDGEQR2
+    /// panel) | tsqr (TSQR with Householder reconstruction: ScaLAPACK's R, V
+    /// and tau up to rounding, but a row of R whose column is already zero
+    /// below the diagonal may change sign)
+    #[arg(long, value_name = "METHOD", default_value = "auto")]
+    pub panel: scalapack_ft::qr::PanelMethod,
     #[command(flatten)]
     pub ft: FtArgs,
     #[command(flatten)]

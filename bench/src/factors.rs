@@ -16,8 +16,8 @@ use scalapack_ft::{cg_ft, lu, lu_ft, qr, qr_ft, DistMatrix, Error};
 
 /// The factors besides the matrix.
 pub enum Factors {
-    /// QR's Householder scalars.
-    Tau(Vec<f64>),
+    /// QR's Householder scalars, and how the panels are factored.
+    Tau(Vec<f64>, qr::QrOptions),
     /// LU's pivots (0-based, global).
     Pivots(Vec<i64>),
     /// CG's solve of A·x = b.
@@ -91,7 +91,7 @@ impl Factors {
                 tau: Vec::new(),
                 b: None,
             })),
-            (Op::Qr, None) => Factors::Tau(Vec::new()),
+            (Op::Qr, None) => Factors::Tau(Vec::new(), a.qr),
             (Op::Lu, Some(system)) => Factors::LuSolve(Box::new(LuSolve {
                 system: system.clone(),
                 seed: a.seed,
@@ -126,7 +126,7 @@ impl Factors {
     /// QR's Householder scalars, with or without a least-squares solve.
     fn tau(&self) -> Option<&[f64]> {
         match self {
-            Factors::Tau(tau) => Some(tau),
+            Factors::Tau(tau, _) => Some(tau),
             Factors::LeastSquares(s) => Some(&s.tau),
             _ => None,
         }
@@ -147,7 +147,7 @@ impl Factors {
     /// definite.
     pub fn factor(&mut self, grid: &Grid, mat: &mut DistMatrix) -> Result<Option<Error>, Error> {
         match self {
-            Factors::Tau(tau) => qr::pdgeqrf(grid, mat, tau).map(|()| None),
+            Factors::Tau(tau, o) => qr::pdgeqrf_with(grid, mat, tau, o).map(|()| None),
             Factors::LeastSquares(s) => {
                 let mut b = solve::right_hand_sides(grid, &s.system, s.seed, mat.m(), mat.nb(), true)?;
                 s.tau = qr::pdgels(grid, mat, &mut b)?;
@@ -189,7 +189,7 @@ impl Factors {
         work: &mut FtWorkspace,
     ) -> Result<(FtReport, Option<Error>), Error> {
         match self {
-            Factors::Tau(tau) => qr_ft::pdgeqrf_ft_in(region, mat, tau, opts, work).map(|r| (r, None)),
+            Factors::Tau(tau, o) => qr_ft::pdgeqrf_ft_with(region, mat, tau, opts, work, o).map(|r| (r, None)),
             Factors::LeastSquares(s) => {
                 // (A process joining the call reads its blocks of B alone:
                 // the others are already inside the factorization.)
@@ -333,7 +333,7 @@ pub fn check(
         r.orthogonality = Some(qr::check::orthogonality(grid, fact, tau)?);
     }
     match factors {
-        Factors::Solution(_) | Factors::Tau(_) => {}
+        Factors::Solution(_) | Factors::Tau(..) => {}
         Factors::LeastSquares(s) => {
             let Some(solved) = &s.b else { return Ok(r) };
             let x = solve::leading_rows(grid, solved, orig.n())?;
@@ -365,7 +365,7 @@ pub fn check(
 pub fn write(grid: &Grid, a: &FactorJob, fact: &DistMatrix, factors: &Factors) -> Result<(), scalapack_ft::Error> {
     let Some(out) = &a.output else { return Ok(()) };
     match factors {
-        Factors::Tau(_) | Factors::LeastSquares(_) => {
+        Factors::Tau(..) | Factors::LeastSquares(_) => {
             write_matrix(grid, fact, out)?;
             let tau = factors.tau().unwrap_or_default();
             write_vector(grid, &out.with_extension("tau.npy"), VectorData::F64(tau))

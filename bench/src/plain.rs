@@ -36,9 +36,18 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
     let original = ((a.check || a.solve.is_some()) && a.op != Op::Cg).then(|| mat.clone());
     let dgemm = local_dgemm_gflops(grid)?;
     if root {
+        // (QR: the panel method, and what it picks on this grid.)
+        let panel = match a.op {
+            Op::Qr => format!(
+                ", --panel {} ({}),",
+                a.qr.panel,
+                format!("{:?}", a.qr.panel.resolve(grid.nprow() as usize)).to_lowercase()
+            ),
+            _ => String::new(),
+        };
         println!(
-            "ftla {}: {m}x{n} matrix, NB {}, {} grid, OpenBLAS kernel {} (1 thread per rank), local DGEMM {dgemm:.1} \
-             Gflop/s",
+            "ftla {}: {m}x{n} matrix, NB {}, {} grid{panel}, OpenBLAS kernel {} (1 thread per rank), local DGEMM \
+             {dgemm:.1} Gflop/s",
             a.op.name(),
             a.nb,
             a.grid,

@@ -34,6 +34,8 @@ pub struct FactorJob {
     pub solve: Option<SolveJob>,
     /// CG: tolerance, iteration limit, preconditioning.
     pub cg: scalapack_ft::cg::CgOptions,
+    /// QR: how the panels are factored.
+    pub qr: scalapack_ft::qr::QrOptions,
 }
 
 /// The system of `lu --solve` (A·X = B) or `qr --lstsq` (min ‖A·X − B‖₂).
@@ -97,6 +99,7 @@ impl FactorJob {
             }
         }
         job.solve = job.system("--lstsq", a.lstsq, &a.system)?;
+        job.qr.panel = a.panel;
         job.with_ft(&a.ft)
     }
 
@@ -257,6 +260,7 @@ impl FactorJob {
             json: a.json.clone(),
             solve: None,
             cg: Default::default(),
+            qr: Default::default(),
             ft: Some(FtJob {
                 spares: a.spares,
                 kill: Injector::parse(&format!("{}@qr:{step}:update", a.kill)).map_err(|e| e.to_string())?,
@@ -312,6 +316,7 @@ impl FactorJob {
             ft: None,
             solve: None,
             cg: Default::default(),
+            qr: Default::default(),
         })
     }
 

@@ -2,7 +2,8 @@
 //! matrices on a grid and print ScaLAPACK's residuals, one line per case.
 //!
 //! ```text
-//! qr-checks --grid PxQ [--timeout S] CASE...      CASE = MxNxNB[:kind]   (kind: uniform|cond1e6|dd)
+//! qr-checks --grid PxQ [--timeout S] [--panel auto|householder|tsqr] CASE...
+//!     CASE = MxNxNB[:kind]   (kind: uniform|cond1e6|dd|graded|kahan|rankdef|big|tiny)
 //! qr-checks --grid PxQ gels MxNxNB
 //! qr-checks --grid PxQ bad-blocks
 //! qr-checks --grid PxQ arrays MxNxNB
@@ -18,7 +19,7 @@ use scalapack_ft::blas::Trans;
 use scalapack_ft::descriptor::Descriptor;
 use scalapack_ft::generate::{Generator, MatrixKind};
 use scalapack_ft::lu_ft::pdgetrf_ft;
-use scalapack_ft::qr::{check, pdgels, pdgeqrf, pdormqr};
+use scalapack_ft::qr::{check, pdgels, pdgeqrf, pdgeqrf_with, pdormqr, PanelMethod, QrOptions};
 use scalapack_ft::qr_ft::{pdgeqrf_ft, pdgeqrf_ft_in, FtOptions, FtWorkspace};
 use scalapack_ft::DistMatrix;
 use std::time::Duration;
@@ -35,11 +36,15 @@ struct Cli {
     /// Hard timeout of the job, seconds.
     #[arg(long, default_value_t = 120)]
     timeout: u64,
+    /// How pdgeqrf factors the panels in the factorization cases.
+    #[arg(long, default_value = "auto")]
+    panel: PanelMethod,
 }
 
 fn main() {
     let cli = <Cli as clap::Parser>::parse();
     let (grid_shape, timeout, cases) = (cli.grid, cli.timeout, cli.cases);
+    let qr_opts = QrOptions { panel: cli.panel };
     let (p, q) = grid_shape;
     if !inside_mpi() {
         relaunch(&Relaunch {
@@ -68,7 +73,7 @@ fn main() {
             "ft-bad-source" => ft_bad_source(&mut rt, p, q),
             "ft-one-column" => ft_one_column(&mut rt, p, q),
             "ft-storage" => ft_storage(&mut rt, p, q, words.next().map(String::as_str).unwrap_or("70x50x8")),
-            spec => factor_case(&grid, spec),
+            spec => factor_case(&grid, spec, &qr_opts),
         };
         match line {
             Ok(l) => {
@@ -90,24 +95,84 @@ fn main() {
 }
 
 fn parse_case(spec: &str) -> (usize, usize, usize, MatrixKind) {
+    let (m, n, nb, kind) = parse_factor_case(spec);
+    match kind {
+        CaseKind::Generated(kind) => (m, n, nb, kind),
+        _ => (m, n, nb, MatrixKind::Uniform),
+    }
+}
+
+/// The matrices a factorization case may ask for: the generator's, and the
+/// hard cases of a QR panel.
+#[derive(Clone, Copy)]
+enum CaseKind {
+    Generated(MatrixKind),
+    /// Uniform with column j scaled by 10^(−12·j/N): a graded matrix.
+    Graded,
+    /// Kahan's upper-triangular matrix (θ = 1.2, nearly singular although
+    /// no diagonal entry is small), its rows in reverse order so that the
+    /// panels have reflectors to compute (the M − N extra rows, zero, come
+    /// first).
+    Kahan,
+    /// Rank N/2 (the product of uniform M×N/2 and N/2×N factors).
+    RankDeficient,
+    /// Uniform times a scale near overflow or underflow.
+    Scaled(f64),
+}
+
+fn parse_factor_case(spec: &str) -> (usize, usize, usize, CaseKind) {
     let (dims, kind) = spec.split_once(':').unwrap_or((spec, "uniform"));
     let v: Vec<usize> = dims.split('x').map(|x| x.parse().expect("MxNxNB")).collect();
     let kind = match kind {
-        "cond1e6" => MatrixKind::Conditioned { cond: 1e6 },
-        "dd" => MatrixKind::DiagonallyDominant,
-        _ => MatrixKind::Uniform,
+        "cond1e6" => CaseKind::Generated(MatrixKind::Conditioned { cond: 1e6 }),
+        "dd" => CaseKind::Generated(MatrixKind::DiagonallyDominant),
+        "graded" => CaseKind::Graded,
+        "kahan" => CaseKind::Kahan,
+        "rankdef" => CaseKind::RankDeficient,
+        "big" => CaseKind::Scaled(1e300),
+        "tiny" => CaseKind::Scaled(1e-300),
+        _ => CaseKind::Generated(MatrixKind::Uniform),
     };
     (v[0], v[1], v[2], kind)
 }
 
-fn factor_case(grid: &Grid, spec: &str) -> Result<String, String> {
-    let (m, n, nb, kind) = parse_case(spec);
-    let gen = Generator::new(kind, 7, m, n).map_err(|e| e.to_string())?;
-    let a = DistMatrix::from_fn(grid, m, n, nb, nb, |i, j| gen.element(i, j)).map_err(|e| e.to_string())?;
+/// Element (i, j) of an m×n case matrix.
+fn case_element(kind: CaseKind, gen: &Generator, m: usize, n: usize) -> impl Fn(usize, usize) -> f64 + '_ {
+    let half = (n / 2).max(1);
+    let right = Generator::new(MatrixKind::Uniform, 8, half, n).expect("generator");
+    move |i, j| match kind {
+        CaseKind::Generated(_) => gen.element(i, j),
+        CaseKind::Graded => gen.element(i, j) * 10f64.powf(-12.0 * j as f64 / n.max(1) as f64),
+        CaseKind::Kahan => {
+            let (s, c) = 1.2f64.sin_cos();
+            let r = m - 1 - i;
+            if r >= n {
+                return 0.0;
+            }
+            let i = r;
+            match i.cmp(&j) {
+                std::cmp::Ordering::Greater => 0.0,
+                std::cmp::Ordering::Equal => s.powi(i as i32),
+                std::cmp::Ordering::Less => -c * s.powi(i as i32),
+            }
+        }
+        CaseKind::RankDeficient => (0..half).map(|k| gen.element(i, k) * right.element(k, j)).sum(),
+        CaseKind::Scaled(scale) => gen.element(i, j) * scale,
+    }
+}
+
+fn factor_case(grid: &Grid, spec: &str, opts: &QrOptions) -> Result<String, String> {
+    let (m, n, nb, kind) = parse_factor_case(spec);
+    let base = match kind {
+        CaseKind::Generated(k) => k,
+        _ => MatrixKind::Uniform,
+    };
+    let gen = Generator::new(base, 7, m, n).map_err(|e| e.to_string())?;
+    let a = DistMatrix::from_fn(grid, m, n, nb, nb, case_element(kind, &gen, m, n)).map_err(|e| e.to_string())?;
     let mut qr = a.clone();
     let mut tau = Vec::new();
     let t = std::time::Instant::now();
-    pdgeqrf(grid, &mut qr, &mut tau).map_err(|e| e.to_string())?;
+    pdgeqrf_with(grid, &mut qr, &mut tau, opts).map_err(|e| e.to_string())?;
     let secs = t.elapsed().as_secs_f64();
     let res = check::qr_residual(grid, &a, &qr, &tau).map_err(|e| e.to_string())?;
     let orth = check::orthogonality(grid, &qr, &tau).map_err(|e| e.to_string())?;

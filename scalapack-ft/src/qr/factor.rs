@@ -1,5 +1,6 @@
 //! `pdgeqrf`: blocked Householder QR of a distributed matrix.
 
+use super::panel_choice::QrOptions;
 use super::reflectors::{factor_panel, Panel};
 use crate::args::check_square_blocks;
 use crate::args::pdgeqrf::{A, DESCA};
@@ -23,11 +24,30 @@ use blacs_ft::Grid;
 /// its trailing matrix and starts a non-blocking broadcast of it, so the
 /// other columns find the panel waiting when they finish their update.
 ///
+/// The panels are factored as [`super::PanelMethod::Auto`] picks; see
+/// [`pdgeqrf_with`] to choose.
+///
 /// # Errors
 /// Argument errors (MB ≠ NB, a NaN or an infinity in A) are agreed: every
 /// rank returns the same one.
 /// A process failure returns [`crate::Error::Grid`] with a process-failure error.
 pub fn pdgeqrf(grid: &Grid, a: &mut DistMatrix, tau: &mut Vec<f64>) -> Result<()> {
+    pdgeqrf_with(grid, a, tau, &QrOptions::default())
+}
+
+/// [`pdgeqrf`] with options:
+///
+/// * `opts` (global): how the panels are factored ([`QrOptions::panel`]).
+///   With [`super::PanelMethod::Tsqr`] (or `auto` picking it) R, V and tau
+///   are ScaLAPACK's up to rounding, except that where ScaLAPACK's reflector
+///   is the identity (`tau = 0`: a column already exactly zero below the
+///   diagonal, other than the matrix's last row) TSQR stores one that flips
+///   R's row instead (see [`super::tall_skinny`]); either is a valid
+///   ScaLAPACK QR.
+///
+/// # Errors
+/// As [`pdgeqrf`].
+pub fn pdgeqrf_with(grid: &Grid, a: &mut DistMatrix, tau: &mut Vec<f64>, opts: &QrOptions) -> Result<()> {
     // (PDGEQRF(M, N, A, IA, JA, DESCA, ...): A is argument 3, DESCA 6.)
     let check = check_square_blocks("pdgeqrf", DESCA, "A", a.desc()).and_then(|()| check_finite("pdgeqrf", A, a));
     agree_on_arguments(grid, check)?;
@@ -39,6 +59,7 @@ pub fn pdgeqrf(grid: &Grid, a: &mut DistMatrix, tau: &mut Vec<f64>) -> Result<()
         return Ok(());
     }
     let mycol = a.coords().1;
+    let method = opts.panel;
     let panels: Vec<(usize, usize)> = (0..k).step_by(nb).map(|j0| (j0, nb.min(k - j0))).collect();
     // The owner of a panel factors it one step ahead and starts sending it
     // along the process row at once (non-blocking), so the other columns
@@ -47,7 +68,7 @@ pub fn pdgeqrf(grid: &Grid, a: &mut DistMatrix, tau: &mut Vec<f64>) -> Result<()
     let mut ahead: Option<Panel> = None;
     let mut sent = None;
     if a.col_owner(0) == mycol {
-        let p = factor_panel(grid, a, panels[0].0, panels[0].1)?;
+        let p = factor_panel(grid, a, panels[0].0, panels[0].1, method)?;
         sent = start_row_send(grid, &p)?;
         ahead = Some(p);
     }
@@ -63,7 +84,7 @@ pub fn pdgeqrf(grid: &Grid, a: &mut DistMatrix, tau: &mut Vec<f64>) -> Result<()
         let first = a.local_cols_before(j0 + jb);
         let all = first..a.local_cols();
         let mut factor_next = |a: &mut DistMatrix, n0: usize, nw: usize| -> Result<()> {
-            let p = factor_panel(grid, a, n0, nw)?;
+            let p = factor_panel(grid, a, n0, nw, method)?;
             if let Some(previous) = sent.take() {
                 grid.wait_broadcast(previous)?;
             }

@@ -12,6 +12,7 @@ use crate::blas::Trans;
 use crate::error::{check_finite, Error, Result};
 use crate::matrix::DistMatrix;
 use crate::qr::reflectors::{factor_panel, Panel};
+use crate::qr::{PanelMethod, QrOptions};
 use crate::row_panel::broadcast_panel;
 use blacs_ft::Grid;
 use checksum::ReverseNeighborLayout;
@@ -86,6 +87,28 @@ pub fn pdgeqrf_ft_in(
     opts: &FtOptions,
     work: &mut FtWorkspace,
 ) -> Result<FtReport> {
+    pdgeqrf_ft_with(region, a, tau, opts, work, &QrOptions::default())
+}
+
+/// [`pdgeqrf_ft_in`] with the QR's options:
+///
+/// * `qr` (global): how the panels are factored (the same panel code as
+///   [`crate::qr::pdgeqrf_with`]; it runs in phase 1 of a step, on the
+///   backed-up panel, like the Householder panel).
+///
+/// # Fault tolerance
+/// As [`pdgeqrf_ft`]: the panel method changes neither the kill points nor
+/// the checksums nor recovery. Every process of the column computes the
+/// TSQR reduction from the same gathered data, so a re-run panel after a
+/// repair gives the same reflectors.
+pub fn pdgeqrf_ft_with(
+    region: &mut Region,
+    a: &mut DistMatrix,
+    tau: &mut Vec<f64>,
+    opts: &FtOptions,
+    work: &mut FtWorkspace,
+    qr: &QrOptions,
+) -> Result<FtReport> {
     let start = protocol::enter::<Vec<f64>, Error>(region, ROUTINE)?;
     if let protocol::Start::Done(done) = start {
         // Completed before a later failure: the result is already in `a`,
@@ -96,7 +119,7 @@ pub fn pdgeqrf_ft_in(
         *tau = done;
         return Ok(FtReport::default());
     }
-    let run = run_on_extended(region, a, opts, work, start)?;
+    let run = run_on_extended(region, a, opts, work, start, qr)?;
     // One exit: A gets its storage (or its blocks) back.
     run.ext.release(a, work, true);
     // (Its result is here now, a joining replacement's too.)
@@ -124,6 +147,7 @@ pub(crate) fn run_on_extended(
     opts: &FtOptions,
     work: &mut FtWorkspace,
     start: protocol::Start<Vec<f64>>,
+    options: &QrOptions,
 ) -> Result<Factored> {
     let grid = region.grid();
     let layout = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
@@ -145,6 +169,7 @@ pub(crate) fn run_on_extended(
             nb: a.nb(),
             tau: vec![0.0; kmax],
             corrupt: region.grid().injector().silent_error(),
+            panel: options.panel,
         },
     };
     match protocol::run(region, &mut qr, start, opts.verify) {
@@ -182,6 +207,8 @@ struct QrSteps {
     /// The block size.
     nb: usize,
     corrupt: Option<blacs_ft::inject::SilentError>,
+    /// How the panels are factored.
+    panel: PanelMethod,
 }
 
 impl QrSteps {
@@ -231,7 +258,7 @@ impl PanelSteps for QrSteps {
         let lc0 = m.local_cols_before(j0);
         clock.enter(grid, Phase::Panel);
         let (mine, sending) =
-            d.owners_panel(mycol == owner, (lc0, jb), |ext| factor_panel(grid, &mut ext.matrix, j0, jb))?;
+            d.owners_panel(mycol == owner, (lc0, jb), |ext| factor_panel(grid, &mut ext.matrix, j0, jb, self.panel))?;
         let (ext, layout) = (&d.ext, &d.layout);
         clock.enter(grid, Phase::Bcast);
         let panel = broadcast_panel(grid, (mine, sending), owner, (j0, jb, lrows))?;
@@ -273,7 +300,7 @@ impl PanelSteps for QrSteps {
                 let ncols = ext.matrix.local_cols_before(n0)..ext.matrix.local_cols_before(n0 + nw);
                 panel.update_cols(&mut ext.matrix, cols.start, ncols.clone(), &w);
                 let nbackup = ext.panel_backup(ncols.start, nw);
-                let early = factor_panel(grid, &mut ext.matrix, n0, nw);
+                let early = factor_panel(grid, &mut ext.matrix, n0, nw, self.panel);
                 d.ahead = Some(send_ahead(grid, ext, (ncols.start, nbackup), early));
                 panel.update_cols(&mut ext.matrix, cols.start, ncols.end..cols.end, &w);
             }

@@ -22,7 +22,7 @@ mod trsm_t;
 
 pub use crate::abft::Holding;
 pub use crate::abft::{ChecksumCheck, FtOptions, FtReport, FtWorkspace};
-pub use factor::{pdgeqrf_ft, pdgeqrf_ft_in, STEP_PHASES};
+pub use factor::{pdgeqrf_ft, pdgeqrf_ft_in, pdgeqrf_ft_with, STEP_PHASES};
 pub use gels::{pdgels_ft, pdgels_ft_memory, GelsMemory, GelsReport, GELS_PHASES};
 pub use ormqr::{pdormqr_ft, ORMQR_PHASES};
 pub use protected::QrFactors;

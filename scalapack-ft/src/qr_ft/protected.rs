@@ -4,6 +4,7 @@
 //! them (docs/architecture.md, "Protected results").
 
 use super::factor::{run_on_extended, ROUTINE};
+use crate::qr::QrOptions;
 use crate::abft::{FtOptions, FtReport, FtWorkspace, Holding, ProtectedFactors};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
@@ -75,7 +76,7 @@ impl QrFactors {
             let shared = ProtectedQr::again(region, &mut a, tau, steps, ROUTINE)?;
             return Ok((QrFactors { shared, m, n, nb }, FtReport::default()));
         }
-        let run = run_on_extended(region, &mut a, opts, &mut FtWorkspace::new(), start)?;
+        let run = run_on_extended(region, &mut a, opts, &mut FtWorkspace::new(), start, &QrOptions::default())?;
         let shared = ProtectedQr::register(region, run.ext, run.layout, run.tau, steps);
         Ok((QrFactors { shared, m, n, nb }, run.report))
     }
