@@ -4,10 +4,10 @@
 //! them (docs/architecture.md, "Protected results").
 
 use super::factor::{run_on_extended, ROUTINE};
-use crate::qr::QrOptions;
 use crate::abft::{FtOptions, FtReport, FtWorkspace, Holding, ProtectedFactors};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
+use crate::qr::QrOptions;
 use recovery::protocol;
 use recovery::Region;
 use std::cell::RefCell;
