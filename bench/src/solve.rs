@@ -352,6 +352,36 @@ mod tests {
         let zero = DistMatrix::zeros(&grid, m, k, nb, nb).unwrap();
         let x0 = DistMatrix::zeros(&grid, n, k, nb, nb).unwrap();
         assert_eq!(lstsq_residual(&grid, &a, &x0, &zero).unwrap(), 0.0);
+        // M < N: pdgels's minimum-norm solution passes; one perturbed
+        // fails the residual of A·X = B, and one plus a vector of A's null
+        // space (A·X still B) fails the row-space test.
+        let (m, n) = (40, 90);
+        let gen = Generator::new(MatrixKind::Uniform, 5, m, n).unwrap();
+        let a = DistMatrix::from_fn(&grid, m, n, nb, nb, |i, j| gen.element(i, j)).unwrap();
+        let b = right_hand_sides(&grid, &s, 5, m, nb, true).unwrap();
+        let mut xb = with_rows(&grid, &b, n).unwrap();
+        scalapack_ft::qr::pdgels(&grid, &mut a.clone(), &mut xb).unwrap();
+        let good = lstsq_residual(&grid, &a, &xb, &b).unwrap();
+        assert!(good < 16.0, "{good}");
+        let mut off = xb.clone();
+        off.local_mut()[5] += 1e-6;
+        let bad = lstsq_residual(&grid, &a, &off, &b).unwrap();
+        assert!(bad > 1e3 * good.max(1.0), "perturbed {bad}, solution {good}");
+        // z = r − P·r for a random r is in A's null space.
+        let r = DistMatrix::from_fn(&grid, n, k, nb, nb, |i, j| ((3 * i + 7 * j) % 13) as f64 / 13.0 - 0.5).unwrap();
+        let mut ar = DistMatrix::zeros(&grid, m, k, nb, nb).unwrap();
+        pdgemm(&grid, Trans::No, Trans::No, 1.0, &a, &r, 0.0, &mut ar).unwrap();
+        let mut pr = with_rows(&grid, &ar, n).unwrap();
+        scalapack_ft::qr::pdgels(&grid, &mut a.clone(), &mut pr).unwrap();
+        let mut plus_null = xb.clone();
+        for i in 0..plus_null.local().len() {
+            plus_null.local_mut()[i] += 1e-3 * (r.local()[i] - pr.local()[i]);
+        }
+        let mut residual = b.clone();
+        pdgemm(&grid, Trans::No, Trans::No, -1.0, &a, &plus_null, 1.0, &mut residual).unwrap();
+        assert!(one_norm(&grid, &residual).unwrap() < 1e-12, "A·z is not 0");
+        let bad = lstsq_residual(&grid, &a, &plus_null, &b).unwrap();
+        assert!(bad > 1e3 * good.max(1.0), "with a null-space part {bad}, solution {good}");
         // LU: the solution's residual is small, a perturbed solution's
         // large.
         let sq = Generator::new(MatrixKind::DiagonallyDominant, 3, n, n).unwrap();
