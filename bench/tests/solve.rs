@@ -298,7 +298,10 @@ fn solve_options_that_cannot_apply_are_usage_errors() {
         (vec!["qr", "--m", "40", "--n", "50", "--lstsq", "--check"], "--check with --lstsq needs M ≥ N"),
         (vec!["lu", "--n", "50", "--solve", "--nrhs", "0"], "0 is not in 1.."),
         // Kills in the solve: a step and a phase it has, once.
-        (vec!["lu", "--ft", "--grid", "2x2", "--n", "64", "--nb", "16", "--kill", "1@getrs:3"], "getrs or app with --solve"),
+        (
+            vec!["lu", "--ft", "--grid", "2x2", "--n", "64", "--nb", "16", "--kill", "1@getrs:3"],
+            "getrs or app with --solve",
+        ),
         (
             vec!["lu", "--ft", "--grid", "2x2", "--n", "64", "--nb", "16", "--solve", "--kill", "1@getrs:9"],
             "the last is 8",
