@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
-# The full fault matrix of pdgeqrf_ft, pdgetrf_ft and pdcg_ft: on 2x2 and
-# 2x3 grids, every rank killed at an early, a middle and the last step (CG:
+# The full fault matrix of pdgeqrf_ft, pdgetrf_ft and pdcg_ft, and of the
+# solves on the protected factors (pdgetrs_ft, pdgels_ft): on 2x2 and 2x3
+# grids, every rank killed at an early, a middle and the last step (CG:
 # iteration), in each of the operation's phases (QR: panel, bcast, update,
 # commit; LU: panel, bcast, swap, update, commit; CG: matvec, dot, commit),
 # and before the checksums exist (args, encode: the call restarts), through
 # a spawn and through a hot spare; each run must finish with ScaLAPACK's
-# residual checks passing and consistent checksums (LU: and the solve's
-# residual; CG: converged in the failure-free run's number of iterations).
+# residual checks passing and consistent checksums (CG: converged in the
+# failure-free run's number of iterations).
+# LU runs with --solve and QR with --lstsq: every run also checks the
+# solve's residual, and the same ranks are killed in the solve at its
+# early, middle and last step in each of its phases (getrs: swap at the
+# interchanges' step 0, then bcast, update, commit; gels: bcast, update,
+# commit), before B's checksums (args, encode: the job solves again with
+# the kept factors) and, for LU, between the factorization and the solve
+# (app:0, met at the solve's start: solved again too).
 # Every launch has a hard timeout. Prints one line per run and "N passed,
 # N failed" at the end; exit code 1 if any run failed.
 # LU also runs on 1x3, where the owner of the next panel factors it while
 # the step's agreement runs (one process row only).
-#   scripts/fault-matrix.sh                # QR on 2x2, 2x3; LU on 2x2, 2x3, 1x3; CG on 2x2, 2x3 (942 runs)
-#   scripts/fault-matrix.sh qr 2x2         # one operation, one grid
+#   scripts/fault-matrix.sh                # QR on 2x2, 2x3; LU on 2x2, 2x3, 1x3; CG on 2x2, 2x3 (1448 runs)
+#   scripts/fault-matrix.sh qr 2x2         # one operation, one grid (200 runs; lu 2x2: 224)
 #   scripts/fault-matrix.sh lu             # one operation, its grids
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,12 +33,18 @@ given=("$@")
 pass=0; fail=0
 tmp=$(mktemp -d)
 for op in "${ops[@]}"; do
-steps=(0 6 12); same='True'
+steps=(0 6 12); same='True'; solve_points=()
 if [ "$op" = qr ]; then
-  # 260x200 in 16-blocks: 13 panels, steps 0..12.
-  shape=(--m 260 --n 200 --nb 16); phases=(panel bcast update commit); extra=(); grids=("${given[@]:-2x2 2x3}")
+  # 260x200 in 16-blocks: 13 panels, steps 0..12; the solve's 26 steps
+  # (Qᵀ's 13 panels, then R's 13 block rows), 0..25.
+  shape=(--m 260 --n 200 --nb 16); phases=(panel bcast update commit); extra=(--lstsq); grids=("${given[@]:-2x2 2x3}")
+  same="r['lstsq_residual'] is not None"
+  for step in 0 13 25; do
+    for phase in bcast update commit; do solve_points+=("gels:$step:$phase"); done
+  done
+  solve_points+=("gels:0:args" "gels:0:encode")
   # (FTLA_QR_PANEL=tsqr|householder: the panel method, default auto.)
-  if [ -n "${FTLA_QR_PANEL:-}" ]; then extra=(--panel "$FTLA_QR_PANEL"); fi
+  if [ -n "${FTLA_QR_PANEL:-}" ]; then extra+=(--panel "$FTLA_QR_PANEL"); fi
 elif [ "$op" = cg ]; then
   # The 2-D Poisson matrix of 400 points: iterations 1.., the initial
   # residual at step 0; every run must take the failure-free run's count.
@@ -45,6 +59,14 @@ else
   # step's deferred update, whose panel a repair has sent again.
   shape=(--n 200 --nb 16 --matrix uniform); phases=(panel bcast swap update commit); extra=(--solve)
   steps=(0 7 12)
+  same="r['solve_residual'] is not None"
+  # The solve's 27 steps: 0 the row interchanges, 1..13 L's blocks,
+  # 14..26 U's.
+  solve_points=("getrs:0:swap" "getrs:0:commit")
+  for step in 13 26; do
+    for phase in bcast update commit; do solve_points+=("getrs:$step:$phase"); done
+  done
+  solve_points+=("getrs:0:args" "getrs:0:encode" "app:0")
   grids=("${given[@]:-2x2 2x3 1x3}")
 fi
 for grid in ${grids[*]}; do
@@ -56,14 +78,14 @@ for grid in ${grids[*]}; do
       for step in "${steps[@]}"; do
         for phase in "${phases[@]}"; do points+=("$step:$phase"); done
       done
-      points+=("0:args" "0:encode")
+      points+=("0:args" "0:encode" ${solve_points[@]+"${solve_points[@]}"})
       for point in "${points[@]}"; do
         json="$tmp/run.json"; rm -f "$json"
         "$ftla" "$op" --ft --grid "$grid" --spares "$spares" "${shape[@]}" --kill "$rank@$point" \
           --check "${extra[@]}" --verify --json "$json" --timeout 120 >"$tmp/out" 2>&1
         rc=$?
         case "$point" in
-          0:args | 0:encode) expect='r["restarts"] == 1' ;;
+          0:args | 0:encode | *:0:args | *:0:encode | app:0) expect='r["restarts"] == 1' ;;
           *) expect="[x[\"ranks\"] for x in r[\"recoveries\"]] == [[$rank]]" ;;
         esac
         if [ $rc -eq 0 ] && python3 -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r['ok'] and ($expect) and ($same) else 1)" "$json" 2>/dev/null; then

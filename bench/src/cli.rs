@@ -237,8 +237,9 @@ const QR_KILL: &str = concat!(
     args or encode at step 0, then bcast (V and T, or R's block column or row, along the process rows), update \
     (the reduction of Vᵀ·B, or the solved block row down the process columns) or commit at any step. A point \
     without an operation (R@STEP:PHASE) fires in whichever reaches it first, one without a phase at its step's \
-    first. ftla qr --lstsq --ft runs pdgels_ft, whose R@gels points apply (not args or encode, and not with \
-    --reps);",
+    first. ftla qr --lstsq --ft runs pdgels_ft, whose R@gels points apply (not with --reps): a loss in its args or \
+    encode phase, or between its factorization and its solve (met at R@gels:0:args), makes the job repair and \
+    solve again with the kept factors;",
     repair_points!()
 );
 /// `ftla lu --kill`.
@@ -247,8 +248,10 @@ const LU_KILL: &str = concat!(
     checksums exist), then panel, bcast, swap (the row interchanges), update or commit at any step; in the solve \
     pdgetrs_ft, R@getrs:STEP:PHASE: args or encode at step 0, swap at the interchanges' step (step 0 with TRANS=N, \
     2*NBLK with T; NBLK = ceil(N/NB)), bcast (the factors' panel) or update (B's solved block row) at a block step \
-    (the others), commit at any step (ftla lu runs it with --solve, TRANS=N, and takes its points but args and \
-    encode, and not with --reps);",
+    (the others), commit at any step (ftla lu runs it with --solve, TRANS=N, and takes all its points, not with \
+    --reps: a loss in args or encode makes the job repair and solve again with the kept factors); with --solve, \
+    R@app:0 kills R in the program's own work between the factorization and the solve (met at the solve's \
+    start, which the job then makes again);",
     repair_points!()
 );
 /// `ftla cg --kill`.
@@ -435,14 +438,18 @@ pub struct SolveArgs {
 pub struct QrArgs {
     #[command(flatten)]
     pub matrix: MatrixArgs,
-    /// Least squares: minimise ‖A·X−B‖₂ for M ≥ N through the QR
-    /// factorization (pdgels: pdgeqrf, Qᵀ·B, R·X = (Qᵀ·B)(1:N); with --ft
+    /// Least squares (pdgels): for M ≥ N minimise ‖A·X−B‖₂ through the QR
+    /// factorization (pdgeqrf, Qᵀ·B, R·X = (Qᵀ·B)(1:N)); for M < N the
+    /// minimum-norm solution of A·X = B through the QR of Aᵀ. With --ft
     /// pdgels_ft: pdgeqrf_ft's protected factors and a protected solve,
     /// taking kills R@gels:STEP:PHASE; the time and Gflop/s count the
-    /// factorization and the solve together). Reports LAPACK's least-squares
-    /// check lstsq_residual = ‖Aᵀ(B−A·X)‖₁/(max(M,N,NRHS)·‖A‖₁·‖B‖₁·eps)
-    /// (dqrt17; small, < 16, when X solves the normal equations). M < N
-    /// (the minimum-norm solution) is not supported yet.
+    /// factorization and the solve together. Reports LAPACK's checks as
+    /// lstsq_residual, small (< 16) when correct: for M ≥ N dqrt17,
+    /// ‖Aᵀ(B−A·X)‖₁/(max(M,N,NRHS)·‖A‖₁·‖B‖₁·eps) (X solves the normal
+    /// equations); for M < N the larger of dqrt16's
+    /// ‖A·X−B‖₁/(‖A‖₁·‖X‖₁·N·eps) and dqrt14's row-space test
+    /// ‖X−P·X‖_F/(‖X‖_F·N·eps), P·X the minimum-norm solution of
+    /// A·Z = A·X (X has no part in A's null space).
     #[arg(long)]
     pub lstsq: bool,
     #[command(flatten)]

@@ -40,6 +40,10 @@ pub struct LuSolve {
     /// The fault-tolerant factorization found the matrix singular and
     /// returned no factors (the factored matrix is not there to check).
     no_factors: bool,
+    /// The fault-tolerant factorization's report, kept for a run made
+    /// again after a loss before the solve's checksums existed (the
+    /// factorization then returns its factors again with an empty one).
+    factored: Option<FtReport>,
 }
 
 /// A least-squares solve (`qr --lstsq`): the system, B's seed, and once
@@ -81,6 +85,20 @@ impl CgSolve {
     }
 }
 
+impl LstsqSolve {
+    /// B as pdgels takes it: the M×NRHS right-hand sides (see
+    /// [`solve::right_hand_sides`]) in max(M, N) rows, zero below M for
+    /// the minimum-norm problem (M < N).
+    fn rhs(&self, grid: &Grid, a: &DistMatrix, collective: bool) -> Result<DistMatrix, Error> {
+        let b = solve::right_hand_sides(grid, &self.system, self.seed, a.m(), a.nb(), collective)?;
+        if a.m() < a.n() {
+            solve::with_rows(grid, &b, a.n())
+        } else {
+            Ok(b)
+        }
+    }
+}
+
 impl Factors {
     /// Empty factors of the job's operation, to be filled by it.
     pub fn of(a: &FactorJob) -> Factors {
@@ -99,6 +117,7 @@ impl Factors {
                 b: None,
                 x: None,
                 no_factors: false,
+                factored: None,
             })),
             (Op::Lu, None) => Factors::Pivots(Vec::new()),
             (Op::Cg, _) => {
@@ -113,7 +132,10 @@ impl Factors {
         match self {
             Factors::Solution(s) => cg_flops(n, s.report.as_ref().map_or(0, |r| r.iterations)),
             // Qᵀ·B (LAPACK's count for DORMQR, 2·K·N·(2M−N)), then R·X (N²·K).
+            // (M < N: the same counts for Aᵀ, N×M: its QR, Q·[Y; 0] and
+            // Rᵀ·Y = B.)
             Factors::LeastSquares(s) => {
+                let (m, n) = (m.max(n), m.min(n));
                 let (m, n, k) = (m as f64, n as f64, s.system.nrhs as f64);
                 op.flops(m as usize, n as usize) + 2.0 * k * n * (2.0 * m - n) + n * n * k
             }
@@ -149,7 +171,7 @@ impl Factors {
         match self {
             Factors::Tau(tau, o) => qr::pdgeqrf_with(grid, mat, tau, o).map(|()| None),
             Factors::LeastSquares(s) => {
-                let mut b = solve::right_hand_sides(grid, &s.system, s.seed, mat.m(), mat.nb(), true)?;
+                let mut b = s.rhs(grid, mat, true)?;
                 s.tau = qr::pdgels(grid, mat, &mut b)?;
                 s.b = Some(b);
                 Ok(None)
@@ -194,7 +216,7 @@ impl Factors {
                 // (A process joining the call reads its blocks of B alone:
                 // the others are already inside the factorization.)
                 let collective = !region.is_joining();
-                let mut b = solve::right_hand_sides(region.grid(), &s.system, s.seed, mat.m(), mat.nb(), collective)?;
+                let mut b = s.rhs(region.grid(), mat, collective)?;
                 let report = solve::gels_ft(region, mat, &mut s.tau, &mut b, opts)?;
                 s.b = Some(b);
                 Ok((report, None))
@@ -218,6 +240,8 @@ impl Factors {
                     Err(e) => return Err(e),
                 };
                 s.ipiv = factors.ipiv();
+                let report = s.factored.get_or_insert(report).clone();
+                solve::application_point(region);
                 // (A process joining the solve reads its blocks of B alone:
                 // the others are already inside it.)
                 let collective = !region.is_joining();
@@ -328,7 +352,11 @@ pub fn check(
         Some(o) => o,
         None => make_matrix(grid, a, true)?,
     };
-    if let (Some(tau), true) = (factors.tau(), a.check) {
+    // (A minimum-norm --lstsq factors Aᵀ: an --input .mtx of M < N gets
+    // here with --check; the QR check of A does not apply to Aᵀ's
+    // factors, and is not computed.)
+    let transposed = orig.m() < orig.n() && matches!(factors, Factors::LeastSquares(_));
+    if let (Some(tau), true, false) = (factors.tau(), a.check, transposed) {
         r.residual = Some(qr::check::qr_residual(grid, &orig, fact, tau)?);
         r.orthogonality = Some(qr::check::orthogonality(grid, fact, tau)?);
     }
@@ -336,7 +364,7 @@ pub fn check(
         Factors::Solution(_) | Factors::Tau(..) => {}
         Factors::LeastSquares(s) => {
             let Some(solved) = &s.b else { return Ok(r) };
-            let x = solve::leading_rows(grid, solved, orig.n())?;
+            let x = solve::with_rows(grid, solved, orig.n())?;
             // B again, as it was given.
             let b = solve::right_hand_sides(grid, &s.system, s.seed, orig.m(), fact.nb(), true)?;
             r.lstsq = Some(solve::lstsq_residual(grid, &orig, &x, &b)?);

@@ -109,7 +109,11 @@ pub fn run(a: FactorJob) -> ! {
         let s = Session { rt, grid: region.into_grid() };
         s.finish(Outcome::Checkpointed { epoch }, &detail)
     }
-    let unrecoverable = outcome.as_ref().is_err_and(|e| e.is_unrecoverable());
+    // (Factors lost to two losses in one process row between the calls —
+    // refused on every process, never used — are a loss the job cannot
+    // recover from, as two in one call are.)
+    let unrecoverable =
+        outcome.as_ref().is_err_and(|e| e.is_unrecoverable() || matches!(e, scalapack_ft::Error::InputLost { .. }));
     let (ok, detail) = match outcome {
         Ok(x) => x,
         Err(e) => {
@@ -119,6 +123,7 @@ pub fn run(a: FactorJob) -> ! {
                 e,
                 scalapack_ft::Error::Argument { .. }
                     | scalapack_ft::Error::Memory { .. }
+                    | scalapack_ft::Error::InputLost { .. }
                     | scalapack_ft::Error::Grid(blacs_ft::Error::Checkpoint { .. })
             );
             if !agreed || region.grid().rank() == 0 {
@@ -266,6 +271,9 @@ struct FtRun {
     singular: Option<scalapack_ft::Error>,
     /// The factored matrix.
     fact: scalapack_ft::DistMatrix,
+    /// A's shape, M×N (`fact` is Aᵀ's factors for a minimum-norm
+    /// `--lstsq`).
+    shape: (usize, usize),
     /// How often the call was restarted because a process was lost before
     /// its checksums existed.
     restarts: usize,
@@ -318,35 +326,52 @@ fn timed_ft(
     let t = Instant::now();
     let mut factors = Factors::of(a);
     let mut restarts = 0;
-    let (report, singular) = loop {
-        match factors.factor_ft(region, &mut mat, opts, &mut work) {
-            // Lost before the checksums protected its blocks: the call was
-            // forgotten everywhere. Repair, then start again from the
-            // input, as a replacement (which runs this program from the
-            // top) does; the clock keeps running.
-            // (The region's repair limit bounds the restarts.)
-            Err(e) if e.is_process_failure() => {
-                let r = region.repair()?;
+    let shape = (mat.m(), mat.n());
+    // Where this run's calls start in the log (a re-run starts there).
+    let first_call = region.log().position();
+    let mut first_run = true;
+    // Lost before a call's checksums protected its blocks (the
+    // factorization's, or with --solve/--lstsq the solve's, or between
+    // them): that call was forgotten everywhere, and the region repairs
+    // and runs the body again from the input, as a replacement (which
+    // runs this program from the top) does: a factorization that
+    // completed returns its protected factors again (the replacement's
+    // hollow copy is mended at the solve's start), and the solve starts
+    // again with B made again. The clock keeps running. (The region's
+    // repair limit bounds the restarts.)
+    // (The region's loop takes the grid's errors: a process failure
+    // travels as one, every other error as the body's result.)
+    let (report, singular) = region.run(|region| {
+        let run = (|| {
+            if !std::mem::take(&mut first_run) {
                 restarts += 1;
-                // The lowest surviving rank speaks (no collective here: the
-                // replacement is not in this loop).
-                let speaker = (0..).find(|k| !r.killed.contains(k)).unwrap_or(0);
-                if region.grid().rank() == speaker {
-                    println!(
-                        "  restarting the factorization: rank(s) {:?} lost before the checksums were encoded \
-                         (repaired by {} in {:.1} ms)",
-                        r.killed,
-                        r.mode.as_str(),
-                        r.total_ms
-                    );
+                let again = RunAgain::of(region, first_call)?;
+                if let Some(r) = region.repairs().last() {
+                    // The lowest surviving rank speaks (no collective here:
+                    // the replacement is not in this loop).
+                    let speaker = (0..).find(|k| !r.killed.contains(k)).unwrap_or(0);
+                    if region.grid().rank() == speaker {
+                        println!(
+                            "  {}: rank(s) {:?} lost before {} checksums were encoded (repaired by {} in {:.1} ms)",
+                            again.what(),
+                            r.killed,
+                            again.whose(),
+                            r.mode.as_str(),
+                            r.total_ms
+                        );
+                    }
                 }
                 mat = make_matrix(region.grid(), a, true)?;
                 work = in_place_or_empty(region.grid(), &mut mat);
                 region.grid().barrier(Scope::All)?;
             }
-            other => break other?,
+            factors.factor_ft(region, &mut mat, opts, &mut work)
+        })();
+        match run {
+            Err(scalapack_ft::Error::Grid(e)) if e.is_process_failure() => Err(e),
+            other => Ok(other),
         }
-    };
+    })??;
     // The survivors' figures: a replacement's clock and count started late.
     // (When every process that started the clock was replaced, nobody has
     // it: the time is unknown.)
@@ -363,7 +388,55 @@ fn timed_ft(
     let mut slowest = [if joining { 0.0 } else { t.elapsed().as_secs_f64() + report.earlier_s }];
     region.grid().max(Scope::All, &mut slowest)?;
     let secs = (counts[0] > 0).then_some(slowest[0]);
-    Ok(FtRun { secs, report, factors, singular, fact: mat, restarts: counts[1] as usize })
+    Ok(FtRun { secs, report, factors, singular, fact: mat, shape, restarts: counts[1] as usize })
+}
+
+/// What a run of the FT job's body made again after a repair does.
+enum RunAgain {
+    /// The factorization was lost before its checksums existed: it
+    /// starts again from the input.
+    Factorization,
+    /// The factorization completed: its protected factors are kept, and
+    /// the solve (lost before B's checksums existed, or not yet entered)
+    /// starts again.
+    Solve,
+}
+
+impl RunAgain {
+    /// Local, from the log (the same on every process): what the body
+    /// run again from the call at `first_call` makes again.
+    ///
+    /// # Errors
+    /// [`blacs_ft::Error::Unrecoverable`] when the solve had completed:
+    /// a process lost after it took its part of X, which nothing rebuilds
+    /// (no kill point is there: only a real failure in the checks' copy
+    /// of the factors).
+    fn of(region: &Region, first_call: usize) -> Result<RunAgain, scalapack_ft::Error> {
+        let calls = region.log().calls().get(first_call..).unwrap_or_default();
+        if calls.iter().any(|c| c.status.is_over() && crate::solve::SOLVE_CALLS.contains(&c.name.as_str())) {
+            return Err(blacs_ft::Error::Unrecoverable {
+                reason: "a process was lost after the solve completed: its part of X is gone".into(),
+            }
+            .into());
+        }
+        Ok(if calls.first().is_some_and(|c| c.status.is_over()) { RunAgain::Solve } else { RunAgain::Factorization })
+    }
+
+    /// What the run's line says.
+    fn what(&self) -> &'static str {
+        match self {
+            RunAgain::Factorization => "restarting the factorization",
+            RunAgain::Solve => "solving again with the kept factors",
+        }
+    }
+
+    /// Whose checksums did not exist yet.
+    fn whose(&self) -> &'static str {
+        match self {
+            RunAgain::Factorization => "its",
+            RunAgain::Solve => "the solve's",
+        }
+    }
 }
 
 /// Whether this replacement joins an interrupted solve (a kill in
@@ -450,8 +523,8 @@ fn measure(
     // A replacement that joined a later repetition's failure run (`--reps`
     // with `--kill`) learns which one, and goes on from there.
     let start_rep = after_failure_run(region, a, ft, joined, 0)?;
-    let FtRun { secs, report, factors, singular, fact, .. } = main;
-    let (m, n) = (fact.m(), fact.n());
+    let FtRun { secs, report, factors, singular, fact, shape, .. } = main;
+    let (m, n) = shape;
     // (Only after the main run: the survivors of a later repetition's
     // failure run go straight on with the comparison.)
     if start_rep == 0 {
@@ -591,7 +664,8 @@ impl FtOutcome {
             checks.push(format!("solve residual {} = {r:.3} (NRHS {nrhs})", crate::solve::LU_SOLVE_RESIDUAL));
         }
         if let Some(r) = res.lstsq {
-            checks.push(format!("least-squares residual {} = {r:.3} (NRHS {nrhs})", crate::solve::LSTSQ_RESIDUAL));
+            let formula = crate::solve::lstsq_residual_formula(self.m, self.n);
+            checks.push(format!("least-squares residual {formula} = {r:.3} (NRHS {nrhs})"));
         }
         if !checks.is_empty() {
             lines.push(format!("{} ({})", checks.join(", "), if res.pass() { "pass: < 16" } else { "FAIL: ≥ 16" }));

@@ -90,13 +90,11 @@ impl FactorJob {
     /// `ftla qr`.
     pub fn from_qr(a: QrArgs) -> Result<FactorJob, String> {
         let mut job = FactorJob::common(Op::Qr, &a.matrix)?;
-        if a.lstsq {
-            if let Some((m, n)) = job.shape().filter(|(m, n)| m < n) {
-                return Err(format!(
-                    "--lstsq needs M ≥ N (an overdetermined or square system), got {m}x{n}: the minimum-norm \
-                     solution of an underdetermined system (M < N) is not supported yet"
-                ));
-            }
+        if let Some((m, n)) = job.shape().filter(|(m, n)| a.lstsq && job.check && m < n) {
+            return Err(format!(
+                "--check with --lstsq needs M ≥ N, got {m}x{n}: the minimum-norm solve factors Aᵀ (the LQ of A), \
+                 which the QR residual check does not read; drop --check (lstsq_residual checks the solution)"
+            ));
         }
         job.solve = job.system("--lstsq", a.lstsq, &a.system)?;
         job.qr.panel = a.panel;
@@ -407,6 +405,9 @@ impl FactorJob {
                 o if o == crate::solve::GELS_POINTS && self.op == Op::Qr && self.solve.is_some() => {
                     self.check_solve_kill(o, phase, step, repeated)?;
                 }
+                o if o == crate::solve::APP_POINTS && self.op == Op::Lu && self.solve.is_some() => {
+                    check_application_kill(phase, step, repeated)?;
+                }
                 "repair" | "region" => {
                     let known: &[&str] = if op == "repair" { &REPAIR_PHASES } else { &["share"] };
                     match phase {
@@ -426,7 +427,7 @@ impl FactorJob {
                     }
                 }
                 other => {
-                    let solve = if self.op == Op::Lu { ", getrs with --solve" } else { ", gels with --lstsq" };
+                    let solve = if self.op == Op::Lu { ", getrs or app with --solve" } else { ", gels with --lstsq" };
                     return Err(format!(
                         "--kill: `{other}` names no kill point of ftla {} (use {}{solve}, repair or region)",
                         self.op.name(),
@@ -462,22 +463,19 @@ impl FactorJob {
     fn check_solve_kill(&self, op: &str, phase: Option<&str>, step: Option<u64>, repeated: bool) -> Result<(), String> {
         let lu = self.op == Op::Lu;
         let phases = if lu { scalapack_ft::lu_ft::GETRS_STEP_PHASES } else { scalapack_ft::qr_ft::GELS_PHASES };
-        let steps: Vec<&str> = phases.iter().chain(&[Phase::Commit]).map(|p| p.name()).collect();
+        let once = [Phase::Args, Phase::Encode];
+        let known: Vec<&str> = once.iter().chain(phases).chain(&[Phase::Commit]).map(|p| p.name()).collect();
         match phase {
-            Some(p @ ("args" | "encode")) => {
-                return Err(format!(
-                    "--kill: a loss in the solve's {p} phase (before B's checksums exist) makes the solve start \
-                     again, which ftla {} does not do; kill at a later phase ({})",
-                    self.op.name(),
-                    steps.join(", ")
-                ))
+            Some(p) if !known.contains(&p) => {
+                return Err(format!("--kill: `{p}` is not a phase of {op} (phases: {})", known.join(", ")))
             }
-            Some(p) if !steps.contains(&p) => {
-                return Err(format!("--kill: `{p}` is not a phase of {op} (phases: {})", steps.join(", ")))
+            Some(p) if once.iter().any(|o| o.name() == p) && step != Some(0) => {
+                return Err(format!("--kill: the {p} phase comes once, before step 0: write R@{op}:0:{p}"));
             }
             _ => {}
         }
-        let blocks = self.shape().map(|(_, n)| n.div_ceil(self.nb) as u64);
+        // (M < N: the factors are Aᵀ's, min(M, N) columns either way.)
+        let blocks = self.shape().map(|(m, n)| m.min(n).div_ceil(self.nb) as u64);
         let total = blocks.map(|b| if lu { 2 * b + 1 } else { 2 * b });
         if let (Some(s), Some(total)) = (step, total) {
             if s >= total {
@@ -517,7 +515,8 @@ impl FactorJob {
         // plain copy of the protected factors (for the checks).
         let system = self.solve.as_ref().map_or(0, |s| {
             let copy = if self.ft.is_some() { matrix } else { 0 };
-            2 * 8 * DistMatrix::local_len_bound(m, s.nrhs, self.nb, self.nb, p, q) as u64 + copy
+            // (M < N: B and X in N rows.)
+            2 * 8 * DistMatrix::local_len_bound(m.max(n), s.nrhs, self.nb, self.nb, p, q) as u64 + copy
         });
         Some(factored + system + if self.check { matrix } else { 0 })
     }
@@ -547,6 +546,28 @@ impl FactorJob {
             gib(avail)
         ))
     }
+}
+
+/// The application's kill point (`R@app:0`, `lu --solve` with `--ft`):
+/// between the factorization and the solve, once (step 0), at its one
+/// phase, and not repeated (as the solve's).
+fn check_application_kill(phase: Option<&str>, step: Option<u64>, repeated: bool) -> Result<(), String> {
+    use crate::solve::{APP_PHASE, APP_POINTS};
+    if let Some(p) = phase.filter(|&p| p != APP_PHASE) {
+        return Err(format!("--kill: `{p}` is not a point of {APP_POINTS} (its one phase: {APP_PHASE})"));
+    }
+    if let Some(s) = step.filter(|&s| s != 0) {
+        return Err(format!(
+            "--kill: step {s} never comes: the application's work between the factorization and the solve is \
+             one point, R@{APP_POINTS}:0"
+        ));
+    }
+    if repeated {
+        return Err(format!(
+            "--kill with --reps: the {APP_POINTS} kill is not repeated; drop --reps or the {APP_POINTS} kill"
+        ));
+    }
+    Ok(())
 }
 
 /// A usage error when `what` runs on a grid with one process column: the

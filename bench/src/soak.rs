@@ -1,12 +1,13 @@
 //! `ftla soak`: many `ftla qr --ft` (or `lu --ft`) jobs with random kills — double kills
-//! and kills during repairs among them — each under a timeout, counted by
+//! and kills during repairs among them, in the factorization, in the solve
+//! with the factors and between the two — each under a timeout, counted by
 //! how they ended.
 //!
 //! A run is *correct* when it finished with its residuals checked (exit
 //! 0), *reported unrecoverable* when it said, on its survivors, that it
 //! could not recover (exit 3), *hung* past its timeout, and *wrong*
-//! otherwise: a residual ≥ 16, a checksum mismatch, or a job that ended
-//! without saying why. Every run's command is printed when it was not
+//! otherwise: a residual ≥ 16 (the solve's included), a checksum
+//! mismatch, or a job that ended without saying why. Every run's command is printed when it was not
 //! correct, so it can be run again by hand.
 
 use crate::cli::SoakArgs;
@@ -19,6 +20,8 @@ use recovery::Policy;
 use scalapack_ft::report::{FactorReport, Op, SoakReport, SoakRun, SoakVerdict};
 use std::time::{Duration, Instant};
 
+/// The residual checks' bound (ScaLAPACK's and LAPACK's testers).
+const SOLVE_RESIDUAL_BOUND: f64 = 16.0;
 /// Grids of the runs (Q ≥ 2: the checksum pairs need two process columns).
 const GRIDS: [(i32, i32); 5] = [(1, 2), (1, 3), (2, 2), (2, 3), (3, 2)];
 const REPAIR_POINTS: [&str; 6] =
@@ -34,6 +37,8 @@ struct Scenario {
     n: usize,
     nb: usize,
     spares: u32,
+    /// LU: `--solve` (square A); QR: `--lstsq` (one run of two).
+    solve: bool,
     kills: Vec<String>,
     /// One loss per process row at a time: the run must finish correctly.
     recoverable: bool,
@@ -41,13 +46,65 @@ struct Scenario {
     recovery: Policy,
 }
 
+/// Where a scenario's first kill is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum FirstKill {
+    /// In the factorization (or CG's solve), at a step.
+    Factorization,
+    /// In the factorization's args or encode phase: the call starts again
+    /// from its input, nothing to rebuild.
+    BeforeChecksums,
+    /// In the solve with the factors, or between them (the application
+    /// point): the factors' blocks are rebuilt from their checksums.
+    Solve,
+}
+
+/// The kill points of the solve with the factors, for a scenario with
+/// `blocks` = ⌈min(M, N)/NB⌉ block steps.
+struct SolvePoints {
+    /// `getrs` or `gels`.
+    name: &'static str,
+    /// Steps of the solve.
+    steps: u64,
+    lu: bool,
+}
+
+impl SolvePoints {
+    fn of(op: Op, blocks: u64) -> SolvePoints {
+        let lu = op == Op::Lu;
+        let name = if lu { crate::solve::GETRS_POINTS } else { crate::solve::GELS_POINTS };
+        SolvePoints { name, steps: if lu { 2 * blocks + 1 } else { 2 * blocks }, lu }
+    }
+
+    /// A random point at a step in `from..steps` (the phases a step has:
+    /// `getrs`'s step 0 is the row interchanges).
+    fn at_step(&self, rng: &mut StdRng, from: u64) -> String {
+        let step = rng.random_range(from..self.steps);
+        let phases: &[&str] = if self.lu && step == 0 { &["swap", "commit"] } else { &["bcast", "update", "commit"] };
+        format!("{}:{step}:{}", self.name, phases[rng.random_range(0..phases.len())])
+    }
+
+    /// A random first point: the application's (LU), the solve's args or
+    /// encode (before B's checksums), or a step's.
+    fn draw(&self, rng: &mut StdRng) -> String {
+        let roll = rng.random_range(0..10);
+        match roll {
+            0 | 1 if self.lu => format!("{}:0", crate::solve::APP_POINTS),
+            2 | 3 => format!("{}:0:{}", self.name, if rng.random_bool(0.5) { "args" } else { "encode" }),
+            _ => self.at_step(rng, 0),
+        }
+    }
+}
+
 impl Scenario {
     /// Draws a scenario: a grid, a shape with at least two steps, spares,
     /// one kill at a random step and phase (or before the checksums exist),
     /// and in one run of two a second kill — at the same point, during the
     /// repair of the first, or at a later step after it. LU runs solve
-    /// with the factors when the matrix is square; CG runs solve the 2-D
-    /// Poisson problem.
+    /// with the factors when the matrix is square, QR runs one of two
+    /// (least squares, minimum norm when M < N): one first kill of three
+    /// is then in the solve or between the factorization and the solve.
+    /// CG runs solve the 2-D Poisson problem.
     fn draw(rng: &mut StdRng, op: Op, recovery: Policy) -> Scenario {
         // A step's phases, its commit included.
         let phases: Vec<&str> =
@@ -62,17 +119,33 @@ impl Scenario {
             Op::Cg => (n as f64).sqrt().ceil() as u64,
             _ => m.min(n).div_ceil(nb) as u64,
         };
+        let solve = match op {
+            Op::Lu => m == n,
+            Op::Qr => rng.random_bool(0.5),
+            Op::Cg => false,
+        };
+        let solve_points = SolvePoints::of(op, steps);
         // (Checkpoint-on-failure takes no spares.)
         let spares = if recovery == Policy::Cof { 0 } else { rng.random_range(0..=2u32) };
         let size = p * q;
         let r1 = rng.random_range(0..size);
         let row = |r: i32| r / q;
-        let (k1, before_checksums) = if rng.random_bool(0.12) {
-            (format!("{r1}@0:{}", if rng.random_bool(0.5) { "args" } else { "encode" }), true)
+        let first = if solve && rng.random_bool(0.35) {
+            FirstKill::Solve
+        } else if rng.random_bool(0.12) {
+            FirstKill::BeforeChecksums
         } else {
-            let step = rng.random_range(0..steps);
-            (format!("{r1}@{step}:{}", phases[rng.random_range(0..phases.len())]), false)
+            FirstKill::Factorization
         };
+        let k1 = match first {
+            FirstKill::BeforeChecksums => format!("{r1}@0:{}", if rng.random_bool(0.5) { "args" } else { "encode" }),
+            FirstKill::Factorization => {
+                let step = rng.random_range(0..steps);
+                format!("{r1}@{step}:{}", phases[rng.random_range(0..phases.len())])
+            }
+            FirstKill::Solve => format!("{r1}@{}", solve_points.draw(rng)),
+        };
+        let before_checksums = first == FirstKill::BeforeChecksums;
         let mut kills = vec![k1.clone()];
         let mut recoverable = true;
         if rng.random_bool(0.5) && size > 1 {
@@ -103,16 +176,32 @@ impl Scenario {
                 // After it, at a later step (the repair made epoch 1); the
                 // first victim's replacement may be the one.
                 _ => {
-                    let step1: u64 = point.split(':').next().and_then(|s| s.parse().ok()).unwrap_or(0);
-                    if step1 + 1 < steps {
-                        let who = if rng.random_bool(0.3) { r1 } else { r2 };
-                        let step = rng.random_range(step1 + 1..steps);
-                        kills.push(format!("{who}@{step}:{}/1", phases[rng.random_range(0..phases.len())]));
+                    let who = if rng.random_bool(0.3) { r1 } else { r2 };
+                    match first {
+                        FirstKill::Solve => {
+                            // A later step of the solve (after the
+                            // application point: any).
+                            let step1: u64 = point.split(':').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+                            let from = if point.starts_with(crate::solve::APP_POINTS) { 0 } else { step1 + 1 };
+                            if from < solve_points.steps {
+                                kills.push(format!("{who}@{}/1", solve_points.at_step(rng, from)));
+                            }
+                        }
+                        _ if solve && rng.random_bool(0.3) => {
+                            kills.push(format!("{who}@{}/1", solve_points.at_step(rng, 0)));
+                        }
+                        _ => {
+                            let step1: u64 = point.split(':').next().and_then(|s| s.parse().ok()).unwrap_or(0);
+                            if step1 + 1 < steps {
+                                let step = rng.random_range(step1 + 1..steps);
+                                kills.push(format!("{who}@{step}:{}/1", phases[rng.random_range(0..phases.len())]));
+                            }
+                        }
                     }
                 }
             }
         }
-        Scenario { op, p, q, m, n, nb, spares, kills, recoverable, recovery }
+        Scenario { op, p, q, m, n, nb, spares, solve, kills, recoverable, recovery }
     }
 
     /// The arguments of `ftla` for this scenario.
@@ -124,14 +213,22 @@ impl Scenario {
             a.extend(["--m".into(), self.m.to_string()]);
         }
         a.extend(["--nb".into(), self.nb.to_string(), "--spares".into(), self.spares.to_string()]);
-        a.extend(["--kill".into(), self.kills.join(","), "--check".into(), "--verify".into()]);
+        a.extend(["--kill".into(), self.kills.join(",")]);
+        // (The minimum-norm solve factors Aᵀ: its least-squares check
+        // stands for --check's.)
+        if !(self.solve && self.op == Op::Qr && self.m < self.n) {
+            a.push("--check".into());
+        }
+        a.push("--verify".into());
         if self.recovery != Policy::InPlace {
             // (Next to the report: the soak removes both after each run.)
             let dir = json.with_extension("ckpt").display().to_string();
             a.extend(["--recovery".into(), self.recovery.name().into(), "--checkpoint-dir".into(), dir]);
         }
-        if self.op == Op::Lu && self.m == self.n {
-            a.push("--solve".into());
+        match self.op {
+            Op::Lu if self.solve => a.push("--solve".into()),
+            Op::Qr if self.solve => a.push("--lstsq".into()),
+            _ => {}
         }
         a.extend(["--timeout".into(), timeout.to_string(), "--json".into(), json.display().to_string()]);
         a
@@ -193,8 +290,12 @@ pub fn run(a: SoakArgs) -> i32 {
         let mut v = verdict(out.code, out.timed_out);
         let report: Option<FactorReport> =
             std::fs::read_to_string(&json).ok().and_then(|t| serde_json::from_str(&t).ok());
-        // A correct exit must come with a correct report.
-        if v == SoakVerdict::Correct && !report.as_ref().is_some_and(|r| r.ok) {
+        // A correct exit must come with a correct report, and a solve
+        // with the factors with its residual, checked (< 16).
+        let solved = |r: &FactorReport| {
+            !sc.solve || r.solve_residual.or(r.lstsq_residual).is_some_and(|x| x < SOLVE_RESIDUAL_BOUND)
+        };
+        if v == SoakVerdict::Correct && !report.as_ref().is_some_and(|r| r.ok && solved(r)) {
             v = SoakVerdict::Wrong;
         }
         let recoveries = report.as_ref().and_then(|r| r.recoveries.as_ref()).map_or(0, Vec::len);
@@ -301,6 +402,17 @@ mod tests {
             assert!(runs.iter().any(|s| s.kills.iter().any(|k| k.contains("repair:"))));
             assert_eq!(runs.iter().any(|s| s.kills.iter().any(|k| k.ends_with(":swap"))), op == Op::Lu);
             assert_eq!(runs.iter().any(|s| s.kills.iter().any(|k| k.ends_with(":matvec"))), op == Op::Cg);
+            // Kills in the solves, before B's checksums among them, and
+            // between the factorization and the solve (LU).
+            let solve_kill = |pat: &str| runs.iter().any(|s| s.kills.iter().any(|k| k.contains(pat)));
+            let points = match op {
+                Op::Lu => vec!["getrs:", "getrs:0:args", "getrs:0:encode", "@app:0"],
+                Op::Qr => vec!["gels:", "gels:0:args", "gels:0:encode"],
+                Op::Cg => vec![],
+            };
+            for pat in points {
+                assert!(solve_kill(pat), "{op:?}: no {pat} kill drawn");
+            }
         }
     }
 

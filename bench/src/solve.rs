@@ -16,8 +16,26 @@ use scalapack_ft::{lu, lu_ft, qr_ft, DistMatrix, Error};
 
 /// `lu --solve`'s residual, as the report prints it.
 pub const LU_SOLVE_RESIDUAL: &str = "‖A·X−B‖₁/(‖A‖₁·‖X‖₁·N·eps)";
-/// `qr --lstsq`'s residual, as the report prints it.
+/// `qr --lstsq`'s residual for M ≥ N, as the report prints it.
 pub const LSTSQ_RESIDUAL: &str = "‖Aᵀ(B−A·X)‖₁/(max(M,N,NRHS)·‖A‖₁·‖B‖₁·eps)";
+/// `qr --lstsq`'s residual for M < N (the minimum-norm solution), as the
+/// report prints it: the larger of the residual of A·X = B and the part
+/// of X outside A's row space (P: the projection onto it).
+pub const MIN_NORM_RESIDUAL: &str = "max(‖A·X−B‖₁/(‖A‖₁·‖X‖₁·N·eps), ‖X−P·X‖_F/(‖X‖_F·N·eps))";
+/// The least-squares residual's formula for an `m`×`n` A (global).
+pub fn lstsq_residual_formula(m: usize, n: usize) -> &'static str {
+    if m < n {
+        MIN_NORM_RESIDUAL
+    } else {
+        LSTSQ_RESIDUAL
+    }
+}
+/// The kill points' name of the application's own work between the
+/// factorization and the solve (`R@app:0`; `lu --solve` with `--ft`).
+pub const APP_POINTS: &str = "app";
+/// The phase at which the application point fires (a point without a
+/// phase, `R@app:0`, matches it too).
+pub const APP_PHASE: &str = "work";
 
 /// The status log's names of the solves' calls (`pdgetrs_ft`, and
 /// `pdgels_ft`'s solve after its factorization).
@@ -98,47 +116,47 @@ pub fn right_hand_sides(
 /// * `b` (local input/output): B on entry, X on exit.
 ///
 /// # Errors
-/// Those of `pdgetrs_ft`, except that a process lost before B's
-/// checksums exist (the solve's verdicts and encoding, or between the
-/// factorization and the solve), which `pdgetrs_ft` leaves to its caller
-/// to repair and call again, is reported as unrecoverable here: this
-/// program starts the factorization again after such a loss, not the
-/// solve (its replacement's program would meet the survivors elsewhere).
+/// Those of `pdgetrs_ft`. A process lost before B's checksums exist (the
+/// solve's verdicts and encoding, or between the factorization and the
+/// solve) is the process failure `pdgetrs_ft` returns, B holding its
+/// input: the caller repairs and solves again with the same factors.
 pub fn lu_solve_ft(
     region: &mut Region,
     factors: &lu_ft::LuFactors,
     b: &mut DistMatrix,
     opts: &FtOptions,
 ) -> Result<FtReport, Error> {
-    lu_ft::pdgetrs_ft(region, lu::Transpose::NoTrans, factors, b, opts).map_err(|e| {
-        if e.is_process_failure() {
-            solve_restart_unsupported(&e, "ftla lu")
-        } else {
-            e
-        }
-    })
+    lu_ft::pdgetrs_ft(region, lu::Transpose::NoTrans, factors, b, opts)
+}
+
+/// Fires the application's kill point (`R@app:0`) on this process: the
+/// program's own work between the factorization and the solve, outside
+/// every library call. Local (a process that dies here is met by the
+/// others at the solve's start).
+pub fn application_point(region: &Region) {
+    let grid = region.grid();
+    grid.injector().point(grid.rank(), grid.epoch(), APP_POINTS, 0, APP_PHASE);
 }
 
 /// Collective: `ftla qr --ft --lstsq`'s least-squares solve,
 /// `pdgels_ft`: `a` is factored by `pdgeqrf_ft` into protected factors
-/// (kill points `R@qr:…`), then Qᵀ·B and R·X = (Qᵀ·B)(1:N) run as one
-/// protected solve (kill points `R@gels:STEP:PHASE`); a process lost in
+/// (kill points `R@qr:…`; of Aᵀ for M < N), then the solve runs as one
+/// protected call (kill points `R@gels:STEP:PHASE`); a process lost in
 /// either is rebuilt.
 ///
-/// * `a` (local input/output): M×N, M ≥ N; taken by the factorization,
-///   and on exit a plain copy of its QR factors (R and V);
+/// * `a` (local input/output): M×N; taken by the factorization, and on
+///   exit a plain copy of its protected factors (R and V; for M < N
+///   those of Aᵀ);
 /// * `tau` (global output);
-/// * `b` (local input/output): M×NRHS with A's rows; on exit X in rows
-///   0..N, as pdgels leaves it;
+/// * `b` (local input/output): max(M, N)×NRHS with A's rows (B in rows
+///   0..M); on exit X in rows 0..N, as pdgels leaves it;
 /// * `opts`: as `pdgeqrf_ft`'s.
 ///
 /// # Errors
-/// M < N (the minimum-norm solution, which the plain path lacks) is an
-/// argument error; otherwise those of `pdgels_ft`. A process lost before
-/// the solve's checksums exist is reported as unrecoverable (this
-/// program starts the factorization again after such a loss, not the
-/// solve; the checks refuse the kill points that cause it), one lost
-/// before the factorization's is returned as the process failure it is.
+/// Those of `pdgels_ft`. A process lost before a call's checksums exist
+/// (the factorization's or the solve's) is the process failure
+/// `pdgels_ft` returns: the caller repairs and calls again, and the
+/// factorization completed before returns the same protected factors.
 pub fn gels_ft(
     region: &mut Region,
     a: &mut DistMatrix,
@@ -146,26 +164,9 @@ pub fn gels_ft(
     b: &mut DistMatrix,
     opts: &FtOptions,
 ) -> Result<FtReport, Error> {
-    if a.m() < a.n() {
-        // (Global sizes: the same verdict on every rank.)
-        return Err(option_error(
-            "--lstsq",
-            format!("needs M ≥ N, got {}x{}: the minimum-norm solution (M < N) is not supported yet", a.m(), a.n()),
-        ));
-    }
     let nb = a.nb();
     let taken = std::mem::replace(a, DistMatrix::zeros(region.grid(), 0, 0, nb, nb)?);
-    let first_call = region.log().position();
-    let (factors, report) = qr_ft::pdgels_ft(region, taken, b, opts).map_err(|e| {
-        // (A call lost before its checksums existed is forgotten: past the
-        // first call, the factorization completed and the solve failed.)
-        let in_the_solve = region.log().position() > first_call;
-        if e.is_process_failure() && in_the_solve {
-            solve_restart_unsupported(&e, "ftla qr")
-        } else {
-            e
-        }
-    })?;
+    let (factors, report) = qr_ft::pdgels_ft(region, taken, b, opts)?;
     *tau = factors.tau();
     *a = factors.to_matrix(region)?;
     Ok(factor_and_solve(report.factor, report.solve))
@@ -185,53 +186,98 @@ pub fn factor_and_solve(factor: FtReport, solve: FtReport) -> FtReport {
     whole
 }
 
-/// The error for a process lost before a solve's checksums existed: the
-/// solve would have to start again, and `program` starts the
-/// factorization again instead.
-fn solve_restart_unsupported(e: &Error, program: &str) -> Error {
-    Error::Grid(blacs_ft::Error::Unrecoverable {
-        reason: format!(
-            "a process was lost before the solve's checksums existed ({e}); {program} does not start \
-                         the solve again"
-        ),
-    })
-}
-
-/// X: rows 0..`n` of `b` (where pdgels leaves the solution), a matrix of
-/// its own with `b`'s distribution. Local.
-pub fn leading_rows(grid: &Grid, b: &DistMatrix, n: usize) -> Result<DistMatrix, Error> {
-    let mut x = DistMatrix::zeros(grid, n, b.n(), b.mb(), b.nb())?;
-    // (Global rows below n are the first local rows on every process.)
-    let (rows, ldb, ldx) = (x.local_rows(), b.lld(), x.lld());
+/// A copy of `b` with `rows` rows and `b`'s distribution: its leading
+/// rows (X: rows 0..N of what pdgels leaves), and zeros below them when
+/// `rows` exceeds `b`'s (B for the minimum-norm problem, whose N rows
+/// pdgels needs: B in rows 0..M). Local.
+pub fn with_rows(grid: &Grid, b: &DistMatrix, rows: usize) -> Result<DistMatrix, Error> {
+    let mut x = DistMatrix::zeros(grid, rows, b.n(), b.mb(), b.nb())?;
+    // (The global rows both have are the first local rows of either, on
+    // every process: the same row blocks, from the same process row.)
+    let (common, ldb, ldx) = (x.local_rows().min(b.local_rows()), b.lld(), x.lld());
     for j in 0..x.local_cols() {
-        let col = b.local()[j * ldb..j * ldb + rows].to_vec();
-        x.local_mut()[j * ldx..j * ldx + rows].copy_from_slice(&col);
+        let col = b.local()[j * ldb..j * ldb + common].to_vec();
+        x.local_mut()[j * ldx..j * ldx + common].copy_from_slice(&col);
     }
     Ok(x)
 }
 
-/// Collective: LAPACK's least-squares check (dqrt17 with RESID = 1)
-/// [`LSTSQ_RESIDUAL`] with `eps` = 2⁻⁵³: the defect of the normal
-/// equations AᵀA·X = AᵀB, scaled. Small (< 16) when X is the
-/// least-squares solution; 0 for an exact one.
+/// Collective: LAPACK's least-squares checks with `eps` = 2⁻⁵³, small
+/// (< 16) when X is the solution pdgels defines, 0 for an exact one:
 ///
-/// * `a` (local input): the original M×N matrix;
+/// * M ≥ N: dqrt17 with RESID = 1, [`LSTSQ_RESIDUAL`]: the defect of
+///   the normal equations AᵀA·X = AᵀB, scaled (it holds for the
+///   least-squares solution even when B is not in A's range);
+/// * M < N, the minimum-norm solution: [`MIN_NORM_RESIDUAL`], the larger
+///   of dqrt16's residual of A·X = B (the system is consistent) and
+///   dqrt14's test that X lies in A's row space (a solution plus a
+///   null-space vector of A passes the first and is not the minimum-norm
+///   one): ‖X − P·X‖_F, P·X being the minimum-norm solution of
+///   A·Z = A·X, the projection of X onto the row space, computed by the
+///   plain pdgels.
+///
+/// * `a` (local input): the original M×N matrix (square blocks, first
+///   block on process (0, 0));
 /// * `x` (local input): the N×NRHS solution (`MB_X = NB_A`);
 /// * `b` (local input): the M×NRHS right-hand sides with A's rows.
 ///
-/// The same value on every process; +∞ when the residual is not 0 but
-/// ‖A‖₁·‖B‖₁ is.
+/// The same value on every process; +∞ when a term's numerator is not 0
+/// but its scale is.
 pub fn lstsq_residual(grid: &Grid, a: &DistMatrix, x: &DistMatrix, b: &DistMatrix) -> Result<f64, Error> {
+    if a.m() < a.n() {
+        return min_norm_residual(grid, a, x, b);
+    }
     // R = B − A·X.
     let mut r = b.clone();
     pdgemm(grid, Trans::No, Trans::No, -1.0, a, x, 1.0, &mut r)?;
     let defect = transposed_product_norm(grid, a, &r)?;
-    if defect == 0.0 {
-        return Ok(0.0);
-    }
     let (m, n, k) = (a.m(), a.n(), b.n());
-    let denom = m.max(n).max(k) as f64 * one_norm(grid, a)? * one_norm(grid, b)? * EPS;
-    Ok(if denom == 0.0 { f64::INFINITY } else { defect / denom })
+    Ok(scaled(defect, m.max(n).max(k) as f64 * one_norm(grid, a)? * one_norm(grid, b)?))
+}
+
+/// `defect / (scale·eps)`: 0 for no defect, +∞ for a defect at scale 0.
+fn scaled(defect: f64, scale: f64) -> f64 {
+    if defect == 0.0 {
+        0.0
+    } else if scale == 0.0 {
+        f64::INFINITY
+    } else {
+        defect / (scale * EPS)
+    }
+}
+
+/// Collective: [`MIN_NORM_RESIDUAL`] for M < N (see [`lstsq_residual`]).
+fn min_norm_residual(grid: &Grid, a: &DistMatrix, x: &DistMatrix, b: &DistMatrix) -> Result<f64, Error> {
+    let n = a.n();
+    let norm_a = one_norm(grid, a)?;
+    // dqrt16: ‖B − A·X‖₁ / (‖A‖₁·‖X‖₁·N·eps).
+    let mut r = b.clone();
+    pdgemm(grid, Trans::No, Trans::No, -1.0, a, x, 1.0, &mut r)?;
+    let residual = scaled(one_norm(grid, &r)?, norm_a * one_norm(grid, x)? * n as f64);
+    // dqrt14's question, whether X is in the row space: P·X, the
+    // minimum-norm solution of A·Z = A·X (in N rows, A·X in the first M).
+    let mut ax = DistMatrix::zeros(grid, a.m(), x.n(), b.mb(), b.nb())?;
+    pdgemm(grid, Trans::No, Trans::No, 1.0, a, x, 0.0, &mut ax)?;
+    let mut px = with_rows(grid, &ax, n)?;
+    scalapack_ft::qr::pdgels(grid, &mut a.clone(), &mut px)?;
+    let mut off = x.clone();
+    let (rows, ldo, ldp) = (off.local_rows(), off.lld(), px.lld());
+    for j in 0..off.local_cols() {
+        for i in 0..rows {
+            off.local_mut()[j * ldo + i] -= px.local()[j * ldp + i];
+        }
+    }
+    let outside = scaled(frobenius_norm(grid, &off)?, frobenius_norm(grid, x)? * n as f64);
+    Ok(residual.max(outside))
+}
+
+/// Collective: ‖M‖_F of a distributed matrix, the same on every process.
+fn frobenius_norm(grid: &Grid, m: &DistMatrix) -> Result<f64, Error> {
+    let (rows, ld) = (m.local_rows(), m.lld());
+    let mut sum =
+        [(0..m.local_cols()).map(|j| m.local()[j * ld..j * ld + rows].iter().map(|v| v * v).sum::<f64>()).sum::<f64>()];
+    grid.sum(Scope::All, &mut sum, None)?;
+    Ok(sum[0].sqrt())
 }
 
 /// Collective: ‖Aᵀ·R‖₁ for A (M×N) and R (M×K) with the same row
@@ -292,7 +338,7 @@ mod tests {
         let b = right_hand_sides(&grid, &s, 7, m, nb, true).unwrap();
         let (mut fact, mut xb) = (a.clone(), b.clone());
         scalapack_ft::qr::pdgels(&grid, &mut fact, &mut xb).unwrap();
-        let x = leading_rows(&grid, &xb, n).unwrap();
+        let x = with_rows(&grid, &xb, n).unwrap();
         let good = lstsq_residual(&grid, &a, &x, &b).unwrap();
         assert!(good < 16.0, "{good}");
         // B is not in A's range (M > N, random): a residual that solves
@@ -306,6 +352,36 @@ mod tests {
         let zero = DistMatrix::zeros(&grid, m, k, nb, nb).unwrap();
         let x0 = DistMatrix::zeros(&grid, n, k, nb, nb).unwrap();
         assert_eq!(lstsq_residual(&grid, &a, &x0, &zero).unwrap(), 0.0);
+        // M < N: pdgels's minimum-norm solution passes; one perturbed
+        // fails the residual of A·X = B, and one plus a vector of A's null
+        // space (A·X still B) fails the row-space test.
+        let (m, n) = (40, 90);
+        let gen = Generator::new(MatrixKind::Uniform, 5, m, n).unwrap();
+        let a = DistMatrix::from_fn(&grid, m, n, nb, nb, |i, j| gen.element(i, j)).unwrap();
+        let b = right_hand_sides(&grid, &s, 5, m, nb, true).unwrap();
+        let mut xb = with_rows(&grid, &b, n).unwrap();
+        scalapack_ft::qr::pdgels(&grid, &mut a.clone(), &mut xb).unwrap();
+        let good = lstsq_residual(&grid, &a, &xb, &b).unwrap();
+        assert!(good < 16.0, "{good}");
+        let mut off = xb.clone();
+        off.local_mut()[5] += 1e-6;
+        let bad = lstsq_residual(&grid, &a, &off, &b).unwrap();
+        assert!(bad > 1e3 * good.max(1.0), "perturbed {bad}, solution {good}");
+        // z = r − P·r for a random r is in A's null space.
+        let r = DistMatrix::from_fn(&grid, n, k, nb, nb, |i, j| ((3 * i + 7 * j) % 13) as f64 / 13.0 - 0.5).unwrap();
+        let mut ar = DistMatrix::zeros(&grid, m, k, nb, nb).unwrap();
+        pdgemm(&grid, Trans::No, Trans::No, 1.0, &a, &r, 0.0, &mut ar).unwrap();
+        let mut pr = with_rows(&grid, &ar, n).unwrap();
+        scalapack_ft::qr::pdgels(&grid, &mut a.clone(), &mut pr).unwrap();
+        let mut plus_null = xb.clone();
+        for i in 0..plus_null.local().len() {
+            plus_null.local_mut()[i] += 1e-3 * (r.local()[i] - pr.local()[i]);
+        }
+        let mut residual = b.clone();
+        pdgemm(&grid, Trans::No, Trans::No, -1.0, &a, &plus_null, 1.0, &mut residual).unwrap();
+        assert!(one_norm(&grid, &residual).unwrap() < 1e-12, "A·z is not 0");
+        let bad = lstsq_residual(&grid, &a, &plus_null, &b).unwrap();
+        assert!(bad > 1e3 * good.max(1.0), "with a null-space part {bad}, solution {good}");
         // LU: the solution's residual is small, a perturbed solution's
         // large.
         let sq = Generator::new(MatrixKind::DiagonallyDominant, 3, n, n).unwrap();

@@ -50,8 +50,9 @@ fn help_lists_every_command_and_option() {
     // Both solve with the factors, with the same options for B and X, and
     // say which residual they report.
     let system = ["--nrhs <K>", "--rhs <FILE>", "--solution <FILE>"];
-    let qr_extra = [&system[..], &["--lstsq", "‖Aᵀ(B−A·X)‖₁/(max(M,N,NRHS)·‖A‖₁·‖B‖₁·eps)"]].concat();
-    let lu_extra = [&system[..], &["--solve", "swap", "‖A·X−B‖₁/(‖A‖₁·‖X‖₁·N·eps)"]].concat();
+    let qr_extra =
+        [&system[..], &["--lstsq", "‖Aᵀ(B−A·X)‖₁/(max(M,N,NRHS)·‖A‖₁·‖B‖₁·eps)", "‖X−P·X‖_F/(‖X‖_F·N·eps)"]].concat();
+    let lu_extra = [&system[..], &["--solve", "swap", "‖A·X−B‖₁/(‖A‖₁·‖X‖₁·N·eps)", "R@app:0"]].concat();
     for (help, extra) in [(&qr, &qr_extra), (&lu, &lu_extra)] {
         for o in ft.iter().chain(extra) {
             assert!(help.stdout.contains(o), "missing {o}:\n{}", help.stdout);

@@ -1,7 +1,9 @@
 //! When kill points fire (`ftla qr --ft`): a point without `/EPOCH` fires
 //! the first time its rank reaches it, in whatever epoch, and only once; a
 //! point that never fired is named at the end; `FTLA_KILL` reaches ftla's
-//! own commands, merged with `--kill`. Every job runs under a hard timeout.
+//! own commands, merged with `--kill`; the application's point between
+//! the factorization and the solve (`R@app:0`). Every job runs under a
+//! hard timeout.
 
 mod common;
 
@@ -68,6 +70,35 @@ fn ftla_kill_reaches_ftla_qr_and_merges_with_kill() {
         out.stdout
     );
     let _ = std::fs::remove_file(&json);
+}
+
+#[test]
+fn the_application_point_fires_between_the_factorization_and_the_solve_once() {
+    // Rank 1 dies in the program's own work after pdgetrf_ft; the
+    // survivors meet the loss at pdgetrs_ft's start and solve again with
+    // the kept factors. Its replacement runs the program from the top and
+    // passes the point again without dying; its next point, in the solve
+    // made again, fires there (epoch 1) and is rebuilt.
+    let lu = Ft::new("lu", &["--grid", "2x2", "--n", "256", "--nb", "32", "--solve", "--nrhs", "2", "--check"]);
+    let (out, json) = lu.run(&["--verify", "--kill", "1@app:0,1@getrs:5:update"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.stderr.matches("rank 1 at app:0:work").count(), 1, "{}", out.stderr);
+    assert!(out.stdout.contains("solving again with the kept factors: rank(s) [1]"), "{}", out.stdout);
+    let r = report(json, &out);
+    assert_eq!(r.restarts, Some(1), "{}", out.stdout);
+    assert_eq!(recovered(&r), [vec![1]], "{}", out.stdout);
+    assert!(r.ok && residuals_pass(&r) && r.solve_residual.is_some_and(|v| v < 16.0), "{}", out.stdout);
+    assert!(!out.stderr.contains("never fired"), "{}", out.stderr);
+    // The point belongs to lu --solve: a step other than 0, or a job
+    // without a solve, is a usage error.
+    for (args, says) in [
+        (&["--solve", "--kill", "1@app:1"][..], "one point, R@app:0"),
+        (&["--kill", "1@app:0"][..], "getrs or app with --solve"),
+    ] {
+        let out = ftla_with(&[&["lu", "--ft", "--grid", "2x2", "--n", "64", "--nb", "16"][..], args].concat(), &[]);
+        assert_eq!(out.code, Some(2), "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
+    }
 }
 
 #[test]

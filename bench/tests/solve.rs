@@ -194,6 +194,94 @@ fn qr_ft_lstsq_of_a_consistent_system_recovers_x_after_a_restart() {
 }
 
 #[test]
+fn lu_ft_solve_lost_before_bs_checksums_is_solved_again_with_the_kept_factors() {
+    // A loss at pdgetrs_ft's verdicts: the call returns a process failure,
+    // the job repairs and calls it again with B made again; nothing of
+    // the factors is recomputed (no recovery: the replacement's blocks of
+    // the factors are mended from their checksums at the solve's start).
+    let lu = Ft::new("lu", &["--grid", "2x2", "--n", "256", "--nb", "32", "--solve", "--nrhs", "3", "--check"]);
+    for (kill, spares) in [("1@getrs:0:args", "0"), ("0@getrs:0:encode", "1")] {
+        let (out, r) = lu.run(&["--verify", "--spares", spares, "--kill", kill]);
+        assert_eq!(out.code, Some(0), "{kill}: {}\n{}", out.stdout, out.stderr);
+        assert!(out.stdout.contains("solving again with the kept factors"), "{kill}: {}", out.stdout);
+        let r = report(r, &out);
+        assert_eq!(r.restarts, Some(1), "{kill}: {r:?}");
+        assert!(r.recoveries.iter().flatten().next().is_none(), "{kill}: {r:?}");
+        assert!(r.solve_residual.is_some_and(|s| s < 16.0) && residuals_pass(&r) && r.ok, "{kill}: {r:?}");
+    }
+}
+
+#[test]
+fn lu_ft_solve_after_a_loss_between_the_calls_gives_the_exact_x_on_every_rank() {
+    // B = A·X read from a file; rank 1 dies in the program's own work
+    // between pdgetrf_ft and pdgetrs_ft. Its replacement re-reads its
+    // blocks of B, gets its blocks of the factors rebuilt, and its part of
+    // X, written to the file with the others', is exact.
+    let (n, k) = (128, 2);
+    let (a, x_true, b) = system(n, k);
+    let (fa, fb, fx) = (scratch("app-a.npy"), scratch("app-b.npy"), scratch("app-x.npy"));
+    write_npy(&fa, n, n, &a).unwrap();
+    write_npy(&fb, n, k, &b).unwrap();
+    let (a_arg, b_arg, x_arg) = (fa.display().to_string(), fb.display().to_string(), fx.display().to_string());
+    let (out, r) = Ft::new("lu", &["--grid", "2x2", "--nb", "16", "--solve"]).run(&[
+        "--input",
+        &a_arg,
+        "--rhs",
+        &b_arg,
+        "--solution",
+        &x_arg,
+        "--kill",
+        "1@app:0",
+    ]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("injecting SIGKILL into rank 1 at app:0"), "{}", out.stderr);
+    assert_eq!(report(r, &out).restarts, Some(1));
+    let x = read_npy(&fx).unwrap();
+    assert!(max_error(&x.data, &x_true) < 1e-10, "{:?} vs {:?}", &x.data[..4], &x_true[..4]);
+    for f in [fa, fb, fx] {
+        let _ = std::fs::remove_file(f);
+    }
+}
+
+#[test]
+fn qr_ft_lstsq_lost_at_gels_encode_is_solved_again() {
+    let shape = ["--grid", "2x3", "--m", "240", "--n", "150", "--nb", "16", "--lstsq", "--nrhs", "2", "--check"];
+    let (out, r) = Ft::new("qr", &shape).run(&["--verify", "--kill", "4@gels:0:encode"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("solving again with the kept factors: rank(s) [4]"), "{}", out.stdout);
+    let r = report(r, &out);
+    assert_eq!(r.restarts, Some(1), "{r:?}");
+    assert!(r.lstsq_residual.is_some_and(|v| v < 16.0) && residuals_pass(&r) && r.ok, "{r:?}");
+}
+
+#[test]
+fn qr_lstsq_minimum_norm_plain_and_ft_with_kills() {
+    // M < N: the minimum-norm solution, LAPACK's dqrt16 and dqrt14 checks.
+    let shape = ["--grid", "2x2", "--m", "100", "--n", "230", "--nb", "16", "--lstsq", "--nrhs", "3"];
+    let json = scratch("mn.json");
+    let j = json.display().to_string();
+    let out = ftla(&[&["qr"][..], &shape, &["--json", &j]].concat());
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("least-squares residual"), "{}", out.stdout);
+    let plain: scalapack_ft::report::FactorReport =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("the report")).expect("a report");
+    let _ = std::fs::remove_file(&json);
+    assert!(plain.lstsq_residual.is_some_and(|v| v < 16.0) && plain.ok, "{plain:?}");
+    assert_eq!((plain.m, plain.n), (100, 230), "{plain:?}");
+    // pdgels_ft: a loss at the solve's verdicts (solved again), then in
+    // the solve made again (the forward substitution with Rᵀ, step 3),
+    // rebuilt.
+    let (out, r) = Ft::new("qr", &shape).run(&["--verify", "--kill", "1@gels:0:args,3@gels:3:update"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("‖X−P·X‖_F"), "{}", out.stdout);
+    let r = report(r, &out);
+    assert_eq!(r.restarts, Some(1), "{r:?}");
+    let ranks: Vec<Vec<i32>> = r.recoveries.iter().flatten().map(|e| e.ranks.clone()).collect();
+    assert_eq!(ranks, [vec![3]], "{r:?}");
+    assert!(r.lstsq_residual.is_some_and(|v| v < 16.0) && r.ok, "{r:?}");
+}
+
+#[test]
 fn solve_options_that_cannot_apply_are_usage_errors() {
     let b = scratch("b-usage.npy");
     write_npy(&b, 50, 2, &[1.0; 100]).unwrap();
@@ -207,17 +295,20 @@ fn solve_options_that_cannot_apply_are_usage_errors() {
         (vec!["qr", "--m", "70", "--n", "50", "--lstsq", "--rhs", &bf], "B needs M = 70 rows"),
         (vec!["lu", "--n", "50", "--solve", "--nrhs", "3", "--rhs", &bf], "--nrhs 3 disagrees with --rhs"),
         (vec!["lu", "--n", "50", "--solve", "--rhs", &missing], "does not exist"),
-        (vec!["qr", "--m", "40", "--n", "50", "--lstsq"], "minimum-norm solution of an underdetermined system"),
+        (vec!["qr", "--m", "40", "--n", "50", "--lstsq", "--check"], "--check with --lstsq needs M ≥ N"),
         (vec!["lu", "--n", "50", "--solve", "--nrhs", "0"], "0 is not in 1.."),
         // Kills in the solve: a step and a phase it has, once.
-        (vec!["lu", "--ft", "--grid", "2x2", "--n", "64", "--nb", "16", "--kill", "1@getrs:3"], "getrs with --solve"),
+        (
+            vec!["lu", "--ft", "--grid", "2x2", "--n", "64", "--nb", "16", "--kill", "1@getrs:3"],
+            "getrs or app with --solve",
+        ),
         (
             vec!["lu", "--ft", "--grid", "2x2", "--n", "64", "--nb", "16", "--solve", "--kill", "1@getrs:9"],
             "the last is 8",
         ),
         (
-            vec!["lu", "--ft", "--grid", "2x2", "--n", "64", "--nb", "16", "--solve", "--kill", "1@getrs:0:encode"],
-            "makes the solve start again",
+            vec!["lu", "--ft", "--grid", "2x2", "--n", "64", "--nb", "16", "--solve", "--kill", "1@getrs:2:encode"],
+            "comes once, before step 0",
         ),
         (
             vec!["qr", "--ft", "--grid", "2x2", "--n", "64", "--nb", "16", "--lstsq", "--kill", "1@gels:8"],
