@@ -31,6 +31,7 @@
 mod encode;
 mod encode_plan;
 mod extended;
+mod factors;
 mod lookahead;
 mod options;
 mod panel_driver;
@@ -46,6 +47,7 @@ mod workspace;
 pub(crate) use encode::encode_checksums;
 pub(crate) use extended::Extended;
 pub use extended::MatrixShape;
+pub use factors::{Factors, FactorsKind};
 pub(crate) use lookahead::{send_ahead, LookAhead};
 pub use options::{FtOptions, FtReport};
 pub(crate) use panel_driver::{PanelDriver, PanelFactorization, PanelSteps};
