@@ -50,7 +50,7 @@ pub use extended::MatrixShape;
 pub use factors::{Factors, FactorsKind};
 pub(crate) use lookahead::{send_ahead, LookAhead};
 pub use options::{FtOptions, FtReport};
-pub(crate) use panel_driver::{PanelDriver, PanelFactorization, PanelSteps};
+pub(crate) use panel_driver::{Factored, PanelDriver, PanelFactorization, PanelSteps};
 pub use protected::Holding;
 pub(crate) use protected::ProtectedFactors;
 pub(crate) use rebuild::rebuild_lost_blocks;

@@ -78,7 +78,7 @@ impl Factors<QrKind> {
             return Ok((QrFactors::again(region, &mut a, tau, ROUTINE)?, FtReport::default()));
         }
         let run = run_on_extended(region, &mut a, opts, &mut FtWorkspace::new(), start, &QrOptions::default())?;
-        Ok((QrFactors::register(region, &a, run.ext, run.layout, run.tau), run.report))
+        Ok((QrFactors::register(region, &a, run.ext, run.layout, run.state), run.report))
     }
 
     /// The min(M, N) Householder scalars (global, as
