@@ -6,6 +6,7 @@ use crate::call::{run, run_local, set_info, Protection, Routine, Work};
 use crate::kept::{Factors, KeptFactors};
 use crate::lost::{Access, ArrayArg, ArrayKey};
 use crate::matrix::{Checked, MatrixArg};
+use crate::solve_args::{check_nrhs, getrs_matrices, getrs_transpose, letter, null_part};
 use crate::tools::get;
 use blacs_ft::index::{indxl2g, numroc};
 use blacs_ft::Scope;
@@ -187,13 +188,7 @@ fn qr_call(
         }
         let taus = numroc(c.m.min(c.n), c.desc.nb(), grid.mycol() as usize, 0, grid.npcol() as usize);
         if taus > 0 && tau.is_null() {
-            return Err(arg_error(
-                routine,
-                pdgeqrf::TAU,
-                0,
-                "TAU",
-                "is a null pointer, but this process holds a part of it",
-            ));
+            return Err(null_part(routine, pdgeqrf::TAU, "TAU"));
         }
         Ok(QrArgs { mat: Some(c.import(grid, routine, a, r.protection == Protection::FaultTolerant)?), a: c })
     };
@@ -331,13 +326,7 @@ fn lu_call(
     let check = |grid: &Grid, ictxt: c_int, _: &KeptFactors| -> Result<QrArgs> {
         let c = check_factored(r, &arg, grid, ictxt)?;
         if c.local_shape(grid).0 > 0 && ipiv.is_null() {
-            return Err(arg_error(
-                routine,
-                pdgetrf::IPIV,
-                0,
-                "IPIV",
-                "is a null pointer, but this process holds a part of it",
-            ));
+            return Err(null_part(routine, pdgetrf::IPIV, "IPIV"));
         }
         Ok(QrArgs { mat: Some(c.import(grid, routine, a, r.protection == Protection::FaultTolerant)?), a: c })
     };
@@ -532,44 +521,16 @@ pub unsafe extern "C" fn ftla_pdgetrs_(
         ctxt_desc: pdgetrs::DESCA,
     };
     const ROUTINE: &str = R.name;
-    use pdgetrs::{IPIV, NRHS, TRANS};
-    let a_arg = MatrixArg {
-        name: "A",
-        m: get(n),
-        n: get(n),
-        ia: get(ia),
-        ja: get(ja),
-        desc: desca,
-        data: a,
-        at: pdgetrs::MATRIX_A,
-        square_blocks: true,
-    };
-    let b_arg = MatrixArg {
-        name: "B",
-        m: get(n),
-        n: get(nrhs),
-        ia: get(ib),
-        ja: get(jb),
-        desc: descb,
-        data: b,
-        at: pdgetrs::MATRIX_B,
-        square_blocks: false,
-    };
-    // SAFETY: TRANS points to a character.
-    let t = if trans.is_null() { 0 } else { (unsafe { *trans }) as u8 };
+    use pdgetrs::{IPIV, NRHS};
+    let (a_arg, b_arg) = getrs_matrices(n, nrhs, a, ia, ja, desca, b, ib, jb, descb);
+    let t = letter(trans);
     let check = |grid: &Grid, ictxt: c_int, _: &KeptFactors| -> Result<SolveArgs> {
-        let trans = match t.to_ascii_uppercase() {
-            b'N' => Transpose::NoTrans,
-            b'T' | b'C' => Transpose::Trans,
-            _ => return Err(arg_error(ROUTINE, TRANS, 0, "TRANS", "must be 'N', 'T' or 'C'")),
-        };
-        if get(nrhs) < 0 {
-            return Err(arg_error(ROUTINE, NRHS, 0, "NRHS", format!("must be non-negative, got {}", get(nrhs))));
-        }
+        let trans = getrs_transpose(ROUTINE, t)?;
+        check_nrhs(ROUTINE, NRHS, get(nrhs))?;
         let ca = a_arg.check(ROUTINE, grid, ictxt)?;
         let cb = b_arg.check(ROUTINE, grid, ictxt)?;
         if ca.local_shape(grid).0 > 0 && ipiv.is_null() {
-            return Err(arg_error(ROUTINE, IPIV, 0, "IPIV", "is a null pointer, but this process holds a part of it"));
+            return Err(null_part(ROUTINE, IPIV, "IPIV"));
         }
         Ok(SolveArgs {
             a: ca.import(grid, ROUTINE, a, false)?,

@@ -26,6 +26,8 @@ mod drivers;
 
 mod solves;
 
+mod solve_args;
+
 mod kept;
 
 mod call;

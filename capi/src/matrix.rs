@@ -2,6 +2,7 @@
 //! (M, N, IA, JA, DESC), and its local array copied into and out of a
 //! [`DistMatrix`].
 
+use crate::solve_args::null_part;
 use scalapack_ft::abft::FtWorkspace;
 use scalapack_ft::args::{
     arg_error, check_first_block_at_origin, check_square_blocks, chk1mat, descriptor_error, entry, MatrixPositions,
@@ -74,7 +75,7 @@ impl MatrixArg {
         let checked = Checked { desc, m, n };
         let (rows, cols) = checked.local_shape(grid);
         if rows > 0 && cols > 0 && self.data.is_null() {
-            return Err(arg_error(routine, at.data, 0, name, "is a null pointer, but this process holds a part of it"));
+            return Err(null_part(routine, at.data, name));
         }
         Ok(checked)
     }

@@ -6,6 +6,7 @@ use crate::call::{run, run_local, Protection, Routine, Work};
 use crate::kept::{Factors, Kept, KeptFactors};
 use crate::lost::{Access, ArrayArg, ArrayKey};
 use crate::matrix::{Checked, MatrixArg};
+use crate::solve_args::{check_nrhs, getrs_matrices, getrs_transpose, letter, null_part};
 use crate::tools::get;
 use blacs_ft::index::numroc;
 use scalapack_ft::abft::FtOptions;
@@ -16,16 +17,6 @@ use scalapack_ft::lu_ft::{pdgetrs_ft, Holding};
 use scalapack_ft::qr_ft::{pdgels_ft, pdormqr_ft};
 use scalapack_ft::{DistMatrix, Grid, Result};
 use std::os::raw::{c_char, c_int};
-
-/// The character an argument points to (0 for NULL).
-fn letter(p: *const c_char) -> u8 {
-    if p.is_null() {
-        0
-    } else {
-        // SAFETY: the caller passes a pointer to a character.
-        (unsafe { *p } as u8).to_ascii_uppercase()
-    }
-}
 
 /// The kept factors of the array A (`key`) for a solve, found and checked
 /// against the caller's arguments (local): `Err` at A's position when
@@ -99,16 +90,34 @@ fn changed(routine: &str, position: u32, name: &str, maker: &str) -> scalapack_f
     arg_error(routine, position, 0, name, format!("is not what {maker} returned (changed since): factor A again"))
 }
 
-/// A solve's right-hand sides, and the kept factors it takes.
-struct RhsArgs {
+/// A solve's right-hand sides, and the kept factors it takes (`T`: how
+/// the solve's TRANS is typed).
+struct RhsArgs<T> {
     key: ArrayKey,
     b_arg: Checked,
     b: DistMatrix,
     nrhs: usize,
-    trans: Trans,
+    trans: T,
 }
 
-impl Work for RhsArgs {
+impl<T> RhsArgs<T> {
+    /// Writes the result into the caller's local array `data` (local),
+    /// unless this process's part of it is lost: `lost`, a replacement
+    /// making a call that completed before it joined, or B lost in it.
+    fn export_unless_lost(&self, lost: bool, data: *mut f64) {
+        if !lost && !self.b.is_lost() {
+            self.b_arg.export(&self.b, data);
+        }
+    }
+}
+
+/// The error of a solve whose kept factors went between its checks and
+/// its work (A at `position`).
+fn no_kept_factors(routine: &str, position: u32) -> scalapack_ft::Error {
+    arg_error(routine, position, 0, "A", "holds no factors ftla keeps")
+}
+
+impl<T> Work for RhsArgs<T> {
     fn is_empty(&self) -> bool {
         self.b.m() == 0 || self.nrhs == 0
     }
@@ -186,45 +195,18 @@ pub unsafe extern "C" fn pdgetrs_ft_(
         ctxt_desc: pdgetrs::DESCA,
     };
     const ROUTINE: &str = R.name;
-    use pdgetrs::{IPIV, N, NRHS, TRANS};
-    let a_arg = MatrixArg {
-        name: "A",
-        m: get(n),
-        n: get(n),
-        ia: get(ia),
-        ja: get(ja),
-        desc: desca,
-        data: a,
-        at: pdgetrs::MATRIX_A,
-        square_blocks: true,
-    };
-    let b_arg = MatrixArg {
-        name: "B",
-        m: get(n),
-        n: get(nrhs),
-        ia: get(ib),
-        ja: get(jb),
-        desc: descb,
-        data: b,
-        at: pdgetrs::MATRIX_B,
-        square_blocks: false,
-    };
+    use pdgetrs::{IPIV, N, NRHS};
+    let (a_arg, b_arg) = getrs_matrices(n, nrhs, a, ia, ja, desca, b, ib, jb, descb);
     let key = ArrayKey::of_kept(a, desca);
     let t = letter(trans);
-    let check = |grid: &Grid, ictxt: c_int, kept: &KeptFactors| -> Result<RhsArgs> {
-        let trans = match t {
-            b'N' => Trans::No,
-            b'T' | b'C' => Trans::Yes,
-            _ => return Err(arg_error(ROUTINE, TRANS, 0, "TRANS", "must be 'N', 'T' or 'C'")),
-        };
-        if get(nrhs) < 0 {
-            return Err(arg_error(ROUTINE, NRHS, 0, "NRHS", format!("must be non-negative, got {}", get(nrhs))));
-        }
+    let check = |grid: &Grid, ictxt: c_int, kept: &KeptFactors| -> Result<RhsArgs<Transpose>> {
+        let trans = getrs_transpose(ROUTINE, t)?;
+        check_nrhs(ROUTINE, NRHS, get(nrhs))?;
         check_two_process_columns(ROUTINE, pdgetrs::DESCA, "A", grid)?;
         let ca = a_arg.check(ROUTINE, grid, ictxt)?;
         let cb = b_arg.check(ROUTINE, grid, ictxt)?;
         if ca.local_shape(grid).0 > 0 && ipiv.is_null() {
-            return Err(arg_error(ROUTINE, IPIV, 0, "IPIV", "is a null pointer, but this process holds a part of it"));
+            return Err(null_part(ROUTINE, IPIV, "IPIV"));
         }
         let found = kept_for(kept, ROUTINE, key, pdgetrs::A, "pdgetrf_ft_", grid, a)?;
         if (found.a.m, found.a.n) != (ca.n, ca.n) {
@@ -254,16 +236,10 @@ pub unsafe extern "C" fn pdgetrs_ft_(
     ];
     run(&R, info, &arrays, check, |ctx, p, lost| {
         let Some(Kept { factors: Factors::Lu(f), .. }) = ctx.kept.find(&p.key) else {
-            return Err(arg_error(ROUTINE, pdgetrs::A, 0, "A", "holds no factors ftla keeps"));
+            return Err(no_kept_factors(ROUTINE, pdgetrs::A));
         };
-        let trans = match p.trans {
-            Trans::No => Transpose::NoTrans,
-            Trans::Yes => Transpose::Trans,
-        };
-        pdgetrs_ft(&mut ctx.region, trans, f, &mut p.b, &FtOptions::default())?;
-        if !lost && !p.b.is_lost() {
-            p.b_arg.export(&p.b, b);
-        }
+        pdgetrs_ft(&mut ctx.region, p.trans, f, &mut p.b, &FtOptions::default())?;
+        p.export_unless_lost(lost, b);
         Ok(())
     });
 }
@@ -392,11 +368,11 @@ pub unsafe extern "C" fn pdormqr_ft_(
         }
         return;
     }
-    let check = |grid: &Grid, ictxt: c_int, kept: &KeptFactors| -> Result<RhsArgs> {
+    let check = |grid: &Grid, ictxt: c_int, kept: &KeptFactors| -> Result<RhsArgs<Trans>> {
         let (trans, ca, cc, lwmin) = checked(grid, ictxt)?;
         let taus = numroc(ca.n, ca.desc.nb(), grid.mycol() as usize, 0, grid.npcol() as usize);
         if taus > 0 && tau.is_null() {
-            return Err(arg_error(ROUTINE, TAU, 0, "TAU", "is a null pointer, but this process holds a part of it"));
+            return Err(null_part(ROUTINE, TAU, "TAU"));
         }
         if lwork < 0 || (lwork as usize) < lwmin {
             return Err(arg_error(
@@ -442,12 +418,10 @@ pub unsafe extern "C" fn pdormqr_ft_(
     ];
     run(&R, info, &arrays, check, |ctx, p, lost| {
         let Some(Kept { factors: Factors::Qr(f), .. }) = ctx.kept.find(&p.key) else {
-            return Err(arg_error(ROUTINE, pdormqr::A, 0, "A", "holds no factors ftla keeps"));
+            return Err(no_kept_factors(ROUTINE, pdormqr::A));
         };
         pdormqr_ft(&mut ctx.region, p.trans, f, &mut p.b, &FtOptions::default())?;
-        if !lost && !p.b.is_lost() {
-            p.b_arg.export(&p.b, c);
-        }
+        p.export_unless_lost(lost, c);
         Ok(())
     });
 }
@@ -597,9 +571,7 @@ pub unsafe extern "C" fn pdgels_ft_(
         if t != b'N' {
             return Err(arg_error(ROUTINE, TRANS, 0, "TRANS", "must be 'N' (the transposed problem is not offered)"));
         }
-        if get(nrhs) < 0 {
-            return Err(arg_error(ROUTINE, NRHS, 0, "NRHS", format!("must be non-negative, got {}", get(nrhs))));
-        }
+        check_nrhs(ROUTINE, NRHS, get(nrhs))?;
         check_two_process_columns(ROUTINE, pdgels::DESCA, "A", grid)?;
         let ca = a_arg.check(ROUTINE, grid, ictxt)?;
         let cb = b_arg.check(ROUTINE, grid, ictxt)?;

@@ -26,14 +26,13 @@
 //! `QrFactors::to_matrix`, and tau against the plain routine's); or per
 //! process `RANK r error: ERROR (INFO i)` for an agreed error.
 
-use blacs_ft::launch::{inside_mpi, relaunch, write_outcome, CofRelaunch, Outcome, Relaunch};
-use blacs_ft::{Grid, GridOptions, Joined, Runtime};
+use blacs_ft::launch::{write_outcome, CofRelaunch, Outcome};
+use blacs_ft::Grid;
 use recovery::{kill_self, Region};
 use scalapack_ft::blas::{self, Trans};
 use scalapack_ft::qr::{pdgels, pdgeqrf, pdormqr};
 use scalapack_ft::qr_ft::{pdgels_ft, pdormqr_ft, upper_solve_ft, FtOptions, FtReport, QrFactors};
 use scalapack_ft::{DistMatrix, Error};
-use std::time::Duration;
 
 /// Fault-tolerant least squares checked against plain and LAPACK solves
 /// (see the module documentation).
@@ -100,42 +99,16 @@ fn b_element(i: usize, j: usize) -> f64 {
 fn main() {
     let a = <Args as clap::Parser>::parse();
     let (p, q) = a.grid;
-    if !inside_mpi() {
-        relaunch(&Relaunch {
-            nprocs: (p * q + a.spares) as u32,
-            timeout: Some(Duration::from_secs(a.timeout)),
-            ulfm: true,
-            cof: a.cof.clone().map(|dir| CofRelaunch {
-                dir,
-                run_id: u64::from(std::process::id()) << 16 | 0x15,
-                max_restarts: 1,
-                resume: false,
-                policy: "cof",
-                epoch_base: 0,
-            }),
-            program: None,
-        });
-    }
-    let mut rt = Runtime::init().unwrap_or_else(|e| {
-        eprintln!("ft-lstsq: MPI start-up failed: {e}");
-        std::process::exit(1)
+    let cof = a.cof.clone().map(|dir| CofRelaunch {
+        dir,
+        run_id: u64::from(std::process::id()) << 16 | 0x15,
+        max_restarts: 1,
+        resume: false,
+        policy: "cof",
+        epoch_base: 0,
     });
-    // (The grid's default options take the kills from FTLA_KILL.)
-    let grid = match rt.world_dup().and_then(|c| Grid::join(&mut rt, c, p, q, GridOptions::default())) {
-        Ok(Joined::Active(g)) => g,
-        Ok(Joined::Released) => rt.finish(0),
-        Err(e) => {
-            println!("JOIN-ERROR {e}");
-            rt.finish(1)
-        }
-    };
-    let mut region = match Region::new(grid) {
-        Ok(r) => r,
-        Err(e) => {
-            println!("REGION-ERROR {e}");
-            rt.finish(1)
-        }
-    };
+    ftla_tests::relaunch_outside_mpi(p * q + a.spares, a.timeout, true, cof);
+    let (rt, mut region) = ftla_tests::join_region("ft-lstsq", p, q);
     let outcome = scenario(&mut region, &a);
     let grid = region.into_grid();
     let (outcome, detail) = match outcome {

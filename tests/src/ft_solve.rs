@@ -38,16 +38,13 @@
 //! process prints only `RANK r SOLVE input-lost(ARGUMENT,rank=R)`.
 
 use blacs_ft::index::numroc;
-use blacs_ft::launch::{
-    inside_mpi, new_run_id, relaunch, write_outcome, write_status, CofRelaunch, Outcome, Relaunch, EXIT_CHECKPOINTED,
-};
-use blacs_ft::{Grid, GridOptions, Joined, Runtime};
+use blacs_ft::launch::{new_run_id, write_outcome, CofRelaunch, Outcome, EXIT_CHECKPOINTED};
+use blacs_ft::Grid;
 use recovery::{kill_self, Region};
 use scalapack_ft::descriptor::Descriptor;
 use scalapack_ft::lu::{pdgetrf, pdgetrs, solve_residual, Transpose};
 use scalapack_ft::lu_ft::{pdgetrs_ft, FtOptions, LuFactors};
 use scalapack_ft::{DistMatrix, Error};
-use std::time::Duration;
 
 /// Solves on protected LU factors (see the module documentation).
 #[derive(clap::Parser)]
@@ -136,62 +133,33 @@ fn rhs(i: usize, c: usize) -> f64 {
 fn main() {
     let a = <Args as clap::Parser>::parse();
     let (p, q) = a.grid;
-    if !inside_mpi() {
-        relaunch(&Relaunch {
-            nprocs: (p * q + a.spares) as u32,
-            timeout: Some(Duration::from_secs(a.timeout)),
-            ulfm: true,
-            cof: a.cof.then(|| CofRelaunch {
-                dir: std::env::temp_dir().join(format!("ftla-ft-solve-{}", std::process::id())),
-                run_id: new_run_id(),
-                max_restarts: 1,
-                resume: false,
-                policy: "cof",
-                epoch_base: 0,
-            }),
-            program: None,
-        });
-    }
-    let mut rt = Runtime::init().unwrap_or_else(|e| {
-        eprintln!("ft-solve: MPI start-up failed: {e}");
-        std::process::exit(1)
+    let cof = a.cof.then(|| CofRelaunch {
+        dir: std::env::temp_dir().join(format!("ftla-ft-solve-{}", std::process::id())),
+        run_id: new_run_id(),
+        max_restarts: 1,
+        resume: false,
+        policy: "cof",
+        epoch_base: 0,
     });
-    // (The grid's default options take the kills from FTLA_KILL.)
-    let grid = match rt.world_dup().and_then(|c| Grid::join(&mut rt, c, p, q, GridOptions::default())) {
-        Ok(Joined::Active(g)) => g,
-        Ok(Joined::Released) => rt.finish(0),
-        Err(e) => {
-            println!("JOIN-ERROR {e}");
-            rt.finish(1)
-        }
-    };
-    let mut region = match Region::new(grid) {
-        Ok(r) => r,
-        Err(e) => {
-            println!("REGION-ERROR {e}");
-            rt.finish(1)
-        }
-    };
+    ftla_tests::relaunch_outside_mpi(p * q + a.spares, a.timeout, true, cof);
+    let (rt, mut region) = ftla_tests::join_region("ft-solve", p, q);
     let outcome = scenario(&mut region, &a);
     let grid = region.into_grid();
-    let ok = outcome.is_ok();
-    match &outcome {
-        Ok(lines) => print!("{lines}"),
+    match outcome {
+        Ok(lines) => {
+            print!("{lines}");
+            ftla_tests::finish(rt, grid, Ok(()), &lines)
+        }
         Err(Ended::Checkpointed { epoch }) => {
             // (The job is started again from the checkpoints.)
             if grid.rank() == 0 {
-                write_outcome(Outcome::Checkpointed { epoch: *epoch }, "checkpoints saved");
+                write_outcome(Outcome::Checkpointed { epoch }, "checkpoints saved");
             }
             grid.close();
             rt.finish(EXIT_CHECKPOINTED)
         }
-        Err(Ended::Failed(e)) => println!("RANK {} failed: {e}", grid.rank()),
+        Err(Ended::Failed(e)) => ftla_tests::finish(rt, grid, Err(&e), "failed"),
     }
-    if grid.rank() == 0 {
-        write_status(ok, outcome.as_ref().map_or("failed", |l| l.as_str()));
-    }
-    grid.close();
-    rt.finish(if ok { 0 } else { 1 })
 }
 
 /// Why the program ended before its report.

@@ -11,9 +11,7 @@
 //! ```
 //! Kills come from `FTLA_KILL` (points `check:STEP:verify`).
 
-use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
-use blacs_ft::{verify_grid, Error, Grid, GridOptions, Joined, Runtime, Scope};
-use std::time::Duration;
+use blacs_ft::{verify_grid, Error, Grid, Runtime, Scope};
 
 /// Multi-rank grid scenarios (see the module documentation).
 #[derive(clap::Parser)]
@@ -43,39 +41,11 @@ struct Args {
 fn main() {
     let a = <Args as clap::Parser>::parse();
     let (p, q) = a.grid;
-    if !inside_mpi() {
-        relaunch(&Relaunch {
-            nprocs: (p * q + a.spares) as u32,
-            timeout: Some(Duration::from_secs(a.timeout)),
-            ulfm: !a.no_ft,
-            cof: None,
-            program: None,
-        });
-    }
-    let mut rt = match Runtime::init() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("grid-scenarios: MPI start-up failed: {e}");
-            std::process::exit(1);
-        }
-    };
-    let comm = match rt.world_dup() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("grid-scenarios: {e}");
-            rt.finish(1)
-        }
-    };
-    let mut grid = match Grid::join(&mut rt, comm, p, q, GridOptions::default()) {
-        Ok(Joined::Active(g)) => g,
-        Ok(Joined::Released) => {
-            println!("SPARE released");
-            rt.finish(0)
-        }
-        Err(e) => {
-            println!("JOIN-ERROR {e}");
-            rt.finish(1)
-        }
+    ftla_tests::relaunch_outside_mpi(p * q + a.spares, a.timeout, !a.no_ft, None);
+    let (rt, grid) = ftla_tests::join_grid("grid-scenarios", p, q);
+    let Some(mut grid) = grid else {
+        println!("SPARE released");
+        rt.finish(0)
     };
     if let Some(r) = grid.replacement() {
         println!("REPLACEMENT rank={} epoch={} mode={}", r.rank, r.epoch, r.mode.as_str());
@@ -88,16 +58,13 @@ fn main() {
         "sends" => sends(&mut grid),
         other => Err(format!("unknown scenario {other}")),
     };
-    let ok = outcome.is_ok();
-    match &outcome {
-        Ok(summary) => println!("RANK {} ok {summary}", grid.rank()),
-        Err(e) => println!("RANK {} failed: {e}", grid.rank()),
+    match outcome {
+        Ok(summary) => {
+            println!("RANK {} ok {summary}", grid.rank());
+            ftla_tests::finish(rt, grid, Ok(()), &summary)
+        }
+        Err(e) => ftla_tests::finish(rt, grid, Err(&e), &e),
     }
-    if grid.rank() == 0 {
-        write_status(ok, &outcome.clone().unwrap_or_else(|e| e));
-    }
-    grid.close();
-    rt.finish(if ok { 0 } else { 1 })
 }
 
 /// `steps` rounds of the full grid self-check; kills fire at

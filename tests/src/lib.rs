@@ -1,4 +1,5 @@
-//! Shared by the test drivers in `src/`: their command-line pieces.
+//! Shared by the test drivers in `src/`: their command-line pieces and
+//! their launch, join and per-rank report.
 
 /// Parses a process grid `PxQ` (P, Q ≥ 1).
 pub fn parse_grid(v: &str) -> Result<(i32, i32), String> {
@@ -9,4 +10,76 @@ pub fn parse_grid(v: &str) -> Result<(i32, i32), String> {
         return Err(bad());
     }
     Ok((p, q))
+}
+
+use blacs_ft::launch::{inside_mpi, relaunch, write_status, CofRelaunch, Relaunch};
+use blacs_ft::{Grid, GridOptions, Joined, Runtime};
+use recovery::Region;
+use std::time::Duration;
+
+/// Run outside `mpiexec`, starts this program again under it with
+/// `nprocs` (global) processes and a hard timeout of `timeout_s` seconds,
+/// and does not return; run inside, returns at once.
+///
+/// `ulfm` (global) turns on ULFM fault tolerance in the job; `cof` (global)
+/// asks for checkpoint-on-failure restarts.
+pub fn relaunch_outside_mpi(nprocs: i32, timeout_s: u64, ulfm: bool, cof: Option<CofRelaunch>) {
+    if !inside_mpi() {
+        relaunch(&Relaunch {
+            nprocs: nprocs as u32,
+            timeout: Some(Duration::from_secs(timeout_s)),
+            ulfm,
+            cof,
+            program: None,
+        });
+    }
+}
+
+/// Starts MPI and joins the `p`×`q` (global) grid with the default options
+/// (which take the kills from `FTLA_KILL`). Returns `None` in a spare the
+/// grid released; ends the process with a message when MPI does not start
+/// (`PROGRAM: MPI start-up failed: E`) or the join fails (`JOIN-ERROR E`).
+pub fn join_grid(program: &str, p: i32, q: i32) -> (Runtime, Option<Box<Grid>>) {
+    let mut rt = Runtime::init().unwrap_or_else(|e| {
+        eprintln!("{program}: MPI start-up failed: {e}");
+        std::process::exit(1)
+    });
+    match rt.world_dup().and_then(|c| Grid::join(&mut rt, c, p, q, GridOptions::default())) {
+        Ok(Joined::Active(g)) => (rt, Some(g)),
+        Ok(Joined::Released) => (rt, None),
+        Err(e) => {
+            println!("JOIN-ERROR {e}");
+            rt.finish(1)
+        }
+    }
+}
+
+/// [`join_grid`], then a recovery region over the grid: a released spare
+/// ends the process quietly (exit code 0); a region that cannot start ends
+/// it with `REGION-ERROR E` (exit code 1).
+pub fn join_region(program: &str, p: i32, q: i32) -> (Runtime, Region) {
+    let (rt, grid) = join_grid(program, p, q);
+    let Some(grid) = grid else { rt.finish(0) };
+    match Region::new(grid) {
+        Ok(r) => (rt, r),
+        Err(e) => {
+            println!("REGION-ERROR {e}");
+            rt.finish(1)
+        }
+    }
+}
+
+/// Ends the program with its `outcome` (global): prints `RANK r failed: E`
+/// for a failure (the success line is the caller's), has rank 0 write the
+/// job's status (`status` (global): its detail), closes the grid and ends
+/// the process with exit code 0 when `outcome` is a success, 1 otherwise.
+pub fn finish(rt: Runtime, grid: Box<Grid>, outcome: Result<(), &str>, status: &str) -> ! {
+    if let Err(e) = outcome {
+        println!("RANK {} failed: {e}", grid.rank());
+    }
+    if grid.rank() == 0 {
+        write_status(outcome.is_ok(), status);
+    }
+    grid.close();
+    rt.finish(if outcome.is_ok() { 0 } else { 1 })
 }

@@ -15,8 +15,7 @@
 //! resolve=ok|ERROR x=correct|WRONG`, VERDICT being `input-lost(ARG,rank=R)`,
 //! `ok` or the error.
 
-use blacs_ft::launch::{inside_mpi, relaunch, write_status, Relaunch};
-use blacs_ft::{Grid, GridOptions, Joined, Runtime};
+use blacs_ft::Grid;
 use recovery::{kill_self, Region};
 use scalapack_ft::blas::Trans;
 use scalapack_ft::lu::{pdgetrs, Transpose};
@@ -24,7 +23,6 @@ use scalapack_ft::lu_ft::{pdgetrf_ft, FtOptions};
 use scalapack_ft::qr::{pdormqr, upper_solve};
 use scalapack_ft::qr_ft::pdgeqrf_ft;
 use scalapack_ft::{DistMatrix, Error};
-use std::time::Duration;
 
 /// A lost input refused in Rust (see the module documentation).
 #[derive(clap::Parser)]
@@ -57,47 +55,17 @@ fn element(i: usize, j: usize) -> f64 {
 
 fn main() {
     let a = <Args as clap::Parser>::parse();
-    if !inside_mpi() {
-        relaunch(&Relaunch {
-            nprocs: (4 + a.spares) as u32,
-            timeout: Some(Duration::from_secs(a.timeout)),
-            ulfm: true,
-            cof: None,
-            program: None,
-        });
-    }
-    let mut rt = Runtime::init().unwrap_or_else(|e| {
-        eprintln!("lost-input: MPI start-up failed: {e}");
-        std::process::exit(1)
-    });
-    // (The grid's default options take the kills from FTLA_KILL.)
-    let grid = match rt.world_dup().and_then(|c| Grid::join(&mut rt, c, 2, 2, GridOptions::default())) {
-        Ok(Joined::Active(g)) => g,
-        Ok(Joined::Released) => rt.finish(0),
-        Err(e) => {
-            println!("JOIN-ERROR {e}");
-            rt.finish(1)
-        }
-    };
-    let mut region = match Region::new(grid) {
-        Ok(r) => r,
-        Err(e) => {
-            println!("REGION-ERROR {e}");
-            rt.finish(1)
-        }
-    };
+    ftla_tests::relaunch_outside_mpi(4 + a.spares, a.timeout, true, None);
+    let (rt, mut region) = ftla_tests::join_region("lost-input", 2, 2);
     let outcome = scenario(&mut region, &a);
     let grid = region.into_grid();
-    let ok = outcome.is_ok();
-    match &outcome {
-        Ok(line) => println!("RANK {}{line}", grid.rank()),
-        Err(e) => println!("RANK {} failed: {e}", grid.rank()),
+    match outcome {
+        Ok(line) => {
+            println!("RANK {}{line}", grid.rank());
+            ftla_tests::finish(rt, grid, Ok(()), &line)
+        }
+        Err(e) => ftla_tests::finish(rt, grid, Err(&e), &e),
     }
-    if grid.rank() == 0 {
-        write_status(ok, &outcome.clone().unwrap_or_else(|e| e));
-    }
-    grid.close();
-    rt.finish(if ok { 0 } else { 1 })
 }
 
 /// The program: factor, lose a process, solve; factor again, solve.

@@ -39,16 +39,13 @@
 //! factors=F1,F2`: H `whole|hollow|lost`, V `same|DIFF`, F `same`,
 //! `DIFF(maxdiff)`, `input-lost(rank=R)` or the error.
 
-use blacs_ft::launch::{
-    inside_mpi, relaunch, write_outcome, write_status, CofRelaunch, Outcome, Relaunch, EXIT_CHECKPOINTED,
-};
-use blacs_ft::{Grid, GridOptions, Injector, Joined, Runtime, Scope};
+use blacs_ft::launch::{write_outcome, CofRelaunch, Outcome, EXIT_CHECKPOINTED};
+use blacs_ft::{Grid, Injector, Scope};
 use recovery::{kill_self, Region};
 use scalapack_ft::blas;
 use scalapack_ft::lu::pdgetrf;
 use scalapack_ft::lu_ft::{FtOptions, Holding, LuFactors};
 use scalapack_ft::{DistMatrix, Error};
-use std::time::Duration;
 
 /// Protected LU factors across real failures (see the module
 /// documentation).
@@ -128,66 +125,34 @@ fn element(which: u64, i: usize, j: usize) -> f64 {
 fn main() {
     let a = <Args as clap::Parser>::parse();
     let (p, q) = a.grid;
-    if !inside_mpi() {
-        relaunch(&Relaunch {
-            nprocs: (p * q + a.spares) as u32,
-            timeout: Some(Duration::from_secs(a.timeout)),
-            ulfm: true,
-            cof: a.cof.clone().map(|dir| CofRelaunch {
-                dir,
-                run_id: u64::from(std::process::id()) | 1 << 40,
-                max_restarts: 2,
-                resume: false,
-                policy: "cof",
-                epoch_base: 0,
-            }),
-            program: None,
-        });
-    }
-    blas::use_single_thread();
-    let mut rt = Runtime::init().unwrap_or_else(|e| {
-        eprintln!("protected-factors: MPI start-up failed: {e}");
-        std::process::exit(1)
+    let cof = a.cof.clone().map(|dir| CofRelaunch {
+        dir,
+        run_id: u64::from(std::process::id()) | 1 << 40,
+        max_restarts: 2,
+        resume: false,
+        policy: "cof",
+        epoch_base: 0,
     });
+    ftla_tests::relaunch_outside_mpi(p * q + a.spares, a.timeout, true, cof);
+    blas::use_single_thread();
     // (The grid's default options take kill points from FTLA_KILL too,
     // e.g. in the repair itself.)
-    let grid = match rt.world_dup().and_then(|c| Grid::join(&mut rt, c, p, q, GridOptions::default())) {
-        Ok(Joined::Active(g)) => g,
-        Ok(Joined::Released) => rt.finish(0),
-        Err(e) => {
-            println!("JOIN-ERROR {e}");
-            rt.finish(1)
-        }
-    };
-    let mut region = match Region::new(grid) {
-        Ok(r) => r,
-        Err(e) => {
-            println!("REGION-ERROR {e}");
-            rt.finish(1)
-        }
-    };
+    let (rt, mut region) = ftla_tests::join_region("protected-factors", p, q);
     let outcome = scenario(&mut region, &a);
     let grid = region.into_grid();
-    let ok = outcome.is_ok();
-    match &outcome {
-        Ok(line) => println!("RANK {}{line}", grid.rank()),
+    match outcome {
+        Ok(line) => {
+            println!("RANK {}{line}", grid.rank());
+            ftla_tests::finish(rt, grid, Ok(()), &line)
+        }
         // Checkpoint-on-failure (under `ftla launch --recovery cof`): the
         // survivors saved, and the launcher starts the job again.
         Err(Stop::Saved { epoch, detail }) => {
-            write_outcome(Outcome::Checkpointed { epoch: *epoch }, detail);
+            write_outcome(Outcome::Checkpointed { epoch }, &detail);
             rt.finish(EXIT_CHECKPOINTED)
         }
-        Err(Stop::Failed(e)) => println!("RANK {} failed: {e}", grid.rank()),
+        Err(Stop::Failed(e)) => ftla_tests::finish(rt, grid, Err(&e), &e),
     }
-    if grid.rank() == 0 {
-        let detail = match &outcome {
-            Ok(line) => line.clone(),
-            Err(e) => e.to_string(),
-        };
-        write_status(ok, &detail);
-    }
-    grid.close();
-    rt.finish(if ok { 0 } else { 1 })
 }
 
 /// Why the program stopped early.

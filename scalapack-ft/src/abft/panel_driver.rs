@@ -7,11 +7,13 @@
 
 use super::extended::{Extended, MatrixShape};
 use super::lookahead::LookAhead;
-use super::{encode_checksums, rebuild_lost_blocks, verify_checksums, ChecksumCheck};
+use super::{encode_checksums, rebuild_lost_blocks, verify_checksums, ChecksumCheck, FtOptions, FtReport, FtWorkspace};
 use crate::error::{Error, Result};
+use crate::matrix::DistMatrix;
 use blacs_ft::{Grid, PendingBcast};
 use checksum::ReverseNeighborLayout;
-use recovery::protocol::{Algorithm, Phase, PhaseClock};
+use recovery::protocol::{self, Algorithm, Phase, PhaseClock};
+use recovery::Region;
 use recovery::Replicated;
 
 /// The current panel's columns as the last commit left them, on the
@@ -116,6 +118,8 @@ pub(crate) trait PanelSteps {
     fn state(&self) -> &Self::State;
     /// Replaces the replicated state (a replacement's, from the survivors).
     fn set_state(&mut self, state: Self::State);
+    /// The replicated state, once the steps are over.
+    fn into_state(self) -> Self::State;
     /// Phase 1 of step `k` on `driver` (collective; scratch only).
     fn exchange(
         &mut self,
@@ -142,6 +146,50 @@ pub(crate) trait PanelSteps {
 pub(crate) struct PanelFactorization<S: PanelSteps> {
     pub driver: PanelDriver<S::Panel>,
     pub steps: S,
+}
+
+/// A panel factorization that ran to its end on the extended matrix: the
+/// factors with their checksums as at the final commit point, and the
+/// replicated state `T` (LU's pivots, QR's tau).
+pub(crate) struct Factored<T> {
+    pub ext: Extended,
+    pub layout: ReverseNeighborLayout,
+    pub state: T,
+    pub report: FtReport,
+}
+
+impl<S: PanelSteps> PanelFactorization<S> {
+    /// Collective: runs the started call (`start`, not one completed
+    /// before) to its end on the step-commit protocol; `overhead_model`
+    /// (global) goes into the report. On an error `a` and `work` have their
+    /// storage back (`a`'s content undefined past the first commit point).
+    pub fn run(
+        mut self,
+        region: &mut Region,
+        start: protocol::Start<S::State>,
+        opts: &FtOptions,
+        overhead_model: f64,
+        a: &mut DistMatrix,
+        work: &mut FtWorkspace,
+    ) -> Result<Factored<S::State>> {
+        match protocol::run(region, &mut self, start, opts.verify) {
+            Ok(outcome) => Ok(Factored {
+                ext: self.driver.ext,
+                layout: self.driver.layout,
+                state: self.steps.into_state(),
+                report: FtReport {
+                    recoveries: outcome.recoveries,
+                    overhead_model,
+                    check: outcome.check,
+                    earlier_s: outcome.earlier_s,
+                },
+            }),
+            Err(e) => {
+                self.driver.ext.release(a, work, false);
+                Err(e)
+            }
+        }
+    }
 }
 
 impl<S: PanelSteps> Algorithm for PanelFactorization<S> {

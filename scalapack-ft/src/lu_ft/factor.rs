@@ -22,7 +22,7 @@ use super::deferred::{self, Deferred};
 use super::early::{self, Early};
 use super::rows::{self, Columns, Moves};
 use crate::abft::{
-    self, check_layout, send_ahead, set_up_call, Extended, FtOptions, FtReport, FtWorkspace, PanelDriver,
+    self, check_layout, send_ahead, set_up_call, Extended, Factored, FtOptions, FtReport, FtWorkspace, PanelDriver,
     PanelFactorization, PanelSteps,
 };
 use crate::args::pdgetrf::{A, DESCA};
@@ -119,15 +119,6 @@ pub fn pdgetrf_ft_in(
     Ok(run.report)
 }
 
-/// A pdgetrf_ft that ran to its end on the extended matrix: the factors
-/// with their checksums as at the final commit point, and the pivots.
-pub(crate) struct Factored {
-    pub ext: Extended,
-    pub layout: ReverseNeighborLayout,
-    pub state: LuState,
-    pub report: FtReport,
-}
-
 /// Runs a started call (not one completed before) on the extended matrix
 /// over `a`: what [`pdgetrf_ft`] and the protected factors
 /// ([`super::LuFactors`]) share. On an error `a` and `work` have their
@@ -138,7 +129,7 @@ pub(crate) fn run_on_extended(
     opts: &FtOptions,
     work: &mut FtWorkspace,
     start: protocol::Start<LuState>,
-) -> Result<Factored> {
+) -> Result<Factored<LuState>> {
     let mn = a.m().min(a.n());
     let grid = region.grid();
     let layout = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
@@ -148,7 +139,7 @@ pub(crate) fn run_on_extended(
     }
     let (ext, layout) = set_up_call(region, LuSteps::OP, ROUTINE, &start, a, work, layout.ok(), check)?;
     let overhead_model = layout.overhead_model_lu();
-    let mut lu = PanelFactorization {
+    let lu = PanelFactorization {
         driver: PanelDriver::new(ext, layout),
         steps: LuSteps {
             nsteps: mn.div_ceil(a.nb()) as u64,
@@ -159,23 +150,7 @@ pub(crate) fn run_on_extended(
             corrupt: region.grid().injector().silent_error(),
         },
     };
-    match protocol::run(region, &mut lu, start, opts.verify) {
-        Ok(outcome) => Ok(Factored {
-            ext: lu.driver.ext,
-            layout: lu.driver.layout,
-            state: lu.steps.state,
-            report: FtReport {
-                recoveries: outcome.recoveries,
-                overhead_model,
-                check: outcome.check,
-                earlier_s: outcome.earlier_s,
-            },
-        }),
-        Err(e) => {
-            lu.driver.ext.release(a, work, false);
-            Err(e)
-        }
-    }
+    lu.run(region, start, opts, overhead_model, a, work)
 }
 
 /// The local argument checks (agreed by the caller).
@@ -287,6 +262,10 @@ impl PanelSteps for LuSteps {
         // (After a repair, on every process alike: a step that needs the
         // kept panel has it sent again.)
         self.deferred = None;
+    }
+
+    fn into_state(self) -> LuState {
+        self.state
     }
 
     fn exchange(

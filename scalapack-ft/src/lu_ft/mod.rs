@@ -30,6 +30,6 @@ mod solve;
 pub use crate::abft::Holding;
 pub use crate::abft::{ChecksumCheck, FtOptions, FtReport, FtWorkspace};
 pub use factor::{pdgetrf_ft, pdgetrf_ft_in, STEP_PHASES};
-pub use protected::LuFactors;
+pub use protected::{LuFactors, LuKind};
 pub use recovery::protocol::RecoveryRecord;
 pub use solve::{pdgetrs_ft, pdgetrs_ft_in, GETRS_STEP_PHASES};

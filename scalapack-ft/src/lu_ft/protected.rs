@@ -4,13 +4,11 @@
 //! them (docs/architecture.md, "Protected results").
 
 use super::factor::{run_on_extended, LuState, ROUTINE};
-use crate::abft::{FtOptions, FtReport, FtWorkspace, Holding, ProtectedFactors};
+use crate::abft::{Factors, FactorsKind, FtOptions, FtReport, FtWorkspace, ProtectedFactors};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
 use recovery::protocol;
 use recovery::Region;
-use std::cell::RefCell;
-use std::rc::Rc;
 
 /// This process's part of protected LU factors (the state is the pivots).
 pub(crate) type ProtectedLu = ProtectedFactors<Vec<i64>>;
@@ -33,22 +31,29 @@ pub(crate) type ProtectedLu = ProtectedFactors<Vec<i64>>;
 /// next fault-tolerant call's start, or the recovery of the interrupted
 /// one). A replacement gets its copy when its program makes the
 /// factorization call again: the call completed before it joined, so it
-/// returns at once a hollow copy ([`Holding::Hollow`]) that the region
+/// returns at once a hollow copy ([`Holding::Hollow`](crate::abft::Holding::Hollow)) that the region
 /// fills. One loss per process row between two such meetings is
-/// rebuilt; more mark the factors lost ([`Holding::Lost`]), and every
+/// rebuilt; more mark the factors lost ([`Holding::Lost`](crate::abft::Holding::Lost)), and every
 /// routine given them refuses them on every process
 /// ([`Error::InputLost`]), never computing with them.
 ///
 /// In a body run by [`Region::run`], keep the value outside the body, or
 /// make the call again in the body: a re-run of the body gets the same
 /// factors back from the region.
-pub struct LuFactors {
-    shared: Rc<RefCell<ProtectedLu>>,
-    n: usize,
-    nb: usize,
+///
+/// [`Factors::to_matrix`] gives L below the diagonal and U on and above.
+pub type LuFactors = Factors<LuKind>;
+
+/// The kind of [`LuFactors`]: the pivots kept with them.
+pub enum LuKind {}
+
+impl FactorsKind for LuKind {
+    type State = Vec<i64>;
+    const TO_MATRIX: &'static str = "LuFactors::to_matrix";
+    const ARGUMENT: &'static str = "the LU factors";
 }
 
-impl LuFactors {
+impl Factors<LuKind> {
     /// Collective: factors `a` with [`super::pdgetrf_ft`] and keeps the
     /// result protected. Arguments, errors and the recovery during the
     /// factorization are `pdgetrf_ft`'s; `a` (local input) is taken: its
@@ -85,82 +90,19 @@ impl LuFactors {
         mut a: DistMatrix,
         opts: &FtOptions,
     ) -> Result<(LuFactors, FtReport, Option<usize>)> {
-        let (n, nb) = (a.n(), a.nb());
-        let steps = n.min(a.m()).div_ceil(nb) as u64;
         let start = protocol::enter::<LuState, Error>(region, ROUTINE)?;
         if let protocol::Start::Done(state) = start {
             let zero = state.zero_pivot();
-            let shared = ProtectedLu::again(region, &mut a, state.ipiv, steps, ROUTINE)?;
-            return Ok((LuFactors { shared, n, nb }, FtReport::default(), zero));
+            let factors = LuFactors::again(region, &mut a, state.ipiv, ROUTINE)?;
+            return Ok((factors, FtReport::default(), zero));
         }
         let run = run_on_extended(region, &mut a, opts, &mut FtWorkspace::new(), start)?;
         let zero = run.state.zero_pivot();
-        let shared = ProtectedLu::register(region, run.ext, run.layout, run.state.ipiv, steps);
-        Ok((LuFactors { shared, n, nb }, run.report, zero))
-    }
-
-    /// The order N (global).
-    pub fn n(&self) -> usize {
-        self.n
-    }
-
-    /// The block size (global).
-    pub fn nb(&self) -> usize {
-        self.nb
+        Ok((LuFactors::register(region, &a, run.ext, run.layout, run.state.ipiv), run.report, zero))
     }
 
     /// The pivots (global, 0-based, as [`crate::lu::pdgetrf`]'s).
     pub fn ipiv(&self) -> Vec<i64> {
-        self.shared.borrow().state.clone()
-    }
-
-    /// Local: where this process's copy stands.
-    pub fn holding(&self) -> Holding {
-        self.shared.borrow().holding
-    }
-
-    /// Collective over the grid: a copy of the factors (L below the
-    /// diagonal, U on and above) as a plain matrix, for output or a plain
-    /// routine. Local memory: one more A.
-    ///
-    /// # Errors
-    /// [`Error::InputLost`] on every process when the factors are not whole
-    /// on some process; a process failure (repair, and call again).
-    ///
-    /// # Fault tolerance
-    /// A meeting point: after a repair, the region first rebuilds the
-    /// replacements' copies of its protected results
-    /// ([`Region::mend_protected`]).
-    pub fn to_matrix(&self, region: &mut Region) -> Result<DistMatrix> {
-        region.mend_protected()?;
-        self.shared.borrow().to_matrix(region.grid(), self.n, "LuFactors::to_matrix", "the LU factors")
-    }
-
-    /// Collective over the grid: [`Error::InputLost`] of `routine`
-    /// (argument `position`), the same on every process, when the factors
-    /// are not whole on some process. Mends the region's protected results
-    /// first, as [`LuFactors::to_matrix`].
-    pub fn check_whole(&self, region: &mut Region, routine: &str, position: u32) -> Result<()> {
-        region.mend_protected()?;
-        self.shared.borrow().check_whole(region.grid(), routine, position, "the LU factors")
-    }
-
-    /// The shared state, for the routines that take the factors (they
-    /// borrow it only inside each step: the region's mend borrows it after
-    /// a repair).
-    pub(crate) fn shared(&self) -> &Rc<RefCell<ProtectedLu>> {
-        &self.shared
-    }
-}
-
-impl LuFactors {
-    /// Local: `f` on this process's stored copy, the extended matrix whose
-    /// first N global columns are the factors in A's layout (its local
-    /// rows and leading local columns are A's local array), the checksum
-    /// columns after them. For copying the factors out, or comparing an
-    /// array with them, without communicating; see
-    /// [`LuFactors::holding`] for whether the copy is whole.
-    pub fn with_local_storage<R>(&self, f: impl FnOnce(&DistMatrix) -> R) -> R {
-        f(&self.shared.borrow().ext.matrix)
+        self.state().clone()
     }
 }

@@ -3,7 +3,7 @@
 //! protocol of `recovery::protocol`, and the ABFT of [`crate::abft`].
 
 use crate::abft::{
-    check_layout, send_ahead, set_up_call, Extended, FtOptions, FtReport, FtWorkspace, PanelDriver, PanelFactorization,
+    check_layout, send_ahead, set_up_call, Factored, FtOptions, FtReport, FtWorkspace, PanelDriver, PanelFactorization,
     PanelSteps,
 };
 use crate::args::pdgeqrf::{A, DESCA};
@@ -124,17 +124,8 @@ pub fn pdgeqrf_ft_with(
     run.ext.release(a, work, true);
     // (Its result is here now, a joining replacement's too.)
     a.set_lost(false);
-    *tau = run.tau;
+    *tau = run.state;
     Ok(run.report)
-}
-
-/// A pdgeqrf_ft that ran to its end on the extended matrix: the factors
-/// with their checksums as at the final commit point, and tau.
-pub(crate) struct Factored {
-    pub ext: Extended,
-    pub layout: ReverseNeighborLayout,
-    pub tau: Vec<f64>,
-    pub report: FtReport,
 }
 
 /// Runs a started call (not one completed before) on the extended matrix
@@ -148,7 +139,7 @@ pub(crate) fn run_on_extended(
     work: &mut FtWorkspace,
     start: protocol::Start<Vec<f64>>,
     options: &QrOptions,
-) -> Result<Factored> {
+) -> Result<Factored<Vec<f64>>> {
     let grid = region.grid();
     let layout = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
     let mut check = check_square_blocks(ROUTINE, DESCA, "A", a.desc())
@@ -162,7 +153,7 @@ pub(crate) fn run_on_extended(
     let (ext, layout) = set_up_call(region, QrSteps::OP, ROUTINE, &start, a, work, layout.ok(), check)?;
     let kmax = a.m().min(a.n());
     let overhead_model = layout.overhead_model();
-    let mut qr = PanelFactorization {
+    let qr = PanelFactorization {
         driver: PanelDriver::new(ext, layout),
         steps: QrSteps {
             panels: kmax.div_ceil(a.nb()) as u64,
@@ -172,23 +163,7 @@ pub(crate) fn run_on_extended(
             panel: options.panel,
         },
     };
-    match protocol::run(region, &mut qr, start, opts.verify) {
-        Ok(outcome) => Ok(Factored {
-            ext: qr.driver.ext,
-            layout: qr.driver.layout,
-            tau: qr.steps.tau,
-            report: FtReport {
-                recoveries: outcome.recoveries,
-                overhead_model,
-                check: outcome.check,
-                earlier_s: outcome.earlier_s,
-            },
-        }),
-        Err(e) => {
-            qr.driver.ext.release(a, work, false);
-            Err(e)
-        }
-    }
+    qr.run(region, start, opts, overhead_model, a, work)
 }
 
 /// What phase 1 of a step hands to the commit: the panel's reflectors, the
@@ -237,6 +212,10 @@ impl PanelSteps for QrSteps {
     fn set_state(&mut self, tau: Vec<f64>) {
         let n = tau.len().min(self.tau.len());
         self.tau[..n].copy_from_slice(&tau[..n]);
+    }
+
+    fn into_state(self) -> Vec<f64> {
+        self.tau
     }
 
     /// Panel (on a backed-up panel, or the one factored ahead), its

@@ -25,6 +25,6 @@ pub use crate::abft::{ChecksumCheck, FtOptions, FtReport, FtWorkspace};
 pub use factor::{pdgeqrf_ft, pdgeqrf_ft_in, pdgeqrf_ft_with, STEP_PHASES};
 pub use gels::{pdgels_ft, pdgels_ft_memory, GelsMemory, GelsReport, GELS_PHASES};
 pub use ormqr::{pdormqr_ft, ORMQR_PHASES};
-pub use protected::QrFactors;
+pub use protected::{QrFactors, QrKind};
 pub use recovery::protocol::RecoveryRecord;
 pub use trsm::{upper_solve_ft, TRSM_PHASES};
