@@ -39,7 +39,7 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
         // (QR: the panel method, and what it picks on this grid.)
         let panel = match a.op {
             Op::Qr => format!(
-                ", --panel {} ({}),",
+                ", --panel {} ({})",
                 a.qr.panel,
                 format!("{:?}", a.qr.panel.resolve(grid.nprow() as usize)).to_lowercase()
             ),
