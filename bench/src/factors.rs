@@ -40,6 +40,9 @@ pub struct LuSolve {
     /// The fault-tolerant factorization found the matrix singular and
     /// returned no factors (the factored matrix is not there to check).
     no_factors: bool,
+    /// Seconds of the last solve alone (`pdgetrs` or `pdgetrs_ft`), on
+    /// this process.
+    pub solve_s: Option<f64>,
     /// The fault-tolerant factorization's report, kept for a run made
     /// again after a loss before the solve's checksums existed (the
     /// factorization then returns its factors again with an empty one).
@@ -117,6 +120,7 @@ impl Factors {
                 b: None,
                 x: None,
                 no_factors: false,
+                solve_s: None,
                 factored: None,
             })),
             (Op::Lu, None) => Factors::Pivots(Vec::new()),
@@ -155,6 +159,14 @@ impl Factors {
     }
 
     /// CG's solve, if this is one.
+    /// `lu --solve`: seconds of the last solve alone, on this process.
+    pub fn solve_seconds(&self) -> Option<f64> {
+        match self {
+            Factors::LuSolve(s) => s.solve_s,
+            _ => None,
+        }
+    }
+
     pub fn solve(&self) -> Option<&CgSolve> {
         match self {
             Factors::Solution(s) => Some(s),
@@ -182,7 +194,9 @@ impl Factors {
                 if singular.is_none() {
                     let b = solve::right_hand_sides(grid, &s.system, s.seed, mat.m(), mat.nb(), true)?;
                     let mut x = b.clone();
+                    let t = std::time::Instant::now();
                     lu::pdgetrs(grid, lu::Transpose::NoTrans, mat, &s.ipiv, &mut x)?;
+                    s.solve_s = Some(t.elapsed().as_secs_f64());
                     (s.b, s.x) = (Some(b), Some(x));
                 }
                 Ok(singular)
@@ -247,7 +261,9 @@ impl Factors {
                 let collective = !region.is_joining();
                 let b = solve::right_hand_sides(region.grid(), &s.system, s.seed, m, nb, collective)?;
                 let mut x = b.clone();
+                let t = std::time::Instant::now();
                 let solved = solve::lu_solve_ft(region, &factors, &mut x, opts)?;
+                s.solve_s = Some(t.elapsed().as_secs_f64());
                 *mat = factors.to_matrix(region)?;
                 (s.b, s.x) = (Some(b), Some(x));
                 Ok((solve::factor_and_solve(report, solved), None))

@@ -663,6 +663,9 @@ impl FtOutcome {
         if let Some(r) = res.solve {
             checks.push(format!("solve residual {} = {r:.3} (NRHS {nrhs})", crate::solve::LU_SOLVE_RESIDUAL));
         }
+        if let Some(t) = self.factors.solve_seconds() {
+            lines.push(format!("  solve (pdgetrs_ft) {:.1} ms", t * 1e3));
+        }
         if let Some(r) = res.lstsq {
             let formula = crate::solve::lstsq_residual_formula(self.m, self.n);
             checks.push(format!("least-squares residual {formula} = {r:.3} (NRHS {nrhs})"));
@@ -707,6 +710,7 @@ impl FtOutcome {
         r.solve_residual = self.residuals.solve;
         r.lstsq_residual = self.residuals.lstsq;
         r.nrhs = a.solve.as_ref().map(|s| s.nrhs);
+        r.solve_s = self.factors.solve_seconds();
         r.dgemm_gflops = self.dgemm;
         r.blas_kernel = blas::kernel_name();
         r.recoveries = Some(self.report.recoveries.iter().map(RecoveryEntry::from).collect());

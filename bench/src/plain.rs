@@ -71,6 +71,7 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
     report.solve_residual = res.solve;
     report.lstsq_residual = res.lstsq;
     report.nrhs = a.solve.as_ref().map(|s| s.nrhs);
+    report.solve_s = factors.solve_seconds();
     report.dgemm_gflops = dgemm;
     report.blas_kernel = blas::kernel_name();
     report.blas_threads_per_rank = Some(1);
@@ -87,6 +88,9 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
     );
     if let Some(s) = factors.solve() {
         summary.push_str(&format!(", {}", crate::ft_run::cg_line(s)));
+    }
+    if let Some(t) = report.solve_s {
+        summary.push_str(&format!(", solve (pdgetrs) {:.1} ms", t * 1e3));
     }
     if let Some(e) = &singular {
         summary.push_str(&format!(", {e}"));

@@ -234,6 +234,10 @@ pub struct FactorReport {
     /// solve with the factors.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub solve_residual: Option<f64>,
+    /// LU with `--solve`: seconds of the solve alone (`pdgetrs`, or
+    /// `pdgetrs_ft` with its recoveries), on grid rank 0.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub solve_s: Option<f64>,
     /// QR with `--lstsq`: LAPACK's least-squares check (dqrt17)
     /// ‖Aᵀ(B − A·X)‖₁ / (max(M, N, NRHS)·‖A‖₁·‖B‖₁·eps).
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -299,6 +303,7 @@ impl FactorReport {
             residual: Checked::NotChecked,
             orthogonality: None,
             solve_residual: None,
+            solve_s: None,
             lstsq_residual: None,
             nrhs: None,
             dgemm_gflops: 0.0,
