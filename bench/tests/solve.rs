@@ -41,9 +41,19 @@ fn system(n: usize, k: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     (a, x, b)
 }
 
-fn max_error(got: &[f64], want: &[f64]) -> f64 {
+/// X as written to `--solution` equals the known solution (`what` names
+/// the case in the failure message).
+fn assert_solution(got: &[f64], want: &[f64], what: &str) {
     assert_eq!(got.len(), want.len());
-    got.iter().zip(want).map(|(g, w)| (g - w).abs()).fold(0.0, f64::max)
+    let error = got.iter().zip(want).map(|(g, w)| (g - w).abs()).fold(0.0, f64::max);
+    assert!(error < 1e-10, "{what}{:?} vs {:?}", &got[..4], &want[..4]);
+}
+
+/// The test's scratch files, removed (whatever is already gone).
+fn remove_files(files: impl IntoIterator<Item = std::path::PathBuf>) {
+    for f in files {
+        let _ = std::fs::remove_file(f);
+    }
 }
 
 #[test]
@@ -79,10 +89,8 @@ fn lu_solve_round_trips_rhs_and_solution_files_for_one_and_three_columns() {
         let shape = read_npy_header(&fx).unwrap().shape;
         assert_eq!(shape, if k == 1 { vec![n] } else { vec![n, k] }, "the shape of X");
         let x = read_npy(&fx).unwrap();
-        assert!(max_error(&x.data, &x_true) < 1e-10, "k = {k}: {:?} vs {:?}", &x.data[..4], &x_true[..4]);
-        for f in [fa, fb, fx] {
-            let _ = std::fs::remove_file(f);
-        }
+        assert_solution(&x.data, &x_true, &format!("k = {k}: "));
+        remove_files([fa, fb, fx]);
     }
 }
 
@@ -187,10 +195,8 @@ fn qr_ft_lstsq_of_a_consistent_system_recovers_x_after_a_restart() {
     assert!(r.lstsq_residual.is_some_and(|v| v < 16.0), "{r:?}");
     let x = read_npy(&fx).unwrap();
     assert_eq!((x.rows, x.cols), (n, k));
-    assert!(max_error(&x.data, &x_true) < 1e-10, "{:?} vs {:?}", &x.data[..4], &x_true[..4]);
-    for f in [fa, fb, fx] {
-        let _ = std::fs::remove_file(f);
-    }
+    assert_solution(&x.data, &x_true, "");
+    remove_files([fa, fb, fx]);
 }
 
 #[test]
@@ -237,10 +243,8 @@ fn lu_ft_solve_after_a_loss_between_the_calls_gives_the_exact_x_on_every_rank() 
     assert!(out.stderr.contains("injecting SIGKILL into rank 1 at app:0"), "{}", out.stderr);
     assert_eq!(report(r, &out).restarts, Some(1));
     let x = read_npy(&fx).unwrap();
-    assert!(max_error(&x.data, &x_true) < 1e-10, "{:?} vs {:?}", &x.data[..4], &x_true[..4]);
-    for f in [fa, fb, fx] {
-        let _ = std::fs::remove_file(f);
-    }
+    assert_solution(&x.data, &x_true, "");
+    remove_files([fa, fb, fx]);
 }
 
 #[test]
