@@ -148,7 +148,7 @@ fn info_of(e: &Error) -> c_int {
 
 /// A call before any grid exists: its grid-naming descriptor's `CTXT`
 /// names none.
-fn no_grid(r: &Routine, info: *mut c_int) {
+pub(crate) fn no_grid(r: &Routine, info: *mut c_int) {
     let e = arg_error(r.name, r.ctxt_desc, entry::CTXT, "CTXT", "names no grid (call Cftla_gridinit first)");
     eprintln!("ftla: {e}");
     set_info(info, e.info());

@@ -3,7 +3,8 @@
 //! `ftla_pdgeqrf_`, `ftla_pdgetrf_`, `ftla_pdgetrs_`.
 
 use crate::call::{run, run_local, set_info, Protection, Routine, Work};
-use crate::kept::{Factors, KeptFactors};
+use crate::in_place::lend;
+use crate::kept::{Declared, Factors, KeptFactors, Place};
 use crate::lost::{Access, ArrayArg, ArrayKey};
 use crate::matrix::{Checked, MatrixArg};
 use crate::solve_args::{check_nrhs, getrs_matrices, getrs_transpose, letter, null_part};
@@ -22,7 +23,7 @@ use std::os::raw::{c_char, c_int};
 /// The matrix a factorization works on: `(M, N, A, IA, JA, DESCA)` at the
 /// head of `PxGEQRF`'s and `PxGETRF`'s argument lists (the same
 /// positions in both).
-fn factored(
+pub(crate) fn factored(
     m: *const c_int,
     n: *const c_int,
     a: *const f64,
@@ -45,7 +46,7 @@ fn factored(
 
 /// A factorization's checks of its matrix (two process columns for the
 /// checksums of a fault-tolerant one).
-fn check_factored(r: &Routine, arg: &MatrixArg, grid: &Grid, ictxt: c_int) -> Result<Checked> {
+pub(crate) fn check_factored(r: &Routine, arg: &MatrixArg, grid: &Grid, ictxt: c_int) -> Result<Checked> {
     if r.protection == Protection::FaultTolerant {
         check_two_process_columns(r.name, pdgeqrf::DESCA, "A", grid)?;
     }
@@ -92,20 +93,43 @@ fn export_ipiv(a: &DistMatrix, ipiv: &[i64], out: *mut c_int) {
 }
 
 /// A factorization's checked A and its local array imported (taken by a
-/// fault-tolerant factorization, which keeps it).
+/// fault-tolerant factorization, which keeps it), or the caller's array
+/// itself (declared in place: `in_place`).
 struct QrArgs {
     a: Checked,
     mat: Option<DistMatrix>,
+    in_place: Option<Declared>,
 }
 
 impl QrArgs {
-    /// The imported A, or the caller's imported again (a fault-tolerant
+    /// A factorization's matrix: for a fault-tolerant one of an A declared
+    /// in place (its declaration, `declared`), the caller's array itself;
+    /// otherwise a copy of it. Local checks (agreed by the caller).
+    fn new(r: &Routine, grid: &Grid, c: Checked, data: *mut f64, declared: Option<Declared>) -> Result<QrArgs> {
+        let in_place = declared.filter(|_| r.protection == Protection::FaultTolerant);
+        let mut args = QrArgs { a: c, mat: None, in_place };
+        args.mat = Some(args.take_matrix(grid, r, data)?);
+        Ok(args)
+    }
+
+    /// The matrix, or the caller's array taken again (a fault-tolerant
     /// factorization that lost a process before its first commit runs
     /// again: the caller's A is as it was).
-    fn take_matrix(&mut self, grid: &Grid, r: &Routine, data: *const f64) -> Result<DistMatrix> {
-        match self.mat.take() {
-            Some(m) => Ok(m),
-            None => self.a.import(grid, r.name, data, r.protection == Protection::FaultTolerant),
+    fn take_matrix(&mut self, grid: &Grid, r: &Routine, data: *mut f64) -> Result<DistMatrix> {
+        match (self.mat.take(), self.in_place) {
+            (Some(m), _) => Ok(m),
+            // SAFETY: the program declared A's size, and leaves A to ftla
+            // until `ftla_release_` (see `ftla_in_place_`).
+            (None, Some(declared)) => unsafe { lend(r.name, grid, &self.a, data, declared) },
+            (None, None) => self.a.import(grid, r.name, data, r.protection == Protection::FaultTolerant),
+        }
+    }
+
+    /// Where the factors are kept.
+    fn place(&self) -> Place {
+        match self.in_place {
+            Some(_) => Place::InPlace { fingerprint: None },
+            None => Place::Copy,
         }
     }
 }
@@ -174,7 +198,8 @@ fn qr_call(
         }
         return;
     }
-    let check = |grid: &Grid, ictxt: c_int, _: &KeptFactors| -> Result<QrArgs> {
+    let key = ArrayKey::of_kept(a, desca);
+    let check = |grid: &Grid, ictxt: c_int, kept: &KeptFactors| -> Result<QrArgs> {
         let c = checked(grid, ictxt)?;
         let lwmin = qr_lwork_min(grid, &c);
         if lwork < 0 || (lwork as usize) < lwmin {
@@ -190,13 +215,12 @@ fn qr_call(
         if taus > 0 && tau.is_null() {
             return Err(null_part(routine, pdgeqrf::TAU, "TAU"));
         }
-        Ok(QrArgs { mat: Some(c.import(grid, routine, a, r.protection == Protection::FaultTolerant)?), a: c })
+        QrArgs::new(r, grid, c, a, key.and_then(|k| kept.declared(&k)))
     };
     let arrays = [
         ArrayArg::new("A", pdgeqrf::A, a, desca, Access::Update),
         ArrayArg::new("TAU", pdgeqrf::TAU, tau, desca, Access::WriteReplicated),
     ];
-    let key = ArrayKey::of_kept(a, desca);
     run(r, info, &arrays, check, |ctx, p, lost| {
         let mat = p.take_matrix(ctx.region.grid(), r, a)?;
         match r.protection {
@@ -204,13 +228,14 @@ fn qr_call(
                 let (f, _) = QrFactors::factor(&mut ctx.region, mat, &FtOptions::default())?;
                 let grid = ctx.region.grid();
                 f.with_local_storage(|stored| {
-                    if !lost {
+                    // (In place, A holds them already.)
+                    if !lost && p.in_place.is_none() {
                         p.a.export_leading(grid, stored, a);
                     }
                     export_tau(stored, &f.tau(), tau);
                 });
                 if let Some(key) = key {
-                    ctx.kept.keep(key, p.a, Factors::Qr(f));
+                    ctx.kept.keep(key, p.a, Factors::Qr(f), p.place());
                 }
             }
             Protection::Plain => {
@@ -323,18 +348,18 @@ fn lu_call(
 ) {
     let routine = r.name;
     let arg = factored(m, n, a, ia, ja, desca);
-    let check = |grid: &Grid, ictxt: c_int, _: &KeptFactors| -> Result<QrArgs> {
+    let key = ArrayKey::of_kept(a, desca);
+    let check = |grid: &Grid, ictxt: c_int, kept: &KeptFactors| -> Result<QrArgs> {
         let c = check_factored(r, &arg, grid, ictxt)?;
         if c.local_shape(grid).0 > 0 && ipiv.is_null() {
             return Err(null_part(routine, pdgetrf::IPIV, "IPIV"));
         }
-        Ok(QrArgs { mat: Some(c.import(grid, routine, a, r.protection == Protection::FaultTolerant)?), a: c })
+        QrArgs::new(r, grid, c, a, key.and_then(|k| kept.declared(&k)))
     };
     let arrays = [
         ArrayArg::new("A", pdgetrf::A, a, desca, Access::Update),
         ArrayArg::new("IPIV", pdgetrf::IPIV, ipiv, desca, Access::WriteReplicated),
     ];
-    let key = ArrayKey::of_kept(a, desca);
     run(r, info, &arrays, check, |ctx, p, lost| {
         let mut mat = p.take_matrix(ctx.region.grid(), r, a)?;
         match r.protection {
@@ -344,13 +369,14 @@ fn lu_call(
                 let (f, _, zero) = LuFactors::factor_even_if_singular(&mut ctx.region, mat, &FtOptions::default())?;
                 let grid = ctx.region.grid();
                 f.with_local_storage(|stored| {
-                    if !lost {
+                    // (In place, A holds them already.)
+                    if !lost && p.in_place.is_none() {
                         p.a.export_leading(grid, stored, a);
                     }
                     export_ipiv(stored, &f.ipiv(), ipiv);
                 });
                 if let Some(key) = key {
-                    ctx.kept.keep(key, p.a, Factors::Lu(f));
+                    ctx.kept.keep(key, p.a, Factors::Lu(f), p.place());
                 }
                 match zero {
                     Some(index) => Err(Error::Singular { routine: r.name.into(), index }),

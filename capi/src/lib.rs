@@ -17,7 +17,7 @@
 //! Call ftla from the thread that started it (MPI runs funneled).
 
 // (In the header's order: the grid, the tools, the drivers, the solves
-// on kept factors, their release.)
+// on kept factors, factors kept in place, their release.)
 mod grid;
 
 mod tools;
@@ -28,7 +28,11 @@ mod solves;
 
 mod solve_args;
 
+mod in_place;
+
 mod kept;
+
+mod fingerprint;
 
 mod call;
 mod lost;
@@ -43,6 +47,7 @@ pub use drivers::{ftla_pdgeqrf_, ftla_pdgetrf_, ftla_pdgetrs_, pdcg_ft_, pdgeqrf
 pub use grid::{
     Cftla_comm_f, Cftla_exit, Cftla_gridexit, Cftla_gridinfo, Cftla_gridinit, Cftla_is_replacement, Cftla_pinfo,
 };
+pub use in_place::{ftla_in_place_, ftla_kept_bytes_, ftla_kept_lsize_};
 pub use kept::ftla_release_;
 pub use solves::{pdgels_ft_, pdgetrs_ft_, pdormqr_ft_};
 pub use tools::{ftla_descinit_, ftla_numroc_};

@@ -37,6 +37,10 @@ pub enum Error {
     /// Agreed: every process returns it, and nothing was computed. Compute
     /// the input again (from the program's own data) before passing it.
     InputLost { routine: String, position: u32, argument: String, rank: i32 },
+    /// `routine` needs `need` elements of storage for `what` where the
+    /// program lent an array of `len` (see
+    /// [`crate::storage::LocalStorage::lent`]): lent storage never grows.
+    Storage { routine: String, what: String, len: usize, need: usize },
 }
 
 impl Error {
@@ -52,7 +56,11 @@ impl Error {
             Error::Argument { position, .. } => -(*position as i32),
             Error::Singular { index, .. } => *index as i32 + 1,
             Error::NotPositiveDefinite { iteration, .. } => *iteration as i32,
-            Error::Grid(_) | Error::Memory { .. } | Error::Breakdown { .. } | Error::InputLost { .. } => i32::MIN,
+            Error::Grid(_)
+            | Error::Memory { .. }
+            | Error::Breakdown { .. }
+            | Error::InputLost { .. }
+            | Error::Storage { .. } => i32::MIN,
         }
     }
 
@@ -100,6 +108,10 @@ impl fmt::Display for Error {
                 "{routine}: argument {position} ({argument}) is the output of a call that completed before grid \
                  rank {rank} replaced a failed process, or protected factors more losses hit than their \
                  checksums rebuild: its part there was lost, and nothing was computed (compute {argument} again)"
+            ),
+            Error::Storage { routine, what, len, need } => write!(
+                f,
+                "{routine}: {what} needs {need} elements on a process, and the program's array there holds {len}"
             ),
         }
     }

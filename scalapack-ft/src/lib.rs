@@ -26,6 +26,7 @@ pub mod qr;
 pub mod qr_ft;
 pub mod report;
 mod row_panel;
+pub mod storage;
 
 pub use blacs_ft::{Grid, Scope};
 pub use error::{Error, Result};

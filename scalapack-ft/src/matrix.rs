@@ -5,6 +5,7 @@
 use crate::args::{arg_error, descriptor_error};
 use crate::descriptor::Descriptor;
 use crate::error::Result;
+use crate::storage::LocalStorage;
 use blacs_ft::index::{indxg2p, indxl2g, numroc};
 use blacs_ft::{Grid, Scope};
 
@@ -17,8 +18,9 @@ pub struct DistMatrix {
     myrow: usize,
     mycol: usize,
     /// The local array in its first `len` elements; storage past them is
-    /// room a caller reserved (see [`DistMatrix::in_storage`]).
-    data: Vec<f64>,
+    /// room a caller reserved (see [`DistMatrix::in_storage`]). ftla's own,
+    /// or an array the program lent ([`DistMatrix::from_local`]).
+    data: LocalStorage,
     len: usize,
     /// This process's part was lost with a failed process (see
     /// [`DistMatrix::is_lost`]).
@@ -26,9 +28,10 @@ pub struct DistMatrix {
 }
 
 impl Clone for DistMatrix {
-    /// A copy of the matrix: its local array, without the room past it.
+    /// A copy of the matrix: its local array (owned), without the room
+    /// past it.
     fn clone(&self) -> DistMatrix {
-        DistMatrix { data: self.local().to_vec(), ..*self }
+        DistMatrix { data: self.local().to_vec().into(), ..*self }
     }
 }
 
@@ -43,6 +46,7 @@ impl DistMatrix {
     pub fn zeros(grid: &Grid, m: usize, n: usize, mb: usize, nb: usize) -> Result<DistMatrix> {
         DistMatrix::shaped(grid, m, n, mb, nb, "DistMatrix::zeros", |len| {
             crate::memory::zeroed(len, "DistMatrix::zeros", &format!("the local array of a {m}x{n} matrix"))
+                .map(LocalStorage::from)
         })
     }
 
@@ -52,34 +56,24 @@ impl DistMatrix {
     /// `pdgeqrf_ft`'s checksum columns, which then need no copy of A). For
     /// matrices whose memory a caller reuses or prepared ahead (a hot spare,
     /// see [`DistMatrix::local_len_bound`]).
-    pub fn in_storage(
-        grid: &Grid,
-        m: usize,
-        n: usize,
-        mb: usize,
-        nb: usize,
-        mut storage: Vec<f64>,
-    ) -> Result<DistMatrix> {
-        DistMatrix::in_storage_from(grid, m, n, mb, nb, &mut storage)
+    pub fn in_storage(grid: &Grid, m: usize, n: usize, mb: usize, nb: usize, storage: Vec<f64>) -> Result<DistMatrix> {
+        DistMatrix::in_storage_from(grid, m, n, mb, nb, &mut storage.into())
     }
 
     /// [`DistMatrix::in_storage`] that takes the storage out of `slot` only
-    /// when it succeeds (on an error `slot` keeps it).
+    /// when it succeeds (on an error `slot` keeps it). Lent storage (see
+    /// [`LocalStorage::lent`]) is taken as it is when long enough, and is
+    /// an [`crate::Error::Storage`] otherwise.
     pub(crate) fn in_storage_from(
         grid: &Grid,
         m: usize,
         n: usize,
         mb: usize,
         nb: usize,
-        slot: &mut Vec<f64>,
+        slot: &mut LocalStorage,
     ) -> Result<DistMatrix> {
         DistMatrix::shaped(grid, m, n, mb, nb, "DistMatrix::in_storage", |len| {
-            crate::memory::grow_zeroed(
-                slot,
-                len,
-                "DistMatrix::in_storage",
-                &format!("the local array of a {m}x{n} matrix"),
-            )?;
+            slot.grow_zeroed(len, "DistMatrix::in_storage", &format!("the local array of a {m}x{n} matrix"))?;
             Ok(std::mem::take(slot))
         })
     }
@@ -94,7 +88,7 @@ impl DistMatrix {
         mb: usize,
         nb: usize,
         routine: &str,
-        local: impl FnOnce(usize) -> Result<Vec<f64>>,
+        local: impl FnOnce(usize) -> Result<LocalStorage>,
     ) -> Result<DistMatrix> {
         let (nprow, npcol) = (grid.nprow() as usize, grid.npcol() as usize);
         let (myrow, mycol) = (grid.myrow() as usize, grid.mycol() as usize);
@@ -130,19 +124,26 @@ impl DistMatrix {
 
     /// Gives the storage back (for reuse): the local array and any room
     /// after it.
-    pub(crate) fn into_local(self) -> Vec<f64> {
+    pub(crate) fn into_local(self) -> LocalStorage {
         self.data
     }
 
     /// The storage, room included (see [`DistMatrix::in_storage`]).
-    pub(crate) fn storage_mut(&mut self) -> &mut Vec<f64> {
+    pub(crate) fn storage_mut(&mut self) -> &mut LocalStorage {
         &mut self.data
     }
 
+    /// The storage (local), room included: ftla's own, or the program's
+    /// array (see [`DistMatrix::from_local`]).
+    pub fn storage(&self) -> &LocalStorage {
+        &self.data
+    }
+
     /// Grows the storage to at least `len` elements, the local array kept
-    /// and the room past it zeroed (its pages touched now).
+    /// and the room past it zeroed (its pages touched now); lent storage
+    /// does not grow ([`crate::Error::Storage`]).
     pub(crate) fn reserve_room(&mut self, len: usize, routine: &str, what: &str) -> Result<()> {
-        crate::memory::grow_zeroed(&mut self.data, len, routine, what)
+        self.data.grow_zeroed(len, routine, what)
     }
 
     /// An `m`×`n` matrix whose element (i, j) (0-based, global) is `f(i, j)`.
@@ -165,10 +166,13 @@ impl DistMatrix {
         Ok(a)
     }
 
-    /// Wraps an existing local array laid out as `desc` says. Elements of
-    /// `data` past the local array are kept as room (see
-    /// [`DistMatrix::in_storage`]); [`DistMatrix::local`] is the array.
-    pub fn from_local(grid: &Grid, desc: Descriptor, data: Vec<f64>) -> Result<DistMatrix> {
+    /// Wraps an existing local array laid out as `desc` says: a `Vec<f64>`
+    /// (taken), or the program's array as [`LocalStorage::lent`] (worked in
+    /// place, never copied). Elements of `data` past the local array are
+    /// kept as room (see [`DistMatrix::in_storage`]);
+    /// [`DistMatrix::local`] is the array.
+    pub fn from_local(grid: &Grid, desc: Descriptor, data: impl Into<LocalStorage>) -> Result<DistMatrix> {
+        let data = data.into();
         let (nprow, npcol) = (grid.nprow() as usize, grid.npcol() as usize);
         let (myrow, mycol) = (grid.myrow() as usize, grid.mycol() as usize);
         let need = desc.lld() * desc.local_cols(mycol, npcol);

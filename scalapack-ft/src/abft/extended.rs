@@ -246,6 +246,24 @@ impl Extended {
     }
 }
 
+/// The length of the storage (local) that an in-place fault-tolerant
+/// factorization of an `m`×`n` matrix in `nb`×`nb` blocks needs on this
+/// process, its local array with leading dimension `lld` first (all
+/// global but `lld`): `lld` × the local columns of the extended matrix
+/// [A | padding | checksum pairs]. With `lld` = max(1, local rows), the
+/// length [`Extended::new`] looks for in A's storage to work in place.
+///
+/// # Errors
+/// A shape that cannot carry checksums: `routine`'s argument error at its
+/// descriptor `desc` (as the factorizations give it).
+pub fn in_place_len(routine: &str, desc: u32, grid: &Grid, m: usize, n: usize, nb: usize, lld: usize) -> Result<usize> {
+    let (nprow, npcol) = (grid.nprow() as usize, grid.npcol() as usize);
+    let layout = ReverseNeighborLayout::new(m, n, nb, nprow, npcol);
+    super::check_layout(routine, desc, &layout)?;
+    let layout = layout.map_err(layout_err)?;
+    Ok(lld * blacs_ft::index::numroc(layout.n_extended(), nb, grid.mycol() as usize, 0, npcol))
+}
+
 /// A layout query that cannot fail for indices the layout itself produced.
 pub(crate) fn layout_err(e: checksum::LayoutError) -> crate::Error {
     blacs_ft::Error::Unrecoverable { reason: format!("checksum layout: {e}") }.into()

@@ -123,6 +123,28 @@ impl<K: FactorsKind> Factors<K> {
         f(&self.shared.borrow().ext.matrix)
     }
 
+    /// Local: the bytes this value holds on this process, besides storage
+    /// the program lent (see [`crate::storage::LocalStorage::lent`]): the
+    /// extended matrix when its storage is ftla's (room included), and
+    /// the left-factor sums (the replicated state aside).
+    pub fn held_bytes(&self) -> u64 {
+        let p = self.shared.borrow();
+        let matrix = p.ext.matrix.storage();
+        let owned = if matrix.is_owned() { matrix.len() } else { 0 };
+        let sums: usize = p.ext.left_sums.iter().flatten().map(Vec::len).sum();
+        ((owned + sums) * std::mem::size_of::<f64>()) as u64
+    }
+
+    /// Drops the factors for good: the region's later mends no longer
+    /// rebuild them (it forgets them at its next call), so their storage
+    /// is free for other use at once — for factors in storage the program
+    /// lent, which it may refill or free after this. Call it at the same
+    /// point of the program on every process of the grid (the mends skip
+    /// them everywhere or nowhere).
+    pub fn forget(self) {
+        self.shared.borrow_mut().forgotten = true;
+    }
+
     /// The shared state, for the routines that take the factors (they
     /// borrow it only inside each step: the region's mend borrows it after
     /// a repair).

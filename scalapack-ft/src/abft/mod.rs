@@ -46,7 +46,7 @@ mod workspace;
 
 pub(crate) use encode::encode_checksums;
 pub(crate) use extended::Extended;
-pub use extended::MatrixShape;
+pub use extended::{in_place_len, MatrixShape};
 pub use factors::{Factors, FactorsKind};
 pub(crate) use lookahead::{send_ahead, LookAhead};
 pub use options::{FtOptions, FtReport};

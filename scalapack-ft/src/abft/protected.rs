@@ -43,10 +43,18 @@ pub(crate) struct ProtectedFactors<S> {
     /// The factorization's steps (all committed).
     pub steps: u64,
     pub holding: Holding,
+    /// The owner let them go for good (see `Factors::forget`): the
+    /// region's mends skip them until it forgets them.
+    pub forgotten: bool,
 }
 
 impl<S: 'static> ProtectedResult for ProtectedFactors<S> {
     fn rebuild(&mut self, grid: &Grid, lost: &[i32]) -> std::result::Result<(), blacs_ft::Error> {
+        // (Forgotten on every process at the same point: none takes part.
+        // Their storage may be the program's again.)
+        if self.forgotten {
+            return Ok(());
+        }
         // (Collective: every process takes part, whatever its copy's state.)
         rebuild_lost_blocks(grid, &mut self.ext, &self.layout, self.steps as usize, lost).map_err(|e| match e {
             Error::Grid(g) => g,
@@ -80,7 +88,14 @@ impl<S: 'static> ProtectedFactors<S> {
         state: S,
         steps: u64,
     ) -> Rc<RefCell<Self>> {
-        let shared = Rc::new(RefCell::new(ProtectedFactors { ext, layout, state, steps, holding: Holding::Whole }));
+        let shared = Rc::new(RefCell::new(ProtectedFactors {
+            ext,
+            layout,
+            state,
+            steps,
+            holding: Holding::Whole,
+            forgotten: false,
+        }));
         region.protect(shared.clone());
         shared
     }
@@ -116,7 +131,7 @@ impl<S: 'static> ProtectedFactors<S> {
             .map_err(|e| blacs_ft::Error::Unrecoverable { reason: format!("{routine}: {e}") })?;
         let ext = Extended::new(grid, a, &layout, &mut FtWorkspace::new(), Start::Join, routine)?;
         let holding = if replacement { Holding::Hollow } else { Holding::Lost };
-        let shared = Rc::new(RefCell::new(ProtectedFactors { ext, layout, state, steps, holding }));
+        let shared = Rc::new(RefCell::new(ProtectedFactors { ext, layout, state, steps, holding, forgotten: false }));
         region.protect(shared.clone());
         Ok(shared)
     }

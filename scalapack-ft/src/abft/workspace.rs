@@ -3,6 +3,7 @@
 
 use crate::error::Result;
 use crate::matrix::{touched, DistMatrix};
+use crate::storage::LocalStorage;
 use blacs_ft::Grid;
 use checksum::ReverseNeighborLayout;
 
@@ -20,7 +21,7 @@ use checksum::ReverseNeighborLayout;
 /// reads.
 #[derive(Debug, Default)]
 pub struct FtWorkspace {
-    pub(crate) ext: Vec<f64>,
+    pub(crate) ext: LocalStorage,
     pub(crate) d: Vec<Vec<f64>>,
 }
 
@@ -41,7 +42,7 @@ impl FtWorkspace {
             return Ok(FtWorkspace::default());
         };
         let (ext_len, d_len, held) = sizes(grid, a, &layout);
-        Ok(FtWorkspace { ext: touched(ext_len, ROUTINE, EXTENDED)?, d: sums(held, d_len)? })
+        Ok(FtWorkspace { ext: touched(ext_len, ROUTINE, EXTENDED)?.into(), d: sums(held, d_len)? })
     }
 
     /// A workspace for factoring `a` (local) on `grid` (global) in place:
@@ -66,7 +67,7 @@ impl FtWorkspace {
         }
         let (ext_len, d_len, held) = sizes(grid, a, &layout);
         a.reserve_room(ext_len, ROUTINE, EXTENDED)?;
-        Ok(FtWorkspace { ext: Vec::new(), d: sums(held, d_len)? })
+        Ok(FtWorkspace { ext: LocalStorage::default(), d: sums(held, d_len)? })
     }
 
     /// What a hot spare prepares while it is parked (see
@@ -83,7 +84,7 @@ impl FtWorkspace {
             return Ok((Vec::new(), FtWorkspace::default()));
         };
         let (ext_len, d_len, held) = largest_sizes(&layout, nb, p, q);
-        Ok((touched(ext_len, ROUTINE, EXTENDED)?, FtWorkspace { ext: Vec::new(), d: sums(held, d_len)? }))
+        Ok((touched(ext_len, ROUTINE, EXTENDED)?, FtWorkspace { ext: LocalStorage::default(), d: sums(held, d_len)? }))
     }
 
     /// The most memory, in bytes, that any process of a `p`×`q` grid needs
