@@ -502,3 +502,118 @@ fn the_factor_once_solve_many_example_survives_a_kill_between_solves() {
     }
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
 }
+
+/// `tests/c/in_place.c ARGS` on `np` processes under `ftla launch
+/// LAUNCH` with `FTLA_KILL = kill`: each grid rank's line, sorted.
+fn in_place(np: usize, launch_args: &[&str], args: &[&str], kill: &str) -> (Captured, Vec<String>) {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    let bin = BIN.get_or_init(|| compile("bench/tests/c/in_place.c", "in_place")).display().to_string();
+    let np_arg = np.to_string();
+    let mut all = vec!["launch", "--np", &np_arg];
+    all.extend_from_slice(launch_args);
+    all.extend_from_slice(&["--", &bin]);
+    all.extend_from_slice(args);
+    let out = launch_c(&all, kill);
+    let mut got: Vec<String> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("in_place: grid rank ") && !l.contains(", expected "))
+        .map(str::to_string)
+        .collect();
+    got.sort();
+    assert_eq!(got.len(), np, "a line per grid rank:\n{}\n{}", out.stdout, out.stderr);
+    for (r, l) in got.iter().enumerate() {
+        assert!(l.starts_with(&format!("in_place: grid rank {r}")), "{l}");
+    }
+    (out, got)
+}
+
+/// The bytes ftla keeps and the local A's bytes, from a line of
+/// `in_place.c`.
+fn kept_and_local(line: &str) -> (u64, u64) {
+    let number_before = |what: &str| -> u64 {
+        let head = &line[..line.find(what).unwrap_or_else(|| panic!("no '{what}' in {line}"))];
+        head.rsplit(' ').find(|w| !w.is_empty()).and_then(|w| w.parse().ok()).unwrap_or_else(|| panic!("{line}"))
+    };
+    let kept = number_before(" bytes, local A");
+    let local = line
+        .rsplit("local A ")
+        .next()
+        .and_then(|t| t.trim_end_matches(" bytes").parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    (kept, local)
+}
+
+#[test]
+fn factors_kept_in_the_programs_own_array_survive_a_process_lost_between_calls() {
+    // A allocated with the room ftla_kept_lsize_ says and declared with
+    // ftla_in_place_: pdgetrf_ft_ works in it and keeps the factors there.
+    // Grid rank 2 dies between the factorization and the solves; its
+    // replacement (spawned, or a hot spare) re-runs the program from the
+    // top, and the mend writes its part of the factors straight into its
+    // A. Every process solves right and holds LAPACK's L and U.
+    let mut in_place_kept = Vec::new();
+    for launch_args in [&[][..], &["--spares", "1"][..]] {
+        let (out, got) = in_place(4, launch_args, &["lu", "512", "32", "2", "3", "2x2"], "");
+        in_place_kept.clear();
+        for (r, l) in got.iter().enumerate() {
+            assert_eq!(l.contains("[replacement]"), r == 2, "{l}");
+            assert!(l.contains("in place, declare INFO 0, factor INFO 0, solve INFO 0 0, x correct"), "{l}");
+            assert!(l.contains("equal to LAPACK's L and U") && l.contains("pivots identical"), "{l}");
+            // ftla holds the left-factor sums (their pair on two process
+            // columns: 2/Q of A's local array) and the N pivots, no copy.
+            let (kept, local) = kept_and_local(l);
+            assert!(kept > 0 && kept <= local + 512 * 8, "{l}");
+            in_place_kept.push(kept);
+        }
+        assert_eq!(out.code, Some(0), "{launch_args:?}:\n{}\n{}", out.stdout, out.stderr);
+    }
+    // The copy path keeps A's copy with its checksum columns, (1 + 2/Q)
+    // times A's local array, on top.
+    let (out, got) = in_place(4, &[], &["lu", "512", "32", "-1", "1", "2x2", "copy"], "");
+    for (l, in_place) in got.iter().zip(&in_place_kept) {
+        assert!(l.contains("copy, declare INFO 0, factor INFO 0, solve INFO 0 0, x correct"), "{l}");
+        let (kept, local) = kept_and_local(l);
+        assert!(kept >= local && kept - in_place >= 2 * local, "in place {in_place}: {l}");
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    // On a 2x3 grid, grid rank 4 lost between the calls.
+    let (out, got) = in_place(6, &[], &["lu", "384", "32", "4", "2", "2x3"], "");
+    for (r, l) in got.iter().enumerate() {
+        assert_eq!(l.contains("[replacement]"), r == 4, "{l}");
+        assert!(l.contains("in place, declare INFO 0, factor INFO 0, solve INFO 0 0, x correct"), "{l}");
+        assert!(l.contains("equal to LAPACK's L and U"), "{l}");
+        let (kept, local) = kept_and_local(l);
+        assert!(kept > 0 && 5 * kept <= 4 * local, "{l}");
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+}
+
+#[test]
+fn qr_factors_kept_in_place_survive_a_process_lost_between_calls() {
+    // pdgeqrf_ft_ in A itself, grid rank 1 dies, pdormqr_ft_ applies Q^T
+    // (LAPACK's dormqr) then Q (C back): A unchanged by the first call.
+    let (out, got) = in_place(4, &["--spares", "1"], &["qr", "256", "32", "1", "2", "2x2"], "");
+    for (r, l) in got.iter().enumerate() {
+        assert_eq!(l.contains("[replacement]"), r == 1, "{l}");
+        assert!(l.contains("factor INFO 0, ormqr INFO 0 0, Q^T C equal to LAPACK's"), "{l}");
+        assert!(l.contains("Q Q^T C equal to C") && l.contains("R equal to LAPACK's"), "{l}");
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+}
+
+#[test]
+fn an_in_place_declaration_that_does_not_fit_or_an_a_changed_since_is_refused_everywhere() {
+    let (out, got) = in_place(4, &[], &["refusals", "256", "32"], "");
+    for l in &got {
+        assert!(l.ends_with("refusals as documented"), "{l}\n{}", out.stdout);
+    }
+    for said in [
+        "(A) was declared in place (ftla_in_place_) with LSIZE",
+        "(LLD_A, descriptor entry 9) must be max(1, LOCr(M))",
+        "(A) is not what pdgetrf_ft_ returned (changed since)",
+    ] {
+        assert!(out.stderr.contains(said), "{said}:\n{}", out.stderr);
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+}

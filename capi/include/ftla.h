@@ -750,17 +750,103 @@ void pdgels_ft_(const char *trans,
                 const int *lwork,
                 int *info);
 
+// The number of doubles this process's local array A must hold for
+// `pdgetrf_ft_` or `pdgeqrf_ft_` to keep their factors in place, in A
+// itself (local; no communication, not recorded in the status log).
+//
+// * `m`, `n` (global input): the size of the submatrix the factorization
+//   will factor (its M and N).
+// * `desca` (global and local input): A's descriptor, as the
+//   factorization will get it; beyond the factorization's checks, LLD_A
+//   must be max(1, LOCr(M)) (A's local rows, no padding: the checksum
+//   columns follow A's columns with the same leading dimension).
+// * `lsize` (local output): LLD_A × LOCc(N + padding + checksum
+//   columns): A's local array LLD_A × LOCc(N), then room for the
+//   checksums; 0 on an error.
+// * `info` (local output): 0; -i or -(i·100+j) for a bad argument,
+//   numbered as in `pdgetrf_ft_`'s argument list (-1 for M, -2 for N,
+//   -(600+j) for entry j of DESCA: -609 for an LLD_A with padding);
+//   local: a process-dependent check gives its INFO on the processes it
+//   fails on only.
+//
+// The room is about 2/Q of A's local array for the checksum pairs (Q
+// process columns), plus padding to whole checksum groups.
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void ftla_kept_lsize_(const int *m,
+                      const int *n,
+                      const int *desca,
+                      int64_t *lsize,
+                      int *info);
+
+// Declares that the local array A holds LSIZE doubles, room for the
+// factors' checksums after A's local array (local; no communication,
+// not recorded in the status log): the next `pdgetrf_ft_` or
+// `pdgeqrf_ft_` given this A with this DESCA (IA = JA = 1) works in A
+// itself and keeps the factors there, protected, instead of in a copy.
+//
+// * `a` (local input): the local array; NULL only where LSIZE = 0.
+// * `desca` (global and local input): its descriptor, as the
+//   factorizations will get it.
+// * `lsize` (local input): the doubles at A, at least what
+//   `ftla_kept_lsize_` says for the factorization's M, N and DESCA.
+// * `info` (local output): 0; -1, -2 or -3 for a null A (with LSIZE >
+//   0), a null DESCA, or a null or negative LSIZE (nothing declared);
+//   `FTLA_INFO_ERROR` when ftla could not start, -(200+2) when there is
+//   no grid. May be NULL.
+//
+// The factorization checks the declaration with its arguments, and
+// refuses it with INFO the same on every process: -3 (A) when LSIZE is
+// less than `ftla_kept_lsize_`'s, -609 (LLD_A) when LLD_A ≠ max(1,
+// LOCr(M)). Declare A on every process of the grid (a process that did
+// not works on a copy, as without a declaration).
+//
+// Lifetime: the declaration stays with the array (this address and
+// descriptor) until `ftla_release_(a, desca, &info)` or the grid's exit:
+// every fault-tolerant factorization of A until then works in it. From
+// that factorization until `ftla_release_`, A belongs to ftla: its
+// leading LLD_A × LOCc(N) part holds the factors exactly as ScaLAPACK
+// leaves them (read them freely), the rest the checksums; the program
+// must not write to either, nor free A. A replacement process (running
+// the program from the top) declares its A again before its
+// factorization call.
+//
+// # Safety
+// A points to LSIZE writable doubles that stay allocated until
+// `ftla_release_` (or the grid's exit); every other pointer is null
+// where this says it may be, or points to what the argument list says.
+void ftla_in_place_(double *a,
+                    const int *desca,
+                    const int64_t *lsize,
+                    int *info);
+
+// The bytes ftla itself holds on this process for every factorization
+// it keeps (local; no communication): for each, its copy of the factors
+// and their checksum columns (none in place: they are in the program's
+// A), the left-factor sums and the pivots or tau. 0 without a grid.
+//
+// * `bytes` (local output).
+//
+// # Safety
+// `bytes` is null or points to an int64_t.
+void ftla_kept_bytes_(int64_t *bytes);
+
 // Releases the factors ftla keeps for the array A (local; no
 // communication): those of the last `pdgetrf_ft_` or `pdgeqrf_ft_` given
-// this `a` with this descriptor. ftla's copy of the factors and their
-// checksums is freed; the caller's A keeps its content, but the
-// fault-tolerant solves no longer take it (`pdgetrs_ft_`, `pdormqr_ft_`
-// refuse it: factor A again first).
+// this `a` with this descriptor, and A's declaration in place
+// (`ftla_in_place_`). ftla's copy of the factors and their checksums is
+// freed (in place: A is the program's again, its leading part holding
+// the factors, the rest the checksums); the caller's A keeps its
+// content, but the fault-tolerant solves no longer take it
+// (`pdgetrs_ft_`, `pdormqr_ft_` refuse it: factor A again first).
 //
 // * `a` (local input): the local array passed to the factorization.
 // * `desca` (global input): the descriptor passed with it.
-// * `info` (local output): 0 when factors were kept for A and are
-//   released now, 1 when none were kept (nothing done); may be NULL.
+// * `info` (local output): 0 when factors were kept for A, or A was
+//   declared in place, and are released now; 1 when neither (nothing
+//   done); may be NULL.
 //
 // Call it before freeing A or reusing its storage for other data (on a
 // replacement, ftla writes the factors into A when it meets the
@@ -769,8 +855,8 @@ void pdgels_ft_(const char *trans,
 // processes compare their kept results when a replacement joins, and
 // results kept on some processes only are refused everywhere. Kept
 // factors are also released by a new factorization into the same array
-// (any routine that overwrites A, plain or fault tolerant) and by
-// `Cftla_gridexit`/`Cftla_exit`.
+// (any routine that overwrites A, plain or fault tolerant; a declaration
+// in place stays until this call) and by `Cftla_gridexit`/`Cftla_exit`.
 //
 // # Safety
 // Every pointer is null where this says it may be, or points to what
