@@ -590,6 +590,23 @@ fn factors_kept_in_the_programs_own_array_survive_a_process_lost_between_calls()
 }
 
 #[test]
+fn a_kill_inside_an_in_place_factorization_or_solve_is_repaired_there() {
+    // Grid rank 1 killed in step 3 of pdgetrf_ft_ working in A: its
+    // replacement's call joins the recovery in its own declared A. Grid
+    // rank 2 killed in a block step of pdgetrs_ft_ on factors in place.
+    for kill in ["1@lu:3:update", "2@getrs:3:update"] {
+        let (out, got) = in_place(4, &[], &["lu", "512", "32", "-1", "2", "2x2"], kill);
+        assert!(out.stderr.contains(&format!("injecting SIGKILL into rank {}", &kill[..1])), "{}", out.stderr);
+        for (r, l) in got.iter().enumerate() {
+            assert_eq!(l.contains("[replacement]"), r.to_string() == kill[..1], "{l}");
+            assert!(l.contains("in place, declare INFO 0, factor INFO 0, solve INFO 0 0, x correct"), "{l}");
+            assert!(l.contains("equal to LAPACK's L and U") && l.contains("pivots identical"), "{l}");
+        }
+        assert_eq!(out.code, Some(0), "{kill}:\n{}\n{}", out.stdout, out.stderr);
+    }
+}
+
+#[test]
 fn qr_factors_kept_in_place_survive_a_process_lost_between_calls() {
     // pdgeqrf_ft_ in A itself, grid rank 1 dies, pdormqr_ft_ applies Q^T
     // (LAPACK's dormqr) then Q (C back): A unchanged by the first call.

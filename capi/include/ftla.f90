@@ -36,7 +36,7 @@
 ! ftla::ftla) as docs/install.md shows. Run the program with
 ! `ftla launch --np NP -- ./program`.
 module ftla
-  use, intrinsic :: iso_c_binding, only: c_int, c_double, c_char, c_null_char
+  use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_double, c_char, c_null_char
   implicit none
   private
   public :: c_int, c_double, c_char, c_null_char
@@ -66,6 +66,7 @@ module ftla
   public :: ftla_numroc, ftla_descinit
   public :: pdgeqrf_ft, ftla_pdgeqrf, pdgetrf_ft, ftla_pdgetrf, ftla_pdgetrs, pdcg_ft
   public :: pdgetrs_ft, pdormqr_ft, pdgels_ft, ftla_release
+  public :: ftla_kept_lsize, ftla_in_place, ftla_kept_bytes
 
   interface
     ! This process's number and the number of processes (starts MPI and
@@ -232,8 +233,36 @@ module ftla
       integer(c_int), intent(out) :: info
     end subroutine
 
-    ! Releases the factors ftla keeps for A (local; INFO = 0 when some
-    ! were kept, 1 otherwise). Call it on every process at the same point.
+    ! The doubles this process's A must hold for pdgetrf_ft/pdgeqrf_ft to
+    ! keep their factors in A itself (local; LLD_A = max(1, LOCr(M))).
+    subroutine ftla_kept_lsize(m, n, desca, lsize, info) bind(C, name="ftla_kept_lsize_")
+      import :: c_int, c_int64_t
+      integer(c_int), intent(in) :: m, n, desca(9)
+      integer(c_int64_t), intent(out) :: lsize
+      integer(c_int), intent(out) :: info
+    end subroutine
+
+    ! Declares that A holds LSIZE doubles (local): the next fault-tolerant
+    ! factorization of A works in it and keeps its factors there, until
+    ! ftla_release. A belongs to ftla meanwhile (read the factors only).
+    subroutine ftla_in_place(a, desca, lsize, info) bind(C, name="ftla_in_place_")
+      import :: c_int, c_int64_t, c_double
+      real(c_double), intent(inout) :: a(*)
+      integer(c_int), intent(in) :: desca(9)
+      integer(c_int64_t), intent(in) :: lsize
+      integer(c_int), intent(out) :: info
+    end subroutine
+
+    ! The bytes ftla itself holds on this process for the factors it keeps
+    ! (local).
+    subroutine ftla_kept_bytes(bytes) bind(C, name="ftla_kept_bytes_")
+      import :: c_int64_t
+      integer(c_int64_t), intent(out) :: bytes
+    end subroutine
+
+    ! Releases the factors ftla keeps for A, and A's declaration in place
+    ! (local; INFO = 0 when there was either, 1 otherwise). Call it on
+    ! every process at the same point.
     subroutine ftla_release(a, desca, info) bind(C, name="ftla_release_")
       import :: c_int, c_double
       real(c_double), intent(in) :: a(*)

@@ -73,15 +73,49 @@
  * calls than the checksums rebuild make the kept factors lost: every
  * routine given them returns FTLA_INFO_INPUT_LOST, never a wrong result.
  *
- * Memory ftla holds per process, per kept factorization, until it is
- * released: about (1 + 3/Q) times A's local array (its copy of the
- * factors; their checksum columns, about 2/Q; the left-factor sums, about
- * 1/Q; Q the number of process columns), besides the program's own A.
- * A factorization's peak adds a panel's scratch; a solve's adds B's copy
- * and its protected copy with checksum columns (about (2 + 2/Q) times B's
- * local array) for the call. An in-place path, where ftla keeps only the
- * checksums next to the program's A (its storage sized for them by a
- * query), is not provided yet.
+ * Factors kept in place. Instead of a copy, ftla can keep the factors in
+ * the program's own A, allocated with room for their checksum columns:
+ *
+ *   ftla_kept_lsize_(&n, &n, desca, &lsize, &info);  (LLD_A = max(1, LOCr(N)))
+ *   a = malloc(lsize * sizeof(double));  ... fill A's LLD_A x LOCc(N) part ...
+ *   ftla_in_place_(a, desca, &lsize, &info);
+ *   pdgetrf_ft_(&n, &n, a, &one, &one, desca, ipiv, &info);
+ *   pdgetrs_ft_("N", &n, &nrhs, a, ..., ipiv, b, ..., &info);  (as often as needed)
+ *   ftla_release_(a, desca, &info);  free(a);
+ *
+ * The factorization then works in A (nothing copied in or out): its
+ * leading LLD_A x LOCc(N) part holds the factors exactly as ScaLAPACK
+ * leaves them, the rest their checksums, and the solves compute on A
+ * itself. From the factorization until ftla_release_, A is ftla's: the
+ * program reads the factors freely but writes neither them nor the
+ * checksums, and does not free A. An A changed anyway is refused as above
+ * (INFO at A's position, the same on every process), found by a 64-bit
+ * fingerprint of the local array (factors and checksums) that ftla takes
+ * when the factorization - or, on a replacement, the mend - leaves it: one
+ * pass over it per solve. The declaration stays with the array (address
+ * and descriptor) until ftla_release_ or the grid's exit.
+ *
+ * Memory per process, A's local array being LLD_A x LOCc(N) doubles and Q
+ * the number of process columns. The checksums are two block columns per
+ * group of Q block columns (G = ceil(ceil(N/NB)/Q) groups): LSIZE = LLD_A
+ * x LOCc(NB*ceil(N/NB) + 2*G*NB), about (1 + 2/Q) times A's local array
+ * (a block column more where the cyclic distribution rounds up). The
+ * left-factor sums are one LOCr x NB block per group, held by both
+ * process columns of its checksum pair: about 2/Q of A's local array.
+ * - Copy (A not declared): kept until released, ftla's copy of the factors
+ *   with their checksum columns and the left-factor sums, about (1 + 4/Q)
+ *   times A's local array, besides the program's A: a peak of about
+ *   (2 + 4/Q) times A's local array, plus a panel's scratch during a
+ *   call. (N = 512, NB = 32 on 2x2: 1,576,960 bytes kept for a local array
+ *   of 524,288 bytes.)
+ * - In place: the program's A with its room, about (1 + 2/Q) times its
+ *   local array, and ftla's left-factor sums, about 2/Q: a peak of about
+ *   (1 + 4/Q) times A's local array, plus a panel's scratch during a call:
+ *   one local array less than the copy. (N = 512, NB = 32 on 2x2: 528,384
+ *   bytes kept - the sums and the pivots - and LSIZE = 131,072 doubles.)
+ * Both: IPIV or TAU (N numbers); a solve adds B's copy and its protected
+ * copy with checksum columns (about (2 + 2/Q) times B's local array) for
+ * the call. ftla_kept_bytes_ says what ftla itself holds.
  *
  * A replacement and kept factors. A replacement's re-run of a
  * pdgetrf_ft_ or pdgeqrf_ft_ that completed before it joined returns at
@@ -93,7 +127,11 @@
  * starts afresh (its verdict; so the call reads the factors), at its end
  * when it joins the survivors' recovery of an interrupted call. From then
  * on, at the latest at the end of that call, the replacement's A holds its
- * factors, as the survivors' do.
+ * factors, as the survivors' do. In place, the replacement's program
+ * allocates A with room and declares it again before its factorization
+ * call (as it runs from the top, it does); the hollow copy is then A's
+ * own storage, the mend writes the factors and checksums straight into
+ * it (nothing is copied), and A holds its factors from the same moment.
  *
  * Keep A allocated while ftla keeps its factors: call ftla_release_ before
  * freeing A or reusing its storage for other data (on a replacement, ftla
@@ -368,18 +406,23 @@ void ftla_descinit_(int *desc,
 // * `work`, `lwork` (local): as ScaLAPACK, LWORK ≥ NB_A·(Mp0 + Nq0 +
 //   NB_A); `lwork = -1` is a workspace query (WORK(1) receives the
 //   minimum). ftla allocates its own storage: the copy of the factors it
-//   keeps, with their checksum columns.
+//   keeps, with their checksum columns (none for an A declared in place).
 // * `info` (global output): 0; -i or -(i·100+j) for a bad argument i (entry
 //   j of a descriptor), the same on every process (but for a workspace
 //   query, which is local: a process-dependent check such as LLD gives
-//   its INFO on the processes it fails on only);
+//   its INFO on the processes it fails on only), among them, for an A
+//   declared with `ftla_in_place_`, -3 when its LSIZE is less than
+//   `ftla_kept_lsize_` says and -609 when LLD_A ≠ max(1, LOCr(M));
 //   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`.
 //
 // The factors stay protected after the call: ftla keeps its copy of
 // them, their checksums and TAU for this A and DESCA, for `pdormqr_ft_`,
 // until `ftla_release_`, a later call that overwrites this A, or the
-// grid's exit (memory: about (1 + 3/Q) × A's local array; see the
-// header's introduction).
+// grid's exit (memory: about (1 + 4/Q) × A's local array). For an A
+// declared with `ftla_in_place_`, the factorization works in A and keeps
+// the factors there, with their checksums after them: ftla holds only
+// the left-factor sums (about 2/Q) and TAU. See the header's
+// introduction.
 //
 // # Fault tolerance
 // A process lost during the call is repaired inside it: the grid is
@@ -445,7 +488,9 @@ void ftla_pdgeqrf_(const int *m,
 //
 // The factors stay protected after the call, as `pdgeqrf_ft_`'s: ftla
 // keeps its copy of them, their checksums and the pivots for this A and
-// DESCA, for `pdgetrs_ft_` (memory: about (1 + 3/Q) × A's local array).
+// DESCA, for `pdgetrs_ft_` (memory: about (1 + 4/Q) × A's local array),
+// or, for an A declared with `ftla_in_place_`, keeps them in A itself
+// (ftla holds the left-factor sums, about 2/Q, and the pivots).
 //
 // # Fault tolerance
 // As `pdgeqrf_ft_`: the lost process's L, U, checksums and pivots are
@@ -588,7 +633,9 @@ void pdcg_ft_(const int *n,
 // * `a`, `ia`, `ja`, `desca` (local input): A as passed to `pdgetrf_ft_`
 //   (the same local array and descriptor), holding what it returned;
 //   IA = JA = 1. ftla solves with its own protected copy of the factors
-//   and checks that A still holds them (one pass over the local array).
+//   and checks that A still holds them (one pass over the local array);
+//   for factors kept in place (`ftla_in_place_`), it solves with A itself
+//   and checks A's fingerprint (factors and checksums) instead.
 // * `ipiv` (local input): the pivots `pdgetrf_ft_` returned.
 // * `b`, `ib`, `jb`, `descb` (local input/output): the N×NRHS right-hand
 //   sides on entry, the solution on exit; IB = JB = 1, B's rows in A's row
@@ -654,7 +701,8 @@ void pdgetrs_ft_(const char *trans,
 // * `a`, `ia`, `ja`, `desca` (local input): A as passed to `pdgeqrf_ft_`
 //   (the same local array and descriptor), holding what it returned;
 //   IA = JA = 1. ftla applies its own protected copy of the reflectors
-//   and checks that A still holds them.
+//   and checks that A still holds them (in place: applies A itself, and
+//   checks its fingerprint, as `pdgetrs_ft_`).
 // * `tau` (local input): the scalars `pdgeqrf_ft_` returned.
 // * `c`, `ic`, `jc`, `descc` (local input/output): the M×N matrix C,
 //   overwritten by op(Q)·C; IC = JC = 1, C's rows in A's row blocks and,
@@ -715,7 +763,8 @@ void pdormqr_ft_(const char *side,
 // * `work`, `lwork` (local): LWORK ≥ PDGELS's minimum (LTAU + max(LWF,
 //   LWS)); `lwork = -1` is a workspace query (WORK(1) receives that
 //   minimum). ftla allocates its own scratch: the protected factors
-//   (about (1 + 3/Q) × A's local part), B's protected copy (about
+//   (about (1 + 4/Q) × A's local part; an `ftla_in_place_` declaration
+//   of A is not used here), B's protected copy (about
 //   (2 + 2/Q) × B's local part) and a step's panel, for the call.
 // * `info` (global output): 0; -i or -(i·100+j) for a bad argument, the
 //   same on every process; `FTLA_INFO_UNRECOVERABLE`,
@@ -769,8 +818,11 @@ void pdgels_ft_(const char *trans,
 //   local: a process-dependent check gives its INFO on the processes it
 //   fails on only.
 //
-// The room is about 2/Q of A's local array for the checksum pairs (Q
-// process columns), plus padding to whole checksum groups.
+// The room holds the checksum pairs, two block columns per group of Q
+// block columns (Q process columns): about 2/Q of A's local array, a
+// block column more where the cyclic distribution rounds up; and the
+// zero padding of a last partial block column. See the header's
+// introduction for the memory of both paths.
 //
 // # Safety
 // Every pointer is null where this says it may be, or points to what
@@ -794,8 +846,8 @@ void ftla_kept_lsize_(const int *m,
 //   `ftla_kept_lsize_` says for the factorization's M, N and DESCA.
 // * `info` (local output): 0; -1, -2 or -3 for a null A (with LSIZE >
 //   0), a null DESCA, or a null or negative LSIZE (nothing declared);
-//   `FTLA_INFO_ERROR` when ftla could not start, -(200+2) when there is
-//   no grid. May be NULL.
+//   `FTLA_INFO_ERROR` when ftla could not start, -202 (DESCA's CTXT) when
+//   there is no grid. May be NULL.
 //
 // The factorization checks the declaration with its arguments, and
 // refuses it with INFO the same on every process: -3 (A) when LSIZE is

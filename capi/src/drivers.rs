@@ -263,18 +263,23 @@ fn qr_call(
 /// * `work`, `lwork` (local): as ScaLAPACK, LWORK ≥ NB_A·(Mp0 + Nq0 +
 ///   NB_A); `lwork = -1` is a workspace query (WORK(1) receives the
 ///   minimum). ftla allocates its own storage: the copy of the factors it
-///   keeps, with their checksum columns.
+///   keeps, with their checksum columns (none for an A declared in place).
 /// * `info` (global output): 0; -i or -(i·100+j) for a bad argument i (entry
 ///   j of a descriptor), the same on every process (but for a workspace
 ///   query, which is local: a process-dependent check such as LLD gives
-///   its INFO on the processes it fails on only);
+///   its INFO on the processes it fails on only), among them, for an A
+///   declared with `ftla_in_place_`, -3 when its LSIZE is less than
+///   `ftla_kept_lsize_` says and -609 when LLD_A ≠ max(1, LOCr(M));
 ///   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`.
 ///
 /// The factors stay protected after the call: ftla keeps its copy of
 /// them, their checksums and TAU for this A and DESCA, for `pdormqr_ft_`,
 /// until `ftla_release_`, a later call that overwrites this A, or the
-/// grid's exit (memory: about (1 + 3/Q) × A's local array; see the
-/// header's introduction).
+/// grid's exit (memory: about (1 + 4/Q) × A's local array). For an A
+/// declared with `ftla_in_place_`, the factorization works in A and keeps
+/// the factors there, with their checksums after them: ftla holds only
+/// the left-factor sums (about 2/Q) and TAU. See the header's
+/// introduction.
 ///
 /// # Fault tolerance
 /// A process lost during the call is repaired inside it: the grid is
@@ -412,7 +417,9 @@ fn lu_call(
 ///
 /// The factors stay protected after the call, as `pdgeqrf_ft_`'s: ftla
 /// keeps its copy of them, their checksums and the pivots for this A and
-/// DESCA, for `pdgetrs_ft_` (memory: about (1 + 3/Q) × A's local array).
+/// DESCA, for `pdgetrs_ft_` (memory: about (1 + 4/Q) × A's local array),
+/// or, for an A declared with `ftla_in_place_`, keeps them in A itself
+/// (ftla holds the left-factor sums, about 2/Q, and the pivots).
 ///
 /// # Fault tolerance
 /// As `pdgeqrf_ft_`: the lost process's L, U, checksums and pivots are

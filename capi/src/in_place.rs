@@ -106,8 +106,11 @@ const KEPT_LSIZE: Routine = Routine {
 ///   local: a process-dependent check gives its INFO on the processes it
 ///   fails on only.
 ///
-/// The room is about 2/Q of A's local array for the checksum pairs (Q
-/// process columns), plus padding to whole checksum groups.
+/// The room holds the checksum pairs, two block columns per group of Q
+/// block columns (Q process columns): about 2/Q of A's local array, a
+/// block column more where the cyclic distribution rounds up; and the
+/// zero padding of a last partial block column. See the header's
+/// introduction for the memory of both paths.
 ///
 /// # Safety
 /// Every pointer is null where this says it may be, or points to what
@@ -147,8 +150,8 @@ pub unsafe extern "C" fn ftla_kept_lsize_(
 ///   `ftla_kept_lsize_` says for the factorization's M, N and DESCA.
 /// * `info` (local output): 0; -1, -2 or -3 for a null A (with LSIZE >
 ///   0), a null DESCA, or a null or negative LSIZE (nothing declared);
-///   `FTLA_INFO_ERROR` when ftla could not start, -(200+2) when there is
-///   no grid. May be NULL.
+///   `FTLA_INFO_ERROR` when ftla could not start, -202 (DESCA's CTXT) when
+///   there is no grid. May be NULL.
 ///
 /// The factorization checks the declaration with its arguments, and
 /// refuses it with INFO the same on every process: -3 (A) when LSIZE is

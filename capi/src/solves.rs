@@ -133,7 +133,9 @@ impl<T> Work for RhsArgs<T> {
 /// * `a`, `ia`, `ja`, `desca` (local input): A as passed to `pdgetrf_ft_`
 ///   (the same local array and descriptor), holding what it returned;
 ///   IA = JA = 1. ftla solves with its own protected copy of the factors
-///   and checks that A still holds them (one pass over the local array).
+///   and checks that A still holds them (one pass over the local array);
+///   for factors kept in place (`ftla_in_place_`), it solves with A itself
+///   and checks A's fingerprint (factors and checksums) instead.
 /// * `ipiv` (local input): the pivots `pdgetrf_ft_` returned.
 /// * `b`, `ib`, `jb`, `descb` (local input/output): the N×NRHS right-hand
 ///   sides on entry, the solution on exit; IB = JB = 1, B's rows in A's row
@@ -270,7 +272,8 @@ const ORMQR_LWORK: u32 = 16;
 /// * `a`, `ia`, `ja`, `desca` (local input): A as passed to `pdgeqrf_ft_`
 ///   (the same local array and descriptor), holding what it returned;
 ///   IA = JA = 1. ftla applies its own protected copy of the reflectors
-///   and checks that A still holds them.
+///   and checks that A still holds them (in place: applies A itself, and
+///   checks its fingerprint, as `pdgetrs_ft_`).
 /// * `tau` (local input): the scalars `pdgeqrf_ft_` returned.
 /// * `c`, `ic`, `jc`, `descc` (local input/output): the M×N matrix C,
 ///   overwritten by op(Q)·C; IC = JC = 1, C's rows in A's row blocks and,
@@ -494,7 +497,8 @@ impl Work for GelsArgs {
 /// * `work`, `lwork` (local): LWORK ≥ PDGELS's minimum (LTAU + max(LWF,
 ///   LWS)); `lwork = -1` is a workspace query (WORK(1) receives that
 ///   minimum). ftla allocates its own scratch: the protected factors
-///   (about (1 + 3/Q) × A's local part), B's protected copy (about
+///   (about (1 + 4/Q) × A's local part; an `ftla_in_place_` declaration
+///   of A is not used here), B's protected copy (about
 ///   (2 + 2/Q) × B's local part) and a step's panel, for the call.
 /// * `info` (global output): 0; -i or -(i·100+j) for a bad argument, the
 ///   same on every process; `FTLA_INFO_UNRECOVERABLE`,
