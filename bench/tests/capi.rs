@@ -487,6 +487,18 @@ fn the_factor_once_solve_many_example_survives_a_kill_between_solves() {
         assert!(l.contains(infos) && l.contains("x correct"), "{l}");
     }
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    // The factors kept in A itself (in-place), grid rank 3 dying after
+    // the first solve: the same solves, ftla holding no copy of A.
+    let out = launch_c(&["launch", "--np", "4", "--", &bin, "512", "64", "4", "3", "0", "in-place"], "");
+    let mut got: Vec<&str> =
+        out.stdout.lines().filter(|l| l.starts_with("factor_once_solve_many: grid rank ")).collect();
+    got.sort();
+    assert_eq!(got.len(), 4, "a line per grid rank:\n{}\n{}", out.stdout, out.stderr);
+    for (r, l) in got.iter().enumerate() {
+        let infos = if r == 3 { "[replacement]: 4 solves, INFO -10005 0 0 0;" } else { "): 4 solves, INFO 0 0 0 0;" };
+        assert!(l.contains(infos) && l.contains("x correct") && l.contains("(in place, A's local array"), "{l}");
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     // Two failures at different times: grid rank 1 dies after the first
     // solve, and grid rank 2 inside the second (after the first repair).
     let out = launch_c(&["launch", "--np", "4", "--", &bin, "512", "64", "4", "1", "0"], "2@getrs:2:update/1");

@@ -15,19 +15,28 @@
  * process it replaces); the survivors hold theirs. Exit status 0 when every
  * solve this process saw was right.
  *
+ * With "in-place", A is allocated with the room ftla_kept_lsize_ says and
+ * declared with ftla_in_place_: the factorization works in A and ftla
+ * keeps the factors there (A's leading part holds L and U, the rest their
+ * checksums), holding itself only their left-factor sums and the pivots
+ * instead of a copy. Each process prints the bytes ftla keeps.
+ *
  * Build (see README.md):
  *   .venv/bin/mpicc -O2 -I capi/include examples/c/factor_once_solve_many.c \
  *       -L target/release -lftla -lopenblas -lm \
  *       -Wl,-rpath,$PWD/target/release -o factor_once_solve_many
  * Run, grid rank 1 dying after the second solve:
  *   target/release/ftla launch --np 4 -- ./factor_once_solve_many 512 64 4 1 1
+ * The same with the factors kept in A itself:
+ *   target/release/ftla launch --np 4 -- ./factor_once_solve_many 512 64 4 1 1 in-place
  *
- * Usage: factor_once_solve_many N NB NSOLVES KILL AFTER
+ * Usage: factor_once_solve_many N NB NSOLVES KILL AFTER [in-place]
  */
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ftla.h"
 
@@ -41,11 +50,11 @@ static double xs(int j, int s) { return 1.0 + (double)(j % 17) / (s + 2); }
 
 int main(int argc, char **argv) {
     if (argc < 6) {
-        fprintf(stderr, "usage: %s N NB NSOLVES KILL AFTER\n", argv[0]);
+        fprintf(stderr, "usage: %s N NB NSOLVES KILL AFTER [in-place]\n", argv[0]);
         return 2;
     }
     int n = atoi(argv[1]), nb = atoi(argv[2]), nsolves = atoi(argv[3]), kill_rank = atoi(argv[4]);
-    int after = atoi(argv[5]);
+    int after = atoi(argv[5]), in_place = argc > 6 && strcmp(argv[6], "in-place") == 0;
     int iam, nprocs, ictxt, nprow = 2, npcol = 2, myrow, mycol, info;
     const int zero = 0, one = 1;
 
@@ -60,16 +69,26 @@ int main(int argc, char **argv) {
     int desca[9], descb[9];
     ftla_descinit_(desca, &n, &n, &nb, &nb, &zero, &zero, &ictxt, &lld, &info);
     ftla_descinit_(descb, &n, &one, &nb, &nb, &zero, &zero, &ictxt, &lld, &info);
-    double *a = malloc(sizeof(double) * (size_t)lld * (nloc > 0 ? nloc : 1));
+    /* A's local array; in place, with the room for the checksums after it. */
+    int64_t lsize = (int64_t)lld * (nloc > 0 ? nloc : 1);
+    if (in_place) {
+        ftla_kept_lsize_(&n, &n, desca, &lsize, &info);
+        if (info != 0) return 2;
+    }
+    double *a = malloc(sizeof(double) * (size_t)lsize);
     int *ipiv = malloc(sizeof(int) * (mloc + nb));
     double *b = malloc(sizeof(double) * lld);
     for (int lj = 0; lj < nloc; lj++)
         for (int li = 0; li < mloc; li++)
             a[li + (size_t)lj * lld] = element(l2g(li, nb, myrow, nprow), l2g(lj, nb, mycol, npcol));
 
+    /* In place: the factorization works in A, and ftla keeps the factors there. */
+    if (in_place) ftla_in_place_(a, desca, &lsize, &info);
     /* Factor once: ftla keeps the factors protected until released. */
     pdgetrf_ft_(&n, &n, a, &one, &one, desca, ipiv, &info);
     int ok = info == 0;
+    int64_t kept;
+    ftla_kept_bytes_(&kept);
     char infos[256] = "";
     int len = 0;
     double worst = 0;
@@ -99,9 +118,11 @@ int main(int argc, char **argv) {
     }
     ftla_release_(a, desca, &info);
     ok = ok && info == 0 && worst <= 1e-10;
-    printf("factor_once_solve_many: grid rank %d (%d,%d)%s: %d solves, INFO%s; x %s (max err %.1e)\n", rank, myrow,
-           mycol, Cftla_is_replacement(ictxt) ? " [replacement]" : "", nsolves, infos,
-           worst <= 1e-10 ? "correct" : "WRONG", worst);
+    printf("factor_once_solve_many: grid rank %d (%d,%d)%s: %d solves, INFO%s; x %s (max err %.1e); ftla kept %lld "
+           "bytes (%s, A's local array %lld)\n",
+           rank, myrow, mycol, Cftla_is_replacement(ictxt) ? " [replacement]" : "", nsolves, infos,
+           worst <= 1e-10 ? "correct" : "WRONG", worst, (long long)kept, in_place ? "in place" : "a copy",
+           (long long)lld * nloc * (long long)sizeof(double));
     fflush(stdout);
     free(a), free(ipiv), free(b);
     Cftla_gridexit(ictxt);
