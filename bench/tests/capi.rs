@@ -619,6 +619,22 @@ fn a_kill_inside_an_in_place_factorization_or_solve_is_repaired_there() {
 }
 
 #[test]
+fn released_in_place_factors_are_never_mended_into_the_freed_array() {
+    // Factor in place, solve, release and free A; grid rank 1 dies; the
+    // next in-place factorization and solve of a new A meet after the
+    // repair: the released factors are not rebuilt (their array is gone),
+    // and everything is right on every process.
+    let (out, got) = in_place(4, &[], &["again", "256", "32", "1"], "");
+    for (r, l) in got.iter().enumerate() {
+        assert_eq!(l.contains("[replacement]"), r == 1, "{l}");
+        // (The replacement's first solve had completed before it joined.)
+        let first = if r == 1 { "again, first lost here" } else { "again, first right" };
+        assert!(l.contains(first) && l.contains("second right"), "{l}");
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+}
+
+#[test]
 fn qr_factors_kept_in_place_survive_a_process_lost_between_calls() {
     // pdgeqrf_ft_ in A itself, grid rank 1 dies, pdormqr_ft_ applies Q^T
     // (LAPACK's dormqr) then Q (C back): A unchanged by the first call.

@@ -14,6 +14,10 @@
  *   in_place qr N NB KILL NRHS PxQ   pdgeqrf_ft_, kill, pdormqr_ft_ 'T'
  *                                    (against dormqr's Q^T C), then 'N'
  *                                    (C back), R against dgeqrf's
+ *   in_place again N NB KILL         pdgetrf_ft_ in place, solve, release
+ *                                    and free A, kill, then the same with a
+ *                                    new A: released factors are never
+ *                                    mended into the freed array
  *   in_place refusals N NB           too small an LSIZE, a padded LLD_A,
  *                                    an A changed after the factorization
  *                                    (its factors or its checksums): the
@@ -225,6 +229,44 @@ static int qr(int n, int nb, int nrhs) {
     return ok && rinfo == 0;
 }
 
+/* One in-place factorization and solve of a fresh A: 1 when right, 2 on
+ * a replacement for a solve that completed before it joined (its x was
+ * lost with the process it replaces), 0 otherwise. */
+static int factor_and_solve(int n, int nb, double *x_err) {
+    Mat a = mat(n, n, nb, 0, 1), b = mat(n, 1, nb, 0, 0);
+    int *ipiv = malloc(sizeof(int) * (a.mloc + nb)), dinfo, finfo, info, rinfo;
+    fill_a(&a);
+    dinfo = declare(&a, 1);
+    pdgetrf_ft_(&n, &n, a.a, &one, &one, a.desc, ipiv, &finfo);
+    for (int li = 0; li < b.mloc; li++) {
+        double s = 0;
+        for (int j = 0; j < n; j++) s += element(gi(&b, li), j) * xknown(j, 0);
+        if (b.nloc > 0) *at(&b, li, 0) = s;
+    }
+    pdgetrs_ft_("N", &n, &one, a.a, &one, &one, a.desc, ipiv, b.a, &one, &one, b.desc, &info);
+    *x_err = 0;
+    for (int li = 0; li < (b.nloc > 0 ? b.mloc : 0); li++)
+        *x_err = fmax(*x_err, fabs(*at(&b, li, 0) - xknown(gi(&b, li), 0)));
+    ftla_release_(a.a, a.desc, &rinfo);
+    /* (Poisoned before it is freed: a write into it after the release would be a bug, and so would a read.) */
+    for (int64_t k = 0; k < a.lsize; k++) a.a[k] = NAN;
+    free(a.a), free(b.a), free(ipiv);
+    if (dinfo == 0 && finfo == 0 && rinfo == 0 && info == FTLA_INFO_RESULT_LOST && Cftla_is_replacement(ictxt))
+        return 2;
+    return dinfo == 0 && finfo == 0 && info == 0 && rinfo == 0 && *x_err <= 1e-9;
+}
+
+static int again(int n, int nb) {
+    double first_err, second_err;
+    int first = factor_and_solve(n, nb, &first_err);
+    own_work();
+    int second = factor_and_solve(n, nb, &second_err);
+    const char *said[] = {"WRONG", "right", "lost here"};
+    printf("in_place: grid rank %d%s: again, first %s (err %.1e), second %s (err %.1e)\n", rank, who(), said[first],
+           first_err, said[second], second_err);
+    return first != 0 && second == 1;
+}
+
 /* One check: INFO as expected on this process. */
 static int expect(const char *what, int got, int want) {
     if (got != want) printf("in_place: grid rank %d: %s: INFO %d, expected %d\n", rank, what, got, want);
@@ -311,6 +353,9 @@ int main(int argc, char **argv) {
     } else if (strcmp(argv[1], "qr") == 0 && argc >= 7) {
         killed = atoi(argv[4]);
         ok = qr(atoi(argv[2]), atoi(argv[3]), atoi(argv[5]));
+    } else if (strcmp(argv[1], "again") == 0 && argc >= 5) {
+        killed = atoi(argv[4]);
+        ok = again(atoi(argv[2]), atoi(argv[3]));
     } else if (strcmp(argv[1], "refusals") == 0) {
         ok = refusals(atoi(argv[2]), atoi(argv[3]));
     } else {
