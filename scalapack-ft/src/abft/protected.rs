@@ -123,6 +123,8 @@ impl<S: 'static> ProtectedFactors<S> {
         // body (hollow, or mended since, or lost) — never a second hollow
         // one that the mend would not fill.
         if let Some(shared) = region.protected::<Self>() {
+            // (Taken back: the mends rebuild it again.)
+            shared.borrow_mut().forgotten = false;
             return Ok(shared);
         }
         let replacement = region.current_call_completed_before_joining();
