@@ -443,8 +443,11 @@ pub struct QrArgs {
     /// minimum-norm solution of A·X = B through the QR of Aᵀ. With --ft
     /// pdgels_ft: pdgeqrf_ft's protected factors and a protected solve,
     /// taking kills R@gels:STEP:PHASE; the time and Gflop/s count the
-    /// factorization and the solve together. Reports LAPACK's checks as
-    /// lstsq_residual, small (< 16) when correct: for M ≥ N dqrt17,
+    /// factorization and the solve together, and the solve alone (Qᵀ·B
+    /// and R·X, or Rᵀ·Y and Q·[Y; 0]; with --ft with its recoveries) is
+    /// timed on rank 0 too: solve_s, the "solve (pdgels…)" line. Reports
+    /// LAPACK's checks as lstsq_residual, small (< 16) when correct: for
+    /// M ≥ N dqrt17,
     /// ‖Aᵀ(B−A·X)‖₁/(max(M,N,NRHS)·‖A‖₁·‖B‖₁·eps) (X solves the normal
     /// equations); for M < N the larger of dqrt16's
     /// ‖A·X−B‖₁/(‖A‖₁·‖X‖₁·N·eps) and dqrt14's row-space test

@@ -56,6 +56,9 @@ pub struct LstsqSolve {
     seed: u64,
     pub tau: Vec<f64>,
     pub b: Option<DistMatrix>,
+    /// Seconds of the last solve alone (`pdgels`'s part after its
+    /// factorization, or `pdgels_ft`'s protected solve), on this process.
+    pub solve_s: Option<f64>,
 }
 
 /// A CG solve: its options, the right-hand side's seed, and once solved
@@ -111,6 +114,7 @@ impl Factors {
                 seed: a.seed,
                 tau: Vec::new(),
                 b: None,
+                solve_s: None,
             })),
             (Op::Qr, None) => Factors::Tau(Vec::new(), a.qr),
             (Op::Lu, Some(system)) => Factors::LuSolve(Box::new(LuSolve {
@@ -158,15 +162,30 @@ impl Factors {
         }
     }
 
-    /// CG's solve, if this is one.
-    /// `lu --solve`: seconds of the last solve alone, on this process.
+    /// `lu --solve`, `qr --lstsq`: seconds of the last solve alone, on
+    /// this process.
     pub fn solve_seconds(&self) -> Option<f64> {
         match self {
             Factors::LuSolve(s) => s.solve_s,
+            Factors::LeastSquares(s) => s.solve_s,
             _ => None,
         }
     }
 
+    /// The routine whose solve [`Factors::solve_seconds`] times, plain
+    /// (`pdgetrs`, `pdgels`) or fault-tolerant (`ft`: `pdgetrs_ft`,
+    /// `pdgels_ft`); `None` without a solve with the factors.
+    pub fn solve_routine(&self, ft: bool) -> Option<&'static str> {
+        match (self, ft) {
+            (Factors::LuSolve(_), false) => Some("pdgetrs"),
+            (Factors::LuSolve(_), true) => Some("pdgetrs_ft"),
+            (Factors::LeastSquares(_), false) => Some("pdgels"),
+            (Factors::LeastSquares(_), true) => Some("pdgels_ft"),
+            _ => None,
+        }
+    }
+
+    /// CG's solve, if this is one.
     pub fn solve(&self) -> Option<&CgSolve> {
         match self {
             Factors::Solution(s) => Some(s),
@@ -184,8 +203,8 @@ impl Factors {
             Factors::Tau(tau, o) => qr::pdgeqrf_with(grid, mat, tau, o).map(|()| None),
             Factors::LeastSquares(s) => {
                 let mut b = s.rhs(grid, mat, true)?;
-                s.tau = qr::pdgels(grid, mat, &mut b)?;
-                s.b = Some(b);
+                let (tau, solve) = qr::pdgels_timed(grid, mat, &mut b)?;
+                (s.tau, s.solve_s, s.b) = (tau, Some(solve.as_secs_f64()), Some(b));
                 Ok(None)
             }
             Factors::Pivots(ipiv) => singular_is_a_result(lu::pdgetrf(grid, mat, ipiv)).map(|(_, s)| s),
@@ -231,8 +250,8 @@ impl Factors {
                 // the others are already inside the factorization.)
                 let collective = !region.is_joining();
                 let mut b = s.rhs(region.grid(), mat, collective)?;
-                let report = solve::gels_ft(region, mat, &mut s.tau, &mut b, opts)?;
-                s.b = Some(b);
+                let (report, solve) = solve::gels_ft(region, mat, &mut s.tau, &mut b, opts)?;
+                (s.solve_s, s.b) = (Some(solve.as_secs_f64()), Some(b));
                 Ok((report, None))
             }
             Factors::Pivots(ipiv) => singular_is_a_result(lu_ft::pdgetrf_ft_in(region, mat, ipiv, opts, work))

@@ -663,8 +663,8 @@ impl FtOutcome {
         if let Some(r) = res.solve {
             checks.push(format!("solve residual {} = {r:.3} (NRHS {nrhs})", crate::solve::LU_SOLVE_RESIDUAL));
         }
-        if let Some(t) = self.factors.solve_seconds() {
-            lines.push(format!("  solve (pdgetrs_ft) {:.1} ms", t * 1e3));
+        if let (Some(t), Some(routine)) = (self.factors.solve_seconds(), self.factors.solve_routine(true)) {
+            lines.push(format!("  solve ({routine}) {:.1} ms", t * 1e3));
         }
         if let Some(r) = res.lstsq {
             let formula = crate::solve::lstsq_residual_formula(self.m, self.n);

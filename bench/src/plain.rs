@@ -89,8 +89,8 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
     if let Some(s) = factors.solve() {
         summary.push_str(&format!(", {}", crate::ft_run::cg_line(s)));
     }
-    if let Some(t) = report.solve_s {
-        summary.push_str(&format!(", solve (pdgetrs) {:.1} ms", t * 1e3));
+    if let (Some(t), Some(routine)) = (report.solve_s, factors.solve_routine(false)) {
+        summary.push_str(&format!(", solve ({routine}) {:.1} ms", t * 1e3));
     }
     if let Some(e) = &singular {
         summary.push_str(&format!(", {e}"));

@@ -13,6 +13,7 @@ use scalapack_ft::generate::{Generator, MatrixKind};
 use scalapack_ft::norms::{one_norm, EPS};
 use scalapack_ft::pblas::pdgemm;
 use scalapack_ft::{lu, lu_ft, qr_ft, DistMatrix, Error};
+use std::time::Duration;
 
 /// `lu --solve`'s residual, as the report prints it.
 pub const LU_SOLVE_RESIDUAL: &str = "‖A·X−B‖₁/(‖A‖₁·‖X‖₁·N·eps)";
@@ -152,6 +153,9 @@ pub fn application_point(region: &Region) {
 ///   0..M); on exit X in rows 0..N, as pdgels leaves it;
 /// * `opts`: as `pdgeqrf_ft`'s.
 ///
+/// Returns the factorization's and the solve's report as one, and the
+/// time of the solve alone on this process.
+///
 /// # Errors
 /// Those of `pdgels_ft`. A process lost before a call's checksums exist
 /// (the factorization's or the solve's) is the process failure
@@ -163,13 +167,13 @@ pub fn gels_ft(
     tau: &mut Vec<f64>,
     b: &mut DistMatrix,
     opts: &FtOptions,
-) -> Result<FtReport, Error> {
+) -> Result<(FtReport, Duration), Error> {
     let nb = a.nb();
     let taken = std::mem::replace(a, DistMatrix::zeros(region.grid(), 0, 0, nb, nb)?);
     let (factors, report) = qr_ft::pdgels_ft(region, taken, b, opts)?;
     *tau = factors.tau();
     *a = factors.to_matrix(region)?;
-    Ok(factor_and_solve(report.factor, report.solve))
+    Ok((factor_and_solve(report.factor, report.solve), report.solve_time))
 }
 
 /// One report for a factorization and the solve after it: the

@@ -146,6 +146,7 @@ fn qr_lstsq_passes_lapacks_check_plain_and_after_a_kill() {
     let _ = std::fs::remove_file(&json);
     let lstsq = plain.lstsq_residual.expect("lstsq_residual");
     assert!(lstsq < 16.0 && plain.ok && plain.nrhs == Some(2), "{plain:?}");
+    assert_solve_timed(&plain, &out.stdout, "pdgels");
     // pdgels_ft, one rank killed mid-factorization and another in the
     // solve (step 12: a block row of R): the same check.
     let (out, r) = Ft::new("qr", &shape[..]).run(&["--kill", "3@4:update,1@gels:12:bcast"]);
@@ -155,6 +156,14 @@ fn qr_lstsq_passes_lapacks_check_plain_and_after_a_kill() {
     let ranks: Vec<Vec<i32>> = r.recoveries.iter().flatten().map(|e| e.ranks.clone()).collect();
     assert_eq!(ranks, [vec![3], vec![1]], "{r:?}");
     assert!(r.lstsq_residual.is_some_and(|v| v < 16.0) && residuals_pass(&r) && r.ok, "{r:?}");
+    assert_solve_timed(&r, &out.stdout, "pdgels_ft");
+}
+
+/// The solve with the factors is timed alone: `solve_s` in the JSON
+/// report, part of the whole run's time, and the `solve (ROUTINE)` line.
+fn assert_solve_timed(r: &scalapack_ft::report::FactorReport, stdout: &str, routine: &str) {
+    assert!(r.solve_s.is_some_and(|s| s > 0.0 && s < r.time_s), "{routine}: {r:?}");
+    assert!(stdout.contains(&format!("solve ({routine}) ")), "{stdout}");
 }
 
 #[test]
@@ -272,6 +281,7 @@ fn qr_lstsq_minimum_norm_plain_and_ft_with_kills() {
     let _ = std::fs::remove_file(&json);
     assert!(plain.lstsq_residual.is_some_and(|v| v < 16.0) && plain.ok, "{plain:?}");
     assert_eq!((plain.m, plain.n), (100, 230), "{plain:?}");
+    assert_solve_timed(&plain, &out.stdout, "pdgels");
     // pdgels_ft: a loss at the solve's verdicts (solved again), then in
     // the solve made again (the forward substitution with Rᵀ, step 3),
     // rebuilt.
@@ -283,6 +293,7 @@ fn qr_lstsq_minimum_norm_plain_and_ft_with_kills() {
     let ranks: Vec<Vec<i32>> = r.recoveries.iter().flatten().map(|e| e.ranks.clone()).collect();
     assert_eq!(ranks, [vec![3]], "{r:?}");
     assert!(r.lstsq_residual.is_some_and(|v| v < 16.0) && r.ok, "{r:?}");
+    assert_solve_timed(&r, &out.stdout, "pdgels_ft");
 }
 
 #[test]

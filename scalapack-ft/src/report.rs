@@ -234,8 +234,10 @@ pub struct FactorReport {
     /// solve with the factors.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub solve_residual: Option<f64>,
-    /// LU with `--solve`: seconds of the solve alone (`pdgetrs`, or
-    /// `pdgetrs_ft` with its recoveries), on grid rank 0.
+    /// LU with `--solve`, QR with `--lstsq`: seconds of the solve alone
+    /// (`pdgetrs`, or `pdgetrs_ft` with its recoveries; `pdgels`'s part
+    /// after its factorization, or `pdgels_ft`'s protected solve with its
+    /// recoveries), on grid rank 0.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub solve_s: Option<f64>,
     /// QR with `--lstsq`: LAPACK's least-squares check (dqrt17)

@@ -105,14 +105,26 @@ pub(crate) fn agree_on_factors<S>(
     if start.joining() {
         return Ok(());
     }
-    let held = match holding {
-        Holding::Whole => Ok(()),
-        Holding::Hollow | Holding::Lost => Err(Error::InputLost {
-            routine: routine.into(),
-            position,
-            argument: argument.into(),
-            rank: region.grid().rank(),
-        }),
-    };
+    let held = check_factors_held(holding, region.grid().rank(), routine, position, argument);
     agree_to_start(region, op, start, held)
+}
+
+/// Local: [`Error::InputLost`] of `routine` (argument `position`,
+/// `argument`, this process being grid rank `rank`) unless this process
+/// holds the factors whole (`holding`) — the check that
+/// [`agree_on_factors`] agrees on, or that a call's verdict takes with
+/// its other checks when its meeting mends nothing.
+pub(crate) fn check_factors_held(
+    holding: Holding,
+    rank: i32,
+    routine: &str,
+    position: u32,
+    argument: &str,
+) -> Result<()> {
+    match holding {
+        Holding::Whole => Ok(()),
+        Holding::Hollow | Holding::Lost => {
+            Err(Error::InputLost { routine: routine.into(), position, argument: argument.into(), rank })
+        }
+    }
 }

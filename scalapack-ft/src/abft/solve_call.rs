@@ -1,13 +1,13 @@
 //! One fault-tolerant solve on protected factors from its start to its
 //! end ([`run_solve`]), the one runner of every solve (`pdgetrs_ft`,
 //! `pdormqr_ft`, `upper_solve_ft`, `pdgels_ft`): the region's log, the
-//! argument verdict with B's protected copy set up, the agreement that
-//! the factors are whole, the step-commit protocol over
+//! verdict on the arguments and on the factors being whole, with B's
+//! protected copy set up, the step-commit protocol over
 //! [`SolveOnFactors`], and B given back. A solve supplies its checks and
 //! its [`SolveSteps`].
 
 use super::rhs::ProtectedRhs;
-use super::set_up::{agree_on_factors, set_up_call};
+use super::set_up::{agree_on_factors, check_factors_held, set_up_call};
 use super::solve_driver::{SolveOnFactors, SolveSteps};
 use super::{FtOptions, FtReport, FtWorkspace, ProtectedFactors};
 use crate::error::{Error, Result};
@@ -47,12 +47,15 @@ pub(crate) struct SolveArgs {
 ///   from them: the job started again runs the program from the top, so
 ///   the factorization before the solve was made again in this job, and
 ///   its factors are whole (the agreement below refuses them otherwise).
-/// * After the verdict, the factors are agreed whole
-///   ([`agree_on_factors`]; not on a joining replacement: the survivors
-///   are in their recovery, which rebuilds the factors first), and every
-///   step checks it again ([`SolveOnFactors`]). A refusal is
-///   [`Error::InputLost`] on every process and is recorded in the log: a
-///   re-run of the body, or a replacement, gets the same error.
+/// * The factors are agreed whole: by the verdict itself, one of its
+///   checks ([`check_factors_held`]), or after a repair, whose mend at
+///   the verdict's meeting rebuilds them, by a second verdict once mended
+///   ([`agree_on_factors`]); not on a joining replacement: the survivors
+///   are in their recovery, which rebuilds the factors first. Every step
+///   checks it again ([`SolveOnFactors`]). A refusal is
+///   [`Error::InputLost`] on every process (unless the verdict found
+///   another error first) and is recorded in the log: a re-run of the
+///   body, or a replacement, gets the same error.
 /// * B is copied into its protected extended matrix ([`ProtectedRhs`], in
 ///   `work` or in B's own storage when it has room); on success it gets
 ///   the result, on an error its content is as on entry until the first
@@ -80,19 +83,37 @@ pub(crate) fn run_solve<S: SolveSteps, F: 'static>(
     }
     let layout = check
         .and_then(|()| ProtectedRhs::checked_layout(region.grid(), b, args.routine, args.b_desc_position, args.b_name));
+    // The verdict's meeting mends the region's protected results after a
+    // repair only (the same on every process). Without one, the factors'
+    // holding cannot change there: it is one more check of the verdict,
+    // and one agreement decides both. After one, it is known once mended,
+    // and a second verdict agrees on it. (A joining replacement checks
+    // nothing of it: the survivors' recovery fills its copy.)
+    let mends = region.protected_pending();
     let (layout, check) = match layout {
-        Ok(l) => (Some(l), Ok(())),
+        Ok(l) if mends || start.joining() => (Some(l), Ok(())),
+        Ok(l) => {
+            let held = check_factors_held(
+                factors.borrow().holding,
+                region.grid().rank(),
+                args.routine,
+                args.factors_position,
+                args.factors_name,
+            );
+            (Some(l), held)
+        }
         Err(e) => (None, Err(e)),
     };
     let (ext, layout) = set_up_call(region, S::OP, args.routine, &start, b, work, layout, check)?;
     let rhs = ProtectedRhs { ext, layout };
-    // The factors, once the verdict's meeting has mended them.
-    let holding = factors.borrow().holding;
-    if let Err(e) =
-        agree_on_factors(region, S::OP, &start, holding, args.routine, args.factors_position, args.factors_name)
-    {
-        rhs.release(b, work, false);
-        return Err(e);
+    if mends {
+        // The factors, now that the verdict's meeting has mended them.
+        let holding = factors.borrow().holding;
+        let (routine, position, name) = (args.routine, args.factors_position, args.factors_name);
+        if let Err(e) = agree_on_factors(region, S::OP, &start, holding, routine, position, name) {
+            rhs.release(b, work, false);
+            return Err(e);
+        }
     }
     let nrhs = b.n();
     let overhead_model = if nrhs == 0 { 0.0 } else { rhs.live_columns().checksum_columns as f64 / nrhs as f64 };

@@ -12,6 +12,7 @@ use crate::error::{agree_on_arguments, check_not_lost, Result};
 use crate::matrix::{unpack, DistMatrix};
 use blacs_ft::{Grid, Scope};
 use std::ops::Range;
+use std::time::{Duration, Instant};
 
 /// Least squares of a full-rank system (ScaLAPACK `PDGELS` with
 /// TRANS = 'N').
@@ -32,22 +33,35 @@ use std::ops::Range;
 /// have square blocks starting on process (0, 0) (argument 8), as its
 /// transpose is factored.
 pub fn pdgels(grid: &Grid, a: &mut DistMatrix, b: &mut DistMatrix) -> Result<Vec<f64>> {
+    pdgels_timed(grid, a, b).map(|(tau, _)| tau)
+}
+
+/// [`pdgels`], also returning how long its solve part took on this
+/// process: after the factorization, Qᵀ·B and R·X (M ≥ N), or Rᵀ·Y and
+/// Q·[Y; 0] (M < N) — the part `pdgels_ft`'s protected solve does.
+///
+/// # Errors
+/// Those of [`pdgels`].
+pub fn pdgels_timed(grid: &Grid, a: &mut DistMatrix, b: &mut DistMatrix) -> Result<(Vec<f64>, Duration)> {
     let mut tau = Vec::new();
     let (m, n) = (a.m(), a.n());
     if m < n {
         agree_on_arguments(grid, check_minimum_norm("pdgels", a, b))?;
         let mut at = transpose(grid, a)?;
         pdgeqrf(grid, &mut at, &mut tau)?;
+        let t = Instant::now();
         transposed_upper_solve(grid, &at, m, b)?;
         zero_rows(b, m..n);
         pdormqr(grid, Trans::No, &at, &tau, m, b)?;
+        let solve = t.elapsed();
         *a = transpose(grid, &at)?;
-        return Ok(tau);
+        return Ok((tau, solve));
     }
     pdgeqrf(grid, a, &mut tau)?;
+    let t = Instant::now();
     pdormqr(grid, Trans::Yes, a, &tau, n, b)?;
     upper_solve(grid, a, n, b)?;
-    Ok(tau)
+    Ok((tau, t.elapsed()))
 }
 
 /// Local: the arguments of a minimum-norm problem (M < N) that ftla

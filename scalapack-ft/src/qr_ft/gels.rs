@@ -18,6 +18,7 @@ use crate::qr::{check_minimum_norm, transpose, zero_rows, RBlockColumn, RBlockRo
 use blacs_ft::Grid;
 use recovery::protocol::{Phase, PhaseClock};
 use recovery::Region;
+use std::time::{Duration, Instant};
 
 /// The phases of a step before its commit (the same in both parts: see
 /// [`pdgels_ft`]).
@@ -34,6 +35,11 @@ pub struct GelsReport {
     /// The solve's (Qᵀ·B and R·X, or Rᵀ·Y and Q·[Y; 0], as one protected
     /// call).
     pub solve: FtReport,
+    /// How long the solve took on this process, from its start to its
+    /// end (its verdict, B's protected copy and checksums, its steps and
+    /// any recovery in them), against the same part of plain `pdgels`
+    /// ([`crate::qr::pdgels_timed`]).
+    pub solve_time: Duration,
 }
 
 /// Fault-tolerant least squares of a full-rank M×N A (ScaLAPACK
@@ -109,6 +115,7 @@ pub fn pdgels_ft(
         a
     };
     let (factors, factor) = QrFactors::factor(region, a, opts)?;
+    let t = Instant::now();
     let check = check_rhs(region.grid(), ARGS, &factors, b);
     let make_steps = |rhs: &ProtectedRhs| {
         if m < n {
@@ -122,7 +129,7 @@ pub fn pdgels_ft(
         }
     };
     let solve = run_solve(region, ARGS, factors.shared(), b, check, make_steps, opts, &mut FtWorkspace::new())?;
-    Ok((factors, GelsReport { factor, solve }))
+    Ok((factors, GelsReport { factor, solve, solve_time: t.elapsed() }))
 }
 
 /// The memory one process needs for [`pdgels_ft`] (all global; the
