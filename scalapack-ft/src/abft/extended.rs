@@ -1,11 +1,11 @@
-//! The extended matrix [A | padding | checksum pairs] and the left-factor
+//! The extended matrix [A | padding | checksums] and the left-factor
 //! sums D_g of one process.
 
 use super::workspace::{sizes, FtWorkspace};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::Grid;
-use checksum::ReverseNeighborLayout;
+use checksum::ChecksumLayout;
 
 /// How a call starts on this process: the extended matrix is filled
 /// accordingly.
@@ -37,9 +37,10 @@ impl std::fmt::Display for MatrixShape {
 
 /// This process's share of the ABFT state.
 pub(crate) struct Extended {
-    /// M × N_ext: data, zero padding, checksum pairs (block-cyclic like A).
+    /// M × N_ext: data, zero padding, checksums (block-cyclic like A).
     pub matrix: DistMatrix,
-    /// D_g (local rows × nb) for the groups whose pair this process column holds.
+    /// D_g^(i) (local rows × nb) for the groups of which this process
+    /// column holds a checksum replica (`i` the one it holds).
     pub left_sums: Vec<Option<Vec<f64>>>,
     /// Global number of data columns (before padding).
     data_n: usize,
@@ -60,7 +61,7 @@ impl Extended {
     pub fn new(
         grid: &Grid,
         a: &mut DistMatrix,
-        layout: &ReverseNeighborLayout,
+        layout: &ChecksumLayout,
         work: &mut FtWorkspace,
         start: Start,
         routine: &str,
@@ -83,7 +84,7 @@ impl Extended {
         let mycol = grid.mycol() as usize;
         let mut d: Vec<Option<Vec<f64>>> = Vec::with_capacity(layout.groups());
         for g in 0..layout.groups() {
-            d.push(if layout.holds_pair(g, mycol) {
+            d.push(if layout.holds_checksum(g, mycol) {
                 let mut buf = work.d.pop().unwrap_or_default();
                 // (A replacement's sums are all written by the rebuild: a
                 // buffer it already holds is taken as it is.)
@@ -123,8 +124,7 @@ impl Extended {
         // call encodes them all, and a replacement receives every one it
         // holds from the duplicates during the rebuild (zeroing them first
         // would keep the survivors waiting while it touches them again).
-        let checksums_from = layout.n_extended() - 2 * layout.groups() * nb;
-        let zero_to = e.local_cols_before(checksums_from);
+        let zero_to = e.local_cols_before(layout.checksum_col0());
         e.local_mut()[lc * lde..zero_to * lde].fill(0.0);
         Ok(Extended { matrix: e, left_sums: d, data_n: a.n(), in_place })
     }
@@ -206,14 +206,15 @@ impl Extended {
     }
 
     /// Commit of panel `k` (global columns `j0..j0+jb`): its left factor
-    /// (QR's V, LU's L) joins D_g of its group — the entries strictly below
-    /// the diagonal. `lower` holds the panel's last `lrows` local rows
-    /// (`lrows × jb`, leading dimension `lrows`); on and above the
-    /// diagonal (R, U) the columns stay protected by C_g, which holds the
-    /// transformed columns with zeros below the diagonal.
+    /// (QR's V, LU's L) joins D_g^(i) of its group, weighted by
+    /// `w_{i,k}` — the entries strictly below the diagonal. `lower` holds
+    /// the panel's last `lrows` local rows (`lrows × jb`, leading
+    /// dimension `lrows`); on and above the diagonal (R, U) the columns
+    /// stay protected by C_g, which holds the transformed columns with
+    /// zeros below the diagonal.
     pub fn accumulate_finished(
         &mut self,
-        layout: &ReverseNeighborLayout,
+        layout: &ChecksumLayout,
         k: usize,
         j0: usize,
         jb: usize,
@@ -221,16 +222,17 @@ impl Extended {
         lrows: usize,
     ) {
         let lr = self.matrix.local_rows();
-        let Ok(g) = layout.group_of(k) else { return };
+        let (Ok(g), Ok(t)) = (layout.group_of(k), layout.position_in_group(k)) else { return };
+        let Some(held) = layout.held(g, self.matrix.coords().1) else { return };
+        let weight = layout.weight(held.index, t);
         // `lower`'s row 0 is local row lr − lrows; column c's strictly-lower
         // rows are the local rows from the first past global row j0 + c on.
         let first = lr - lrows;
         let starts: Vec<usize> = (0..jb).map(|c| self.matrix.local_rows_before(j0 + c + 1) - first).collect();
         let Some(Some(d)) = self.left_sums.get_mut(g) else { return };
         for (c, &below) in starts.iter().enumerate() {
-            let n = lrows - below;
             let (acc, x) = (&mut d[c * lr + first + below..(c + 1) * lr], &lower[c * lrows + below..(c + 1) * lrows]);
-            checksum::add_block(acc, x, n, 1, n.max(1)).expect("one column of the panel's left factor");
+            super::encode::axpy(acc, x, weight).expect("one column of the panel's left factor");
         }
     }
 

@@ -44,6 +44,7 @@ mod solve_driver;
 mod verify;
 mod workspace;
 
+pub use checksum::LayoutKind;
 pub(crate) use encode::encode_checksums;
 pub(crate) use extended::Extended;
 pub use extended::MatrixShape;

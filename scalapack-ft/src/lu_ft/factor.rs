@@ -33,7 +33,7 @@ use crate::lu::panel::{factor_panel, Panel};
 use crate::matrix::DistMatrix;
 use crate::row_panel::broadcast_panel;
 use blacs_ft::{Grid, Scope};
-use checksum::ReverseNeighborLayout;
+use checksum::ChecksumLayout;
 use recovery::protocol::{self, Phase, PhaseClock};
 use recovery::Region;
 use serde::{Deserialize, Serialize};
@@ -132,8 +132,8 @@ pub(crate) fn run_on_extended(
 ) -> Result<Factored<LuState>> {
     let mn = a.m().min(a.n());
     let grid = region.grid();
-    let layout = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
-    let mut check = check_args(grid, a).and_then(|()| check_layout(ROUTINE, DESCA, &layout));
+    let layout = ChecksumLayout::new(opts.layout, a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
+    let mut check = check_args(grid, a).and_then(|()| check_layout(ROUTINE, DESCA, opts.layout, &layout));
     if !start.joining() {
         check = check.and_then(|()| check_finite(ROUTINE, A, a));
     }

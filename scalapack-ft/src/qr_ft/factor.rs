@@ -15,7 +15,7 @@ use crate::qr::reflectors::{factor_panel, Panel};
 use crate::qr::{PanelMethod, QrOptions};
 use crate::row_panel::broadcast_panel;
 use blacs_ft::Grid;
-use checksum::ReverseNeighborLayout;
+use checksum::ChecksumLayout;
 use recovery::protocol::{self, Phase, PhaseClock};
 use recovery::Region;
 use std::ops::Range;
@@ -141,11 +141,11 @@ pub(crate) fn run_on_extended(
     options: &QrOptions,
 ) -> Result<Factored<Vec<f64>>> {
     let grid = region.grid();
-    let layout = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
+    let layout = ChecksumLayout::new(opts.layout, a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
     let mut check = check_square_blocks(ROUTINE, DESCA, "A", a.desc())
         .and_then(|()| check_first_block_at_origin(ROUTINE, DESCA, "A", a.desc()))
         .and_then(|()| check_two_process_columns(ROUTINE, DESCA, "A", grid))
-        .and_then(|()| check_layout(ROUTINE, DESCA, &layout));
+        .and_then(|()| check_layout(ROUTINE, DESCA, opts.layout, &layout));
     if !start.joining() {
         // (A replacement's A is meaningless until it is rebuilt.)
         check = check.and_then(|()| check_finite(ROUTINE, A, a));
