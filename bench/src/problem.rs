@@ -222,9 +222,11 @@ impl FactorJob {
         }
         let layout = match (ft.layout, ft.checksums) {
             (crate::cli::LayoutArg::ReverseNeighbor, None | Some(1)) => scalapack_ft::abft::LayoutKind::ReverseNeighbor,
-            (crate::cli::LayoutArg::ReverseNeighbor, Some(f)) => return Err(format!(
+            (crate::cli::LayoutArg::ReverseNeighbor, Some(f)) => {
+                return Err(format!(
                 "--checksums {f} needs --layout rotating (the reverse-neighboring layout keeps one checksum per group)"
-            )),
+            ))
+            }
             (crate::cli::LayoutArg::Rotating, f) => {
                 scalapack_ft::abft::LayoutKind::Rotating { checksums: f.unwrap_or(1) as usize }
             }
