@@ -88,3 +88,36 @@ fn unrecoverable(out: &Captured, why: &str) {
         assert!(l.contains(why), "{l}");
     }
 }
+
+#[test]
+fn a_checkpoint_saved_with_the_rotating_layout_is_refused_by_another_layout_naming_it() {
+    let dir = std::env::temp_dir().join(format!("ftla-rotating-cof-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.display().to_string();
+    let qr: &[&str] = &["qr", "--ft", "--grid", "1x3", "--n", "256", "--nb", "32"];
+    let save = ["--layout", "rotating", "--recovery", "cof", "--checkpoint-dir", &d, "--max-restarts", "0"];
+    let out = common::ftla(&[qr, &save, &["--kill", "1@3:update"]].concat());
+    assert_eq!(out.code, Some(76), "{}\n{}", out.stdout, out.stderr);
+    let out = common::ftla(&[qr, &["--resume", &d]].concat());
+    assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
+    let text = format!("{}{}", out.stdout, out.stderr);
+    let line = text
+        .lines()
+        .find(|l| l.contains("checkpoint") && l.contains(&d) && l.contains("saved by"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains("with rotating (f = 1) checksums") && line.contains("with reverse-neighbor checksums"),
+        "{line}"
+    );
+    // The files stay; the call with their layout resumes from them.
+    let out = common::ftla(&[qr, &["--layout", "rotating", "--resume", &d, "--check"]].concat());
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("resuming pdgeqrf_ft at step 3"), "{}", out.stdout);
+    assert!(!dir.exists(), "{d} left behind");
+}
+
+#[test]
+fn more_than_one_checksum_needs_the_rotating_layout() {
+    Ft::new("qr", &SHAPE)
+        .refused(&["--n", "64", "--grid", "1x4", "--checksums", "2"], "--checksums 2 needs --layout rotating");
+}

@@ -29,8 +29,9 @@ use crate::weights::CodeWeights;
 use std::fmt;
 use std::ops::Range;
 
-/// Which checksum layout a fault-tolerant call uses (the user's choice).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Which checksum layout a fault-tolerant call uses (the user's choice;
+/// a checkpoint records it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum LayoutKind {
     /// The reverse-neighboring pairs: one checksum per group of `Q`, stored twice (the default).
     #[default]

@@ -5,7 +5,7 @@ use super::workspace::{sizes, FtWorkspace};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::Grid;
-use checksum::ChecksumLayout;
+use checksum::{ChecksumLayout, LayoutKind};
 
 /// How a call starts on this process: the extended matrix is filled
 /// accordingly.
@@ -19,19 +19,23 @@ pub(crate) enum Start {
     Join,
 }
 
-/// The global shape of a fault-tolerant call's matrix: what its
-/// checkpoints must match (see `recovery::protocol::Algorithm::Call`).
+/// The global shape of a fault-tolerant call's matrix and its checksum
+/// layout: what its checkpoints must match (see
+/// `recovery::protocol::Algorithm::Call`; a checkpoint saved with another
+/// layout is refused).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct MatrixShape {
     /// Rows, data columns (without padding and checksums), block size.
     pub m: u64,
     pub n: u64,
     pub nb: u64,
+    /// The checksum layout of the extended matrix.
+    pub layout: LayoutKind,
 }
 
 impl std::fmt::Display for MatrixShape {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "M={} N={} NB={}", self.m, self.n, self.nb)
+        write!(f, "M={} N={} NB={} with {} checksums", self.m, self.n, self.nb, self.layout)
     }
 }
 
@@ -44,6 +48,8 @@ pub(crate) struct Extended {
     pub left_sums: Vec<Option<Vec<f64>>>,
     /// Global number of data columns (before padding).
     data_n: usize,
+    /// The layout of its checksums.
+    layout: LayoutKind,
     /// Whether `matrix` lives in A's own storage (A's local array is its prefix).
     in_place: bool,
 }
@@ -126,7 +132,7 @@ impl Extended {
         // would keep the survivors waiting while it touches them again).
         let zero_to = e.local_cols_before(layout.checksum_col0());
         e.local_mut()[lc * lde..zero_to * lde].fill(0.0);
-        Ok(Extended { matrix: e, left_sums: d, data_n: a.n(), in_place })
+        Ok(Extended { matrix: e, left_sums: d, data_n: a.n(), layout: layout.kind(), in_place })
     }
 
     /// Ends the call on this process: A gets its storage back (in place) or
@@ -151,7 +157,12 @@ impl Extended {
 
     /// The call's global shape as a checkpoint records it.
     pub fn shape(&self) -> MatrixShape {
-        MatrixShape { m: self.matrix.m() as u64, n: self.data_n as u64, nb: self.matrix.nb() as u64 }
+        MatrixShape {
+            m: self.matrix.m() as u64,
+            n: self.data_n as u64,
+            nb: self.matrix.nb() as u64,
+            layout: self.layout,
+        }
     }
 
     /// This process's arrays of the ABFT state: the extended matrix's local
