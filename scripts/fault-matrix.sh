@@ -22,6 +22,8 @@
 #   scripts/fault-matrix.sh                # QR on 2x2, 2x3; LU on 2x2, 2x3, 1x3; CG on 2x2, 2x3 (1448 runs)
 #   scripts/fault-matrix.sh qr 2x2         # one operation, one grid (200 runs; lu 2x2: 224)
 #   scripts/fault-matrix.sh lu             # one operation, its grids
+# FTLA_LAYOUT=rotating (and FTLA_CHECKSUMS=F, default 1) runs every case on
+# the rotating checksum layout (default: reverse-neighbor).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$here/scripts/setup.sh"
@@ -30,6 +32,8 @@ ftla="$here/target/release/ftla"
 ops=(qr lu cg)
 case "${1:-}" in qr | lu | cg) ops=("$1"); shift ;; esac
 given=("$@")
+layout=(--layout "${FTLA_LAYOUT:-reverse-neighbor}")
+if [ "${FTLA_LAYOUT:-}" = rotating ]; then layout+=(--checksums "${FTLA_CHECKSUMS:-1}"); fi
 pass=0; fail=0
 tmp=$(mktemp -d)
 for op in "${ops[@]}"; do
@@ -81,7 +85,7 @@ for grid in ${grids[*]}; do
       points+=("0:args" "0:encode" ${solve_points[@]+"${solve_points[@]}"})
       for point in "${points[@]}"; do
         json="$tmp/run.json"; rm -f "$json"
-        "$ftla" "$op" --ft --grid "$grid" --spares "$spares" "${shape[@]}" --kill "$rank@$point" \
+        "$ftla" "$op" --ft "${layout[@]}" --grid "$grid" --spares "$spares" "${shape[@]}" --kill "$rank@$point" \
           --check "${extra[@]}" --verify --json "$json" --timeout 120 >"$tmp/out" 2>&1
         rc=$?
         case "$point" in
