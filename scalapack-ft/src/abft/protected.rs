@@ -46,6 +46,10 @@ pub(crate) struct ProtectedFactors<S> {
 }
 
 impl<S: 'static> ProtectedResult for ProtectedFactors<S> {
+    fn tolerated_losses(&self) -> usize {
+        self.layout.tolerated_losses()
+    }
+
     fn rebuild(&mut self, grid: &Grid, lost: &[i32]) -> std::result::Result<(), blacs_ft::Error> {
         // (Collective: every process takes part, whatever its copy's state.)
         rebuild_lost_blocks(grid, &mut self.ext, &self.layout, self.steps as usize, lost).map_err(|e| match e {
