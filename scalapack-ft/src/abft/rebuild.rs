@@ -505,3 +505,83 @@ fn stored_or_scratch<'e>(ext: &'e mut Extended, bc: usize, scratch: &'e mut Vec<
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use checksum::LayoutKind;
+
+    /// The rebuild on one process row (every global row local).
+    fn rebuild(layout: &ChecksumLayout, lost_cols: Vec<usize>, done_cols: usize) -> Rebuild<'_> {
+        let rows: Vec<usize> = (0..layout.m()).collect();
+        Rebuild { layout, q: layout.q(), lost_cols, nb: layout.nb(), lr: rows.len(), rows, done_cols }
+    }
+
+    /// Reverse-neighbor: one lost column erases at most one member, rebuilt
+    /// from the surviving replica's relation, and its lost replicas are copied.
+    #[test]
+    fn a_reverse_neighbor_loss_is_one_relation_and_replica_copies() {
+        let layout = ChecksumLayout::new(LayoutKind::ReverseNeighbor, 40, 76, 4, 1, 3).unwrap();
+        for lost in 0..3 {
+            let plan = rebuild(&layout, vec![lost], 24);
+            for g in 0..layout.groups() {
+                let group = plan.group(g).unwrap();
+                assert!(group.erased.len() <= 1 && group.reencoded.is_empty(), "g={g}");
+                assert_eq!(group.equations.len(), group.erased.len());
+                for eq in &group.equations {
+                    assert_ne!(eq.holder, lost);
+                }
+                let holds = layout.holds_checksum(g, lost);
+                assert_eq!(group.copies.len(), usize::from(holds), "g={g} lost={lost}");
+                assert!(!group.contributors.contains(&lost));
+            }
+        }
+    }
+
+    /// Rotating, f = 2: any two lost columns leave enough surviving
+    /// checksums for the erased members, and a checksum without a copy is
+    /// encoded again; three are too many for some group.
+    #[test]
+    fn rotating_losses_up_to_f_are_solvable_and_more_are_not() {
+        let layout = ChecksumLayout::new(LayoutKind::Rotating { checksums: 2 }, 40, 76, 4, 1, 5).unwrap();
+        for a in 0..5 {
+            for b in a + 1..5 {
+                let plan = rebuild(&layout, vec![a, b], 24);
+                for g in 0..layout.groups() {
+                    let group = plan.group(g).unwrap();
+                    assert_eq!(group.equations.len(), group.erased.len(), "lost {a},{b} g={g}");
+                    assert!(group.erased.len() + group.reencoded.len() <= 2);
+                    assert!(group.copies.is_empty());
+                }
+            }
+        }
+        let plan = rebuild(&layout, vec![0, 1, 2], 0);
+        assert!((0..layout.groups()).any(|g| plan.group(g).is_err()));
+    }
+
+    /// The row segments of an erased column cover its rows once, in order,
+    /// with more of the erased blocks in their left-factor part further down.
+    #[test]
+    fn segments_cover_the_rows_in_order() {
+        let layout = ChecksumLayout::new(LayoutKind::Rotating { checksums: 2 }, 40, 76, 4, 1, 4).unwrap();
+        for done in [0, 6, 13, 40] {
+            let plan = rebuild(&layout, vec![0, 1], done);
+            for g in 0..layout.groups() {
+                let group = plan.group(g).unwrap();
+                for c in 0..layout.nb() {
+                    let segments = plan.segments(&group, c);
+                    assert_eq!(segments.len(), group.erased.len() + 1);
+                    let mut next = 0;
+                    for (p, (rows, split)) in segments.iter().enumerate() {
+                        assert_eq!((rows.start, *split), (next, p), "done={done} g={g} c={c}");
+                        next = rows.end;
+                    }
+                    assert_eq!(next, plan.lr);
+                }
+            }
+        }
+        assert_eq!(Rebuild::relation(0, 1), (0, true));
+        assert_eq!(Rebuild::relation(1, 1), (0, false));
+        assert_eq!(Rebuild::relation(1, 0), (1, false));
+    }
+}
