@@ -760,6 +760,13 @@ pub struct SoakArgs {
     /// Write every run and the counts as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// The checksum layout of every run (as `ftla qr --ft --layout`).
+    #[arg(long, value_name = "LAYOUT", value_enum, default_value_t = LayoutArg::ReverseNeighbor)]
+    pub layout: LayoutArg,
+    /// With --layout rotating: checksums per group F (1 to 3; default 1);
+    /// with F > 1 up to F + 1 losses per process row are drawn at once.
+    #[arg(long, value_name = "F", value_parser = clap::value_parser!(u64).range(1..=3))]
+    pub checksums: Option<u64>,
 }
 
 /// Strong or weak scaling.
