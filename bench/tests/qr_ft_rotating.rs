@@ -121,3 +121,15 @@ fn more_than_one_checksum_needs_the_rotating_layout() {
     Ft::new("qr", &SHAPE)
         .refused(&["--n", "64", "--grid", "1x4", "--checksums", "2"], "--checksums 2 needs --layout rotating");
 }
+
+#[test]
+fn the_overhead_model_follows_the_layout() {
+    let model = |ft: Ft| {
+        let (out, json) = ft.run(&["--grid", "1x4"]);
+        assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+        report(json, &out).overhead_model.expect("overhead_model")
+    };
+    let (pairs, one) = (model(Ft::new("qr", &SHAPE)), model(rotating("1")));
+    // 2/Q = 0.5 against f/(Q − f) = 1/3, each approached from above.
+    assert!(pairs > 0.5 && one > 1.0 / 3.0 && one < pairs, "reverse-neighbor {pairs}, rotating {one}");
+}
