@@ -382,4 +382,37 @@ mod tests {
         );
         assert_eq!(LayoutKind::Rotating { checksums: 2 }.to_string(), "rotating (f = 2)");
     }
+
+    /// What the drivers rely on: a process column holds at most one replica of
+    /// a group's checksums, the replicas of one checksum are on distinct
+    /// process columns, and a rotating group's checksums skip its members.
+    #[test]
+    fn a_process_column_holds_at_most_one_replica_of_a_group() {
+        for q in 2..=8usize {
+            let mut kinds = vec![LayoutKind::ReverseNeighbor];
+            kinds.extend((1..=3).filter(|&f| q > f).map(|f| LayoutKind::Rotating { checksums: f }));
+            for kind in kinds {
+                for nbc in [1, q - 1, q, q + 1, 4 * q + 3] {
+                    let l = ChecksumLayout::new(kind, 8, nbc * 2, 2, 1, q).unwrap();
+                    for g in 0..l.groups() {
+                        let cols = l.checksum_block_cols(g).unwrap();
+                        let mut pcs: Vec<usize> = cols.iter().map(|e| e % q).collect();
+                        pcs.sort_unstable();
+                        pcs.dedup();
+                        assert_eq!(pcs.len(), cols.len(), "{kind} q={q} nbc={nbc} g={g}");
+                        for (k, &e) in cols.iter().enumerate() {
+                            let held = l.held(g, e % q).unwrap();
+                            assert_eq!(
+                                (held.index, held.replica, held.block_col),
+                                (k / l.replicas(), k % l.replicas(), e)
+                            );
+                        }
+                        if l.replicas() == 1 {
+                            assert!(l.group_members(g).unwrap().all(|j| !pcs.contains(&(j % q))), "{kind} q={q} g={g}");
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
