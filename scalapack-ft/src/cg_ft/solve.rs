@@ -61,7 +61,9 @@ pub const STEP_PHASES: &[Phase] = &[Phase::Matvec, Phase::Dot];
 /// content is rebuilt); a call that had completed before it joined returns
 /// the survivors' outcome and marks `x` lost ([`DistMatrix::is_lost`]).
 /// A or b lost on some process is refused on every process
-/// ([`Error::InputLost`]). Two losses in one process row are
+/// ([`Error::InputLost`]). More losses in one process row than the
+/// checksum layout of `ft` tolerates (two for the reverse-neighboring
+/// pairs, f + 1 for f rotating checksums) are
 /// [`blacs_ft::Error::Unrecoverable`] on every survivor; a loss before the
 /// checksums exist returns a process failure (see
 /// [`crate::qr_ft::pdgeqrf_ft`]). Each product is checked against eᵀA: a

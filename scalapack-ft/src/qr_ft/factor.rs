@@ -28,13 +28,17 @@ pub const STEP_PHASES: &[Phase] = &[Phase::Panel, Phase::Bcast, Phase::Update];
 
 /// Fault-tolerant QR factorization: the same result as
 /// [`crate::qr::pdgeqrf`] (R and V in `a`, `tau` replicated), computed with
-/// reverse-neighboring checksums so that any one lost process per process
-/// row can be rebuilt mid-factorization.
+/// checksums (`opts.layout`: reverse-neighboring pairs, or f rotating
+/// weighted checksums) so that any one lost process per process row (any
+/// f with the rotating layout) can be rebuilt mid-factorization.
 ///
 /// * `region` (global): the resilient region holding the grid and the status
 ///   log (the call records its committed steps there).
 /// * `a` (local input/output): M×N, square blocks (MB = NB), Q ≥ 2.
 /// * `tau` (global output): min(M, N) Householder scalars.
+/// * `opts` (global): `verify`, and the checksum `layout` (the rotating
+///   layout with f checksums needs Q ≥ f + 1, else an argument error
+///   against CTXT_A on every process).
 ///
 /// # Fault tolerance
 /// A process failure in any phase of a step is repaired in place: the grid
@@ -43,8 +47,9 @@ pub const STEP_PHASES: &[Phase] = &[Phase::Panel, Phase::Bcast, Phase::Update];
 /// left-factor sums — are rebuilt by row-wise reductions, and the loop
 /// resumes. A replacement process calls `pdgeqrf_ft` with a matrix of the
 /// same shape (its content is rebuilt) and joins through the region's log.
-/// Two losses in one process row are reported as [`blacs_ft::Error::Unrecoverable`]
-/// on every survivor.
+/// More losses in one process row than the layout tolerates (two for the
+/// reverse-neighboring pairs, f + 1 for f rotating checksums) are reported
+/// as [`blacs_ft::Error::Unrecoverable`] on every survivor.
 ///
 /// A process lost before the checksums are encoded (the call's first
 /// commit point) took blocks nothing protects yet: every survivor then
