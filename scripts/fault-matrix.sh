@@ -22,6 +22,11 @@
 #   scripts/fault-matrix.sh                # QR on 2x2, 2x3; LU on 2x2, 2x3, 1x3; CG on 2x2, 2x3 (1448 runs)
 #   scripts/fault-matrix.sh qr 2x2         # one operation, one grid (200 runs; lu 2x2: 224)
 #   scripts/fault-matrix.sh lu             # one operation, its grids
+# FTLA_LAYOUT=rotating (and FTLA_CHECKSUMS=F, default 1) runs every case on
+# the rotating checksum layout (default: reverse-neighbor); with F ≥ 2 the
+# factorization's cases also kill every pair of ranks of one process row
+# at once, at every step and phase (both rebuilt in one repair):
+#   FTLA_LAYOUT=rotating FTLA_CHECKSUMS=2 scripts/fault-matrix.sh qr 1x4
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$here/scripts/setup.sh"
@@ -30,8 +35,31 @@ ftla="$here/target/release/ftla"
 ops=(qr lu cg)
 case "${1:-}" in qr | lu | cg) ops=("$1"); shift ;; esac
 given=("$@")
+layout=(--layout "${FTLA_LAYOUT:-reverse-neighbor}")
+if [ "${FTLA_LAYOUT:-}" = rotating ]; then layout+=(--checksums "${FTLA_CHECKSUMS:-1}"); fi
 pass=0; fail=0
 tmp=$(mktemp -d)
+# One run: RANKS (comma-separated) killed at POINT, checked against what
+# the JSON must show (uses op, grid, spares, shape, extra, same).
+run_case() {
+  local ranks=$1 point=$2 kill="" expect rc verdict json="$tmp/run.json"
+  local r; for r in ${ranks//,/ }; do kill+="${kill:+,}$r@$point"; done
+  rm -f "$json"
+  "$ftla" "$op" --ft "${layout[@]}" --grid "$grid" --spares "$spares" "${shape[@]}" --kill "$kill" \
+    --check "${extra[@]}" --verify --json "$json" --timeout 120 >"$tmp/out" 2>&1
+  rc=$?
+  case "$point" in
+    0:args | 0:encode | *:0:args | *:0:encode | app:0) expect='r["restarts"] == 1' ;;
+    *) expect="[x[\"ranks\"] for x in r[\"recoveries\"]] == [[$ranks]]" ;;
+  esac
+  if [ $rc -eq 0 ] && python3 -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r['ok'] and ($expect) and ($same) else 1)" "$json" 2>/dev/null; then
+    pass=$((pass + 1)); verdict=ok
+  else
+    fail=$((fail + 1)); verdict="FAILED (exit $rc)"
+    tail -5 "$tmp/out" | sed 's/^/    /'
+  fi
+  printf '%s %s spares=%s kill %s: %s\n' "$op" "$grid" "$spares" "$kill" "$verdict"
+}
 for op in "${ops[@]}"; do
 steps=(0 6 12); same='True'; solve_points=()
 if [ "$op" = qr ]; then
@@ -80,23 +108,19 @@ for grid in ${grids[*]}; do
       done
       points+=("0:args" "0:encode" ${solve_points[@]+"${solve_points[@]}"})
       for point in "${points[@]}"; do
-        json="$tmp/run.json"; rm -f "$json"
-        "$ftla" "$op" --ft --grid "$grid" --spares "$spares" "${shape[@]}" --kill "$rank@$point" \
-          --check "${extra[@]}" --verify --json "$json" --timeout 120 >"$tmp/out" 2>&1
-        rc=$?
-        case "$point" in
-          0:args | 0:encode | *:0:args | *:0:encode | app:0) expect='r["restarts"] == 1' ;;
-          *) expect="[x[\"ranks\"] for x in r[\"recoveries\"]] == [[$rank]]" ;;
-        esac
-        if [ $rc -eq 0 ] && python3 -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r['ok'] and ($expect) and ($same) else 1)" "$json" 2>/dev/null; then
-          pass=$((pass + 1)); verdict=ok
-        else
-          fail=$((fail + 1)); verdict="FAILED (exit $rc)"
-          tail -5 "$tmp/out" | sed 's/^/    /'
-        fi
-        printf '%s %s spares=%s kill %s@%s: %s\n' "$op" "$grid" "$spares" "$rank" "$point" "$verdict"
+        run_case "$rank" "$point"
       done
     done
+    # Pairs of ranks of one process row, killed at once (F ≥ 2).
+    if [ "${FTLA_LAYOUT:-}" = rotating ] && [ "${FTLA_CHECKSUMS:-1}" -ge 2 ]; then
+      for ((a = 0; a < n; a++)); do
+        for ((b = a + 1; b < n && b / q == a / q; b++)); do
+          for step in "${steps[@]}"; do
+            for phase in "${phases[@]}"; do run_case "$a,$b" "$step:$phase"; done
+          done
+        done
+      done
+    fi
   done
 done
 done

@@ -390,6 +390,26 @@ pub struct FtArgs {
     /// where).
     #[arg(long, value_name = "R@STEP", requires = "ft", value_parser = parse_corrupt)]
     pub corrupt: Option<(i32, u64)>,
+    /// With --ft: the checksum layout. reverse-neighbor (default): one
+    /// checksum per group of Q block columns, stored twice, one loss per
+    /// process row; rotating: --checksums F weighted checksums per group of
+    /// Q − F block columns, F losses per process row (Q ≥ F + 1).
+    #[arg(long, value_name = "LAYOUT", requires = "ft", value_enum, default_value_t = LayoutArg::ReverseNeighbor)]
+    pub layout: LayoutArg,
+    /// With --layout rotating: checksums per group F, the losses per
+    /// process row tolerated (1 to 3; default 1).
+    #[arg(long, value_name = "F", requires = "ft", value_parser = clap::value_parser!(u64).range(1..=3))]
+    pub checksums: Option<u64>,
+}
+
+/// `--layout`: which checksum layout the fault-tolerant run uses.
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LayoutArg {
+    /// One checksum per group of Q, stored on two process columns.
+    #[default]
+    ReverseNeighbor,
+    /// F weighted checksums per group of Q − F, on the columns it skips.
+    Rotating,
 }
 
 /// What is solved with the factors (`lu --solve`, `qr --lstsq`): the
@@ -743,6 +763,13 @@ pub struct SoakArgs {
     /// Write every run and the counts as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// The checksum layout of every run (as `ftla qr --ft --layout`).
+    #[arg(long, value_name = "LAYOUT", value_enum, default_value_t = LayoutArg::ReverseNeighbor)]
+    pub layout: LayoutArg,
+    /// With --layout rotating: checksums per group F (1 to 3; default 1);
+    /// with F > 1 up to F + 1 losses per process row are drawn at once.
+    #[arg(long, value_name = "F", value_parser = clap::value_parser!(u64).range(1..=3))]
+    pub checksums: Option<u64>,
 }
 
 /// Strong or weak scaling.

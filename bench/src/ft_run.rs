@@ -514,7 +514,7 @@ fn measure(
     ft: &FtJob,
     prepared: &mut Option<SparePrep>,
 ) -> Result<FtOutcome, scalapack_ft::Error> {
-    let opts = FtOptions { verify: ft.verify };
+    let opts = FtOptions { verify: ft.verify, layout: ft.layout };
     // 1. The fault-tolerant run (the kills happen here).
     let joined = region.is_joining();
     let main = timed_ft(region, a, &opts, prepared)?;

@@ -68,6 +68,8 @@ pub struct FtJob {
     pub checkpoint_dir: Option<std::path::PathBuf>,
     pub max_restarts: u32,
     pub resume: Option<std::path::PathBuf>,
+    /// The checksum layout (`--layout`, `--checksums`).
+    pub layout: scalapack_ft::abft::LayoutKind,
 }
 
 /// The phases where a kill can fire in the fault-tolerant factorization
@@ -218,7 +220,19 @@ impl FactorJob {
                 return Err("--checkpoint-dir and --resume name different directories (--resume D saves in D)".into());
             }
         }
+        let layout = match (ft.layout, ft.checksums) {
+            (crate::cli::LayoutArg::ReverseNeighbor, None | Some(1)) => scalapack_ft::abft::LayoutKind::ReverseNeighbor,
+            (crate::cli::LayoutArg::ReverseNeighbor, Some(f)) => {
+                return Err(format!(
+                "--checksums {f} needs --layout rotating (the reverse-neighboring layout keeps one checksum per group)"
+            ))
+            }
+            (crate::cli::LayoutArg::Rotating, f) => {
+                scalapack_ft::abft::LayoutKind::Rotating { checksums: f.unwrap_or(1) as usize }
+            }
+        };
         self.ft = Some(FtJob {
+            layout,
             spares: ft.spares,
             kill,
             kill_from_env,

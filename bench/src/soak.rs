@@ -17,6 +17,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use recovery::protocol::Phase;
 use recovery::Policy;
+use scalapack_ft::abft::LayoutKind;
 use scalapack_ft::report::{FactorReport, Op, SoakReport, SoakRun, SoakVerdict};
 use std::time::{Duration, Instant};
 
@@ -40,10 +41,13 @@ struct Scenario {
     /// LU: `--solve` (square A); QR: `--lstsq` (one run of two).
     solve: bool,
     kills: Vec<String>,
-    /// One loss per process row at a time: the run must finish correctly.
+    /// No more losses per process row at a time than the checksums
+    /// tolerate: the run must finish correctly.
     recoverable: bool,
     /// How a loss is recovered (`--recovery`).
     recovery: Policy,
+    /// The checksum layout (`--layout`, `--checksums`).
+    layout: LayoutKind,
 }
 
 /// Where a scenario's first kill is.
@@ -105,11 +109,19 @@ impl Scenario {
     /// (least squares, minimum norm when M < N): one first kill of three
     /// is then in the solve or between the factorization and the solve.
     /// CG runs solve the 2-D Poisson problem.
-    fn draw(rng: &mut StdRng, op: Op, recovery: Policy) -> Scenario {
+    ///
+    /// With `f > 1` rotating checksums, the losses at once are drawn in
+    /// the first victim's process row half the time, up to `f + 1` of
+    /// them. The factorization tolerates `f` per row; the solve with the
+    /// factors (its right-hand sides' reverse-neighboring checksums) and a
+    /// checkpoint-on-failure restart one.
+    fn draw(rng: &mut StdRng, op: Op, recovery: Policy, layout: LayoutKind) -> Scenario {
         // A step's phases, its commit included.
         let phases: Vec<&str> =
             op_phases(op).into_iter().filter(|p| !matches!(p, Phase::Args | Phase::Encode)).map(Phase::name).collect();
-        let (p, q) = GRIDS[rng.random_range(0..GRIDS.len())];
+        let f = layout.checksums();
+        let grids: Vec<(i32, i32)> = GRIDS.iter().copied().filter(|&(_, q)| q as usize > f).collect();
+        let (p, q) = grids[rng.random_range(0..grids.len())];
         let nb: usize = [8, 16, 32][rng.random_range(0..3)];
         let n = rng.random_range(3 * nb..=12 * nb + nb / 2);
         // (CG: square; its iterations on the 2-D Poisson matrix are at
@@ -159,10 +171,30 @@ impl Scenario {
             let nobody_left = size == 2 && spares == 0;
             let kind = if nobody_left { 2 } else { rng.random_range(0..3) };
             match kind {
-                // Both at once.
+                // Both (with f > 1, up to f + 1) at once.
                 0 => {
-                    kills.push(format!("{r2}@{point}"));
-                    recoverable = before_checksums || row(r1) != row(r2);
+                    let mut victims = vec![r1];
+                    if f > 1 && rng.random_bool(0.5) {
+                        let in_row: Vec<i32> = (0..size).filter(|&r| r != r1 && row(r) == row(r1)).collect();
+                        let more = rng.random_range(1..=f);
+                        for _ in 0..more {
+                            let left: Vec<i32> = in_row.iter().copied().filter(|r| !victims.contains(r)).collect();
+                            // (Somebody must be left to report.)
+                            if left.is_empty() || (victims.len() + 1 >= size as usize && spares == 0) {
+                                break;
+                            }
+                            victims.push(left[rng.random_range(0..left.len())]);
+                        }
+                    }
+                    if victims.len() == 1 {
+                        victims.push(r2);
+                    }
+                    kills.extend(victims[1..].iter().map(|r| format!("{r}@{point}")));
+                    let tolerated =
+                        if first == FirstKill::Factorization && recovery == Policy::InPlace { f } else { 1 };
+                    let most_in_a_row =
+                        (0..p).map(|pr| victims.iter().filter(|&&r| row(r) == pr).count()).max().unwrap_or(0);
+                    recoverable = before_checksums || most_in_a_row <= tolerated;
                 }
                 // During the first one's repair (a spawn point fires only
                 // when a replacement is spawned).
@@ -171,7 +203,9 @@ impl Scenario {
                     kills.push(format!("{r2}@{at}"));
                     // (Under checkpoint-on-failure nothing is repaired.)
                     let fires = recovery != Policy::Cof && (!at.ends_with("spawn") || spares == 0);
-                    recoverable = before_checksums || !fires || row(r1) != row(r2);
+                    let tolerated =
+                        if first == FirstKill::Factorization && recovery == Policy::InPlace { f } else { 1 };
+                    recoverable = before_checksums || !fires || row(r1) != row(r2) || tolerated > 1;
                 }
                 // After it, at a later step (the repair made epoch 1); the
                 // first victim's replacement may be the one.
@@ -201,7 +235,7 @@ impl Scenario {
                 }
             }
         }
-        Scenario { op, p, q, m, n, nb, spares, solve, kills, recoverable, recovery }
+        Scenario { op, p, q, m, n, nb, spares, solve, kills, recoverable, recovery, layout }
     }
 
     /// The arguments of `ftla` for this scenario.
@@ -214,6 +248,9 @@ impl Scenario {
         }
         a.extend(["--nb".into(), self.nb.to_string(), "--spares".into(), self.spares.to_string()]);
         a.extend(["--kill".into(), self.kills.join(",")]);
+        if let LayoutKind::Rotating { checksums } = self.layout {
+            a.extend(["--layout".into(), "rotating".into(), "--checksums".into(), checksums.to_string()]);
+        }
         // (The minimum-norm solve factors Aᵀ: its least-squares check
         // stands for --check's.)
         if !(self.solve && self.op == Op::Qr && self.m < self.n) {
@@ -256,6 +293,14 @@ pub fn run(a: SoakArgs) -> i32 {
             return 1;
         }
     };
+    let layout = match (a.layout, a.checksums) {
+        (crate::cli::LayoutArg::Rotating, f) => LayoutKind::Rotating { checksums: f.unwrap_or(1) as usize },
+        (crate::cli::LayoutArg::ReverseNeighbor, None | Some(1)) => LayoutKind::ReverseNeighbor,
+        (crate::cli::LayoutArg::ReverseNeighbor, Some(f)) => {
+            eprintln!("ftla soak: --checksums {f} needs --layout rotating");
+            return 2;
+        }
+    };
     let mut rng = StdRng::seed_from_u64(a.seed);
     let json = std::env::temp_dir().join(format!("ftla-soak-{}.json", std::process::id()));
     // The job's own timeout kills it first (exit 124); the outer one is a
@@ -271,7 +316,7 @@ pub fn run(a: SoakArgs) -> i32 {
     );
     let mut details = Vec::new();
     for index in 0..a.runs as usize {
-        let sc = Scenario::draw(&mut rng, op, a.recovery);
+        let sc = Scenario::draw(&mut rng, op, a.recovery, layout);
         let args = sc.args(inner, &json);
         let command = format!("ftla {}", args.join(" ").replace(&format!(" --json {}", json.display()), ""));
         let _ = std::fs::remove_file(&json);
@@ -302,7 +347,8 @@ pub fn run(a: SoakArgs) -> i32 {
         let tag = match v {
             SoakVerdict::Correct => "correct".to_string(),
             SoakVerdict::ReportedUnrecoverable if sc.recoverable => {
-                "reported unrecoverable (one loss per process row: it could have recovered)".to_string()
+                "reported unrecoverable (within the losses per process row it tolerates: it could have recovered)"
+                    .to_string()
             }
             SoakVerdict::ReportedUnrecoverable => "reported unrecoverable".to_string(),
             SoakVerdict::Hung => "HUNG".to_string(),
@@ -373,10 +419,17 @@ mod tests {
 
     #[test]
     fn a_seed_gives_the_same_runs_and_every_run_is_a_valid_command() {
-        for (op, recovery) in [(Op::Qr, Policy::InPlace), (Op::Lu, Policy::Cof), (Op::Cg, Policy::Auto)] {
+        let rotating = LayoutKind::Rotating { checksums: 2 };
+        for (op, recovery, layout) in [
+            (Op::Qr, Policy::InPlace, LayoutKind::ReverseNeighbor),
+            (Op::Lu, Policy::Cof, LayoutKind::ReverseNeighbor),
+            (Op::Cg, Policy::Auto, LayoutKind::ReverseNeighbor),
+            (Op::Qr, Policy::InPlace, rotating),
+            (Op::Lu, Policy::InPlace, rotating),
+        ] {
             let draw = |seed| {
                 let mut rng = StdRng::seed_from_u64(seed);
-                (0..200).map(|_| Scenario::draw(&mut rng, op, recovery)).collect::<Vec<_>>()
+                (0..200).map(|_| Scenario::draw(&mut rng, op, recovery, layout)).collect::<Vec<_>>()
             };
             let runs = draw(7);
             assert_eq!(runs, draw(7));
@@ -402,6 +455,15 @@ mod tests {
             assert!(runs.iter().any(|s| s.kills.iter().any(|k| k.contains("repair:"))));
             assert_eq!(runs.iter().any(|s| s.kills.iter().any(|k| k.ends_with(":swap"))), op == Op::Lu);
             assert_eq!(runs.iter().any(|s| s.kills.iter().any(|k| k.ends_with(":matvec"))), op == Op::Cg);
+            if layout != LayoutKind::ReverseNeighbor {
+                // Two losses in one row that the rotating checksums rebuild, and three that they cannot.
+                let same_row = |s: &Scenario, n: usize| {
+                    let ranks: Vec<i32> = s.kills.iter().filter_map(|k| k.split('@').next()?.parse().ok()).collect();
+                    s.kills.len() == n && ranks.iter().all(|r| r / s.q == ranks[0] / s.q)
+                };
+                assert!(runs.iter().any(|s| same_row(s, 2) && s.recoverable && s.q >= 3), "{op:?}");
+                assert!(runs.iter().any(|s| same_row(s, 3) && !s.recoverable), "{op:?}");
+            }
             // Kills in the solves, before B's checksums among them, and
             // between the factorization and the solve (LU).
             let solve_kill = |pat: &str| runs.iter().any(|s| s.kills.iter().any(|k| k.contains(pat)));

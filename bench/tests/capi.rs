@@ -665,3 +665,19 @@ fn an_in_place_declaration_that_does_not_fit_or_an_a_changed_since_is_refused_ev
     }
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
 }
+
+#[test]
+fn ftla_layout_gives_a_c_program_the_rotating_checksums() {
+    let (lib, prog) = (lib_dir().display().to_string(), example().display().to_string());
+    let run = |kill: &str, layout: &str| {
+        let args = ["launch", "--np", "4", "--", &prog, "256", "32", "2", "2"];
+        common::ftla_with(&args, &[("FTLA_KILL", kill), ("LD_LIBRARY_PATH", &lib), ("FTLA_LAYOUT", layout)])
+    };
+    // (On 2x2 one rotating checksum per block column: a copy on the other process column.)
+    let out = run("1@qr:3:update", "rotating");
+    assert!(out.stderr.contains("injecting SIGKILL into rank 1 at qr:3:update"), "{}", out.stderr);
+    all_equal(&out, Some(1));
+    let out = run("", "pairs");
+    assert_ne!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(format!("{}{}", out.stdout, out.stderr).contains("FTLA_LAYOUT"), "{}\n{}", out.stdout, out.stderr);
+}

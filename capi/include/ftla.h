@@ -818,11 +818,15 @@ void pdgels_ft_(const char *trans,
 //   local: a process-dependent check gives its INFO on the processes it
 //   fails on only.
 //
-// The room holds the checksum pairs, two block columns per group of Q
-// block columns (Q process columns): about 2/Q of A's local array, a
-// block column more where the cyclic distribution rounds up; and the
-// zero padding of a last partial block column. See the header's
-// introduction for the memory of both paths.
+// The room holds the checksum columns of the layout the factorization
+// will use (`FTLA_LAYOUT`, `FTLA_CHECKSUMS`: query with the same
+// environment): with the default reverse-neighboring layout the checksum
+// pairs, two block columns per group of Q block columns (Q process
+// columns), about 2/Q of A's local array; with the rotating layout and F
+// checksums, F block columns per group of Q − F, about F/(Q − F); a block
+// column more where the cyclic distribution rounds up; and the zero
+// padding of a last partial block column. See the header's introduction
+// for the memory of both paths.
 //
 // # Safety
 // Every pointer is null where this says it may be, or points to what

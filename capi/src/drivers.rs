@@ -225,7 +225,7 @@ fn qr_call(
         let mat = p.take_matrix(ctx.region.grid(), r, a)?;
         match r.protection {
             Protection::FaultTolerant => {
-                let (f, _) = QrFactors::factor(&mut ctx.region, mat, &FtOptions::default())?;
+                let (f, _) = QrFactors::factor(&mut ctx.region, mat, &FtOptions::from_env()?)?;
                 let grid = ctx.region.grid();
                 f.with_local_storage(|stored| {
                     // (In place, A holds them already.)
@@ -371,7 +371,7 @@ fn lu_call(
             Protection::FaultTolerant => {
                 // (A singular U, as PDGETRF: the factors are written and
                 // kept, and INFO > 0.)
-                let (f, _, zero) = LuFactors::factor_even_if_singular(&mut ctx.region, mat, &FtOptions::default())?;
+                let (f, _, zero) = LuFactors::factor_even_if_singular(&mut ctx.region, mat, &FtOptions::from_env()?)?;
                 let grid = ctx.region.grid();
                 f.with_local_storage(|stored| {
                     // (In place, A holds them already.)
@@ -704,7 +704,8 @@ pub unsafe extern "C" fn pdcg_ft_(
     ];
     run(&R, info, &arrays, check, |ctx, p, lost| {
         let mut ws = FtWorkspace::in_place(ctx.region.grid(), &mut p.a).unwrap_or_default();
-        let r = cg_ft::pdcg_ft_in(&mut ctx.region, &mut p.a, &p.b, &mut p.x, &p.opts, &FtOptions::default(), &mut ws)?;
+        let r =
+            cg_ft::pdcg_ft_in(&mut ctx.region, &mut p.a, &p.b, &mut p.x, &p.opts, &FtOptions::from_env()?, &mut ws)?;
         if !lost {
             p.x_arg.export(&p.x, x);
         }

@@ -9,7 +9,7 @@ use crate::kept::Declared;
 use crate::lost::ArrayKey;
 use crate::matrix::Checked;
 use crate::process;
-use scalapack_ft::abft::in_place_len;
+use scalapack_ft::abft::{in_place_len, FtOptions};
 use scalapack_ft::args::{arg_error, entry, pdgetrf};
 use scalapack_ft::descriptor::Descriptor;
 use scalapack_ft::storage::LocalStorage;
@@ -18,7 +18,8 @@ use std::os::raw::c_int;
 
 /// Local: the doubles this process's local array A (`c`, checked as the
 /// factorizations check it) must hold for `routine` to keep its factors
-/// in place: LLD_A × the local columns of the extended matrix. LLD_A must
+/// in place: LLD_A × the local columns of the extended matrix of the
+/// checksum layout in use (`FTLA_LAYOUT`, `FTLA_CHECKSUMS`). LLD_A must
 /// be max(1, LOCr(M)) (the extended matrix's leading dimension): else an
 /// argument error at DESCA's LLD entry.
 pub(crate) fn in_place_need(routine: &str, grid: &Grid, c: &Checked) -> Result<usize> {
@@ -37,7 +38,9 @@ pub(crate) fn in_place_need(routine: &str, grid: &Grid, c: &Checked) -> Result<u
             ),
         ));
     }
-    in_place_len(routine, pdgetrf::DESCA, grid, c.m, c.n, c.desc.nb(), rows)
+    // (The layout the factorization will use: FTLA_LAYOUT / FTLA_CHECKSUMS.)
+    let kind = FtOptions::from_env()?.layout;
+    in_place_len(routine, pdgetrf::DESCA, grid, kind, c.m, c.n, c.desc.nb(), rows)
 }
 
 /// Local: the caller's array A at `data`, declared as `declared`, as the
@@ -106,11 +109,15 @@ const KEPT_LSIZE: Routine = Routine {
 ///   local: a process-dependent check gives its INFO on the processes it
 ///   fails on only.
 ///
-/// The room holds the checksum pairs, two block columns per group of Q
-/// block columns (Q process columns): about 2/Q of A's local array, a
-/// block column more where the cyclic distribution rounds up; and the
-/// zero padding of a last partial block column. See the header's
-/// introduction for the memory of both paths.
+/// The room holds the checksum columns of the layout the factorization
+/// will use (`FTLA_LAYOUT`, `FTLA_CHECKSUMS`: query with the same
+/// environment): with the default reverse-neighboring layout the checksum
+/// pairs, two block columns per group of Q block columns (Q process
+/// columns), about 2/Q of A's local array; with the rotating layout and F
+/// checksums, F block columns per group of Q − F, about F/(Q − F); a block
+/// column more where the cyclic distribution rounds up; and the zero
+/// padding of a last partial block column. See the header's introduction
+/// for the memory of both paths.
 ///
 /// # Safety
 /// Every pointer is null where this says it may be, or points to what

@@ -613,7 +613,7 @@ pub unsafe extern "C" fn pdgels_ft_(
             // caller's A is as it was.)
             None => p.a.import(grid, ROUTINE, a, p.a.m >= p.a.n)?,
         };
-        let (factors, _) = pdgels_ft(&mut ctx.region, mat, &mut p.b, &FtOptions::default())?;
+        let (factors, _) = pdgels_ft(&mut ctx.region, mat, &mut p.b, &FtOptions::from_env()?)?;
         // What this process computed or received (not, on a replacement,
         // the results of a call that completed before it joined: hollow
         // factors, B marked lost).

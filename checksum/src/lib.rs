@@ -89,6 +89,8 @@
 //!
 //! ## Modules
 //!
+//! * [`checksum_layout`]: [`ChecksumLayout`], either layout asked the same questions
+//!   (groups, checksums, replicas, weights) by the drivers;
 //! * [`layout`]: [`ReverseNeighborLayout`], the index arithmetic of the scheme;
 //! * [`rotating`]: [`RotatingLayout`], the index arithmetic of the rotating scheme;
 //! * [`rotating_lost`]: what lost processes of one row held under it, and the solves;
@@ -103,6 +105,7 @@
 
 #![warn(missing_docs)]
 
+pub mod checksum_layout;
 pub mod encode;
 pub mod erasure;
 pub mod layout;
@@ -115,6 +118,7 @@ pub mod shape;
 pub mod verify;
 pub mod weights;
 
+pub use checksum_layout::{ChecksumLayout, HeldChecksum, LayoutKind};
 pub use encode::{
     add_block, axpy_block, encode_group, r_only, r_only_rows, sub_block, sum_blocks, zero_below_diagonal,
 };

@@ -33,8 +33,14 @@ pub trait ProtectedResult: 'static {
     /// Collective over the grid: rebuilds the blocks of the `lost` grid
     /// ranks (replacements, whose blocks are hollow) from the survivors'
     /// blocks and the checksums. `lost` is the same on every process and
-    /// within what the checksums tolerate ([`checksum::check_recoverable`]).
+    /// within what the checksums tolerate
+    /// ([`ProtectedResult::tolerated_losses`] per process row).
     fn rebuild(&mut self, grid: &Grid, lost: &[i32]) -> Result<(), Error>;
+    /// Lost processes per process row its checksums rebuild (global; one
+    /// by default): a repair that loses more in one row marks it lost.
+    fn tolerated_losses(&self) -> usize {
+        1
+    }
     /// Local: the result cannot be rebuilt (more losses than its checksums
     /// tolerate, or processes that disagree on it): every later use must
     /// refuse it.
@@ -134,7 +140,7 @@ impl Registry {
         let q = grid.npcol();
         let coords: Vec<(usize, usize)> = lost.iter().map(|&r| ((r / q) as usize, (r % q) as usize)).collect();
         let mut rebuilt = 0;
-        if lo != hi || checksum::check_recoverable(&coords).is_err() {
+        if lo != hi {
             for e in &self.entries {
                 e.result.borrow_mut().mark_lost();
             }
@@ -142,7 +148,11 @@ impl Registry {
             // A result lost on some process (a replacement's hollow copy of
             // it cannot be rebuilt from the others' lost copies) is lost on
             // every process.
-            let mut gone: Vec<i64> = self.entries.iter().map(|e| i64::from(e.result.borrow().is_lost())).collect();
+            // So is one that more losses hit than its checksums tolerate.
+            let gone = |r: &dyn ProtectedResult| {
+                r.is_lost() || checksum::check_recoverable_up_to(&coords, r.tolerated_losses()).is_err()
+            };
+            let mut gone: Vec<i64> = self.entries.iter().map(|e| i64::from(gone(&*e.result.borrow()))).collect();
             if !gone.is_empty() {
                 grid.max(Scope::All, &mut gone)?;
             }

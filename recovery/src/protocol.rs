@@ -256,6 +256,12 @@ pub trait Algorithm {
     fn rebuild(&mut self, grid: &Grid, committed: u64, lost: &[i32]) -> Result<(), Self::Error>;
     /// Collective, at the end: checks the checksum relations.
     fn verify(&self, grid: &Grid, committed: u64) -> Result<Self::Check, Self::Error>;
+    /// Lost processes per process row that [`Algorithm::rebuild`] rebuilds
+    /// (global; one by default): more in one row are unrecoverable, on
+    /// every process.
+    fn tolerated_losses(&self) -> usize {
+        1
+    }
     /// The call's description (see [`Algorithm::Call`]).
     fn call(&self) -> Self::Call;
     /// The local arrays that hold this process's committed state besides
@@ -862,7 +868,7 @@ fn after_repair<A: Algorithm>(
 ) -> Result<RecoveryRecord, A::Error> {
     let t = Instant::now();
     let valid = mine.is_some();
-    let lost = lost_ranks(region.grid(), valid)?;
+    let lost = lost_ranks(region.grid(), valid, alg.tolerated_losses())?;
     // Survivors and replacements meet here: the protected results of
     // earlier calls are rebuilt first (the call may read them).
     region.mend_protected()?;
@@ -948,23 +954,31 @@ fn mode_of_order(i: i64) -> RepairMode {
 }
 
 /// Collective: the grid ranks whose blocks are not valid (replacements),
-/// the same list on every rank. The checksums rebuild one process per
-/// process row: two in one row are unrecoverable, on every rank.
-fn lost_ranks(grid: &Grid, valid: bool) -> blacs_ft::Result<Vec<i32>> {
+/// the same list on every rank. The checksums rebuild `tolerated`
+/// processes per process row: more in one row are unrecoverable, on every
+/// rank.
+fn lost_ranks(grid: &Grid, valid: bool, tolerated: usize) -> blacs_ft::Result<Vec<i32>> {
     let flags = grid.allgather(Scope::All, &[(!valid) as i64])?;
     let lost: Vec<i32> = flags.iter().enumerate().filter(|(_, &f)| f != 0).map(|(r, _)| r as i32).collect();
     let q = grid.npcol();
     let coords: Vec<(usize, usize)> = lost.iter().map(|&r| ((r / q) as usize, (r % q) as usize)).collect();
-    if let Err(checksum::RebuildError::TwoLossesInProcessRow { row, process_cols }) =
-        checksum::check_recoverable(&coords)
+    if let Err(checksum::ErasureError::TooManyLossesInProcessRow { row, process_cols, .. }) =
+        checksum::check_recoverable_up_to(&coords, tolerated)
     {
         let ranks: Vec<String> = process_cols.iter().map(|&c| (row as i32 * q + c as i32).to_string()).collect();
-        return Err(blacs_ft::Error::Unrecoverable {
-            reason: format!(
+        let reason = if tolerated == 1 {
+            format!(
                 "ranks {} of process row {row} were both lost: the checksums can rebuild one process per process row",
                 ranks.join(" and ")
-            ),
-        });
+            )
+        } else {
+            format!(
+                "ranks {} of process row {row} were all lost: the checksums can rebuild {tolerated} processes per \
+                 process row",
+                ranks.join(", ")
+            )
+        };
+        return Err(blacs_ft::Error::Unrecoverable { reason });
     }
     Ok(lost)
 }

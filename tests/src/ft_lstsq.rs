@@ -141,7 +141,7 @@ fn solve(
     (a0, b, again): (&DistMatrix, &mut DistMatrix, &mut DistMatrix),
     recoveries: &mut usize,
 ) -> Result<QrFactors, Error> {
-    let opts = FtOptions { verify: true };
+    let opts = FtOptions { verify: true, ..FtOptions::default() };
     let rank = region.grid().rank();
     let kill_between = |region: &Region| {
         if args.kill_between.contains(&rank) && region.grid().replacement().is_none() {

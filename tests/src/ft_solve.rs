@@ -205,7 +205,7 @@ fn scenario(region: &mut Region, args: &Args) -> Result<String, Ended> {
         .map(|c| DistMatrix::from_fn(grid, n, c.nrhs, nb, c.nb_b.unwrap_or(nb), rhs))
         .collect::<Result<_, _>>()
         .map_err(s)?;
-    let opts = FtOptions { verify: true };
+    let opts = FtOptions { verify: true, ..FtOptions::default() };
     // (Outside the body: a solve done before the region runs it again
     // leaves its X in place.)
     let mut xs: Vec<DistMatrix> = bs.clone();

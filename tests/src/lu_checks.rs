@@ -157,7 +157,7 @@ fn run_mode(grid: &Grid, a: &Args, mode: &str) -> Result<String, String> {
 
 /// `ft`: pdgetrf_ft against pdgetrf, then its singular and bad inputs.
 fn ft(region: &mut Region, a: &Args) -> Result<String, String> {
-    let verify = FtOptions { verify: true };
+    let verify = FtOptions { verify: true, ..FtOptions::default() };
     let mut failed = Vec::new();
     for case in &a.cases {
         let parts: Vec<&str> = case.split(',').collect();

@@ -224,7 +224,7 @@ fn ft_storage(rt: &mut Runtime, p: i32, q: i32, spec: &str) -> Result<String, St
     let (m, n, nb, kind) = parse_case(spec);
     let gen = Generator::new(kind, 5, m, n).map_err(|e| e.to_string())?;
     let a = DistMatrix::from_fn(region.grid(), m, n, nb, nb, |i, j| gen.element(i, j)).map_err(|e| e.to_string())?;
-    let opts = FtOptions { verify: true };
+    let opts = FtOptions { verify: true, ..FtOptions::default() };
     let mut copied = a.clone();
     let mut tau_copied = Vec::new();
     let report = pdgeqrf_ft(&mut region, &mut copied, &mut tau_copied, &opts).map_err(|e| e.to_string())?;

@@ -1,35 +1,38 @@
-//! The initial encoding of the right checksums: C_g = Σ_{J∈g} A_J along
-//! each process row, with the checksum crate's kernels.
+//! The initial encoding of the right checksums:
+//! C_g^(i) = Σ_{J∈g} w_{i,J}·A_J along each process row, with the checksum
+//! crate's kernels, for either layout (see [`super::encode_plan`]).
 //!
-//! Only the two process columns that hold a group's pair need its sum, so
+//! Only the process columns that hold a replica of a checksum need it, so
 //! no reduction over the whole row is made (it would move every block
 //! through every process and leave the sum where nobody keeps it). Each
-//! holder sums half of the group instead: its own member and the members
-//! that the other columns send it. The two holders then swap their halves
-//! and add the other's, so each copy is `T₀ + T₁` (addition commutes: the
-//! copies are bit-identical). Every process holds at most one member of a
-//! group (a group is Q consecutive block columns), which it sends straight
-//! from the matrix while it goes on to the next group.
+//! holder sums its share of the group instead: its own member (if any)
+//! and the members that the other columns send it. With two replicas (the
+//! reverse-neighboring pair) the holders each sum half, then swap their
+//! halves and add the other's, so each copy is `T₀ + T₁` (addition
+//! commutes: the copies are bit-identical). Every process holds at most
+//! one member of a group, which it sends straight from the matrix (to the
+//! holder of each checksum it does not hold) while it goes on to the next
+//! group.
 
 use super::encode_plan::GroupSums;
 use super::extended::{layout_err, Extended};
 use crate::error::Result;
 use blacs_ft::Grid;
-use checksum::ReverseNeighborLayout;
+use checksum::ChecksumLayout;
 
 /// A member sent to the holder that sums it.
 const TAG_MEMBER: i32 = 0xE1C;
-/// A holder's half of the sum, swapped with the other holder.
+/// A holder's half of the sum, swapped with the other replica's holder.
 const TAG_HALF: i32 = 0xE1D;
 
 /// Members in flight per process: the holders always have the next one
 /// waiting, while the sends hold no buffer (they are the matrix's blocks).
 const SENDS_IN_FLIGHT: usize = 4;
 
-/// Collective: C_g = Σ_{J∈g} A_J along each process row, written into both
-/// copies of each group's pair (in place: no scratch besides one block on
-/// a holder that receives).
-pub(crate) fn encode_checksums(grid: &Grid, ext: &mut Extended, layout: &ReverseNeighborLayout) -> Result<()> {
+/// Collective: C_g^(i) = Σ_{J∈g} w_{i,J}·A_J along each process row,
+/// written into every replica of each checksum (in place: no scratch
+/// besides one block on a holder that receives).
+pub(crate) fn encode_checksums(grid: &Grid, ext: &mut Extended, layout: &ChecksumLayout) -> Result<()> {
     let (lr, ld, nb) = (ext.matrix.local_rows(), ext.matrix.lld(), ext.matrix.nb());
     let len = lr * nb;
     let mycol = grid.mycol() as usize;
@@ -38,8 +41,8 @@ pub(crate) fn encode_checksums(grid: &Grid, ext: &mut Extended, layout: &Reverse
         .map(|g| GroupSums::plan(layout, g, mycol, |bc| ext.local_block(bc).map(|cols| cols.start)))
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(layout_err)?;
-    // The pair's local columns lie after every data column: the members
-    // are read (and sent) while the copies are written.
+    // The checksums' local columns lie after every data column: the
+    // members are read (and sent) while the copies are written.
     let split = ext.matrix.local_cols_before(layout.checksum_col0()) * ld;
     let (data, sums) = ext.matrix.local_mut().split_at_mut(split);
     let data: &[f64] = data;
@@ -48,37 +51,46 @@ pub(crate) fn encode_checksums(grid: &Grid, ext: &mut Extended, layout: &Reverse
     grid.with_sends(SENDS_IN_FLIGHT, |sends| {
         for plan in &plans {
             let mine = plan.member.map(block);
-            let Some(copy) = plan.copy else {
-                if let (Some(m), Some(to)) = (mine, plan.sends_to) {
+            if let Some(m) = mine {
+                for &to in &plan.sends_to {
                     sends.send(m, myrow, to as i32, TAG_MEMBER)?;
                 }
-                continue;
-            };
-            let copy = &mut sums[copy * ld - split..copy * ld - split + len];
-            let other = (myrow, plan.other_holder as i32);
-            match mine {
-                // Its half is its member: swapped straight from the matrix.
-                Some(m) if plan.receives_from.is_empty() => {
+            }
+            let Some(held) = plan.copy else { continue };
+            let copy = &mut sums[held.local_col * ld - split..held.local_col * ld - split + len];
+            let other = plan.other_holder.map(|c| (myrow, c as i32));
+            match (mine, other) {
+                // Its half is its member, unweighted: swapped straight
+                // from the matrix.
+                (Some(m), Some(other)) if plan.receives_from.is_empty() && held.own_weight == 1.0 => {
                     grid.exchange(m, other, copy, other, TAG_HALF)?;
                     axpy(copy, m, 1.0)?;
                 }
                 _ => {
-                    // The first member received lands in the copy; the
-                    // others, and this process's own, are added to it.
+                    // The first member received lands in the copy (then
+                    // weighted); the others, and this process's own, are
+                    // added to it.
                     match plan.receives_from.first() {
-                        Some(&c) => grid.recv_exact(copy, myrow, c as i32, TAG_MEMBER)?,
+                        Some(&(c, w)) => {
+                            grid.recv_exact(copy, myrow, c as i32, TAG_MEMBER)?;
+                            if w != 1.0 {
+                                copy.iter_mut().for_each(|x| *x *= w);
+                            }
+                        }
                         None => copy.fill(0.0),
                     }
                     if let Some(m) = mine {
-                        axpy(copy, m, 1.0)?;
+                        axpy(copy, m, held.own_weight)?;
                     }
                     scratch.resize(len, 0.0);
-                    for &c in plan.receives_from.iter().skip(1) {
+                    for &(c, w) in plan.receives_from.iter().skip(1) {
                         grid.recv_exact(&mut scratch, myrow, c as i32, TAG_MEMBER)?;
+                        axpy(copy, &scratch, w)?;
+                    }
+                    if let Some(other) = other {
+                        grid.exchange(copy, other, &mut scratch, other, TAG_HALF)?;
                         axpy(copy, &scratch, 1.0)?;
                     }
-                    grid.exchange(copy, other, &mut scratch, other, TAG_HALF)?;
-                    axpy(copy, &scratch, 1.0)?;
                 }
             }
         }
@@ -86,14 +98,17 @@ pub(crate) fn encode_checksums(grid: &Grid, ext: &mut Extended, layout: &Reverse
     })
 }
 
-/// `dst += sign · src` over contiguous storage (a block, or a stretch of
-/// one column), with the checksum crate's kernels.
-pub(crate) fn axpy(dst: &mut [f64], src: &[f64], sign: f64) -> Result<()> {
+/// `dst += weight · src` over contiguous storage (a block, or a stretch
+/// of one column), with the checksum crate's kernels: a plain sum or
+/// difference for the unit weights (±1).
+pub(crate) fn axpy(dst: &mut [f64], src: &[f64], weight: f64) -> Result<()> {
     let n = dst.len();
-    if sign > 0.0 {
+    if weight == 1.0 {
         checksum::add_block(dst, src, n, 1, n.max(1)).map_err(shape_err)
-    } else {
+    } else if weight == -1.0 {
         checksum::sub_block(dst, src, n, 1, n.max(1)).map_err(shape_err)
+    } else {
+        checksum::axpy_block(dst, src, n, 1, n.max(1), weight).map_err(shape_err)
     }
 }
 

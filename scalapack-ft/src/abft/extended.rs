@@ -1,11 +1,11 @@
-//! The extended matrix [A | padding | checksum pairs] and the left-factor
+//! The extended matrix [A | padding | checksums] and the left-factor
 //! sums D_g of one process.
 
 use super::workspace::{sizes, FtWorkspace};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::Grid;
-use checksum::ReverseNeighborLayout;
+use checksum::{ChecksumLayout, LayoutKind};
 
 /// How a call starts on this process: the extended matrix is filled
 /// accordingly.
@@ -19,30 +19,37 @@ pub(crate) enum Start {
     Join,
 }
 
-/// The global shape of a fault-tolerant call's matrix: what its
-/// checkpoints must match (see `recovery::protocol::Algorithm::Call`).
+/// The global shape of a fault-tolerant call's matrix and its checksum
+/// layout: what its checkpoints must match (see
+/// `recovery::protocol::Algorithm::Call`; a checkpoint saved with another
+/// layout is refused).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct MatrixShape {
     /// Rows, data columns (without padding and checksums), block size.
     pub m: u64,
     pub n: u64,
     pub nb: u64,
+    /// The checksum layout of the extended matrix.
+    pub layout: LayoutKind,
 }
 
 impl std::fmt::Display for MatrixShape {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "M={} N={} NB={}", self.m, self.n, self.nb)
+        write!(f, "M={} N={} NB={} with {} checksums", self.m, self.n, self.nb, self.layout)
     }
 }
 
 /// This process's share of the ABFT state.
 pub(crate) struct Extended {
-    /// M × N_ext: data, zero padding, checksum pairs (block-cyclic like A).
+    /// M × N_ext: data, zero padding, checksums (block-cyclic like A).
     pub matrix: DistMatrix,
-    /// D_g (local rows × nb) for the groups whose pair this process column holds.
+    /// D_g^(i) (local rows × nb) for the groups of which this process
+    /// column holds a checksum replica (`i` the one it holds).
     pub left_sums: Vec<Option<Vec<f64>>>,
     /// Global number of data columns (before padding).
     data_n: usize,
+    /// The layout of its checksums.
+    layout: LayoutKind,
     /// Whether `matrix` lives in A's own storage (A's local array is its prefix).
     in_place: bool,
 }
@@ -60,7 +67,7 @@ impl Extended {
     pub fn new(
         grid: &Grid,
         a: &mut DistMatrix,
-        layout: &ReverseNeighborLayout,
+        layout: &ChecksumLayout,
         work: &mut FtWorkspace,
         start: Start,
         routine: &str,
@@ -83,7 +90,7 @@ impl Extended {
         let mycol = grid.mycol() as usize;
         let mut d: Vec<Option<Vec<f64>>> = Vec::with_capacity(layout.groups());
         for g in 0..layout.groups() {
-            d.push(if layout.holds_pair(g, mycol) {
+            d.push(if layout.holds_checksum(g, mycol) {
                 let mut buf = work.d.pop().unwrap_or_default();
                 // (A replacement's sums are all written by the rebuild: a
                 // buffer it already holds is taken as it is.)
@@ -123,10 +130,9 @@ impl Extended {
         // call encodes them all, and a replacement receives every one it
         // holds from the duplicates during the rebuild (zeroing them first
         // would keep the survivors waiting while it touches them again).
-        let checksums_from = layout.n_extended() - 2 * layout.groups() * nb;
-        let zero_to = e.local_cols_before(checksums_from);
+        let zero_to = e.local_cols_before(layout.checksum_col0());
         e.local_mut()[lc * lde..zero_to * lde].fill(0.0);
-        Ok(Extended { matrix: e, left_sums: d, data_n: a.n(), in_place })
+        Ok(Extended { matrix: e, left_sums: d, data_n: a.n(), layout: layout.kind(), in_place })
     }
 
     /// Ends the call on this process: A gets its storage back (in place) or
@@ -151,7 +157,12 @@ impl Extended {
 
     /// The call's global shape as a checkpoint records it.
     pub fn shape(&self) -> MatrixShape {
-        MatrixShape { m: self.matrix.m() as u64, n: self.data_n as u64, nb: self.matrix.nb() as u64 }
+        MatrixShape {
+            m: self.matrix.m() as u64,
+            n: self.data_n as u64,
+            nb: self.matrix.nb() as u64,
+            layout: self.layout,
+        }
     }
 
     /// This process's arrays of the ABFT state: the extended matrix's local
@@ -206,14 +217,15 @@ impl Extended {
     }
 
     /// Commit of panel `k` (global columns `j0..j0+jb`): its left factor
-    /// (QR's V, LU's L) joins D_g of its group — the entries strictly below
-    /// the diagonal. `lower` holds the panel's last `lrows` local rows
-    /// (`lrows × jb`, leading dimension `lrows`); on and above the
-    /// diagonal (R, U) the columns stay protected by C_g, which holds the
-    /// transformed columns with zeros below the diagonal.
+    /// (QR's V, LU's L) joins D_g^(i) of its group, weighted by
+    /// `w_{i,k}` — the entries strictly below the diagonal. `lower` holds
+    /// the panel's last `lrows` local rows (`lrows × jb`, leading
+    /// dimension `lrows`); on and above the diagonal (R, U) the columns
+    /// stay protected by C_g, which holds the transformed columns with
+    /// zeros below the diagonal.
     pub fn accumulate_finished(
         &mut self,
-        layout: &ReverseNeighborLayout,
+        layout: &ChecksumLayout,
         k: usize,
         j0: usize,
         jb: usize,
@@ -221,16 +233,17 @@ impl Extended {
         lrows: usize,
     ) {
         let lr = self.matrix.local_rows();
-        let Ok(g) = layout.group_of(k) else { return };
+        let (Ok(g), Ok(t)) = (layout.group_of(k), layout.position_in_group(k)) else { return };
+        let Some(held) = layout.held(g, self.matrix.coords().1) else { return };
+        let weight = layout.weight(held.index, t);
         // `lower`'s row 0 is local row lr − lrows; column c's strictly-lower
         // rows are the local rows from the first past global row j0 + c on.
         let first = lr - lrows;
         let starts: Vec<usize> = (0..jb).map(|c| self.matrix.local_rows_before(j0 + c + 1) - first).collect();
         let Some(Some(d)) = self.left_sums.get_mut(g) else { return };
         for (c, &below) in starts.iter().enumerate() {
-            let n = lrows - below;
             let (acc, x) = (&mut d[c * lr + first + below..(c + 1) * lr], &lower[c * lrows + below..(c + 1) * lrows]);
-            checksum::add_block(acc, x, n, 1, n.max(1)).expect("one column of the panel's left factor");
+            super::encode::axpy(acc, x, weight).expect("one column of the panel's left factor");
         }
     }
 
@@ -250,16 +263,27 @@ impl Extended {
 /// factorization of an `m`×`n` matrix in `nb`×`nb` blocks needs on this
 /// process, its local array with leading dimension `lld` first (all
 /// global but `lld`): `lld` × the local columns of the extended matrix
-/// [A | padding | checksum pairs]. With `lld` = max(1, local rows), the
-/// length [`Extended::new`] looks for in A's storage to work in place.
+/// [A | padding | checksum columns] of checksum layout `kind`. With `lld`
+/// = max(1, local rows), the length [`Extended::new`] looks for in A's
+/// storage to work in place.
 ///
 /// # Errors
 /// A shape that cannot carry checksums: `routine`'s argument error at its
 /// descriptor `desc` (as the factorizations give it).
-pub fn in_place_len(routine: &str, desc: u32, grid: &Grid, m: usize, n: usize, nb: usize, lld: usize) -> Result<usize> {
+#[allow(clippy::too_many_arguments)]
+pub fn in_place_len(
+    routine: &str,
+    desc: u32,
+    grid: &Grid,
+    kind: LayoutKind,
+    m: usize,
+    n: usize,
+    nb: usize,
+    lld: usize,
+) -> Result<usize> {
     let (nprow, npcol) = (grid.nprow() as usize, grid.npcol() as usize);
-    let layout = ReverseNeighborLayout::new(m, n, nb, nprow, npcol);
-    super::check_layout(routine, desc, &layout)?;
+    let layout = ChecksumLayout::new(kind, m, n, nb, nprow, npcol);
+    super::check_layout(routine, desc, kind, &layout)?;
     let layout = layout.map_err(layout_err)?;
     Ok(lld * blacs_ft::index::numroc(layout.n_extended(), nb, grid.mycol() as usize, 0, npcol))
 }

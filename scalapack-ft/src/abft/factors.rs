@@ -7,7 +7,7 @@ use super::extended::Extended;
 use super::protected::{Holding, ProtectedFactors};
 use crate::error::Result;
 use crate::matrix::DistMatrix;
-use checksum::ReverseNeighborLayout;
+use checksum::{ChecksumLayout, LayoutKind};
 use recovery::Region;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -47,7 +47,7 @@ impl<K: FactorsKind> Factors<K> {
         region: &mut Region,
         a: &DistMatrix,
         ext: Extended,
-        layout: ReverseNeighborLayout,
+        layout: ChecksumLayout,
         state: K::State,
     ) -> Self {
         let (m, n, nb) = (a.m(), a.n(), a.nb());
@@ -55,14 +55,20 @@ impl<K: FactorsKind> Factors<K> {
         Factors { shared, m, n, nb }
     }
 
-    /// For a call that completed before, with its replicated `state`: the
-    /// factors as [`ProtectedFactors::again`] finds or makes them over `a`.
+    /// For a call that completed before, with its replicated `state` and
+    /// its checksum `layout`: the factors as [`ProtectedFactors::again`] finds or makes them over `a`.
     ///
     /// # Errors
     /// As [`ProtectedFactors::again`].
-    pub(crate) fn again(region: &mut Region, a: &mut DistMatrix, state: K::State, routine: &str) -> Result<Self> {
+    pub(crate) fn again(
+        region: &mut Region,
+        a: &mut DistMatrix,
+        state: K::State,
+        layout: LayoutKind,
+        routine: &str,
+    ) -> Result<Self> {
         let (m, n, nb) = (a.m(), a.n(), a.nb());
-        let shared = ProtectedFactors::again(region, a, state, steps(m, n, nb), routine)?;
+        let shared = ProtectedFactors::again(region, a, state, steps(m, n, nb), layout, routine)?;
         Ok(Factors { shared, m, n, nb })
     }
 

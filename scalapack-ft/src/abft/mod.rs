@@ -1,14 +1,19 @@
 //! The ABFT of the fault-tolerant factorizations (`pdgeqrf_ft`,
 //! `pdgetrf_ft`), one implementation on the checksum crate's kernels.
 //!
-//! The matrix is extended with reverse-neighboring checksum pairs (see the
-//! `checksum` crate): C_g = Σ_{J∈g} A_J for each group g of Q block
-//! columns, stored twice on two process columns and updated by the same
-//! trailing updates as the data (QR's block reflectors; LU's row
-//! interchanges, TRSM and DGEMM); finished groups' pairs drop out. The left
-//! factor of finished block columns (QR's V, LU's L: the entries strictly
-//! below the diagonal) is protected by D_g, their row sums per group, kept
-//! next to C_g's pair; on and above the diagonal (R, U) C_g protects them.
+//! The matrix is extended with the checksums of a `checksum::ChecksumLayout`
+//! (`FtOptions::layout`): the reverse-neighboring pairs (the default:
+//! C_g = Σ_{J∈g} A_J for each group g of Q block columns, stored twice on
+//! two process columns) or the rotating layout (f weighted checksums
+//! C_g^(i) = Σ w_{i,J}·A_J per group of Q − f, one copy each on the process
+//! columns the group skips). Either is updated by the same trailing updates
+//! as the data (QR's block reflectors; LU's row interchanges, TRSM and
+//! DGEMM); finished groups' checksums drop out. The left factor of finished
+//! block columns (QR's V, LU's L: the entries strictly below the diagonal)
+//! is protected by D_g^(i), their weighted row sums per group, kept with
+//! each copy of C_g^(i); on and above the diagonal (R, U) C_g protects them.
+//! Every kernel here is written once over the layout's answers (members,
+//! weights, replicas, holders).
 //!
 //! * [`Extended`]: this process's share — the extended matrix (in A's own
 //!   storage when it has room) and its D_g;
@@ -44,6 +49,7 @@ mod solve_driver;
 mod verify;
 mod workspace;
 
+pub use checksum::LayoutKind;
 pub(crate) use encode::encode_checksums;
 pub(crate) use extended::Extended;
 pub use extended::{in_place_len, MatrixShape};

@@ -11,7 +11,7 @@ use super::{encode_checksums, rebuild_lost_blocks, verify_checksums, ChecksumChe
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::{Grid, PendingBcast};
-use checksum::ReverseNeighborLayout;
+use checksum::ChecksumLayout;
 use recovery::protocol::{self, Algorithm, Phase, PhaseClock};
 use recovery::Region;
 use recovery::Replicated;
@@ -30,7 +30,7 @@ pub(crate) struct PanelDriver<P> {
     /// This process's share of the ABFT state.
     pub ext: Extended,
     /// Where the checksums of each group live.
-    pub layout: ReverseNeighborLayout,
+    pub layout: ChecksumLayout,
     /// The current panel's backup, on its owner.
     pub backup: Option<PanelBackup>,
     /// The next panel, factored ahead by its owner.
@@ -39,7 +39,7 @@ pub(crate) struct PanelDriver<P> {
 
 impl<P> PanelDriver<P> {
     /// A driver at its start: no backup, nothing factored ahead.
-    pub fn new(ext: Extended, layout: ReverseNeighborLayout) -> PanelDriver<P> {
+    pub fn new(ext: Extended, layout: ChecksumLayout) -> PanelDriver<P> {
         PanelDriver { ext, layout, backup: None, ahead: None }
     }
 
@@ -153,7 +153,7 @@ pub(crate) struct PanelFactorization<S: PanelSteps> {
 /// replicated state `T` (LU's pivots, QR's tau).
 pub(crate) struct Factored<T> {
     pub ext: Extended,
-    pub layout: ReverseNeighborLayout,
+    pub layout: ChecksumLayout,
     pub state: T,
     pub report: FtReport,
 }
@@ -239,6 +239,10 @@ impl<S: PanelSteps> Algorithm for PanelFactorization<S> {
 
     fn verify(&self, grid: &Grid, committed: u64) -> Result<ChecksumCheck> {
         self.driver.verify(grid, committed)
+    }
+
+    fn tolerated_losses(&self) -> usize {
+        self.driver.layout.tolerated_losses()
     }
 
     fn call(&self) -> MatrixShape {

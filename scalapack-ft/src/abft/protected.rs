@@ -11,7 +11,7 @@ use super::workspace::FtWorkspace;
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::Grid;
-use checksum::ReverseNeighborLayout;
+use checksum::{ChecksumLayout, LayoutKind};
 use recovery::{ProtectedResult, Region};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -38,7 +38,7 @@ pub enum Holding {
 /// QR's tau).
 pub(crate) struct ProtectedFactors<S> {
     pub ext: Extended,
-    pub layout: ReverseNeighborLayout,
+    pub layout: ChecksumLayout,
     pub state: S,
     /// The factorization's steps (all committed).
     pub steps: u64,
@@ -49,6 +49,10 @@ pub(crate) struct ProtectedFactors<S> {
 }
 
 impl<S: 'static> ProtectedResult for ProtectedFactors<S> {
+    fn tolerated_losses(&self) -> usize {
+        self.layout.tolerated_losses()
+    }
+
     fn rebuild(&mut self, grid: &Grid, lost: &[i32]) -> std::result::Result<(), blacs_ft::Error> {
         // (Forgotten on every process at the same point: none takes part.
         // Their storage may be the program's again.)
@@ -84,7 +88,7 @@ impl<S: 'static> ProtectedFactors<S> {
     pub fn register(
         region: &mut Region,
         ext: Extended,
-        layout: ReverseNeighborLayout,
+        layout: ChecksumLayout,
         state: S,
         steps: u64,
     ) -> Rc<RefCell<Self>> {
@@ -101,7 +105,7 @@ impl<S: 'static> ProtectedFactors<S> {
     }
 
     /// For a call that completed before (the log says done), with its
-    /// replicated `state`: the copy this process registered under the call
+    /// replicated `state` and checksum layout `kind`: the copy this process registered under the call
     /// when a re-run of the region's body makes it again (a survivor's
     /// factors, or a replacement's own copy, mended or not); else, on a
     /// replacement that joined after the call, a hollow copy over `a`'s
@@ -116,6 +120,7 @@ impl<S: 'static> ProtectedFactors<S> {
         a: &mut DistMatrix,
         state: S,
         steps: u64,
+        kind: LayoutKind,
         routine: &str,
     ) -> Result<Rc<RefCell<Self>>> {
         // The copy registered under this call, whoever made it: a survivor's
@@ -129,7 +134,7 @@ impl<S: 'static> ProtectedFactors<S> {
         }
         let replacement = region.current_call_completed_before_joining();
         let grid = region.grid();
-        let layout = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize)
+        let layout = ChecksumLayout::new(kind, a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize)
             .map_err(|e| blacs_ft::Error::Unrecoverable { reason: format!("{routine}: {e}") })?;
         let ext = Extended::new(grid, a, &layout, &mut FtWorkspace::new(), Start::Join, routine)?;
         let holding = if replacement { Holding::Hollow } else { Holding::Lost };

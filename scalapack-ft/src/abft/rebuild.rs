@@ -1,31 +1,46 @@
-//! Rebuilding a lost process's blocks from the survivors of its process row
-//! and the checksums (one loss per process row).
+//! Rebuilding lost processes' blocks from the survivors of their process
+//! row and the checksums, for either layout (up to `f` losses per
+//! process row: one for the reverse-neighboring pairs).
 //!
-//! The survivors send, the replacement receives: each survivor that holds
-//! part of a lost block's sum sends its share, and the surviving holder of
-//! each checksum pair sends the copies the lost process held. The sends
-//! run while their sender forms its next share ([`Grid::with_sends`]), so
-//! the replacement copies one message while the next is being computed.
+//! Per group, the lost process columns erase `e ≤ f` data blocks, and
+//! replicas or whole checksums. Each erased data block is rebuilt entry by
+//! entry from `e` surviving checksums' relations: the entries of an
+//! erased block on or above its diagonal (and every entry of an
+//! unfinished block) from the C relations, those strictly below the
+//! diagonal of a finished block from the D relations. Each survivor that
+//! holds a member or a used checksum sends its share of the `e` relations'
+//! right-hand sides to every replacement that holds an erased block; the
+//! replacement adds the shares and, unless the relation is the plain sum
+//! (`e = 1`, unit weight), solves the small system
+//! ([`checksum::ErasurePlan`]) per entry. A lost replica of a surviving
+//! checksum is copied from a surviving one; a checksum with no surviving
+//! replica is encoded again once the data are whole.
+//!
+//! The sends run while their sender forms its next share
+//! ([`Grid::with_sends`]), so a replacement copies one message while the
+//! next is being computed.
 
 use super::encode::axpy;
 use super::extended::{layout_err, Extended};
 use crate::error::Result;
 use blacs_ft::Grid;
-use checksum::ReverseNeighborLayout;
+use checksum::{ChecksumLayout, ErasurePlan};
+use std::ops::Range;
 
 const TAG_SHARE: i32 = 0xC0B;
 const TAG_CHECKSUM_COPY: i32 = 0xC0C;
+const TAG_REENCODE: i32 = 0xC0D;
 
 /// Sends in flight per survivor: enough for the replacement always to have
 /// the next message waiting, few enough to bound the buffers they hold.
 const SENDS_IN_FLIGHT: usize = 4;
 
 /// What every process of the row knows about one rebuild: the lost process
-/// column, the local rows' global indices and how far the factorization got.
+/// columns, the local rows' global indices and how far the factorization got.
 struct Rebuild<'l> {
-    layout: &'l ReverseNeighborLayout,
+    layout: &'l ChecksumLayout,
     q: usize,
-    lost_col: usize,
+    lost_cols: Vec<usize>,
     nb: usize,
     lr: usize,
     rows: Vec<usize>,
@@ -35,43 +50,97 @@ struct Rebuild<'l> {
     done_cols: usize,
 }
 
+/// A surviving checksum whose relation rebuilds data: its kept replica.
+#[derive(Clone, Copy)]
+struct Equation {
+    /// Checksum index `i`.
+    index: usize,
+    /// The surviving replica read (the first surviving one) and its process column.
+    block_col: usize,
+    holder: usize,
+}
+
+/// A lost replica of a checksum that survives elsewhere: copied.
+#[derive(Clone, Copy)]
+struct ReplicaCopy {
+    lost_block_col: usize,
+    lost_col: usize,
+    kept_block_col: usize,
+    holder: usize,
+}
+
+/// A checksum with no surviving replica: encoded again from the rebuilt group.
+#[derive(Clone, Copy)]
+struct Reencoded {
+    index: usize,
+    block_col: usize,
+    holder: usize,
+}
+
 /// One checksum group as the rebuild sees it.
 struct GroupPlan {
-    /// The group's member in the lost process column, rebuilt from the sum.
-    target: Option<usize>,
-    /// The group's other members.
-    members: std::ops::Range<usize>,
-    /// The surviving holder of the group's checksum pair, and which of the
-    /// pair's two block columns is its copy.
-    holder: usize,
-    kept_copy: usize,
-    /// The lost process held the pair's other copy.
-    lost_copy: Option<usize>,
-    /// Process columns that send a share of the target's sum, ascending:
-    /// the holder and every other column holding a member.
+    /// The group's members.
+    members: Range<usize>,
+    /// The erased members (block columns, ascending).
+    erased: Vec<usize>,
+    /// The relations that rebuild them, one per erased member: the first
+    /// `e` surviving checksums.
+    equations: Vec<Equation>,
+    copies: Vec<ReplicaCopy>,
+    reencoded: Vec<Reencoded>,
+    /// Process columns that send a share of the erased members' relations,
+    /// ascending: every surviving column holding a member or an equation's replica.
     contributors: Vec<usize>,
 }
 
 impl Rebuild<'_> {
+    fn is_lost(&self, pc: usize) -> bool {
+        self.lost_cols.contains(&pc)
+    }
+
     fn group(&self, g: usize) -> Result<GroupPlan> {
-        let members = self.layout.group_members(g).map_err(layout_err)?;
-        let pair = self.layout.pair_block_cols(g).map_err(layout_err)?;
-        let holders = self.layout.pair_process_cols(g).map_err(layout_err)?;
-        // (Q ≥ 2: the two copies live in different process columns.)
-        let keep = usize::from(holders[0] == self.lost_col);
-        let target = members.clone().find(|&bc| bc % self.q == self.lost_col);
+        let layout = self.layout;
+        let members = layout.group_members(g).map_err(layout_err)?;
+        let erased: Vec<usize> = members.clone().filter(|&bc| self.is_lost(bc % self.q)).collect();
+        let (mut equations, mut copies, mut reencoded) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..layout.checksums() {
+            let replicas = layout.replica_block_cols(g, i).map_err(layout_err)?;
+            match replicas.iter().find(|&&e| !self.is_lost(e % self.q)) {
+                Some(&kept) => {
+                    if equations.len() < erased.len() {
+                        equations.push(Equation { index: i, block_col: kept, holder: kept % self.q });
+                    }
+                    for &e in replicas.iter().filter(|&&e| self.is_lost(e % self.q)) {
+                        copies.push(ReplicaCopy {
+                            lost_block_col: e,
+                            lost_col: e % self.q,
+                            kept_block_col: kept,
+                            holder: kept % self.q,
+                        });
+                    }
+                }
+                None => reencoded.push(Reencoded { index: i, block_col: replicas[0], holder: replicas[0] % self.q }),
+            }
+        }
+        if equations.len() < erased.len() {
+            return Err(blacs_ft::Error::Unrecoverable {
+                reason: format!(
+                    "checksum group {g} lost {} data block(s) and {} of its {} checksum(s): the layout tolerates {} \
+                     loss(es) per process row",
+                    erased.len(),
+                    reencoded.len(),
+                    layout.checksums(),
+                    layout.tolerated_losses()
+                ),
+            }
+            .into());
+        }
         let mut contributors: Vec<usize> =
-            members.clone().map(|bc| bc % self.q).chain([holders[keep]]).filter(|&c| c != self.lost_col).collect();
+            members.clone().map(|bc| bc % self.q).chain(equations.iter().map(|e| e.holder)).collect();
+        contributors.retain(|&c| !self.is_lost(c));
         contributors.sort_unstable();
         contributors.dedup();
-        Ok(GroupPlan {
-            target,
-            members,
-            holder: holders[keep],
-            kept_copy: pair[keep],
-            lost_copy: holders.contains(&self.lost_col).then_some(pair[1 - keep]),
-            contributors,
-        })
+        Ok(GroupPlan { members, erased, equations, copies, reencoded, contributors })
     }
 
     /// Local rows of global column `gj` down to its diagonal when it is
@@ -101,98 +170,155 @@ impl Rebuild<'_> {
     fn has_finished(&self, plan: &GroupPlan) -> bool {
         plan.members.start * self.nb < self.done_cols
     }
+
+    /// Column `c` of the erased blocks: the row segments `rows` in which
+    /// the first `p` erased blocks' entries are left factor (D relations)
+    /// and the others are not (C relations), for `p = 0..=e` (empty
+    /// segments included).
+    fn segments(&self, plan: &GroupPlan, c: usize) -> Vec<(Range<usize>, usize)> {
+        let bounds: Vec<usize> = plan.erased.iter().map(|&bc| self.diag_end(bc * self.nb + c)).collect();
+        let mut out = Vec::with_capacity(bounds.len() + 1);
+        let mut start = 0;
+        for (p, &end) in bounds.iter().enumerate() {
+            out.push((start..end.max(start), p));
+            start = end.max(start);
+        }
+        out.push((start..self.lr, bounds.len()));
+        out
+    }
+
+    /// Which relation share `k` is at an entry whose first `p` erased
+    /// blocks are left factor: `(equation, left)`.
+    fn relation(k: usize, p: usize) -> (usize, bool) {
+        if k < p {
+            (k, true)
+        } else {
+            (k - p, false)
+        }
+    }
 }
 
-/// Collective over each process row that lost a process: rebuilds that
-/// process's data block columns (everything from C_g except the left factor
-/// of finished columns, which comes from D_g), then copies its checksum and
-/// D_g copies from the duplicates.
+/// Collective over each process row that lost processes: rebuilds their
+/// data block columns (everything from the C relations except the left
+/// factor of finished columns, which comes from the D relations), copies
+/// the checksum and D replicas they held from surviving replicas, and
+/// encodes again the checksums that lost every replica.
 pub(crate) fn rebuild_lost_blocks(
     grid: &Grid,
     ext: &mut Extended,
-    layout: &ReverseNeighborLayout,
+    layout: &ChecksumLayout,
     committed: usize,
     lost: &[i32],
 ) -> Result<()> {
     let q = grid.npcol();
-    let Some(&victim) = lost.iter().find(|&&r| r / q == grid.myrow()) else {
+    let mut lost_cols: Vec<usize> =
+        lost.iter().filter(|&&r| r / q == grid.myrow()).map(|&r| (r % q) as usize).collect();
+    if lost_cols.is_empty() {
         return Ok(()); // nothing lost in this process row
-    };
+    }
+    lost_cols.sort_unstable();
+    lost_cols.dedup();
     let (lr, nb) = (ext.matrix.local_rows(), ext.matrix.nb());
     let plan = Rebuild {
         layout,
         q: q as usize,
-        lost_col: (victim % q) as usize,
+        lost_cols,
         nb,
         lr,
         rows: (0..lr).map(|li| ext.matrix.global_row(li)).collect(),
         done_cols: (committed * nb).min(layout.m().min(layout.n())),
     };
-    if grid.mycol() as usize == plan.lost_col {
-        receive_lost_blocks(grid, ext, &plan)
+    let groups = (0..layout.groups()).map(|g| plan.group(g)).collect::<Result<Vec<_>>>()?;
+    if plan.is_lost(grid.mycol() as usize) {
+        receive_lost_blocks(grid, ext, &plan, &groups)?;
     } else {
-        send_shares_and_copies(grid, ext, &plan)
+        send_shares_and_copies(grid, ext, &plan, &groups)?;
     }
+    if groups.iter().any(|g| !g.reencoded.is_empty()) {
+        reencode_lost_checksums(grid, ext, &plan, &groups)?;
+    }
+    Ok(())
 }
 
-/// A survivor's part: for each group, its share of the lost block's sum
-/// (if it contributes) and, if it holds the surviving copy of the group's
-/// pair, the copies the lost process held.
-fn send_shares_and_copies(grid: &Grid, ext: &Extended, plan: &Rebuild) -> Result<()> {
-    let (mycol, myrow, lost_col) = (grid.mycol() as usize, grid.myrow(), plan.lost_col as i32);
+/// A survivor's part: for each group, its share of the erased blocks'
+/// relations (if it contributes) and the replicas it keeps of checksums
+/// whose other replica was lost.
+fn send_shares_and_copies(grid: &Grid, ext: &Extended, plan: &Rebuild, groups: &[GroupPlan]) -> Result<()> {
+    let (mycol, myrow) = (grid.mycol() as usize, grid.myrow());
     let (lr, ld, nb) = (plan.lr, ext.matrix.lld(), plan.nb);
+    let d = |g: usize| ext.left_sums.get(g).and_then(Option::as_ref);
     grid.with_sends(SENDS_IN_FLIGHT, |sends| {
-        for g in 0..plan.layout.groups() {
-            let group = plan.group(g)?;
-            if let Some(target) = group.target.filter(|_| group.contributors.contains(&mycol)) {
-                // For each column of the lost block, the rows down to its
-                // diagonal come from C_g (Σ Ã: R or U on and above the
-                // diagonal of finished columns, zeros below), the rows below
-                // it — the left factor of a finished column — from D_g:
-                //   share = holder's C_g or D_g rows − this process's members' matching rows.
-                let mut x = sends.buffer(lr * nb)?;
-                match ext.local_block(group.kept_copy).filter(|_| mycol == group.holder) {
-                    Some(cols) => {
-                        let d = ext.left_sums.get(g).and_then(Option::as_ref);
-                        for (c, lj) in cols.enumerate() {
-                            let split = plan.diag_end(target * nb + c);
-                            x.extend_from_slice(&ext.matrix.local()[lj * ld..lj * ld + split]);
-                            match d {
-                                Some(d) => x.extend_from_slice(&d[c * lr + split..(c + 1) * lr]),
-                                None => x.resize((c + 1) * lr, 0.0),
+        for (g, group) in groups.iter().enumerate() {
+            let e = group.erased.len();
+            if e > 0 && group.contributors.contains(&mycol) {
+                // For each share k and each column of the erased blocks,
+                // each row from the relation it is in there (C: on and
+                // above the diagonals of the D-part blocks, D below):
+                //   share = holder's C or D rows − Σ w · this process's members' matching rows.
+                let mut x = sends.buffer(e * lr * nb)?;
+                x.resize(e * lr * nb, 0.0);
+                let mine = group.members.clone().filter(|&bc| bc % plan.q == mycol && !group.erased.contains(&bc));
+                let mine: Vec<(usize, Range<usize>)> =
+                    mine.filter_map(|bc| ext.local_block(bc).map(|cols| (bc, cols))).collect();
+                for c in 0..nb {
+                    for (seg, p) in plan.segments(group, c) {
+                        for k in 0..e {
+                            let (eq, left) = Rebuild::relation(k, p);
+                            let equation = group.equations[eq];
+                            let out = &mut x[k * lr * nb + c * lr..k * lr * nb + (c + 1) * lr];
+                            if equation.holder == mycol {
+                                let stored = if left {
+                                    d(g).map(|d| &d[c * lr..(c + 1) * lr])
+                                } else {
+                                    ext.local_block(equation.block_col).map(|cols| {
+                                        let lj = cols.start + c;
+                                        &ext.matrix.local()[lj * ld..lj * ld + lr]
+                                    })
+                                };
+                                if let Some(s) = stored {
+                                    out[seg.clone()].copy_from_slice(&s[seg.clone()]);
+                                }
+                            }
+                            for (bc, cols) in &mine {
+                                let lj = cols.start + c;
+                                let a = &ext.matrix.local()[lj * ld..lj * ld + lr];
+                                // This member's part of the relation: its rows
+                                // down to its own diagonal in C, below it in D.
+                                let own = plan.diag_end(bc * nb + c);
+                                let rows = if left { seg.start.max(own)..seg.end } else { seg.start..seg.end.min(own) };
+                                if rows.start < rows.end {
+                                    let w = plan.layout.weight(equation.index, bc - group.members.start);
+                                    axpy(&mut out[rows.clone()], &a[rows], -w)?;
+                                }
                             }
                         }
                     }
-                    None => x.resize(lr * nb, 0.0),
                 }
-                for bc in group.members.clone().filter(|&bc| bc != target && bc % plan.q == mycol) {
-                    let Some(cols) = ext.local_block(bc) else { continue };
-                    for (c, lj) in cols.enumerate() {
-                        let (split, own) = (plan.diag_end(target * nb + c), plan.diag_end(bc * nb + c));
-                        let a = &ext.matrix.local()[lj * ld..lj * ld + lr];
-                        // Above the split: this member's part of C_g (its rows
-                        // down to its own diagonal); below: its part of D_g.
-                        let above = split.min(own);
-                        axpy(&mut x[c * lr..c * lr + above], &a[..above], -1.0)?;
-                        let below = split.max(own);
-                        axpy(&mut x[c * lr + below..(c + 1) * lr], &a[below..], -1.0)?;
+                let targets = erased_cols(plan, group);
+                for (n, &to) in targets.iter().enumerate() {
+                    if n + 1 == targets.len() {
+                        sends.send_owned(std::mem::take(&mut x), myrow, to as i32, TAG_SHARE)?;
+                    } else {
+                        let mut copy = sends.buffer(x.len())?;
+                        copy.extend_from_slice(&x);
+                        sends.send_owned(copy, myrow, to as i32, TAG_SHARE)?;
                     }
                 }
-                sends.send_owned(x, myrow, lost_col, TAG_SHARE)?;
             }
-            if group.lost_copy.is_some() && mycol == group.holder {
-                let copy = ext.block(group.kept_copy).unwrap_or(&[]);
-                let c_rows = plan.copy_rows(&group);
+            for copy in group.copies.iter().filter(|c| c.holder == mycol) {
+                let kept = ext.block(copy.kept_block_col).unwrap_or(&[]);
+                let c_rows = plan.copy_rows(group);
+                let to = copy.lost_col as i32;
                 if c_rows == lr {
-                    sends.send(copy, myrow, lost_col, TAG_CHECKSUM_COPY)?;
+                    sends.send(kept, myrow, to, TAG_CHECKSUM_COPY)?;
                 } else {
                     let mut top = sends.buffer(c_rows * nb)?;
-                    crate::matrix::pack(copy, lr, 0..c_rows, 0..nb, &mut top);
-                    sends.send_owned(top, myrow, lost_col, TAG_CHECKSUM_COPY)?;
+                    crate::matrix::pack(kept, lr, 0..c_rows, 0..nb, &mut top);
+                    sends.send_owned(top, myrow, to, TAG_CHECKSUM_COPY)?;
                 }
-                if plan.has_finished(&group) {
-                    if let Some(Some(d)) = ext.left_sums.get(g) {
-                        sends.send(d, myrow, lost_col, TAG_CHECKSUM_COPY)?;
+                if plan.has_finished(group) {
+                    if let Some(d) = d(g) {
+                        sends.send(d, myrow, to, TAG_CHECKSUM_COPY)?;
                     }
                 }
             }
@@ -201,32 +327,43 @@ fn send_shares_and_copies(grid: &Grid, ext: &Extended, plan: &Rebuild) -> Result
     })
 }
 
-/// The replacement's part, in the survivors' order: each lost block is the
-/// sum of the shares sent for it (the first received in place), then the
-/// copies of C_g and D_g.
-fn receive_lost_blocks(grid: &Grid, ext: &mut Extended, plan: &Rebuild) -> Result<()> {
-    let myrow = grid.myrow();
+/// The lost process columns holding an erased member of `group`, ascending.
+fn erased_cols(plan: &Rebuild, group: &GroupPlan) -> Vec<usize> {
+    group.erased.iter().map(|bc| bc % plan.q).collect()
+}
+
+/// A replacement's part, in the survivors' order: each relation's
+/// right-hand side is the sum of the shares sent for it (the first
+/// received in place), solved for the erased blocks where needed; then the
+/// copies of C and D replicas.
+fn receive_lost_blocks(grid: &Grid, ext: &mut Extended, plan: &Rebuild, groups: &[GroupPlan]) -> Result<()> {
+    let (myrow, mycol) = (grid.myrow(), grid.mycol() as usize);
     let (lr, nb) = (plan.lr, plan.nb);
     let mut scratch: Vec<f64> = Vec::new();
     let mut others: Vec<f64> = Vec::new();
-    for g in 0..plan.layout.groups() {
-        let group = plan.group(g)?;
-        if let Some(target) = group.target {
-            let block = stored_or_scratch(ext, target, &mut scratch, lr * nb);
-            for (i, &from) in group.contributors.iter().enumerate() {
-                if i == 0 {
-                    grid.recv_exact(block, myrow, from as i32, TAG_SHARE)?;
-                } else {
-                    others.resize(block.len(), 0.0);
-                    grid.recv_exact(&mut others, myrow, from as i32, TAG_SHARE)?;
-                    axpy(block, &others, 1.0)?;
-                }
+    let mut rhs: Vec<f64> = Vec::new();
+    for (g, group) in groups.iter().enumerate() {
+        let e = group.erased.len();
+        if let Some(m) = group.erased.iter().position(|bc| bc % plan.q == mycol) {
+            let target = group.erased[m];
+            let len = lr * nb;
+            // The plain sum: the shares add up to the block itself.
+            let plain = e == 1 && plan.layout.weight(group.equations[0].index, target - group.members.start) == 1.0;
+            if plain {
+                let block = stored_or_scratch(ext, target, &mut scratch, len);
+                receive_sum(grid, myrow, &group.contributors, block, &mut others)?;
+            } else {
+                rhs.clear();
+                rhs.resize(e * len, 0.0);
+                receive_sum(grid, myrow, &group.contributors, &mut rhs, &mut others)?;
+                let solved = solve_erased(plan, group, &rhs, m)?;
+                stored_or_scratch(ext, target, &mut scratch, len).copy_from_slice(&solved);
             }
         }
-        if let Some(lost_copy) = group.lost_copy {
-            let c_rows = plan.copy_rows(&group);
-            let from = group.holder as i32;
-            let dst = stored_or_scratch(ext, lost_copy, &mut scratch, lr * nb);
+        for copy in group.copies.iter().filter(|c| c.lost_col == mycol) {
+            let c_rows = plan.copy_rows(group);
+            let from = copy.holder as i32;
+            let dst = stored_or_scratch(ext, copy.lost_block_col, &mut scratch, lr * nb);
             if c_rows == lr {
                 grid.recv_exact(dst, myrow, from, TAG_CHECKSUM_COPY)?;
             } else {
@@ -238,8 +375,8 @@ fn receive_lost_blocks(grid: &Grid, ext: &mut Extended, plan: &Rebuild) -> Resul
                     col[c_rows..].fill(0.0);
                 }
             }
-            // D_g is zero until a member of the group is finished.
-            let finished = plan.has_finished(&group);
+            // D is zero until a member of the group is finished.
+            let finished = plan.has_finished(group);
             if let Some(slot) = ext.left_sums.get_mut(g) {
                 let d = slot.get_or_insert_with(Vec::new);
                 if finished {
@@ -256,6 +393,106 @@ fn receive_lost_blocks(grid: &Grid, ext: &mut Extended, plan: &Rebuild) -> Resul
     Ok(())
 }
 
+/// `into` = the sum of one message from each of `contributors`, in their
+/// order (the first received in place).
+fn receive_sum(grid: &Grid, myrow: i32, contributors: &[usize], into: &mut [f64], others: &mut Vec<f64>) -> Result<()> {
+    for (i, &from) in contributors.iter().enumerate() {
+        if i == 0 {
+            grid.recv_exact(into, myrow, from as i32, TAG_SHARE)?;
+        } else {
+            others.resize(into.len(), 0.0);
+            grid.recv_exact(others, myrow, from as i32, TAG_SHARE)?;
+            axpy(into, others, 1.0)?;
+        }
+    }
+    Ok(())
+}
+
+/// Erased block `m` of `group` from the `e` relations' right-hand sides
+/// `rhs` (share-major): per row segment of each column, the left-factor
+/// blocks from the D relations and the others from the C relations, each a
+/// small solve ([`ErasurePlan`]).
+fn solve_erased(plan: &Rebuild, group: &GroupPlan, rhs: &[f64], m: usize) -> Result<Vec<f64>> {
+    let (lr, nb, e) = (plan.lr, plan.nb, group.erased.len());
+    let len = lr * nb;
+    let positions: Vec<usize> = group.erased.iter().map(|bc| bc - group.members.start).collect();
+    let lost: Vec<usize> = group.reencoded.iter().map(|r| r.index).collect();
+    let members = group.members.len();
+    let erasure = |pos: &[usize]| -> Result<ErasurePlan> {
+        plan.layout.erasure_plan(members, pos, &lost).map_err(|err| {
+            crate::Error::from(blacs_ft::Error::Unrecoverable { reason: format!("checksum rebuild: {err}") })
+        })
+    };
+    // One system per split p: D over the first p erased blocks, C over the rest.
+    let systems =
+        (0..=e).map(|p| Ok((erasure(&positions[..p])?, erasure(&positions[p..])?))).collect::<Result<Vec<_>>>()?;
+    let mut out = vec![0.0; len];
+    for c in 0..nb {
+        for (seg, p) in plan.segments(group, c) {
+            if seg.is_empty() {
+                continue;
+            }
+            let n = seg.len();
+            let slice = |k: usize| &rhs[k * len + c * lr + seg.start..k * len + c * lr + seg.end];
+            let (left, right) = &systems[p];
+            let (system, first, own) = if m < p { (left, 0, m) } else { (right, p, m - p) };
+            let count = if m < p { p } else { e - p };
+            let parts: Vec<&[f64]> = (first..first + count).map(slice).collect();
+            let solved = system.solve(&parts, n).map_err(|err| {
+                crate::Error::from(blacs_ft::Error::Unrecoverable { reason: format!("checksum rebuild: {err}") })
+            })?;
+            out[c * lr + seg.start..c * lr + seg.end].copy_from_slice(&solved[own]);
+        }
+    }
+    Ok(out)
+}
+
+/// Every process of the row, after the data are rebuilt: each checksum that
+/// lost every replica is encoded again on its (replacement) holder, C from
+/// the members' parts on and above their diagonals, D from those below;
+/// every member column sends its whole block.
+fn reencode_lost_checksums(grid: &Grid, ext: &mut Extended, plan: &Rebuild, groups: &[GroupPlan]) -> Result<()> {
+    let (mycol, myrow) = (grid.mycol() as usize, grid.myrow());
+    let (lr, nb) = (plan.lr, plan.nb);
+    let mut incoming = Vec::new();
+    for (g, group) in groups.iter().enumerate() {
+        for lost in &group.reencoded {
+            // (At most one member per process column and group.)
+            let member = group.members.clone().find(|bc| bc % plan.q == mycol);
+            if lost.holder != mycol {
+                if let Some(block) = member.and_then(|bc| ext.block(bc)) {
+                    grid.send(block, myrow, lost.holder as i32, TAG_REENCODE)?;
+                }
+                continue;
+            }
+            let mut csum = vec![0.0; lr * nb];
+            let mut dsum = vec![0.0; lr * nb];
+            for bc in group.members.clone() {
+                incoming.resize(lr * nb, 0.0);
+                match ext.block(bc) {
+                    Some(own) => incoming.copy_from_slice(own),
+                    None => grid.recv_exact(&mut incoming, myrow, (bc % plan.q) as i32, TAG_REENCODE)?,
+                }
+                let w = plan.layout.weight(lost.index, bc - group.members.start);
+                for c in 0..nb {
+                    let own = plan.diag_end(bc * nb + c);
+                    let col = c * lr..(c + 1) * lr;
+                    let (a, cs, ds) = (&incoming[col.clone()], &mut csum[col.clone()], &mut dsum[col]);
+                    axpy(&mut cs[..own], &a[..own], w)?;
+                    axpy(&mut ds[own..], &a[own..], w)?;
+                }
+            }
+            if let Some(block) = ext.block_mut(lost.block_col) {
+                block.copy_from_slice(&csum);
+            }
+            if let Some(slot) = ext.left_sums.get_mut(g) {
+                *slot = Some(dsum);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The local storage of block column `bc`, or — for a block this process
 /// does not store — `scratch` of `len`, which a received block is dropped
 /// into (its senders sent it all the same).
@@ -266,5 +503,85 @@ fn stored_or_scratch<'e>(ext: &'e mut Extended, bc: usize, scratch: &'e mut Vec<
             scratch.resize(len, 0.0);
             &mut scratch[..]
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use checksum::LayoutKind;
+
+    /// The rebuild on one process row (every global row local).
+    fn rebuild(layout: &ChecksumLayout, lost_cols: Vec<usize>, done_cols: usize) -> Rebuild<'_> {
+        let rows: Vec<usize> = (0..layout.m()).collect();
+        Rebuild { layout, q: layout.q(), lost_cols, nb: layout.nb(), lr: rows.len(), rows, done_cols }
+    }
+
+    /// Reverse-neighbor: one lost column erases at most one member, rebuilt
+    /// from the surviving replica's relation, and its lost replicas are copied.
+    #[test]
+    fn a_reverse_neighbor_loss_is_one_relation_and_replica_copies() {
+        let layout = ChecksumLayout::new(LayoutKind::ReverseNeighbor, 40, 76, 4, 1, 3).unwrap();
+        for lost in 0..3 {
+            let plan = rebuild(&layout, vec![lost], 24);
+            for g in 0..layout.groups() {
+                let group = plan.group(g).unwrap();
+                assert!(group.erased.len() <= 1 && group.reencoded.is_empty(), "g={g}");
+                assert_eq!(group.equations.len(), group.erased.len());
+                for eq in &group.equations {
+                    assert_ne!(eq.holder, lost);
+                }
+                let holds = layout.holds_checksum(g, lost);
+                assert_eq!(group.copies.len(), usize::from(holds), "g={g} lost={lost}");
+                assert!(!group.contributors.contains(&lost));
+            }
+        }
+    }
+
+    /// Rotating, f = 2: any two lost columns leave enough surviving
+    /// checksums for the erased members, and a checksum without a copy is
+    /// encoded again; three are too many for some group.
+    #[test]
+    fn rotating_losses_up_to_f_are_solvable_and_more_are_not() {
+        let layout = ChecksumLayout::new(LayoutKind::Rotating { checksums: 2 }, 40, 76, 4, 1, 5).unwrap();
+        for a in 0..5 {
+            for b in a + 1..5 {
+                let plan = rebuild(&layout, vec![a, b], 24);
+                for g in 0..layout.groups() {
+                    let group = plan.group(g).unwrap();
+                    assert_eq!(group.equations.len(), group.erased.len(), "lost {a},{b} g={g}");
+                    assert!(group.erased.len() + group.reencoded.len() <= 2);
+                    assert!(group.copies.is_empty());
+                }
+            }
+        }
+        let plan = rebuild(&layout, vec![0, 1, 2], 0);
+        assert!((0..layout.groups()).any(|g| plan.group(g).is_err()));
+    }
+
+    /// The row segments of an erased column cover its rows once, in order,
+    /// with more of the erased blocks in their left-factor part further down.
+    #[test]
+    fn segments_cover_the_rows_in_order() {
+        let layout = ChecksumLayout::new(LayoutKind::Rotating { checksums: 2 }, 40, 76, 4, 1, 4).unwrap();
+        for done in [0, 6, 13, 40] {
+            let plan = rebuild(&layout, vec![0, 1], done);
+            for g in 0..layout.groups() {
+                let group = plan.group(g).unwrap();
+                for c in 0..layout.nb() {
+                    let segments = plan.segments(&group, c);
+                    assert_eq!(segments.len(), group.erased.len() + 1);
+                    let mut next = 0;
+                    for (p, (rows, split)) in segments.iter().enumerate() {
+                        assert_eq!((rows.start, *split), (next, p), "done={done} g={g} c={c}");
+                        next = rows.end;
+                    }
+                    assert_eq!(next, plan.lr);
+                }
+            }
+        }
+        assert_eq!(Rebuild::relation(0, 1), (0, true));
+        assert_eq!(Rebuild::relation(1, 1), (0, false));
+        assert_eq!(Rebuild::relation(1, 0), (1, false));
     }
 }

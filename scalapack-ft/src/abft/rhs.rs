@@ -37,13 +37,13 @@ use crate::args::{arg_error, entry};
 use crate::error::Result;
 use crate::matrix::DistMatrix;
 use blacs_ft::Grid;
-use checksum::{LayoutError, ReverseNeighborLayout};
+use checksum::{ChecksumLayout, LayoutError, LayoutKind};
 use std::ops::Range;
 
 /// This process's share of protected right-hand sides.
 pub(crate) struct ProtectedRhs {
     pub ext: Extended,
-    pub layout: ReverseNeighborLayout,
+    pub layout: ChecksumLayout,
 }
 
 impl ProtectedRhs {
@@ -56,9 +56,9 @@ impl ProtectedRhs {
     /// block of min(NB_B, NRHS) columns puts the same columns on the same
     /// process column as NB_B does — and B is copied in and out without
     /// communication.
-    pub fn layout(grid: &Grid, b: &DistMatrix) -> std::result::Result<ReverseNeighborLayout, LayoutError> {
+    pub fn layout(grid: &Grid, b: &DistMatrix) -> std::result::Result<ChecksumLayout, LayoutError> {
         let nb = column_block(b.nb(), b.n());
-        ReverseNeighborLayout::new(b.m(), b.n(), nb, grid.nprow() as usize, grid.npcol() as usize)
+        ChecksumLayout::new(LayoutKind::ReverseNeighbor, b.m(), b.n(), nb, grid.nprow() as usize, grid.npcol() as usize)
     }
 
     /// The most memory, in bytes, that any process of a `p`×`q` grid
@@ -67,7 +67,7 @@ impl ProtectedRhs {
     /// extended matrix and its (unused) left-factor sums. `None` for
     /// shapes that cannot carry checksums (Q < 2).
     pub fn bytes_per_process(m: usize, nrhs: usize, mb: usize, nb_b: usize, p: usize, q: usize) -> Option<u64> {
-        let layout = ReverseNeighborLayout::new(m, nrhs, column_block(nb_b, nrhs), p, q).ok()?;
+        let layout = ChecksumLayout::new(LayoutKind::ReverseNeighbor, m, nrhs, column_block(nb_b, nrhs), p, q).ok()?;
         Some(largest_bytes(&layout, mb, p, q))
     }
 
@@ -88,7 +88,7 @@ impl ProtectedRhs {
         routine: &str,
         position: u32,
         name: &str,
-    ) -> Result<ReverseNeighborLayout> {
+    ) -> Result<ChecksumLayout> {
         let csrc = b.desc().csrc();
         if csrc != 0 {
             return Err(arg_error(
@@ -147,9 +147,9 @@ impl ProtectedRhs {
         let mut global: Vec<Range<usize>> = Vec::with_capacity(1 + 2 * layout.groups());
         global.push(0..nrhs);
         for g in 0..layout.groups() {
-            if let (Ok(members), Ok(pair)) = (layout.group_members(g), layout.pair_global_cols(g)) {
+            if let (Ok(members), Ok(copies)) = (layout.group_members(g), layout.checksum_block_cols(g)) {
                 let width = nb.min(nrhs.saturating_sub(members.start * nb));
-                global.extend(pair.map(|c0| c0..c0 + width));
+                global.extend(copies.into_iter().map(|e| e * nb..e * nb + width));
             }
         }
         let checksum_columns = global.iter().skip(1).map(ExactSizeIterator::len).sum();

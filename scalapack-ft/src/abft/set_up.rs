@@ -6,26 +6,36 @@ use super::workspace::FtWorkspace;
 use super::Holding;
 use crate::error::{agree_on_arguments, Error, Result};
 use crate::matrix::DistMatrix;
-use checksum::{LayoutError, ReverseNeighborLayout};
+use checksum::{ChecksumLayout, LayoutError, LayoutKind};
 use recovery::{protocol, Region};
 
-/// Local: the argument error of a matrix whose shape cannot carry
-/// reverse-neighboring checksums on this grid (`layout`'s error), against
-/// its descriptor (argument `desc`, entry NB).
+/// Local: the argument error of a matrix whose shape cannot carry the
+/// checksums of layout `kind` on this grid (`layout`'s error), against
+/// its descriptor (argument `desc`): entry CTXT when the grid has too few
+/// process columns for the layout (`Q < f + 1`), entry NB otherwise.
 pub(crate) fn check_layout(
     routine: &str,
     desc: u32,
-    layout: &std::result::Result<ReverseNeighborLayout, LayoutError>,
+    kind: LayoutKind,
+    layout: &std::result::Result<ChecksumLayout, LayoutError>,
 ) -> Result<()> {
     layout.as_ref().map(|_| ()).map_err(|e| {
-        crate::args::arg_error(
-            routine,
-            desc,
-            crate::args::entry::NB,
-            "A",
-            format!("cannot carry reverse-neighboring checksums: {e}"),
-        )
+        let (entry, name) = match e {
+            LayoutError::TooFewProcessColumns { .. } | LayoutError::NeedTwoProcessColumns { .. } => {
+                (crate::args::entry::CTXT, "CTXT_A")
+            }
+            _ => (crate::args::entry::NB, "A"),
+        };
+        crate::args::arg_error(routine, desc, entry, name, format!("cannot carry {} checksums: {e}", describe(kind)))
     })
+}
+
+/// The layout's name in messages.
+fn describe(kind: LayoutKind) -> String {
+    match kind {
+        LayoutKind::ReverseNeighbor => "reverse-neighboring".into(),
+        LayoutKind::Rotating { checksums } => format!("{checksums} rotating weighted"),
+    }
 }
 
 /// Collective: sets up the call's extended matrix over `a` (when this
@@ -45,9 +55,9 @@ pub(crate) fn set_up_call<S>(
     start: &protocol::Start<S>,
     a: &mut DistMatrix,
     work: &mut FtWorkspace,
-    layout: Option<ReverseNeighborLayout>,
+    layout: Option<ChecksumLayout>,
     mut check: Result<()>,
-) -> Result<(Extended, ReverseNeighborLayout)> {
+) -> Result<(Extended, ChecksumLayout)> {
     let mut ext = None;
     if let (Ok(()), Some(layout)) = (&check, &layout) {
         let how = if start.joining() { Start::Join } else { Start::Fresh };

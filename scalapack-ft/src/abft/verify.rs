@@ -5,14 +5,14 @@ use super::extended::{layout_err, Extended};
 use crate::error::Result;
 use crate::norms::EPS;
 use blacs_ft::{Grid, Scope};
-use checksum::ReverseNeighborLayout;
+use checksum::ChecksumLayout;
 
 /// Outcome of [`verify_checksums`], the same on every rank.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ChecksumCheck {
-    /// Largest |C_g − Σ Ã_J| over all groups, copies and rows.
+    /// Largest |C_g^(i) − Σ w_{i,J}·Ã_J| over all groups, checksums, replicas and rows.
     pub max_c_defect: f64,
-    /// Largest |D_g − Σ left factors (strictly below the diagonal) of the finished A_J|.
+    /// Largest |D_g^(i) − Σ w_{i,J}·(left factor strictly below the diagonal) of the finished A_J|.
     pub max_d_defect: f64,
     /// Defects up to this are rounding: 16 · eps · max(M, N) · max|A|.
     pub tolerance: f64,
@@ -22,12 +22,12 @@ pub struct ChecksumCheck {
     pub worst_group: usize,
 }
 
-/// Collective: recomputes every group's sums along the process rows and
-/// compares them with both stored copies of C_g and D_g.
+/// Collective: recomputes every group's weighted sums along the process
+/// rows and compares them with every stored replica of C_g^(i) and D_g^(i).
 pub(crate) fn verify_checksums(
     grid: &Grid,
     ext: &Extended,
-    layout: &ReverseNeighborLayout,
+    layout: &ChecksumLayout,
     committed: usize,
 ) -> Result<ChecksumCheck> {
     let (lr, ld, nb) = (ext.matrix.local_rows(), ext.matrix.lld(), ext.matrix.nb());
@@ -43,42 +43,46 @@ pub(crate) fn verify_checksums(
     grid.max(Scope::All, &mut scale)?;
     let (mut worst_c, mut worst_d, mut worst_g) = (0.0f64, 0.0f64, 0usize);
     for g in 0..layout.groups() {
-        let mut csum = vec![0.0; lr * nb];
-        let mut dsum = vec![0.0; lr * nb];
-        for bc in layout.group_members(g).map_err(layout_err)? {
-            let Some(cols) = ext.local_block(bc) else { continue };
-            for (c, lj) in cols.enumerate() {
-                let gj = bc * nb + c;
-                let finished = gj < done_cols;
-                for (li, &gi) in rows.iter().enumerate() {
-                    let x = ext.matrix.local()[lj * ld + li];
-                    if finished && gi > gj {
-                        dsum[c * lr + li] += x;
-                    } else {
-                        csum[c * lr + li] += x;
+        let members = layout.group_members(g).map_err(layout_err)?;
+        let (mut dc, mut dd) = (0.0f64, 0.0f64);
+        for i in 0..layout.checksums() {
+            let mut csum = vec![0.0; lr * nb];
+            let mut dsum = vec![0.0; lr * nb];
+            for bc in members.clone() {
+                let Some(cols) = ext.local_block(bc) else { continue };
+                let w = layout.weight(i, bc - members.start);
+                for (c, lj) in cols.enumerate() {
+                    let gj = bc * nb + c;
+                    let finished = gj < done_cols;
+                    for (li, &gi) in rows.iter().enumerate() {
+                        let x = w * ext.matrix.local()[lj * ld + li];
+                        if finished && gi > gj {
+                            dsum[c * lr + li] += x;
+                        } else {
+                            csum[c * lr + li] += x;
+                        }
                     }
                 }
             }
-        }
-        grid.sum(Scope::Row, &mut csum, None)?;
-        grid.sum(Scope::Row, &mut dsum, None)?;
-        // Each stored copy against the recomputed sums (the checksum
-        // crate's relation check; only the largest defect is kept here).
-        let defect = |stored: &[f64], sum: &[f64]| -> Result<f64> {
-            let v = checksum::verify_relation(stored, sum, lr, 1, 0.0, 0.0).map_err(|e| {
-                crate::Error::Grid(blacs_ft::Error::Unrecoverable { reason: format!("checksum verification: {e}") })
-            })?;
-            Ok(v.max_abs_diff)
-        };
-        let (mut dc, mut dd) = (0.0f64, 0.0f64);
-        for bc in layout.pair_block_cols(g).map_err(layout_err)? {
-            if let Some(copy) = ext.block(bc) {
-                dc = dc.max(defect(copy, &csum)?);
+            grid.sum(Scope::Row, &mut csum, None)?;
+            grid.sum(Scope::Row, &mut dsum, None)?;
+            // Each stored replica against the recomputed sums (the checksum
+            // crate's relation check; only the largest defect is kept here).
+            let defect = |stored: &[f64], sum: &[f64]| -> Result<f64> {
+                let v = checksum::verify_relation(stored, sum, lr, 1, 0.0, 0.0).map_err(|e| {
+                    crate::Error::Grid(blacs_ft::Error::Unrecoverable { reason: format!("checksum verification: {e}") })
+                })?;
+                Ok(v.max_abs_diff)
+            };
+            for bc in layout.replica_block_cols(g, i).map_err(layout_err)? {
+                if let Some(copy) = ext.block(bc) {
+                    dc = dc.max(defect(copy, &csum)?);
+                }
             }
-        }
-        if layout.pair_process_cols(g).map_err(layout_err)?.contains(&mycol) {
-            if let Some(Some(d)) = ext.left_sums.get(g) {
-                dd = dd.max(defect(d, &dsum)?);
+            if layout.held(g, mycol).is_some_and(|h| h.index == i) {
+                if let Some(Some(d)) = ext.left_sums.get(g) {
+                    dd = dd.max(defect(d, &dsum)?);
+                }
             }
         }
         let mut v = [dc, dd];

@@ -5,7 +5,7 @@ use crate::error::Result;
 use crate::matrix::{touched, DistMatrix};
 use crate::storage::LocalStorage;
 use blacs_ft::Grid;
-use checksum::ReverseNeighborLayout;
+use checksum::{ChecksumLayout, LayoutKind};
 
 /// The storage a fault-tolerant factorization (`pdgeqrf_ft`, `pdgetrf_ft`)
 /// works in: the local part of the extended matrix
@@ -37,8 +37,14 @@ impl FtWorkspace {
     /// the error. Local: more memory than this process can get is an
     /// [`crate::Error::Memory`].
     pub fn for_matrix(grid: &Grid, a: &DistMatrix) -> Result<FtWorkspace> {
-        let Ok(layout) = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize)
-        else {
+        let Ok(layout) = ChecksumLayout::new(
+            LayoutKind::ReverseNeighbor,
+            a.m(),
+            a.n(),
+            a.nb(),
+            grid.nprow() as usize,
+            grid.npcol() as usize,
+        ) else {
             return Ok(FtWorkspace::default());
         };
         let (ext_len, d_len, held) = sizes(grid, a, &layout);
@@ -58,8 +64,14 @@ impl FtWorkspace {
     /// [`crate::Error::Memory`] (`a` is then unchanged but for room that
     /// may have been added).
     pub fn in_place(grid: &Grid, a: &mut DistMatrix) -> Result<FtWorkspace> {
-        let Ok(layout) = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize)
-        else {
+        let Ok(layout) = ChecksumLayout::new(
+            LayoutKind::ReverseNeighbor,
+            a.m(),
+            a.n(),
+            a.nb(),
+            grid.nprow() as usize,
+            grid.npcol() as usize,
+        ) else {
             return Ok(FtWorkspace::default());
         };
         if a.lld() != a.local_rows().max(1) {
@@ -80,7 +92,7 @@ impl FtWorkspace {
     /// wait for these page faults during the recovery. Empty for shapes
     /// that cannot carry checksums.
     pub fn for_spare(m: usize, n: usize, nb: usize, p: usize, q: usize) -> Result<(Vec<f64>, FtWorkspace)> {
-        let Ok(layout) = ReverseNeighborLayout::new(m, n, nb, p, q) else {
+        let Ok(layout) = ChecksumLayout::new(LayoutKind::ReverseNeighbor, m, n, nb, p, q) else {
             return Ok((Vec::new(), FtWorkspace::default()));
         };
         let (ext_len, d_len, held) = largest_sizes(&layout, nb, p, q);
@@ -93,7 +105,7 @@ impl FtWorkspace {
     /// included) and its left-factor sums. What a caller checks before
     /// allocating anything; `None` for shapes that cannot carry checksums.
     pub fn bytes_per_process(m: usize, n: usize, nb: usize, p: usize, q: usize) -> Option<u64> {
-        let layout = ReverseNeighborLayout::new(m, n, nb, p, q).ok()?;
+        let layout = ChecksumLayout::new(LayoutKind::ReverseNeighbor, m, n, nb, p, q).ok()?;
         Some(largest_bytes(&layout, nb, p, q))
     }
 }
@@ -101,7 +113,7 @@ impl FtWorkspace {
 /// The most memory, in bytes, that any process of a `p`×`q` grid needs
 /// for the extended matrix of `layout` (its columns in the layout's
 /// blocks) with rows in blocks of `mb`, and its left-factor sums.
-pub(crate) fn largest_bytes(layout: &ReverseNeighborLayout, mb: usize, p: usize, q: usize) -> u64 {
+pub(crate) fn largest_bytes(layout: &ChecksumLayout, mb: usize, p: usize, q: usize) -> u64 {
     let (ext_len, d_len, held) = largest_sizes(layout, mb, p, q);
     let elements = (ext_len as u64).saturating_add((d_len as u64).saturating_mul(held as u64));
     elements.saturating_mul(std::mem::size_of::<f64>() as u64)
@@ -118,7 +130,7 @@ fn sums(held: usize, len: usize) -> Result<Vec<Vec<f64>>> {
 
 /// The largest [`sizes_at`] over every position of a `p`×`q` grid, rows
 /// in blocks of `mb`.
-fn largest_sizes(layout: &ReverseNeighborLayout, mb: usize, p: usize, q: usize) -> (usize, usize, usize) {
+fn largest_sizes(layout: &ChecksumLayout, mb: usize, p: usize, q: usize) -> (usize, usize, usize) {
     // Process row 0 holds the most rows and process column 0 the most
     // columns; the number of pairs held varies with the column.
     let (rows, nb) = (blacs_ft::index::numroc(layout.m(), mb, 0, 0, p), layout.nb());
@@ -130,21 +142,21 @@ fn largest_sizes(layout: &ReverseNeighborLayout, mb: usize, p: usize, q: usize) 
 /// Local lengths of the extended matrix (minimal leading dimension: the
 /// storage an in-place call needs) and of one D_g, and how many D_g this
 /// process keeps.
-pub(crate) fn sizes(grid: &Grid, a: &DistMatrix, layout: &ReverseNeighborLayout) -> (usize, usize, usize) {
+pub(crate) fn sizes(grid: &Grid, a: &DistMatrix, layout: &ChecksumLayout) -> (usize, usize, usize) {
     sizes_at(layout, layout.nb(), a.local_rows(), grid.npcol() as usize, grid.mycol() as usize)
 }
 
 /// [`sizes`] for a process of column `mycol` (of `npcol`) holding
 /// `local_rows` rows.
 fn sizes_at(
-    layout: &ReverseNeighborLayout,
+    layout: &ChecksumLayout,
     nb: usize,
     local_rows: usize,
     npcol: usize,
     mycol: usize,
 ) -> (usize, usize, usize) {
     let ext_cols = blacs_ft::index::numroc(layout.n_extended(), nb, mycol, 0, npcol);
-    let held = (0..layout.groups()).filter(|&g| layout.holds_pair(g, mycol)).count();
+    let held = (0..layout.groups()).filter(|&g| layout.holds_checksum(g, mycol)).count();
     (local_rows.max(1) * ext_cols, local_rows * nb, held)
 }
 
@@ -156,7 +168,7 @@ mod tests {
     fn a_spare_workspace_fits_every_grid_position() {
         for (m, n, nb) in [(4096, 4096, 64), (260, 200, 16), (100, 300, 7), (33, 33, 32)] {
             for (p, q) in [(1, 2), (2, 2), (2, 3), (3, 4), (1, 5)] {
-                let layout = ReverseNeighborLayout::new(m, n, nb, p, q).unwrap();
+                let layout = ChecksumLayout::new(LayoutKind::ReverseNeighbor, m, n, nb, p, q).unwrap();
                 let (ext, d, held) = largest_sizes(&layout, nb, p, q);
                 let mut reached = (0, 0, 0);
                 for myrow in 0..p {

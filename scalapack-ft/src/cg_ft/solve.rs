@@ -17,7 +17,7 @@ use crate::cg::{solve as cg_solve, CgOptions, CgReport, Detection};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::{Grid, Scope};
-use checksum::ReverseNeighborLayout;
+use checksum::ChecksumLayout;
 use recovery::protocol::{self, Algorithm, Phase, PhaseClock};
 use recovery::Region;
 use serde::{Deserialize, Serialize};
@@ -61,7 +61,9 @@ pub const STEP_PHASES: &[Phase] = &[Phase::Matvec, Phase::Dot];
 /// content is rebuilt); a call that had completed before it joined returns
 /// the survivors' outcome and marks `x` lost ([`DistMatrix::is_lost`]).
 /// A or b lost on some process is refused on every process
-/// ([`Error::InputLost`]). Two losses in one process row are
+/// ([`Error::InputLost`]). More losses in one process row than the
+/// checksum layout of `ft` tolerates (two for the reverse-neighboring
+/// pairs, f + 1 for f rotating checksums) are
 /// [`blacs_ft::Error::Unrecoverable`] on every survivor; a loss before the
 /// checksums exist returns a process failure (see
 /// [`crate::qr_ft::pdgeqrf_ft`]). Each product is checked against eᵀA: a
@@ -102,10 +104,10 @@ pub fn pdcg_ft_in(
         return Ok(CgReport { recoveries: Vec::new(), ..outcome });
     }
     let grid = region.grid();
-    let layout = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
+    let layout = ChecksumLayout::new(ft.layout, a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
     let mut check = cg_solve::check_args(ROUTINE, grid, a, b, x, opts)
         .and_then(|()| check_two_process_columns(ROUTINE, pdcg::DESCA, "A", grid))
-        .and_then(|()| check_layout(ROUTINE, pdcg::DESCA, &layout));
+        .and_then(|()| check_layout(ROUTINE, pdcg::DESCA, ft.layout, &layout));
     if !start.joining() {
         check = check.and_then(|()| cg_solve::check_inputs(ROUTINE, grid, a, b, x));
     }
@@ -248,7 +250,7 @@ enum CgScratch {
 /// CG's share of the protocol.
 struct CgSteps<'a> {
     ext: Extended,
-    layout: ReverseNeighborLayout,
+    layout: ChecksumLayout,
     /// A's local columns (the extended matrix's data part).
     lc: usize,
     /// b and x₀, until the encoding takes them in row form.
@@ -394,6 +396,10 @@ impl Algorithm for CgSteps<'_> {
     }
 
     /// The matrix's shape and the options the vectors depend on.
+    fn tolerated_losses(&self) -> usize {
+        self.layout.tolerated_losses()
+    }
+
     fn call(&self) -> CgCall {
         let o = &self.opts;
         CgCall { matrix: self.ext.shape(), tol: o.tol, maxit: o.maxit, jacobi: o.jacobi }

@@ -23,7 +23,7 @@ use crate::blas::{self, Trans};
 use crate::error::Result;
 use crate::lu::panel::Panel;
 use blacs_ft::{Grid, Scope};
-use checksum::ReverseNeighborLayout;
+use checksum::ChecksumLayout;
 use std::ops::Range;
 
 /// Blocks past the next panel whose groups an even step updates at once:
@@ -39,24 +39,27 @@ pub(super) struct Deferred {
 }
 
 /// The last group step `k` updates at once (the groups after it are far).
-fn last_near_group(layout: &ReverseNeighborLayout, k: usize) -> usize {
-    (k + 1 + NEAR_BLOCKS).min(layout.data_block_cols() - 1) / layout.q()
+fn last_near_group(layout: &ChecksumLayout, k: usize) -> usize {
+    let last = (k + 1 + NEAR_BLOCKS).min(layout.data_block_cols().saturating_sub(1));
+    layout.group_of(last).unwrap_or(layout.groups())
 }
 
 /// Whether step `k` of `nsteps` leaves its far update to the next step
 /// (global: every process of the row answers alike): an even step with a
 /// step after it and groups past its near ones.
-pub(super) fn defers(layout: &ReverseNeighborLayout, k: usize, nsteps: usize) -> bool {
+pub(super) fn defers(layout: &ChecksumLayout, k: usize, nsteps: usize) -> bool {
     k.is_multiple_of(2) && k + 1 < nsteps && last_near_group(layout, k) + 1 < layout.groups()
 }
 
 /// The far columns of a step `k` that [`defers`], local to `ext`: one
-/// contiguous range, since the far groups' pairs come first in the
-/// checksum area (groups are stored in reverse order).
-pub(super) fn far_columns(ext: &Extended, layout: &ReverseNeighborLayout, k: usize) -> Range<usize> {
-    let (nb, q, nbc, groups) = (layout.nb(), layout.q(), layout.data_block_cols(), layout.groups());
+/// contiguous range, since the far groups' checksums come first in the
+/// checksum area (groups are stored in reverse order): from the first
+/// member of the first far group to the first checksum of the last near one.
+pub(super) fn far_columns(ext: &Extended, layout: &ChecksumLayout, k: usize) -> Range<usize> {
+    let (nb, nbc) = (layout.nb(), layout.data_block_cols());
     let g_near = last_near_group(layout, k);
-    let (first, end) = ((g_near + 1) * q * nb, (nbc + 2 * (groups - 1 - g_near)) * nb);
+    let first = layout.group_members(g_near + 1).map_or(nbc, |m| m.start) * nb;
+    let end = layout.checksum_block_cols(g_near).ok().and_then(|c| c.first().copied()).unwrap_or(nbc) * nb;
     ext.matrix.local_cols_before(first)..ext.matrix.local_cols_before(end)
 }
 

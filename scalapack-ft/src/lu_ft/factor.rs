@@ -33,7 +33,7 @@ use crate::lu::panel::{factor_panel, Panel};
 use crate::matrix::DistMatrix;
 use crate::row_panel::broadcast_panel;
 use blacs_ft::{Grid, Scope};
-use checksum::ReverseNeighborLayout;
+use checksum::ChecksumLayout;
 use recovery::protocol::{self, Phase, PhaseClock};
 use recovery::Region;
 use serde::{Deserialize, Serialize};
@@ -48,9 +48,10 @@ pub const STEP_PHASES: &[Phase] = &[Phase::Panel, Phase::Bcast, Phase::Swap, Pha
 
 /// Fault-tolerant LU factorization with partial pivoting: the same result
 /// as [`crate::lu::pdgetrf`] — L (unit lower, below the diagonal) and U in
-/// `a`, and the same pivots in `ipiv` — computed with reverse-neighboring
-/// checksums so that any one lost process per process row can be rebuilt
-/// mid-factorization.
+/// `a`, and the same pivots in `ipiv` — computed with checksums
+/// (`opts.layout`: reverse-neighboring pairs, or f rotating weighted
+/// checksums) so that any one lost process per process row (any f with the
+/// rotating layout) can be rebuilt mid-factorization.
 ///
 /// * `region` (global): the resilient region holding the grid and the status
 ///   log (the call records its committed steps and pivots there).
@@ -78,9 +79,10 @@ pub const STEP_PHASES: &[Phase] = &[Phase::Panel, Phase::Bcast, Phase::Swap, Pha
 /// committed step, the lost blocks (L, U, the checksum copies, the sums)
 /// are rebuilt and the pivots handed over, and the loop resumes, with the
 /// same pivots as a failure-free run. A replacement calls `pdgetrf_ft`
-/// with a matrix of the same shape (its content is rebuilt). Two losses in
-/// one process row are [`blacs_ft::Error::Unrecoverable`] on every
-/// survivor. A loss before the checksums exist returns a process failure,
+/// with a matrix of the same shape (its content is rebuilt). More losses
+/// in one process row than the layout tolerates (two for the
+/// reverse-neighboring pairs, f + 1 for f rotating checksums) are
+/// [`blacs_ft::Error::Unrecoverable`] on every survivor. A loss before the checksums exist returns a process failure,
 /// `a` holding its input (see [`crate::qr_ft::pdgeqrf_ft`]). On a
 /// replacement, a call that had completed before it joined returns the
 /// survivors' pivots and marks `a` lost ([`DistMatrix::is_lost`]):
@@ -132,8 +134,8 @@ pub(crate) fn run_on_extended(
 ) -> Result<Factored<LuState>> {
     let mn = a.m().min(a.n());
     let grid = region.grid();
-    let layout = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
-    let mut check = check_args(grid, a).and_then(|()| check_layout(ROUTINE, DESCA, &layout));
+    let layout = ChecksumLayout::new(opts.layout, a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
+    let mut check = check_args(grid, a).and_then(|()| check_layout(ROUTINE, DESCA, opts.layout, &layout));
     if !start.joining() {
         check = check.and_then(|()| check_finite(ROUTINE, A, a));
     }

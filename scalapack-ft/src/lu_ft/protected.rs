@@ -93,7 +93,7 @@ impl Factors<LuKind> {
         let start = protocol::enter::<LuState, Error>(region, ROUTINE)?;
         if let protocol::Start::Done(state) = start {
             let zero = state.zero_pivot();
-            let factors = LuFactors::again(region, &mut a, state.ipiv, ROUTINE)?;
+            let factors = LuFactors::again(region, &mut a, state.ipiv, opts.layout, ROUTINE)?;
             return Ok((factors, FtReport::default(), zero));
         }
         let run = run_on_extended(region, &mut a, opts, &mut FtWorkspace::new(), start)?;

@@ -15,7 +15,7 @@ use crate::qr::reflectors::{factor_panel, Panel};
 use crate::qr::{PanelMethod, QrOptions};
 use crate::row_panel::broadcast_panel;
 use blacs_ft::Grid;
-use checksum::ReverseNeighborLayout;
+use checksum::ChecksumLayout;
 use recovery::protocol::{self, Phase, PhaseClock};
 use recovery::Region;
 use std::ops::Range;
@@ -28,13 +28,17 @@ pub const STEP_PHASES: &[Phase] = &[Phase::Panel, Phase::Bcast, Phase::Update];
 
 /// Fault-tolerant QR factorization: the same result as
 /// [`crate::qr::pdgeqrf`] (R and V in `a`, `tau` replicated), computed with
-/// reverse-neighboring checksums so that any one lost process per process
-/// row can be rebuilt mid-factorization.
+/// checksums (`opts.layout`: reverse-neighboring pairs, or f rotating
+/// weighted checksums) so that any one lost process per process row (any
+/// f with the rotating layout) can be rebuilt mid-factorization.
 ///
 /// * `region` (global): the resilient region holding the grid and the status
 ///   log (the call records its committed steps there).
 /// * `a` (local input/output): M×N, square blocks (MB = NB), Q ≥ 2.
 /// * `tau` (global output): min(M, N) Householder scalars.
+/// * `opts` (global): `verify`, and the checksum `layout` (the rotating
+///   layout with f checksums needs Q ≥ f + 1, else an argument error
+///   against CTXT_A on every process).
 ///
 /// # Fault tolerance
 /// A process failure in any phase of a step is repaired in place: the grid
@@ -43,8 +47,9 @@ pub const STEP_PHASES: &[Phase] = &[Phase::Panel, Phase::Bcast, Phase::Update];
 /// left-factor sums — are rebuilt by row-wise reductions, and the loop
 /// resumes. A replacement process calls `pdgeqrf_ft` with a matrix of the
 /// same shape (its content is rebuilt) and joins through the region's log.
-/// Two losses in one process row are reported as [`blacs_ft::Error::Unrecoverable`]
-/// on every survivor.
+/// More losses in one process row than the layout tolerates (two for the
+/// reverse-neighboring pairs, f + 1 for f rotating checksums) are reported
+/// as [`blacs_ft::Error::Unrecoverable`] on every survivor.
 ///
 /// A process lost before the checksums are encoded (the call's first
 /// commit point) took blocks nothing protects yet: every survivor then
@@ -141,11 +146,11 @@ pub(crate) fn run_on_extended(
     options: &QrOptions,
 ) -> Result<Factored<Vec<f64>>> {
     let grid = region.grid();
-    let layout = ReverseNeighborLayout::new(a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
+    let layout = ChecksumLayout::new(opts.layout, a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
     let mut check = check_square_blocks(ROUTINE, DESCA, "A", a.desc())
         .and_then(|()| check_first_block_at_origin(ROUTINE, DESCA, "A", a.desc()))
         .and_then(|()| check_two_process_columns(ROUTINE, DESCA, "A", grid))
-        .and_then(|()| check_layout(ROUTINE, DESCA, &layout));
+        .and_then(|()| check_layout(ROUTINE, DESCA, opts.layout, &layout));
     if !start.joining() {
         // (A replacement's A is meaningless until it is rebuilt.)
         check = check.and_then(|()| check_finite(ROUTINE, A, a));

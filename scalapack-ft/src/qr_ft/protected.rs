@@ -75,7 +75,7 @@ impl Factors<QrKind> {
     pub fn factor(region: &mut Region, mut a: DistMatrix, opts: &FtOptions) -> Result<(QrFactors, FtReport)> {
         let start = protocol::enter::<Vec<f64>, Error>(region, ROUTINE)?;
         if let protocol::Start::Done(tau) = start {
-            return Ok((QrFactors::again(region, &mut a, tau, ROUTINE)?, FtReport::default()));
+            return Ok((QrFactors::again(region, &mut a, tau, opts.layout, ROUTINE)?, FtReport::default()));
         }
         let run = run_on_extended(region, &mut a, opts, &mut FtWorkspace::new(), start, &QrOptions::default())?;
         Ok((QrFactors::register(region, &a, run.ext, run.layout, run.state), run.report))
