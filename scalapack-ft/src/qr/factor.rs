@@ -25,10 +25,10 @@ use blacs_ft::Grid;
 /// updates and factors it before the rest of its trailing matrix and
 /// starts a non-blocking broadcast of it, so the other columns find the
 /// panel waiting when they finish their update. With one process column
-/// (nothing to overlap), panels in pairs: the second panel's columns get
-/// the first one's update, and the columns right of the pair one update by
-/// both, with inner dimension 2·NB (LAPACK's merged T; the same R, V and
-/// tau up to rounding).
+/// (nothing to overlap), panels in groups of three: each panel's columns
+/// get the group's update so far before it is factored, and the columns
+/// right of the group one update by all three, with inner dimension 3·NB
+/// (LAPACK's merged T; the same R, V and tau up to rounding).
 ///
 /// The panels are factored as [`super::PanelMethod::Auto`] picks; see
 /// [`pdgeqrf_with`] to choose.
@@ -139,12 +139,14 @@ fn factor_with_look_ahead(
 }
 
 /// Panels merged into one block reflector for the far trailing matrix
-/// (see [`PanelGroup`]). Two: OpenBLAS's trailing DGEMMs run about 10 %
-/// faster at inner dimension 128 than at 64 and only 3 % more at 192
-/// (one process, 1536 local rows, 2048 columns: W 42 → 47 → 49.5, update
-/// 47.8 → 52 → 53 Gflop/s), while every further panel of a group costs one
-/// more narrow update with a wider reflector inside the group.
-const GROUP_PANELS: usize = 2;
+/// (see [`PanelGroup`]). Measured on 2x1, 4096² (NB 64), as CPU time of
+/// one rank's local arithmetic in the factorization (robust to the other
+/// work on a shared machine), against one panel at a time: 2 panels −9 %,
+/// 3 panels −11 %, 4 about as 3, 6 less. OpenBLAS's trailing DGEMMs run
+/// about 10 % faster at inner dimension 128 than at 64 and 3 % more at
+/// 192, while every further panel of a group adds a narrow update inside
+/// the group and T's flops grow with the width.
+const GROUP_PANELS: usize = 3;
 
 /// The panels in groups of [`GROUP_PANELS`] (one process column: every
 /// process holds every column, so there is nothing to look ahead to).
@@ -158,26 +160,22 @@ fn factor_in_groups(
     panels: &[(usize, usize)],
     opts: &QrOptions,
 ) -> Result<()> {
-    let nb = panels[0].1;
+    let mut merged = PanelGroup::default();
     for group in panels.chunks(GROUP_PANELS) {
-        let mut merged: Option<PanelGroup> = None;
-        for &(j0, jb) in group {
-            let cols = a.local_cols_before(j0)..a.local_cols_before(j0 + jb);
-            if let Some(g) = merged.as_mut() {
-                g.apply(grid, a, cols)?;
+        for (i, &(j0, jb)) in group.iter().enumerate() {
+            if i > 0 {
+                merged.apply(grid, a, a.local_cols_before(j0)..a.local_cols_before(j0 + jb))?;
             }
             let panel = factor_panel(grid, a, j0, jb, opts.panel)?;
             tau[j0..j0 + jb].copy_from_slice(&panel.tau());
-            match merged.as_mut() {
-                Some(g) => g.push(panel),
-                None => merged = Some(PanelGroup::new(panel, GROUP_PANELS * nb)),
+            if i == 0 {
+                merged.start(&panel);
+            } else {
+                merged.push(&panel);
             }
         }
         let (last, jb) = group[group.len() - 1];
-        let rest = a.local_cols_before(last + jb)..a.local_cols();
-        if let Some(g) = merged.as_mut() {
-            g.apply(grid, a, rest)?;
-        }
+        merged.apply(grid, a, a.local_cols_before(last + jb)..a.local_cols())?;
     }
     Ok(())
 }

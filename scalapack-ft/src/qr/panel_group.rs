@@ -2,28 +2,43 @@
 //! `I − V·T·Vᵀ` (LAPACK's DLARFT merge), so that the far trailing matrix
 //! is updated once per group with inner dimension `width` instead of once
 //! per panel with inner dimension NB: OpenBLAS runs the trailing DGEMMs
-//! markedly faster at 128 than at 64, and the group needs one reduction of
-//! W down the process column instead of one per panel.
+//! markedly faster at 128 or 192 than at 64, and the group needs one
+//! reduction of W down the process column instead of one per panel.
 
 use super::reflectors::Panel;
 use crate::blas::{self, Diag, Side, Trans, Uplo};
 use crate::error::Result;
 use crate::matrix::DistMatrix;
-use blacs_ft::Grid;
+use blacs_ft::{Grid, Scope};
 use std::ops::Range;
 
 /// Panels `j0..j0+width` of a factorization, merged in factorization
-/// order: `Q = H(j0)···H(j0+width−1) = I − V·T·Vᵀ`.
+/// order: `Q = H(j0)···H(j0+width−1) = I − V·T·Vᵀ`, with scratch kept
+/// from one group to the next (no allocation per step once the first,
+/// largest, group has run).
 ///
-/// `reflector` holds V (this process's rows `j0..m`, explicit, ld
-/// `lrows`) and T. The last panel pushed is merged lazily: its coupling
-/// block `T(0..pending, pending..) = −T₁·(V₁ᵀ·V₂)·T₂` needs `V₁ᵀ·V₂`
-/// summed over the process column, and that sum travels in the same
-/// reduction as the next application's W (see [`PanelGroup::apply`]).
+/// The last panel pushed is merged lazily: its coupling block
+/// `T(0..c, c..) = −T₁·(V₁ᵀ·V₂)·T₂` needs `V₁ᵀ·V₂` summed over the
+/// process column, and that sum travels in the same reduction as the next
+/// application's W (see [`PanelGroup::apply`]).
+#[derive(Default)]
 pub(crate) struct PanelGroup {
-    reflector: Panel,
+    /// First global column (and row) of the group.
+    j0: usize,
+    /// Columns merged so far.
+    width: usize,
+    /// Local rows of V (this process's rows `j0..m`).
+    lrows: usize,
+    /// V, `lrows × width`, explicit (unit diagonals, zeros above), ld `lrows`.
+    v: Vec<f64>,
+    /// T, `width × width` upper triangular.
+    t: Vec<f64>,
     /// The last panel pushed, while its coupling block is not yet formed.
     pending: Option<Pending>,
+    /// Scratch: `Wᵀ = Cᵀ·V` (and the coupling after it).
+    wt: Vec<f64>,
+    /// Scratch: `V·Tᵀ`.
+    vt: Vec<f64>,
 }
 
 /// Where the pending panel sits in the group's V.
@@ -36,87 +51,123 @@ struct Pending {
 }
 
 impl PanelGroup {
-    /// A group of one panel; `capacity` (local) is the most columns it
-    /// will hold (V is reserved for them, so pushing never reallocates).
-    pub(crate) fn new(mut first: Panel, capacity: usize) -> PanelGroup {
-        first.v.reserve(first.lrows * capacity.saturating_sub(first.jb));
-        PanelGroup { reflector: first, pending: None }
+    /// Starts a new group with its first panel (what the group held before
+    /// is dropped; its scratch is kept).
+    pub(crate) fn start(&mut self, first: &Panel) {
+        (self.j0, self.width, self.lrows, self.pending) = (first.j0, first.jb, first.lrows, None);
+        self.v.clear();
+        self.v.extend_from_slice(&first.v);
+        self.t.clear();
+        self.t.extend_from_slice(&first.t);
     }
 
     /// Appends the panel factored right after the group's columns (its
-    /// columns must already carry the group's update).
-    pub(crate) fn push(&mut self, next: Panel) {
+    /// columns must already carry the group's update, [`PanelGroup::apply`]).
+    pub(crate) fn push(&mut self, next: &Panel) {
         debug_assert!(self.pending.is_none(), "each push is applied before the next");
-        debug_assert_eq!(next.j0, self.reflector.j0 + self.reflector.jb);
-        let r = &mut self.reflector;
+        debug_assert_eq!(next.j0, self.j0 + self.width);
         // Local rows of the group above the new panel's first row: V's
         // zeros there.
-        let above = r.lrows - next.lrows;
+        let above = self.lrows - next.lrows;
         for col in 0..next.jb {
-            r.v.resize(r.v.len() + above, 0.0);
-            r.v.extend_from_slice(&next.v[col * next.lrows..(col + 1) * next.lrows]);
+            self.v.resize(self.v.len() + above, 0.0);
+            self.v.extend_from_slice(&next.v[col * next.lrows..(col + 1) * next.lrows]);
         }
-        let (w0, w) = (r.jb, r.jb + next.jb);
+        let (w0, w) = (self.width, self.width + next.jb);
         let mut t = vec![0.0; w * w];
         for col in 0..w0 {
-            t[col * w..col * w + w0].copy_from_slice(&r.t[col * w0..(col + 1) * w0]);
+            t[col * w..col * w + w0].copy_from_slice(&self.t[col * w0..(col + 1) * w0]);
         }
         for col in 0..next.jb {
             t[(w0 + col) * w + w0..(w0 + col + 1) * w].copy_from_slice(&next.t[col * next.jb..(col + 1) * next.jb]);
         }
-        r.t = t;
-        r.jb = w;
+        self.t = t;
+        self.width = w;
         self.pending = Some(Pending { col: w0, above });
     }
 
-    /// Collective over the process column: applies `Qᵀ` of the group to
-    /// local columns `cols` of `a` (every process of the column passes the
-    /// same `cols` and group). With a panel pending, its `V₁ᵀ·V₂` is summed
-    /// in the same reduction as W, and T completed before the update. No
+    /// Collective over the process column: `C = Qᵀ·C` for local columns
+    /// `cols` of `a` (rows `j0..`), every process of the column passing the
+    /// same `cols` and group. With a panel pending, its `V₁ᵀ·V₂` is summed
+    /// in the same reduction as W and T completed before the update. No
     /// columns: nothing to do (and a pending panel stays pending).
+    ///
+    /// `Qᵀ·C = C − V·Tᵀ·(Vᵀ·C)`, computed with `Wᵀ = Cᵀ·V` (OpenBLAS runs
+    /// this tall product faster than `Vᵀ·C`, see [`Panel::local_w`]) and
+    /// never transposed: `C −= (V·Tᵀ)·Wᵀᵀ` where C has more columns than
+    /// V has local rows (T's flops then go to V's rows), `C −= V·(Wᵀ·T)ᵀ`
+    /// otherwise.
     pub(crate) fn apply(&mut self, grid: &Grid, a: &mut DistMatrix, cols: Range<usize>) -> Result<()> {
-        let r = &self.reflector;
-        let nc = cols.len();
+        let (nc, w, lrows) = (cols.len(), self.width, self.lrows);
         if nc == 0 {
             return Ok(());
         }
-        let mut w = r.local_w(a, cols.clone());
-        let wlen = w.len();
+        let (ld, base) = (a.lld(), a.local_rows_before(self.j0) + cols.start * a.lld());
+        let coupling = self.pending.map_or(0, |p| p.col * (w - p.col));
+        self.wt.clear();
+        self.wt.resize(nc * w + coupling, 0.0);
+        if lrows > 0 {
+            let c = &a.local()[base..];
+            blas::dgemm(Trans::Yes, Trans::No, nc, w, lrows, 1.0, c, ld, &self.v, lrows, 0.0, &mut self.wt, nc);
+        }
         if let Some(p) = self.pending {
-            w.extend(self.local_coupling(p));
+            self.local_coupling(p, nc * w);
         }
-        r.reduce_w(grid, &mut w)?;
+        if grid.nprow() > 1 {
+            grid.sum(Scope::Column, &mut self.wt, None)?;
+        }
         if let Some(p) = self.pending.take() {
-            self.merge_t(p.col, &w[wlen..]);
+            self.merge_t(p.col, nc * w);
         }
-        self.reflector.apply_w(Trans::Yes, a, cols, &mut w[..wlen]);
+        if lrows == 0 {
+            return Ok(());
+        }
+        let c = &mut a.local_mut()[base..];
+        let wt = &mut self.wt[..nc * w];
+        if nc > lrows {
+            self.vt.clear();
+            self.vt.extend_from_slice(&self.v);
+            blas::dtrmm(
+                Side::Right,
+                Uplo::Upper,
+                Trans::Yes,
+                Diag::NonUnit,
+                lrows,
+                w,
+                1.0,
+                &self.t,
+                w,
+                &mut self.vt,
+                lrows,
+            );
+            blas::dgemm(Trans::No, Trans::Yes, lrows, nc, w, -1.0, &self.vt, lrows, wt, nc, 1.0, c, ld);
+        } else {
+            blas::dtrmm(Side::Right, Uplo::Upper, Trans::No, Diag::NonUnit, nc, w, 1.0, &self.t, w, wt, nc);
+            blas::dgemm(Trans::No, Trans::Yes, lrows, nc, w, -1.0, &self.v, lrows, wt, nc, 1.0, c, ld);
+        }
         Ok(())
     }
 
-    /// `V₁ᵀ·V₂` from this process's rows: the pending panel's columns
-    /// against the earlier ones, `col × (width − col)`. (The rows above V₂'s
-    /// first one are zeros of V₂ and add nothing.)
-    fn local_coupling(&self, Pending { col, above }: Pending) -> Vec<f64> {
-        let r = &self.reflector;
-        let (ld, w2) = (r.lrows, r.jb - col);
-        let mut s = vec![0.0; col * w2];
+    /// `V₁ᵀ·V₂` from this process's rows into `wt[at..]`: the pending
+    /// panel's columns against the earlier ones, `col × (width − col)`.
+    /// (The rows above V₂'s first one are zeros of V₂ and add nothing.)
+    fn local_coupling(&mut self, Pending { col, above }: Pending, at: usize) {
+        let (ld, w2) = (self.lrows, self.width - col);
         if ld > above {
-            let (v1, v2) = (&r.v[above..], &r.v[col * ld + above..]);
-            blas::dgemm(Trans::Yes, Trans::No, col, w2, ld - above, 1.0, v1, ld, v2, ld, 0.0, &mut s, col);
+            let (v1, v2) = (&self.v[above..], &self.v[col * ld + above..]);
+            blas::dgemm(Trans::Yes, Trans::No, col, w2, ld - above, 1.0, v1, ld, v2, ld, 0.0, &mut self.wt[at..], col);
         }
-        s
     }
 
-    /// `T(0..w0, w0..) = −T₁·S·T₂` from the summed `S = V₁ᵀ·V₂`.
-    fn merge_t(&mut self, w0: usize, s: &[f64]) {
-        let r = &mut self.reflector;
-        let (w, w2) = (r.jb, r.jb - w0);
-        let mut x = s.to_vec();
-        blas::dtrmm(Side::Left, Uplo::Upper, Trans::No, Diag::NonUnit, w0, w2, -1.0, &r.t, w, &mut x, w0);
-        let t2 = &r.t[w0 * w + w0..];
-        blas::dtrmm(Side::Right, Uplo::Upper, Trans::No, Diag::NonUnit, w0, w2, 1.0, t2, w, &mut x, w0);
+    /// `T(0..w0, w0..) = −T₁·S·T₂` from the summed `S = V₁ᵀ·V₂` in `wt[at..]`.
+    fn merge_t(&mut self, w0: usize, at: usize) {
+        let (w, w2) = (self.width, self.width - w0);
+        let x = &mut self.wt[at..at + w0 * w2];
+        blas::dtrmm(Side::Left, Uplo::Upper, Trans::No, Diag::NonUnit, w0, w2, -1.0, &self.t, w, x, w0);
+        let t2 = &self.t[w0 * w + w0..];
+        blas::dtrmm(Side::Right, Uplo::Upper, Trans::No, Diag::NonUnit, w0, w2, 1.0, t2, w, x, w0);
         for col in 0..w2 {
-            r.t[(w0 + col) * w..(w0 + col) * w + w0].copy_from_slice(&x[col * w0..(col + 1) * w0]);
+            self.t[(w0 + col) * w..(w0 + col) * w + w0].copy_from_slice(&x[col * w0..(col + 1) * w0]);
         }
     }
 }
@@ -173,18 +224,21 @@ mod tests {
         for p in &panels {
             apply(p, &mut want, m, n);
         }
-        let mut panels = panels.into_iter();
-        let mut group = PanelGroup::new(panels.next().unwrap(), 3 * jb);
-        for p in panels {
+        let mut group = PanelGroup::default();
+        group.start(&panels[0]);
+        for p in &panels[1..] {
             group.push(p);
             // (One process: the local coupling is the sum.)
             let pending = group.pending.take().unwrap();
-            let s = group.local_coupling(pending);
-            group.merge_t(pending.col, &s);
+            let at = 5;
+            group.wt = vec![f64::NAN; at + pending.col * (group.width - pending.col)];
+            group.local_coupling(pending, at);
+            group.merge_t(pending.col, at);
         }
-        assert_eq!((group.reflector.jb, group.reflector.lrows), (3 * jb, m));
+        assert_eq!((group.j0, group.width, group.lrows), (0, 3 * jb, m));
+        let merged = Panel { j0: 0, jb: group.width, v: group.v, lrows: m, t: group.t };
         let mut got = c0;
-        apply(&group.reflector, &mut got, m, n);
+        apply(&merged, &mut got, m, n);
         let err = got.iter().zip(&want).fold(0.0f64, |e, (x, y)| e.max((x - y).abs()));
         assert!(err < 1e-13, "max difference {err:e}");
     }
