@@ -148,11 +148,22 @@ fn factor_with_look_ahead(
 /// the group and T's flops grow with the width.
 const GROUP_PANELS: usize = 3;
 
+/// A group is formed only where at least this many panels' worth of
+/// columns lie right of it: merging T costs `V₁ᵀ·V₂` over the local rows
+/// (`2·lrows·NB²·3` flops for a group of three), which the faster update
+/// repays only over enough columns (break-even near 5 panels' worth).
+/// Narrower trailing matrices (the end of a square factorization, tall
+/// and skinny matrices) are updated one panel at a time: on 2x1 at
+/// 131072 × 256, where the coupling is about a fifth of the work, groups
+/// of three took about 1.6 times as long (perf, CPU samples).
+const GROUP_MIN_FAR_PANELS: usize = 8;
+
 /// The panels in groups of [`GROUP_PANELS`] (one process column: every
 /// process holds every column, so there is nothing to look ahead to).
 /// Inside a group each panel's columns get the group's update so far
 /// before it is factored; the columns right of the group then get one
-/// update by all of its panels.
+/// update by all of its panels. (A group of one panel is the plain
+/// right-looking step.)
 fn factor_in_groups(
     grid: &Grid,
     a: &mut DistMatrix,
@@ -161,7 +172,13 @@ fn factor_in_groups(
     opts: &QrOptions,
 ) -> Result<()> {
     let mut merged = PanelGroup::default();
-    for group in panels.chunks(GROUP_PANELS) {
+    let mut rest = panels;
+    while !rest.is_empty() {
+        let whole = GROUP_PANELS.min(rest.len());
+        let (last, jb) = rest[whole - 1];
+        let wide = a.n() - (last + jb) >= GROUP_MIN_FAR_PANELS * a.nb();
+        let (group, tail) = rest.split_at(if wide { whole } else { 1 });
+        rest = tail;
         for (i, &(j0, jb)) in group.iter().enumerate() {
             if i > 0 {
                 merged.apply(grid, a, a.local_cols_before(j0)..a.local_cols_before(j0 + jb))?;
@@ -169,7 +186,7 @@ fn factor_in_groups(
             let panel = factor_panel(grid, a, j0, jb, opts.panel)?;
             tau[j0..j0 + jb].copy_from_slice(&panel.tau());
             if i == 0 {
-                merged.start(&panel);
+                merged.start(panel, group.len() * jb);
             } else {
                 merged.push(&panel);
             }

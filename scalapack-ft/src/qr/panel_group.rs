@@ -13,9 +13,9 @@ use blacs_ft::{Grid, Scope};
 use std::ops::Range;
 
 /// Panels `j0..j0+width` of a factorization, merged in factorization
-/// order: `Q = H(j0)···H(j0+width−1) = I − V·T·Vᵀ`, with scratch kept
-/// from one group to the next (no allocation per step once the first,
-/// largest, group has run).
+/// order: `Q = H(j0)···H(j0+width−1) = I − V·T·Vᵀ`, with the scratch of
+/// its update kept from one group to the next (no allocation per step for
+/// W once the first, largest, group has run).
 ///
 /// The last panel pushed is merged lazily: its coupling block
 /// `T(0..c, c..) = −T₁·(V₁ᵀ·V₂)·T₂` needs `V₁ᵀ·V₂` summed over the
@@ -51,14 +51,13 @@ struct Pending {
 }
 
 impl PanelGroup {
-    /// Starts a new group with its first panel (what the group held before
-    /// is dropped; its scratch is kept).
-    pub(crate) fn start(&mut self, first: &Panel) {
+    /// Starts a new group with its first panel, room reserved for
+    /// `width` columns in all (what the group held before is dropped; its
+    /// scratch is kept).
+    pub(crate) fn start(&mut self, first: Panel, width: usize) {
         (self.j0, self.width, self.lrows, self.pending) = (first.j0, first.jb, first.lrows, None);
-        self.v.clear();
-        self.v.extend_from_slice(&first.v);
-        self.t.clear();
-        self.t.extend_from_slice(&first.t);
+        (self.v, self.t) = (first.v, first.t);
+        self.v.reserve(self.lrows * width.saturating_sub(self.width));
     }
 
     /// Appends the panel factored right after the group's columns (its
@@ -225,8 +224,8 @@ mod tests {
             apply(p, &mut want, m, n);
         }
         let mut group = PanelGroup::default();
-        group.start(&panels[0]);
-        for p in &panels[1..] {
+        group.start(panels.remove(0), 3 * jb);
+        for p in &panels {
             group.push(p);
             // (One process: the local coupling is the sum.)
             let pending = group.pending.take().unwrap();
