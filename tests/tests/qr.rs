@@ -22,6 +22,7 @@ const CASES: &[&str] = &[
     "23x37x4",           // M < N
     "64x64x8",           // square, multiple of NB
     "61x61x16",          // square, ragged last block
+    "120x101x4",         // many panels: with one process column, merged in groups
     "100x70x16:cond1e6", // ill-conditioned
     "9x9x32",            // one partial block
     "1x1x1",             // tiny

@@ -23,6 +23,9 @@ const CASES: &[&str] = &[
     "100x30x8:big",     // 1e300
     "100x30x8:tiny",    // 1e-300
     "60x40x8:dd",       // diagonally dominant
+    "150x121x4:graded", // many panels (merged in groups with one process column)
+    "124x124x4:kahan",
+    "160x120x4:rankdef",
 ];
 
 fn assert_cases_pass(grid: &str, panel: &str) {

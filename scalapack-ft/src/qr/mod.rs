@@ -11,6 +11,7 @@ pub(crate) mod factor;
 mod gels;
 mod lower_solve;
 mod panel_choice;
+mod panel_group;
 pub(crate) mod reflectors;
 pub mod tall_skinny;
 mod transpose;
