@@ -115,7 +115,11 @@
  *   bytes kept - the sums and the pivots - and LSIZE = 131,072 doubles.)
  * Both: IPIV or TAU (N numbers); a solve adds B's copy and its protected
  * copy with checksum columns (about (2 + 2/Q) times B's local array) for
- * the call. ftla_kept_bytes_ says what ftla itself holds.
+ * the call. ftla_kept_bytes_ says what ftla itself holds. These figures
+ * are for the default checksum layout; with FTLA_LAYOUT=rotating and
+ * FTLA_CHECKSUMS=F (F weighted checksums per group of Q - F block
+ * columns, any F losses per process row) read F/(Q - F) for 2/Q, and
+ * query LSIZE with the same environment as the factorization.
  *
  * A replacement and kept factors. A replacement's re-run of a
  * pdgetrf_ft_ or pdgeqrf_ft_ that completed before it joined returns at

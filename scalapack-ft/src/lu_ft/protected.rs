@@ -14,15 +14,17 @@ use recovery::Region;
 pub(crate) type ProtectedLu = ProtectedFactors<Vec<i64>>;
 
 /// LU factors `P·A = L·U` that stay protected after the factorization
-/// returns: the value owns the factors, their reverse-neighboring checksums
-/// (C_g for U and the right side, D_g for L) and the pivots, and the
+/// returns: the value owns the factors, their checksums in the layout of
+/// [`crate::abft::FtOptions::layout`] (C_g for U and the right side, D_g for L) and the pivots, and the
 /// region rebuilds a lost process's part of them after a repair. The
 /// fault-tolerant solves take them. Dropping the value releases all of it
 /// (the region forgets it once the program is past the call that made it).
 ///
-/// Memory per process: A's local part plus about 2/Q of it for the
-/// checksums and 1/Q for the left-factor sums (the extended matrix and
-/// D_g of [`crate::abft::FtWorkspace`]), held as long as the value lives.
+/// Memory per process: A's local part plus the checksum columns (about
+/// 2/Q of it with the default reverse-neighboring layout, F/(Q − F) with
+/// the rotating one) and as much again for the left-factor sums (the
+/// extended matrix and D_g of [`crate::abft::FtWorkspace`]), held as long
+/// as the value lives.
 ///
 /// # Fault tolerance
 /// A process lost at any time while the value lives — in an ftla call,
@@ -32,8 +34,9 @@ pub(crate) type ProtectedLu = ProtectedFactors<Vec<i64>>;
 /// one). A replacement gets its copy when its program makes the
 /// factorization call again: the call completed before it joined, so it
 /// returns at once a hollow copy ([`Holding::Hollow`](crate::abft::Holding::Hollow)) that the region
-/// fills. One loss per process row between two such meetings is
-/// rebuilt; more mark the factors lost ([`Holding::Lost`](crate::abft::Holding::Lost)), and every
+/// fills. As many losses per process row between two such meetings as
+/// the layout tolerates (one with the reverse-neighboring layout, F with
+/// the rotating one) are rebuilt; more mark the factors lost ([`Holding::Lost`](crate::abft::Holding::Lost)), and every
 /// routine given them refuses them on every process
 /// ([`Error::InputLost`]), never computing with them.
 ///

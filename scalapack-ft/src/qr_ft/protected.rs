@@ -16,17 +16,19 @@ pub(crate) type ProtectedQr = ProtectedFactors<Vec<f64>>;
 
 /// QR factors `A = Q·R` that stay protected after the factorization
 /// returns: the value owns R and the reflectors V (as
-/// [`crate::qr::pdgeqrf`] leaves them in A), their reverse-neighboring
-/// checksums (C_g for R and the right side, D_g for V) and tau, and the
+/// [`crate::qr::pdgeqrf`] leaves them in A), their checksums in the layout
+/// of [`crate::abft::FtOptions::layout`] (C_g for R and the right side, D_g for V) and tau, and the
 /// region rebuilds a lost process's part of them after a repair. The
 /// fault-tolerant solves take them ([`super::pdormqr_ft`],
 /// [`super::upper_solve_ft`], and [`super::pdgels_ft`] inside). Dropping
 /// the value releases all of it (the region forgets it once the program
 /// is past the call that made it).
 ///
-/// Memory per process: A's local part plus about 2/Q of it for the
-/// checksums and 1/Q for the left-factor sums (the extended matrix and
-/// D_g of [`crate::abft::FtWorkspace`]), held as long as the value lives.
+/// Memory per process: A's local part plus the checksum columns (about
+/// 2/Q of it with the default reverse-neighboring layout, F/(Q − F) with
+/// the rotating one) and as much again for the left-factor sums (the
+/// extended matrix and D_g of [`crate::abft::FtWorkspace`]), held as long
+/// as the value lives.
 ///
 /// # Fault tolerance
 /// A process lost at any time while the value lives — in an ftla call,
@@ -36,8 +38,9 @@ pub(crate) type ProtectedQr = ProtectedFactors<Vec<f64>>;
 /// one). A replacement gets its copy when its program makes the
 /// factorization call again: the call completed before it joined, so it
 /// returns at once a hollow copy ([`Holding::Hollow`](crate::abft::Holding::Hollow)) that the region
-/// fills. One loss per process row between two such meetings is
-/// rebuilt; more mark the factors lost ([`Holding::Lost`](crate::abft::Holding::Lost)), and every
+/// fills. As many losses per process row between two such meetings as
+/// the layout tolerates (one with the reverse-neighboring layout, F with
+/// the rotating one) are rebuilt; more mark the factors lost ([`Holding::Lost`](crate::abft::Holding::Lost)), and every
 /// routine given them refuses them on every process
 /// ([`Error::InputLost`]), never computing with them.
 ///
