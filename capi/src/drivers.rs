@@ -269,7 +269,9 @@ fn qr_call(
 ///   query, which is local: a process-dependent check such as LLD gives
 ///   its INFO on the processes it fails on only), among them, for an A
 ///   declared with `ftla_in_place_`, -3 when its LSIZE is less than
-///   `ftla_kept_lsize_` says and -609 when LLD_A ≠ max(1, LOCr(M));
+///   `ftla_kept_lsize_` says, -603 or -604 when M_A ≠ M or N_A ≠ N (the
+///   whole of A is factored in place) and -609 when LLD_A ≠ max(1,
+///   LOCr(M));
 ///   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`.
 ///
 /// The factors stay protected after the call: ftla keeps its copy of
