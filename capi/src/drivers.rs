@@ -705,9 +705,9 @@ pub unsafe extern "C" fn pdcg_ft_(
         ArrayArg::new("X", pdcg::X, x, descx, Access::Update),
     ];
     run(&R, info, &arrays, check, |ctx, p, lost| {
-        let mut ws = FtWorkspace::in_place(ctx.region.grid(), &mut p.a).unwrap_or_default();
-        let r =
-            cg_ft::pdcg_ft_in(&mut ctx.region, &mut p.a, &p.b, &mut p.x, &p.opts, &FtOptions::from_env()?, &mut ws)?;
+        let ft = FtOptions::from_env()?;
+        let mut ws = FtWorkspace::in_place(ctx.region.grid(), &mut p.a, ft.layout).unwrap_or_default();
+        let r = cg_ft::pdcg_ft_in(&mut ctx.region, &mut p.a, &p.b, &mut p.x, &p.opts, &ft, &mut ws)?;
         if !lost {
             p.x_arg.export(&p.x, x);
         }
