@@ -8,7 +8,7 @@ use crate::session::{local_dgemm_gflops, median, start_preparing, Session};
 use blacs_ft::launch::Outcome;
 use blacs_ft::{Injector, Scope};
 use recovery::{Region, RegionOptions};
-use scalapack_ft::abft::{FtOptions, FtReport, FtWorkspace};
+use scalapack_ft::abft::{FtOptions, FtReport, FtWorkspace, LayoutKind};
 use scalapack_ft::blas;
 use scalapack_ft::report::{CompareReport, FactorReport, Op, RecoveryEntry};
 use std::time::Instant;
@@ -30,7 +30,9 @@ impl SparePrep {
         let (p, q) = (a.grid.p as usize, a.grid.q as usize);
         // Without the memory, nothing is prepared (the replacement then
         // allocates when it joins, and reports it if it cannot).
-        let (matrix, work) = FtWorkspace::for_spare(a.m, a.n, a.nb, p, q).unwrap_or_default();
+        let (matrix, work) =
+            FtWorkspace::for_spare(a.m, a.n, a.nb, p, q, a.ft.as_ref().map(|ft| ft.layout).unwrap_or_default())
+                .unwrap_or_default();
         SparePrep { matrix, work }
     }
 }
@@ -38,8 +40,8 @@ impl SparePrep {
 /// [`FtWorkspace::in_place`], or an empty workspace where this process
 /// cannot get the memory: the factorization then tries again inside its
 /// argument agreement, which reports it on every rank.
-fn in_place_or_empty(grid: &blacs_ft::Grid, mat: &mut scalapack_ft::DistMatrix) -> FtWorkspace {
-    FtWorkspace::in_place(grid, mat).unwrap_or_default()
+fn in_place_or_empty(grid: &blacs_ft::Grid, mat: &mut scalapack_ft::DistMatrix, kind: LayoutKind) -> FtWorkspace {
+    FtWorkspace::in_place(grid, mat, kind).unwrap_or_default()
 }
 
 /// Runs inside MPI; never returns.
@@ -316,7 +318,7 @@ fn timed_ft(
             // The room for the checksum columns and the scratch are
             // allocated and touched before the clock starts, as the matrix
             // is (ScaLAPACK callers hand their WORK array in the same way).
-            let work = in_place_or_empty(region.grid(), &mut mat);
+            let work = in_place_or_empty(region.grid(), &mut mat, opts.layout);
             (mat, work)
         }
     };
@@ -362,7 +364,7 @@ fn timed_ft(
                     }
                 }
                 mat = make_matrix(region.grid(), a, true)?;
-                work = in_place_or_empty(region.grid(), &mut mat);
+                work = in_place_or_empty(region.grid(), &mut mat, opts.layout);
                 region.grid().barrier(Scope::All)?;
             }
             factors.factor_ft(region, &mut mat, opts, &mut work)

@@ -521,8 +521,10 @@ impl FactorJob {
         let (m, n) = self.shape()?;
         let (p, q) = (self.grid.p as usize, self.grid.q as usize);
         let matrix = 8 * DistMatrix::local_len_bound(m, n, self.nb, self.nb, p, q) as u64;
-        let factored = match self.ft {
-            Some(_) => scalapack_ft::qr_ft::FtWorkspace::bytes_per_process(m, n, self.nb, p, q).unwrap_or(matrix),
+        let factored = match &self.ft {
+            Some(ft) => {
+                scalapack_ft::qr_ft::FtWorkspace::bytes_per_process(m, n, self.nb, p, q, ft.layout).unwrap_or(matrix)
+            }
             None => matrix,
         };
         // B and X (or B and its copy), with A's rows; with --ft also a

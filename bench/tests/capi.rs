@@ -659,6 +659,7 @@ fn an_in_place_declaration_that_does_not_fit_or_an_a_changed_since_is_refused_ev
     for said in [
         "(A) was declared in place (ftla_in_place_) with LSIZE",
         "(LLD_A, descriptor entry 9) must be max(1, LOCr(M))",
+        "(N_A, descriptor entry 4) must be the factorization's N",
         "(A) is not what pdgetrf_ft_ returned (changed since)",
     ] {
         assert!(out.stderr.contains(said), "{said}:\n{}", out.stderr);

@@ -245,9 +245,13 @@ module ftla
     ! Declares that A holds LSIZE doubles (local): the next fault-tolerant
     ! factorization of A works in it and keeps its factors there, until
     ! ftla_release. A belongs to ftla meanwhile (read the factors only).
+    ! ftla keeps A's address after the call: pass the whole array (never
+    ! an array section or expression, which may be a temporary copy; A
+    ! must be contiguous), declared TARGET (or ALLOCATABLE with TARGET)
+    ! in the program, and pass the same array to the factorization.
     subroutine ftla_in_place(a, desca, lsize, info) bind(C, name="ftla_in_place_")
       import :: c_int, c_int64_t, c_double
-      real(c_double), intent(inout) :: a(*)
+      real(c_double), intent(inout), target :: a(*)
       integer(c_int), intent(in) :: desca(9)
       integer(c_int64_t), intent(in) :: lsize
       integer(c_int), intent(out) :: info

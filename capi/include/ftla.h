@@ -416,7 +416,9 @@ void ftla_descinit_(int *desc,
 //   query, which is local: a process-dependent check such as LLD gives
 //   its INFO on the processes it fails on only), among them, for an A
 //   declared with `ftla_in_place_`, -3 when its LSIZE is less than
-//   `ftla_kept_lsize_` says and -609 when LLD_A ≠ max(1, LOCr(M));
+//   `ftla_kept_lsize_` says, -603 or -604 when M_A ≠ M or N_A ≠ N (the
+//   whole of A is factored in place) and -609 when LLD_A ≠ max(1,
+//   LOCr(M));
 //   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`.
 //
 // The factors stay protected after the call: ftla keeps its copy of
@@ -810,15 +812,19 @@ void pdgels_ft_(const char *trans,
 // * `m`, `n` (global input): the size of the submatrix the factorization
 //   will factor (its M and N).
 // * `desca` (global and local input): A's descriptor, as the
-//   factorization will get it; beyond the factorization's checks, LLD_A
-//   must be max(1, LOCr(M)) (A's local rows, no padding: the checksum
-//   columns follow A's columns with the same leading dimension).
+//   factorization will get it; beyond the factorization's checks, M_A =
+//   M and N_A = N (the whole of A is factored: the checksum columns
+//   follow column N, where a wider A would hold the program's columns),
+//   and LLD_A must be max(1, LOCr(M)) (A's local rows, no padding: the
+//   checksum columns follow A's columns with the same leading
+//   dimension).
 // * `lsize` (local output): LLD_A × LOCc(N + padding + checksum
 //   columns): A's local array LLD_A × LOCc(N), then room for the
 //   checksums; 0 on an error.
 // * `info` (local output): 0; -i or -(i·100+j) for a bad argument,
 //   numbered as in `pdgetrf_ft_`'s argument list (-1 for M, -2 for N,
-//   -(600+j) for entry j of DESCA: -609 for an LLD_A with padding);
+//   -(600+j) for entry j of DESCA: -603 or -604 for M_A ≠ M or N_A ≠
+//   N, -609 for an LLD_A with padding);
 //   local: a process-dependent check gives its INFO on the processes it
 //   fails on only.
 //
@@ -859,8 +865,10 @@ void ftla_kept_lsize_(const int *m,
 //
 // The factorization checks the declaration with its arguments, and
 // refuses it with INFO the same on every process: -3 (A) when LSIZE is
-// less than `ftla_kept_lsize_`'s, -609 (LLD_A) when LLD_A ≠ max(1,
-// LOCr(M)). Declare A on every process of the grid (a process that did
+// less than `ftla_kept_lsize_`'s, -603 (M_A) or -604 (N_A) when A's
+// descriptor is larger than the factored M × N (the whole of A must be
+// factored: the checksums take the columns after N), -609 (LLD_A) when
+// LLD_A ≠ max(1, LOCr(M)). Declare A on every process of the grid (a process that did
 // not works on a copy, as without a declaration).
 //
 // Lifetime: the declaration stays with the array (this address and

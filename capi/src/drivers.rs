@@ -269,7 +269,9 @@ fn qr_call(
 ///   query, which is local: a process-dependent check such as LLD gives
 ///   its INFO on the processes it fails on only), among them, for an A
 ///   declared with `ftla_in_place_`, -3 when its LSIZE is less than
-///   `ftla_kept_lsize_` says and -609 when LLD_A ≠ max(1, LOCr(M));
+///   `ftla_kept_lsize_` says, -603 or -604 when M_A ≠ M or N_A ≠ N (the
+///   whole of A is factored in place) and -609 when LLD_A ≠ max(1,
+///   LOCr(M));
 ///   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`.
 ///
 /// The factors stay protected after the call: ftla keeps its copy of
@@ -703,9 +705,9 @@ pub unsafe extern "C" fn pdcg_ft_(
         ArrayArg::new("X", pdcg::X, x, descx, Access::Update),
     ];
     run(&R, info, &arrays, check, |ctx, p, lost| {
-        let mut ws = FtWorkspace::in_place(ctx.region.grid(), &mut p.a).unwrap_or_default();
-        let r =
-            cg_ft::pdcg_ft_in(&mut ctx.region, &mut p.a, &p.b, &mut p.x, &p.opts, &FtOptions::from_env()?, &mut ws)?;
+        let ft = FtOptions::from_env()?;
+        let mut ws = FtWorkspace::in_place(ctx.region.grid(), &mut p.a, ft.layout).unwrap_or_default();
+        let r = cg_ft::pdcg_ft_in(&mut ctx.region, &mut p.a, &p.b, &mut p.x, &p.opts, &ft, &mut ws)?;
         if !lost {
             p.x_arg.export(&p.x, x);
         }

@@ -19,10 +19,31 @@ use std::os::raw::c_int;
 /// Local: the doubles this process's local array A (`c`, checked as the
 /// factorizations check it) must hold for `routine` to keep its factors
 /// in place: LLD_A × the local columns of the extended matrix of the
-/// checksum layout in use (`FTLA_LAYOUT`, `FTLA_CHECKSUMS`). LLD_A must
-/// be max(1, LOCr(M)) (the extended matrix's leading dimension): else an
-/// argument error at DESCA's LLD entry.
+/// checksum layout in use (`FTLA_LAYOUT`, `FTLA_CHECKSUMS`). A's
+/// descriptor must be the factored matrix's, M_A = M and N_A = N (the
+/// checksum columns follow column N), and LLD_A max(1, LOCr(M)) (the
+/// extended matrix's leading dimension): else an argument error at
+/// DESCA's M, N or LLD entry (global for M_A and N_A).
 pub(crate) fn in_place_need(routine: &str, grid: &Grid, c: &Checked) -> Result<usize> {
+    // (The factors and the checksum columns after them fill A from its
+    // first column: a descriptor wider or taller than the factored
+    // submatrix would have the program's columns past N taken for
+    // padding and checksums.)
+    for (what, entry, have, want) in [("M_A", entry::M, c.desc.m(), c.m), ("N_A", entry::N, c.desc.n(), c.n)] {
+        if have != want {
+            return Err(arg_error(
+                routine,
+                pdgetrf::DESCA,
+                entry,
+                what,
+                format!(
+                    "must be the factorization's {} = {want} for factors kept in place (A declared with \
+                     ftla_in_place_), got {have}",
+                    &what[..1]
+                ),
+            ));
+        }
+    }
     let (nprow, myrow) = (grid.nprow() as usize, grid.myrow() as usize);
     let rows = blacs_ft::index::numroc(c.m, c.desc.mb(), myrow, 0, nprow).max(1);
     if c.desc.lld() != rows {
@@ -97,15 +118,19 @@ const KEPT_LSIZE: Routine = Routine {
 /// * `m`, `n` (global input): the size of the submatrix the factorization
 ///   will factor (its M and N).
 /// * `desca` (global and local input): A's descriptor, as the
-///   factorization will get it; beyond the factorization's checks, LLD_A
-///   must be max(1, LOCr(M)) (A's local rows, no padding: the checksum
-///   columns follow A's columns with the same leading dimension).
+///   factorization will get it; beyond the factorization's checks, M_A =
+///   M and N_A = N (the whole of A is factored: the checksum columns
+///   follow column N, where a wider A would hold the program's columns),
+///   and LLD_A must be max(1, LOCr(M)) (A's local rows, no padding: the
+///   checksum columns follow A's columns with the same leading
+///   dimension).
 /// * `lsize` (local output): LLD_A × LOCc(N + padding + checksum
 ///   columns): A's local array LLD_A × LOCc(N), then room for the
 ///   checksums; 0 on an error.
 /// * `info` (local output): 0; -i or -(i·100+j) for a bad argument,
 ///   numbered as in `pdgetrf_ft_`'s argument list (-1 for M, -2 for N,
-///   -(600+j) for entry j of DESCA: -609 for an LLD_A with padding);
+///   -(600+j) for entry j of DESCA: -603 or -604 for M_A ≠ M or N_A ≠
+///   N, -609 for an LLD_A with padding);
 ///   local: a process-dependent check gives its INFO on the processes it
 ///   fails on only.
 ///
@@ -162,8 +187,10 @@ pub unsafe extern "C" fn ftla_kept_lsize_(
 ///
 /// The factorization checks the declaration with its arguments, and
 /// refuses it with INFO the same on every process: -3 (A) when LSIZE is
-/// less than `ftla_kept_lsize_`'s, -609 (LLD_A) when LLD_A ≠ max(1,
-/// LOCr(M)). Declare A on every process of the grid (a process that did
+/// less than `ftla_kept_lsize_`'s, -603 (M_A) or -604 (N_A) when A's
+/// descriptor is larger than the factored M × N (the whole of A must be
+/// factored: the checksums take the columns after N), -609 (LLD_A) when
+/// LLD_A ≠ max(1, LOCr(M)). Declare A on every process of the grid (a process that did
 /// not works on a copy, as without a declaration).
 ///
 /// Lifetime: the declaration stays with the array (this address and

@@ -3,7 +3,7 @@
 //! [`DistMatrix`].
 
 use crate::solve_args::null_part;
-use scalapack_ft::abft::FtWorkspace;
+use scalapack_ft::abft::{FtOptions, FtWorkspace};
 use scalapack_ft::args::{
     arg_error, check_first_block_at_origin, check_square_blocks, chk1mat, descriptor_error, entry, MatrixPositions,
     Submatrix,
@@ -103,10 +103,13 @@ impl Checked {
         let (rows, cols) = self.local_shape(grid);
         let lld = sub.lld();
         let len = lld * cols;
-        let extended = room
-            .then(|| FtWorkspace::bytes_per_process(self.m, self.n, d.nb(), nprow, npcol))
-            .flatten()
-            .map_or(0, |b| (b / 8) as usize);
+        // (In the checksum layout the factorization will use.)
+        let extended = if room {
+            FtWorkspace::bytes_per_process(self.m, self.n, d.nb(), nprow, npcol, FtOptions::from_env()?.layout)
+        } else {
+            None
+        }
+        .map_or(0, |b| (b / 8) as usize);
         let what = "a copy of a matrix argument";
         let bytes = (len as u64).saturating_mul(8);
         if memory::available_bytes().is_some_and(|a| bytes > a) {

@@ -48,6 +48,41 @@ pub trait ProtectedResult: 'static {
     /// Local: whether [`ProtectedResult::mark_lost`] was called on this
     /// copy.
     fn is_lost(&self) -> bool;
+    /// Local: whether the owner let this copy go for good (its storage
+    /// may be the program's again): the mend never writes into it. The
+    /// processes agree on it in the mend: forgotten on every process, the
+    /// result is skipped everywhere; on some only, it is lost everywhere
+    /// (none takes part in a collective rebuild that others skip).
+    fn is_forgotten(&self) -> bool {
+        false
+    }
+}
+
+/// What the mend does with one live result, from what the processes
+/// agreed on it (the same on every process).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fate {
+    /// Rebuild the lost ranks' blocks (collective).
+    Rebuild,
+    /// Forgotten on every process: nothing to do.
+    Skip,
+    /// Lost somewhere, beyond what the checksums tolerate, or forgotten
+    /// on some processes only: lost on every process.
+    Lose,
+}
+
+impl Fate {
+    /// From the agreed flags: lost on some process, forgotten on some
+    /// process, kept (not forgotten) on some process.
+    fn of(lost_somewhere: bool, forgotten_somewhere: bool, kept_somewhere: bool) -> Fate {
+        if forgotten_somewhere && !kept_somewhere {
+            Fate::Skip
+        } else if lost_somewhere || forgotten_somewhere {
+            Fate::Lose
+        } else {
+            Fate::Rebuild
+        }
+    }
 }
 
 /// One live result: the same value seen as what the mend rebuilds and as
@@ -152,16 +187,29 @@ impl Registry {
             let gone = |r: &dyn ProtectedResult| {
                 r.is_lost() || checksum::check_recoverable_up_to(&coords, r.tolerated_losses()).is_err()
             };
-            let mut gone: Vec<i64> = self.entries.iter().map(|e| i64::from(gone(&*e.result.borrow()))).collect();
-            if !gone.is_empty() {
-                grid.max(Scope::All, &mut gone)?;
+            // Per result, agreed with a maximum: lost here, forgotten
+            // here, kept here.
+            let n = self.entries.len();
+            let mut flags = vec![0i64; 3 * n];
+            for (i, e) in self.entries.iter().enumerate() {
+                let r = e.result.borrow();
+                let forgotten = r.is_forgotten();
+                flags[i] = i64::from(!forgotten && gone(&*r));
+                flags[n + i] = i64::from(forgotten);
+                flags[2 * n + i] = i64::from(!forgotten);
             }
-            for (e, gone) in self.entries.iter().zip(gone) {
-                if gone != 0 {
-                    e.result.borrow_mut().mark_lost();
-                } else if !lost.is_empty() {
-                    e.result.borrow_mut().rebuild(grid, &lost)?;
-                    rebuilt += 1;
+            if n > 0 {
+                grid.max(Scope::All, &mut flags)?;
+            }
+            for (i, e) in self.entries.iter().enumerate() {
+                match Fate::of(flags[i] != 0, flags[n + i] != 0, flags[2 * n + i] != 0) {
+                    Fate::Skip => {}
+                    Fate::Lose => e.result.borrow_mut().mark_lost(),
+                    Fate::Rebuild if lost.is_empty() => {}
+                    Fate::Rebuild => {
+                        e.result.borrow_mut().rebuild(grid, &lost)?;
+                        rebuilt += 1;
+                    }
                 }
             }
         }
@@ -228,6 +276,18 @@ mod tests {
         drop(kept);
         r.prune_before(1);
         assert!(r.get::<Counted>(0).is_none());
+    }
+
+    #[test]
+    fn a_result_forgotten_on_some_processes_only_is_lost_everywhere() {
+        // Forgotten everywhere: no process rebuilds it (nor marks it).
+        assert_eq!(Fate::of(false, true, false), Fate::Skip);
+        // Forgotten on some, kept on others: every process refuses it,
+        // none enters the rebuild alone.
+        assert_eq!(Fate::of(false, true, true), Fate::Lose);
+        assert_eq!(Fate::of(true, true, true), Fate::Lose);
+        assert_eq!(Fate::of(true, false, true), Fate::Lose);
+        assert_eq!(Fate::of(false, false, true), Fate::Rebuild);
     }
 
     #[test]

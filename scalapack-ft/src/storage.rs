@@ -38,7 +38,12 @@ impl LocalStorage {
     /// `ptr` is valid for reads and writes of `len` f64 for as long as the
     /// returned value — or any matrix or storage it moves into — lives,
     /// and nothing else reads or writes those elements meanwhile (the
-    /// program leaves them alone while ftla works in them).
+    /// program leaves them alone while ftla works in them). Protected
+    /// factors made in lent storage live on in their region's registry
+    /// after the program drops them, until the region's next call (a
+    /// re-run of its body takes them back), and a repair meanwhile writes
+    /// into them: release such factors with `Factors::forget`, which gives
+    /// the storage back at once, before refilling or freeing the array.
     pub unsafe fn lent(ptr: *mut f64, len: usize) -> LocalStorage {
         match NonNull::new(ptr) {
             Some(ptr) => LocalStorage { kind: Kind::Lent { ptr, len } },

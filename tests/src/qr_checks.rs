@@ -230,7 +230,7 @@ fn ft_storage(rt: &mut Runtime, p: i32, q: i32, spec: &str) -> Result<String, St
     let report = pdgeqrf_ft(&mut region, &mut copied, &mut tau_copied, &opts).map_err(|e| e.to_string())?;
     let mut checks_ok = report.check.is_some_and(|c| c.ok);
     let mut in_place = a.clone();
-    let mut work = FtWorkspace::in_place(region.grid(), &mut in_place).map_err(|e| e.to_string())?;
+    let mut work = FtWorkspace::in_place(region.grid(), &mut in_place, opts.layout).map_err(|e| e.to_string())?;
     let mut identical = true;
     for call in 0..2 {
         if call == 1 {
@@ -255,7 +255,7 @@ fn ft_storage(rt: &mut Runtime, p: i32, q: i32, spec: &str) -> Result<String, St
             padded.local_mut()[i + j * padded_lld] = a.local()[i + j * a.lld()];
         }
     }
-    let mut work = FtWorkspace::in_place(region.grid(), &mut padded).map_err(|e| e.to_string())?;
+    let mut work = FtWorkspace::in_place(region.grid(), &mut padded, opts.layout).map_err(|e| e.to_string())?;
     let mut tau = Vec::new();
     let report = pdgeqrf_ft_in(&mut region, &mut padded, &mut tau, &opts, &mut work).map_err(|e| e.to_string())?;
     checks_ok &= report.check.is_some_and(|c| c.ok);

@@ -301,6 +301,18 @@ static int refusals(int n, int nb) {
     pdgetrf_ft_(&n, &n, p.a, &one, &one, p.desc, ipiv, &info);
     ok &= expect("LLD padded", info, -609);
     ftla_release_(p.a, p.desc, &info);
+    /* A larger than the factored submatrix (the checksums would take A's own columns past N): DESCA's M (-603)
+       or N (-604) everywhere, the query's too. */
+    int less = n - nb;
+    ftla_kept_lsize_(&less, &n, a.desc, &need, &info);
+    ok &= expect("query with M < M_A", info, -603);
+    ftla_kept_lsize_(&n, &less, a.desc, &need, &info);
+    ok &= expect("query with N < N_A", info, -604);
+    ftla_in_place_(a.a, a.desc, &a.lsize, &info);
+    pdgetrf_ft_(&n, &less, a.a, &one, &one, a.desc, ipiv, &info);
+    ok &= expect("N < N_A", info, -604);
+    ftla_release_(a.a, a.desc, &info);
+    ok &= expect("release the wider declaration", info, 0);
     /* Declared well: factored in place; then changed. */
     ftla_in_place_(a.a, a.desc, &a.lsize, &info);
     pdgetrf_ft_(&n, &n, a.a, &one, &one, a.desc, ipiv, &info);

@@ -64,6 +64,14 @@ impl Extended {
     /// call) or to the rebuild (a replacement), which write them all.
     ///
     /// `routine` names the call in a memory error.
+    ///
+    /// # Errors
+    /// [`Error::Memory`] (local) for the copy or the sums; for storage the
+    /// program lent (see [`crate::storage::LocalStorage::lent`]), which is
+    /// worked in place or not at all, [`Error::Storage`] when it is too
+    /// short for the extended matrix and an unrecoverable error when its
+    /// leading dimension is not the extended matrix's (local: the callers
+    /// check both with their arguments first, so neither happens there).
     pub fn new(
         grid: &Grid,
         a: &mut DistMatrix,
@@ -77,7 +85,23 @@ impl Extended {
         let (mb, nb) = (a.mb(), layout.nb());
         let (lr, lc, lda) = (a.local_rows(), a.local_cols(), a.lld());
         let lde = lr.max(1);
-        let in_place = lda == lde && a.storage_mut().len() >= sizes(grid, a, layout).0;
+        let need = sizes(grid, a, layout).0;
+        let in_place = lda == lde && a.storage_mut().len() >= need;
+        // The program's array (lent) is worked in place or not at all: a
+        // copy would leave it without the factors its program expects there.
+        if !in_place && !a.storage().is_owned() {
+            let len = a.storage().len();
+            return Err(if lda != lde {
+                Error::Grid(blacs_ft::Error::Unrecoverable {
+                    reason: format!(
+                        "{routine}: the program's array A has leading dimension {lda}, and the checksum-extended \
+                         matrix kept in it needs {lde}"
+                    ),
+                })
+            } else {
+                Error::Storage { routine: routine.into(), what: "the checksum-extended matrix".into(), len, need }
+            });
+        }
         // (A memory error names this routine and what it is for.)
         let named = |e: Error| match e {
             Error::Memory { bytes, available, .. } => {

@@ -145,10 +145,14 @@ impl<K: FactorsKind> Factors<K> {
     /// rebuild them (it forgets them at its next call), so their storage
     /// is free for other use at once — for factors in storage the program
     /// lent, which it may refill or free after this. Call it at the same
-    /// point of the program on every process of the grid (the mends skip
-    /// them everywhere or nowhere).
+    /// point of the program on every process of the grid: the mends
+    /// agree on it, and skip them when every process forgot them, or mark
+    /// them lost on every process when some did not. Storage the program
+    /// lent goes back to it here: nothing of ftla's writes into it after
+    /// this, and a re-run of the region's body that makes the call again
+    /// does not take these factors back (it gets lost ones, refused).
     pub fn forget(self) {
-        self.shared.borrow_mut().forgotten = true;
+        self.shared.borrow_mut().forget();
     }
 
     /// The shared state, for the routines that take the factors (they

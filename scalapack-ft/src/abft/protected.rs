@@ -44,8 +44,13 @@ pub(crate) struct ProtectedFactors<S> {
     pub steps: u64,
     pub holding: Holding,
     /// The owner let them go for good (see `Factors::forget`): the
-    /// region's mends skip them until it forgets them.
+    /// region's mends skip them (the processes agree on it) until it
+    /// forgets them. Factors in storage the program lent hold none after
+    /// it ([`ProtectedFactors::forget`]): they are never taken back.
     pub forgotten: bool,
+    /// [`ProtectedFactors::forget`] gave the program's lent storage back:
+    /// the copy holds no blocks.
+    gave_back: bool,
 }
 
 impl<S: 'static> ProtectedResult for ProtectedFactors<S> {
@@ -54,11 +59,8 @@ impl<S: 'static> ProtectedResult for ProtectedFactors<S> {
     }
 
     fn rebuild(&mut self, grid: &Grid, lost: &[i32]) -> std::result::Result<(), blacs_ft::Error> {
-        // (Forgotten on every process at the same point: none takes part.
-        // Their storage may be the program's again.)
-        if self.forgotten {
-            return Ok(());
-        }
+        // (Never forgotten here: the mend agrees on that first, and skips
+        // or loses forgotten results on every process.)
         // (Collective: every process takes part, whatever its copy's state.)
         rebuild_lost_blocks(grid, &mut self.ext, &self.layout, self.steps as usize, lost).map_err(|e| match e {
             Error::Grid(g) => g,
@@ -80,6 +82,10 @@ impl<S: 'static> ProtectedResult for ProtectedFactors<S> {
     fn is_lost(&self) -> bool {
         self.holding == Holding::Lost
     }
+
+    fn is_forgotten(&self) -> bool {
+        self.forgotten
+    }
 }
 
 impl<S: 'static> ProtectedFactors<S> {
@@ -99,6 +105,7 @@ impl<S: 'static> ProtectedFactors<S> {
             steps,
             holding: Holding::Whole,
             forgotten: false,
+            gave_back: false,
         }));
         region.protect(shared.clone());
         shared
@@ -127,7 +134,10 @@ impl<S: 'static> ProtectedFactors<S> {
         // factors, or a replacement's own copy from an earlier run of the
         // body (hollow, or mended since, or lost) — never a second hollow
         // one that the mend would not fill.
-        if let Some(shared) = region.protected::<Self>() {
+        // A forgotten copy in storage the program lent holds nothing any
+        // more (its storage went back to the program): made afresh, as for
+        // a call this process does not know.
+        if let Some(shared) = region.protected::<Self>().filter(|s| !s.borrow().gave_back) {
             // (Taken back: the mends rebuild it again.)
             shared.borrow_mut().forgotten = false;
             return Ok(shared);
@@ -138,9 +148,29 @@ impl<S: 'static> ProtectedFactors<S> {
             .map_err(|e| blacs_ft::Error::Unrecoverable { reason: format!("{routine}: {e}") })?;
         let ext = Extended::new(grid, a, &layout, &mut FtWorkspace::new(), Start::Join, routine)?;
         let holding = if replacement { Holding::Hollow } else { Holding::Lost };
-        let shared = Rc::new(RefCell::new(ProtectedFactors { ext, layout, state, steps, holding, forgotten: false }));
+        let shared = Rc::new(RefCell::new(ProtectedFactors {
+            ext,
+            layout,
+            state,
+            steps,
+            holding,
+            forgotten: false,
+            gave_back: false,
+        }));
         region.protect(shared.clone());
         Ok(shared)
+    }
+
+    /// Local: lets the factors go for good. Storage the program lent goes
+    /// back to it at once: the copy keeps an empty array of ftla's, the
+    /// mends never write into it, and [`ProtectedFactors::again`] never
+    /// takes it back.
+    pub fn forget(&mut self) {
+        self.forgotten = true;
+        if !self.ext.matrix.storage().is_owned() {
+            drop(std::mem::take(self.ext.matrix.storage_mut()));
+            self.gave_back = true;
+        }
     }
 
     /// Collective over the grid: a copy of the first `n` columns (the

@@ -31,27 +31,25 @@ impl FtWorkspace {
         FtWorkspace::default()
     }
 
-    /// A workspace sized for factoring `a` (local) on `grid` (global), its
-    /// memory touched now rather than during the call. A matrix that cannot
+    /// A workspace sized for factoring `a` (local) on `grid` (global) with
+    /// the checksum layout `kind` (global: the call's
+    /// [`super::FtOptions::layout`]), its memory touched now rather than
+    /// during the call. A matrix that cannot
     /// carry checksums (Q = 1, MB ≠ NB) gets an empty one; the call reports
     /// the error. Local: more memory than this process can get is an
     /// [`crate::Error::Memory`].
-    pub fn for_matrix(grid: &Grid, a: &DistMatrix) -> Result<FtWorkspace> {
-        let Ok(layout) = ChecksumLayout::new(
-            LayoutKind::ReverseNeighbor,
-            a.m(),
-            a.n(),
-            a.nb(),
-            grid.nprow() as usize,
-            grid.npcol() as usize,
-        ) else {
+    pub fn for_matrix(grid: &Grid, a: &DistMatrix, kind: LayoutKind) -> Result<FtWorkspace> {
+        let Ok(layout) = ChecksumLayout::new(kind, a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize)
+        else {
             return Ok(FtWorkspace::default());
         };
         let (ext_len, d_len, held) = sizes(grid, a, &layout);
         Ok(FtWorkspace { ext: touched(ext_len, ROUTINE, EXTENDED)?.into(), d: sums(held, d_len)? })
     }
 
-    /// A workspace for factoring `a` (local) on `grid` (global) in place:
+    /// A workspace for factoring `a` (local) on `grid` (global) in place,
+    /// with the checksum layout `kind` (global: the call's
+    /// [`super::FtOptions::layout`]; its columns are the room added):
     /// `a`'s storage grows to hold the padding and checksum columns after
     /// its local array (its content kept, the new pages touched now), so
     /// that the call copies A neither in nor out; the workspace then holds
@@ -63,19 +61,13 @@ impl FtWorkspace {
     /// Local: more memory than this process can get is an
     /// [`crate::Error::Memory`] (`a` is then unchanged but for room that
     /// may have been added).
-    pub fn in_place(grid: &Grid, a: &mut DistMatrix) -> Result<FtWorkspace> {
-        let Ok(layout) = ChecksumLayout::new(
-            LayoutKind::ReverseNeighbor,
-            a.m(),
-            a.n(),
-            a.nb(),
-            grid.nprow() as usize,
-            grid.npcol() as usize,
-        ) else {
+    pub fn in_place(grid: &Grid, a: &mut DistMatrix, kind: LayoutKind) -> Result<FtWorkspace> {
+        let Ok(layout) = ChecksumLayout::new(kind, a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize)
+        else {
             return Ok(FtWorkspace::default());
         };
         if a.lld() != a.local_rows().max(1) {
-            return FtWorkspace::for_matrix(grid, a);
+            return FtWorkspace::for_matrix(grid, a, kind);
         }
         let (ext_len, d_len, held) = sizes(grid, a, &layout);
         a.reserve_room(ext_len, ROUTINE, EXTENDED)?;
@@ -85,14 +77,21 @@ impl FtWorkspace {
     /// What a hot spare prepares while it is parked (see
     /// `blacs_ft::Grid::parks_as_spare`), large enough for any position of
     /// a `p`×`q` grid factoring an `m`×`n` matrix in `nb`×`nb` blocks (all
-    /// global), its memory touched now: storage for the matrix (for
+    /// global) with the checksum layout `kind`, its memory touched now: storage for the matrix (for
     /// `DistMatrix::in_storage`) with room for the checksum columns, and a
     /// workspace for the D_g sums. A spare learns its grid position only
     /// when it replaces a lost process — and the survivors would otherwise
     /// wait for these page faults during the recovery. Empty for shapes
     /// that cannot carry checksums.
-    pub fn for_spare(m: usize, n: usize, nb: usize, p: usize, q: usize) -> Result<(Vec<f64>, FtWorkspace)> {
-        let Ok(layout) = ChecksumLayout::new(LayoutKind::ReverseNeighbor, m, n, nb, p, q) else {
+    pub fn for_spare(
+        m: usize,
+        n: usize,
+        nb: usize,
+        p: usize,
+        q: usize,
+        kind: LayoutKind,
+    ) -> Result<(Vec<f64>, FtWorkspace)> {
+        let Ok(layout) = ChecksumLayout::new(kind, m, n, nb, p, q) else {
             return Ok((Vec::new(), FtWorkspace::default()));
         };
         let (ext_len, d_len, held) = largest_sizes(&layout, nb, p, q);
@@ -101,11 +100,11 @@ impl FtWorkspace {
 
     /// The most memory, in bytes, that any process of a `p`×`q` grid needs
     /// to factor an `m`×`n` matrix in `nb`×`nb` blocks with `pdgeqrf_ft` in
-    /// place (all global): its extended local matrix (A's local array
+    /// place with the checksum layout `kind` (all global): its extended local matrix (A's local array
     /// included) and its left-factor sums. What a caller checks before
     /// allocating anything; `None` for shapes that cannot carry checksums.
-    pub fn bytes_per_process(m: usize, n: usize, nb: usize, p: usize, q: usize) -> Option<u64> {
-        let layout = ChecksumLayout::new(LayoutKind::ReverseNeighbor, m, n, nb, p, q).ok()?;
+    pub fn bytes_per_process(m: usize, n: usize, nb: usize, p: usize, q: usize, kind: LayoutKind) -> Option<u64> {
+        let layout = ChecksumLayout::new(kind, m, n, nb, p, q).ok()?;
         Some(largest_bytes(&layout, nb, p, q))
     }
 }
@@ -183,5 +182,20 @@ mod tests {
                 assert_eq!(reached, (ext, d, held), "{m}x{n}/{nb} on {p}x{q}");
             }
         }
+    }
+
+    #[test]
+    fn the_memory_asked_follows_the_layout_in_use() {
+        // 4 process columns: reverse-neighboring pairs take 2/4 of A's
+        // columns, the rotating layout with 2 checksums 2/2: more room.
+        let (m, n, nb, p, q) = (1024, 1024, 32, 2, 4);
+        let rn = FtWorkspace::bytes_per_process(m, n, nb, p, q, LayoutKind::ReverseNeighbor).unwrap();
+        let rot = FtWorkspace::bytes_per_process(m, n, nb, p, q, LayoutKind::Rotating { checksums: 2 }).unwrap();
+        let layout = |kind| ChecksumLayout::new(kind, m, n, nb, p, q).unwrap();
+        assert_eq!(rn, largest_bytes(&layout(LayoutKind::ReverseNeighbor), nb, p, q));
+        assert_eq!(rot, largest_bytes(&layout(LayoutKind::Rotating { checksums: 2 }), nb, p, q));
+        assert_ne!(rn, rot);
+        let (spare, _) = FtWorkspace::for_spare(m, n, nb, p, q, LayoutKind::Rotating { checksums: 2 }).unwrap();
+        assert_eq!(spare.len(), largest_sizes(&layout(LayoutKind::Rotating { checksums: 2 }), nb, p, q).0);
     }
 }

@@ -8,7 +8,7 @@ use super::protected::QrFactors;
 use super::solve_args::check_rhs;
 use super::trsm::TrsmSteps;
 use super::trsm_t::TransposedTrsmSteps;
-use crate::abft::{run_solve, FtOptions, FtReport, FtWorkspace, ProtectedRhs, SolveArgs, SolveSteps};
+use crate::abft::{run_solve, FtOptions, FtReport, FtWorkspace, LayoutKind, ProtectedRhs, SolveArgs, SolveSteps};
 use crate::args::pdgels::{A, DESCB};
 use crate::blas::Trans;
 use crate::error::Result;
@@ -158,7 +158,8 @@ impl GelsMemory {
 
 /// The workspace query of [`pdgels_ft`] for an `m`×`n` A in `nb`×`nb`
 /// blocks and `nrhs` right-hand sides in B's blocks of `nb` rows and
-/// `nb_b` columns on a `p`×`q` grid (all global); `None` for shapes that
+/// `nb_b` columns on a `p`×`q` grid, the factors' checksums in the layout
+/// `kind` (all global); `None` for shapes that
 /// cannot carry checksums (Q < 2, NB = 0). For M < N the factors are
 /// Aᵀ's, and the scratch counts the transpose's messages (one A's local
 /// part).
@@ -170,9 +171,10 @@ pub fn pdgels_ft_memory(
     nb_b: usize,
     p: usize,
     q: usize,
+    kind: LayoutKind,
 ) -> Option<GelsMemory> {
     let (fm, fn_) = if m < n { (n, m) } else { (m, n) };
-    let factors = FtWorkspace::bytes_per_process(fm, fn_, nb, p, q)?;
+    let factors = FtWorkspace::bytes_per_process(fm, fn_, nb, p, q, kind)?;
     let rhs = ProtectedRhs::bytes_per_process(fm, nrhs, nb, nb_b, p, q)?;
     let local = |rows: usize, cols: usize| {
         (blacs_ft::index::numroc(rows, nb, 0, 0, p) * blacs_ft::index::numroc(cols, nb, 0, 0, q)) as u64
@@ -273,10 +275,12 @@ impl SolveSteps for GelsSteps {
 mod tests {
     use super::*;
 
+    const RN: LayoutKind = LayoutKind::ReverseNeighbor;
+
     #[test]
     fn the_workspace_query_counts_the_factors_b_and_the_scratch() {
-        let tall = pdgels_ft_memory(4096, 1024, 1, 64, 64, 2, 2).unwrap();
-        assert_eq!(Some(tall.factors), FtWorkspace::bytes_per_process(4096, 1024, 64, 2, 2));
+        let tall = pdgels_ft_memory(4096, 1024, 1, 64, 64, 2, 2, RN).unwrap();
+        assert_eq!(Some(tall.factors), FtWorkspace::bytes_per_process(4096, 1024, 64, 2, 2, RN));
         // (B's one column and its checksum pair, three columns over the
         // grid, two on process column 0; 2048 rows on process row 0, and
         // one column of left sums.)
@@ -287,13 +291,16 @@ mod tests {
         // same B; blocks of one column make four groups of two, each with
         // its pair of one-column checksums on both process columns: 7 + 8
         // columns, 8 on process column 0, and four columns of left sums.
-        assert_eq!(pdgels_ft_memory(4096, 1024, 7, 64, 200, 2, 2), pdgels_ft_memory(4096, 1024, 7, 64, 7, 2, 2));
-        let narrow = pdgels_ft_memory(4096, 1024, 7, 64, 1, 2, 2).unwrap();
+        assert_eq!(
+            pdgels_ft_memory(4096, 1024, 7, 64, 200, 2, 2, RN),
+            pdgels_ft_memory(4096, 1024, 7, 64, 7, 2, 2, RN)
+        );
+        let narrow = pdgels_ft_memory(4096, 1024, 7, 64, 1, 2, 2, RN).unwrap();
         assert_eq!(narrow.rhs, (2048 * 8 + 2048 * 4) * 8);
         // M < N: Aᵀ's factors, and the transpose's messages on top.
-        let wide = pdgels_ft_memory(1024, 4096, 1, 64, 64, 2, 2).unwrap();
+        let wide = pdgels_ft_memory(1024, 4096, 1, 64, 64, 2, 2, RN).unwrap();
         assert_eq!(wide.factors, tall.factors);
         assert!(wide.scratch > tall.scratch + 1024 * 4096 / 4 * 8 - 1);
-        assert_eq!(pdgels_ft_memory(100, 50, 1, 16, 16, 2, 1), None);
+        assert_eq!(pdgels_ft_memory(100, 50, 1, 16, 16, 2, 1, RN), None);
     }
 }
