@@ -56,6 +56,12 @@ fn remove_files(files: impl IntoIterator<Item = std::path::PathBuf>) {
     }
 }
 
+/// `--input A --rhs B --solution X` for the test's scratch files.
+fn file_args(a: &std::path::Path, b: &std::path::Path, x: &std::path::Path) -> Vec<String> {
+    let path = |f: &std::path::Path| f.display().to_string();
+    vec!["--input".into(), path(a), "--rhs".into(), path(b), "--solution".into(), path(x)]
+}
+
 #[test]
 fn lu_solve_round_trips_rhs_and_solution_files_for_one_and_three_columns() {
     let n = 120;
@@ -187,17 +193,10 @@ fn qr_ft_lstsq_of_a_consistent_system_recovers_x_after_a_restart() {
     let (fa, fb, fx) = (scratch("ta.npy"), scratch("tb.npy"), scratch("tx.npy"));
     write_npy(&fa, 2 * n, n, &tall).unwrap();
     write_npy(&fb, 2 * n, k, &tall_b).unwrap();
-    let (a_arg, b_arg, x_arg) = (fa.display().to_string(), fb.display().to_string(), fx.display().to_string());
-    let (out, r) = Ft::new("qr", &["--grid", "2x2", "--nb", "16", "--lstsq"]).run(&[
-        "--input",
-        &a_arg,
-        "--rhs",
-        &b_arg,
-        "--solution",
-        &x_arg,
-        "--kill",
-        "1@0:encode",
-    ]);
+    let mut args = file_args(&fa, &fb, &fx);
+    args.extend(["--kill".into(), "1@0:encode".into()]);
+    let (out, r) = Ft::new("qr", &["--grid", "2x2", "--nb", "16", "--lstsq"])
+        .run(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     let r = report(r, &out);
     assert_eq!(r.restarts, Some(1), "{r:?}");
@@ -237,17 +236,10 @@ fn lu_ft_solve_after_a_loss_between_the_calls_gives_the_exact_x_on_every_rank() 
     let (fa, fb, fx) = (scratch("app-a.npy"), scratch("app-b.npy"), scratch("app-x.npy"));
     write_npy(&fa, n, n, &a).unwrap();
     write_npy(&fb, n, k, &b).unwrap();
-    let (a_arg, b_arg, x_arg) = (fa.display().to_string(), fb.display().to_string(), fx.display().to_string());
-    let (out, r) = Ft::new("lu", &["--grid", "2x2", "--nb", "16", "--solve"]).run(&[
-        "--input",
-        &a_arg,
-        "--rhs",
-        &b_arg,
-        "--solution",
-        &x_arg,
-        "--kill",
-        "1@app:0",
-    ]);
+    let mut args = file_args(&fa, &fb, &fx);
+    args.extend(["--kill".into(), "1@app:0".into()]);
+    let (out, r) = Ft::new("lu", &["--grid", "2x2", "--nb", "16", "--solve"])
+        .run(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     assert!(out.stderr.contains("injecting SIGKILL into rank 1 at app:0"), "{}", out.stderr);
     assert_eq!(report(r, &out).restarts, Some(1));
