@@ -47,13 +47,21 @@ pub fn start_preparing<T>(p: i32, q: i32, injector: Injector, prepare: impl FnOn
 
 impl Session {
     /// Ends the job: releases spares, records the outcome (grid rank 0: the
-    /// launcher's exit code), and
-    /// finishes MPI within bounded time.
+    /// launcher's exit code), and finishes MPI within bounded time.
     pub fn finish(self, outcome: Outcome, detail: &str) -> ! {
-        // (After a checkpoint rank 0 may be the lost process: every
-        // survivor reports it, the same way.)
-        if self.grid.rank() == 0 || matches!(outcome, Outcome::Checkpointed { .. }) {
-            blacs_ft::launch::write_outcome(outcome, detail);
+        match outcome {
+            // After a checkpoint, or a failure the grid was not repaired
+            // from, rank 0 may be the lost process: every survivor reports
+            // it, the same way.
+            Outcome::Checkpointed { .. } => blacs_ft::launch::write_outcome(outcome, detail),
+            // And no survivor leaves before all of them said why (the first
+            // exit with this code ends the job, output in flight included).
+            Outcome::Unrecoverable => {
+                blacs_ft::launch::write_outcome(outcome, detail);
+                self.grid.meet_before_exit(outcome.exit_code());
+            }
+            _ if self.grid.rank() == 0 => blacs_ft::launch::write_outcome(outcome, detail),
+            _ => {}
         }
         self.grid.close();
         self.rt.finish(outcome.exit_code())

@@ -68,10 +68,49 @@ impl Error {
         matches!(self, Error::Checkpointed { .. })
     }
 
+    /// The [`Error::Unrecoverable`] of more lost processes in one process
+    /// row than the checksums rebuild: grid `ranks` (ascending) of process
+    /// `row`, `tolerated` per row. One wording wherever it is found (before
+    /// a repair spawns anyone, or after it).
+    pub fn too_many_losses_in_row(row: usize, ranks: &[i32], tolerated: usize) -> Self {
+        let names: Vec<String> = ranks.iter().map(i32::to_string).collect();
+        let reason = if tolerated == 1 {
+            format!(
+                "ranks {} of process row {row} were both lost: the checksums can rebuild one process per process row",
+                names.join(" and ")
+            )
+        } else {
+            format!(
+                "ranks {} of process row {row} were all lost: the checksums can rebuild {tolerated} processes per \
+                 process row",
+                names.join(", ")
+            )
+        };
+        Error::Unrecoverable { reason }
+    }
+
     /// Convenience constructor for [`Error::InvalidArgument`].
     pub fn invalid(arg: impl Into<String>, reason: impl Into<String>) -> Self {
         Error::InvalidArgument { arg: arg.into(), reason: reason.into() }
     }
+}
+
+/// The lowest process row in which more than `tolerated` distinct
+/// processes were lost, with its lost process columns (ascending); `lost`
+/// holds grid coordinates `(process row, process column)`, duplicates
+/// counting once. `None` when every row is within `tolerated`.
+pub fn row_beyond_tolerance(lost: &[(usize, usize)], tolerated: usize) -> Option<(usize, Vec<usize>)> {
+    let mut by_row: std::collections::BTreeMap<usize, Vec<usize>> = std::collections::BTreeMap::new();
+    for &(pr, pc) in lost {
+        let cols = by_row.entry(pr).or_default();
+        if !cols.contains(&pc) {
+            cols.push(pc);
+        }
+    }
+    by_row.into_iter().find(|(_, cols)| cols.len() > tolerated).map(|(row, mut cols)| {
+        cols.sort_unstable();
+        (row, cols)
+    })
 }
 
 impl fmt::Display for Error {

@@ -131,6 +131,9 @@ pub struct Grid {
     /// A replacement that has not yet been taken in by a resilient region
     /// (see [`Grid::take_newcomer`]).
     newcomer: bool,
+    /// Lost processes per process row that the data being computed can be
+    /// rebuilt from (see [`Grid::set_losses_tolerated_per_row`]).
+    tolerated_per_row: Option<usize>,
 }
 
 /// Checks a grid shape against the number of processes (`(global)` args).
@@ -297,6 +300,7 @@ impl Grid {
                         repairs,
                         pending_error: None,
                         newcomer: replacement.is_some(),
+                        tolerated_per_row: None,
                     };
                     return Ok(Joined::Active(Box::new(grid)));
                 }
@@ -305,7 +309,7 @@ impl Grid {
                     Parked::Repaired(r) => repairs.push(r),
                 },
                 Err(e) if e.is_process_failure() && ulfm == UlfmStatus::Available => {
-                    repairs.push(universe.repair(&launch, &injector)?);
+                    repairs.push(universe.repair(&launch, &injector, None)?);
                 }
                 Err(e) => return Err(e),
             }
@@ -690,6 +694,22 @@ impl Grid {
         }
     }
 
+    /// Declares how many lost processes per process row the data being
+    /// computed can be rebuilt from (`None`: no limit, the default), and
+    /// returns the limit it replaces. Local; every grid rank declares the
+    /// same around the same computation (a fault-tolerant routine, for its
+    /// duration).
+    ///
+    /// # Fault tolerance
+    /// A repair that finds more processes of one process row gone than the
+    /// lowest limit any live process declared returns the same
+    /// [`Error::Unrecoverable`] on every live process of the job (hot
+    /// spares included), before it spawns or promotes anyone: no
+    /// replacement is started only to be told that its blocks are lost.
+    pub fn set_losses_tolerated_per_row(&mut self, tolerated: Option<usize>) -> Option<usize> {
+        std::mem::replace(&mut self.tolerated_per_row, tolerated)
+    }
+
     /// The resilient-region entry after an error: revoke every grid
     /// communicator, repair (shrink, hand dead ranks to spares or spawn
     /// replacements, merge, split back to the same ranks and coordinates),
@@ -705,7 +725,7 @@ impl Grid {
     pub fn recover(&mut self) -> Result<RepairReport> {
         self.ulfm.require()?;
         self.revoke_all();
-        let mut report = self.universe.repair(&self.launch, &self.injector)?;
+        let mut report = self.universe.repair(&self.launch, &self.injector, self.tolerated_per_row)?;
         self.injector.set_losses(&self.universe.losses);
         let (mut builds, mut built_in) = (0, self.universe.epoch);
         loop {
@@ -747,7 +767,7 @@ impl Grid {
                     // communicators first: a process that settled may be
                     // blocked on them already.
                     self.revoke_all();
-                    let more = self.universe.repair(&self.launch, &self.injector)?;
+                    let more = self.universe.repair(&self.launch, &self.injector, self.tolerated_per_row)?;
                     self.injector.set_losses(&self.universe.losses);
                     report = merge_reports(report, more);
                 }
@@ -918,7 +938,7 @@ fn park(u: &mut Universe, launch: &LaunchCommand, injector: &Injector) -> Result
             }
             Ok(None) => std::thread::sleep(SPARE_POLL),
             Err(e) if e.is_process_failure() => {
-                return u.repair(launch, injector).map(Parked::Repaired);
+                return u.repair(launch, injector, None).map(Parked::Repaired);
             }
             Err(e) => return Err(e),
         }

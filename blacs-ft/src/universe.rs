@@ -96,11 +96,19 @@ impl Universe {
     }
 
     /// Runs the repair protocol until it succeeds or is hopeless. All live
-    /// members of the universe (grid ranks and spares) call it.
+    /// members of the universe (grid ranks and spares) call it. `tolerated`
+    /// is this process's limit on lost processes per process row (see
+    /// [`crate::Grid::set_losses_tolerated_per_row`]); the lowest one among
+    /// the live processes applies.
     ///
     /// On success the universe holds the live processes and the newcomers,
     /// every grid rank has a process again, and `epoch` is one higher.
-    pub fn repair(&mut self, launch: &LaunchCommand, injector: &Injector) -> Result<RepairReport> {
+    pub fn repair(
+        &mut self,
+        launch: &LaunchCommand,
+        injector: &Injector,
+        tolerated: Option<usize>,
+    ) -> Result<RepairReport> {
         note_failure();
         let t_all = Instant::now();
         let start_epoch = self.epoch;
@@ -126,7 +134,7 @@ impl Universe {
                     reason: format!("repair did not complete after {MAX_ATTEMPTS} attempts (failures keep hitting it)"),
                 });
             }
-            match self.attempt(launch, injector, me_grid, start_epoch, &mut report) {
+            match self.attempt(launch, injector, me_grid, start_epoch, tolerated, &mut report) {
                 Ok(()) => break,
                 Err(e) if e.is_process_failure() => continue,
                 Err(e) => return Err(e),
@@ -150,6 +158,7 @@ impl Universe {
         injector: &Injector,
         me_grid: i32,
         start_epoch: u32,
+        tolerated: Option<usize>,
         report: &mut RepairReport,
     ) -> Result<()> {
         trace!(
@@ -170,12 +179,16 @@ impl Universe {
         // (the membership is agreed by the shrink itself). Until that is
         // agreed the universe stays as it was: a retry starts again from
         // it, on every process alike.
-        let olds = shrunk.allgather(&[self.comm.rank() as i64]);
+        // (With each process's limit on losses per row: -1 for none.)
+        let limit = tolerated.map_or(-1, |t| t as i64);
+        let olds = shrunk.allgather(&[self.comm.rank() as i64, limit]);
         if let Err(e) = agreed(&shrunk, olds.is_ok()) {
             let _ = shrunk.revoke();
             return Err(e);
         }
-        let olds = olds?;
+        let gathered = olds?;
+        let olds: Vec<i64> = gathered.chunks_exact(2).map(|c| c[0]).collect();
+        let tolerated = gathered.chunks_exact(2).filter_map(|c| usize::try_from(c[1]).ok()).min();
         let old_roles = std::mem::take(&mut self.roles);
         self.comm = shrunk;
         let mut new_roles: Vec<i64> =
@@ -193,6 +206,16 @@ impl Universe {
         let dead_grid: Vec<i64> = (0..held.len()).filter(|&g| !held[g]).map(|g| g as i64).collect();
         report.killed.extend(dead_grid.iter().map(|&r| r as i32));
         trace!("shrunk to {} processes; grid ranks to replace: {dead_grid:?}", self.comm.size());
+        // Every live process computed the same list and limit: all of them
+        // stop here alike, before a replacement is started in vain.
+        if let Some(t) = tolerated {
+            let q = self.q as usize;
+            let coords: Vec<(usize, usize)> = dead_grid.iter().map(|&g| (g as usize / q, g as usize % q)).collect();
+            if let Some((row, cols)) = crate::error::row_beyond_tolerance(&coords, t) {
+                let ranks: Vec<i32> = cols.iter().map(|&c| (row * q + c) as i32).collect();
+                return Err(Error::too_many_losses_in_row(row, &ranks, t));
+            }
+        }
         self.roles = new_roles.clone();
         injector.point(me_grid, start_epoch, "repair", report.attempts as u64, "shrink");
 

@@ -21,7 +21,6 @@ use crate::encode::axpy_block;
 use crate::layout::LayoutError;
 use crate::shape::{check_len, compact_len, ShapeError};
 use crate::weights::{CodeWeights, SmallLu, MAX_CHECKSUMS};
-use std::collections::BTreeMap;
 use std::fmt;
 
 /// An erased member of a group: a data block (by its position in the group) or a checksum.
@@ -290,18 +289,8 @@ pub fn rebuild_group(
 /// Checks that a set of lost processes (grid coordinates `(pr, pc)`; duplicates count once)
 /// can be rebuilt with `tolerated` losses per process row. Reports the lowest offending row.
 pub fn check_recoverable_up_to(lost: &[(usize, usize)], tolerated: usize) -> Result<(), ErasureError> {
-    let mut by_row: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for &(pr, pc) in lost {
-        let cols = by_row.entry(pr).or_default();
-        if !cols.contains(&pc) {
-            cols.push(pc);
-        }
-    }
-    match by_row.into_iter().find(|(_, cols)| cols.len() > tolerated) {
-        Some((row, mut process_cols)) => {
-            process_cols.sort_unstable();
-            Err(ErasureError::TooManyLossesInProcessRow { row, process_cols, tolerated })
-        }
+    match blacs_ft::row_beyond_tolerance(lost, tolerated) {
+        Some((row, process_cols)) => Err(ErasureError::TooManyLossesInProcessRow { row, process_cols, tolerated }),
         None => Ok(()),
     }
 }

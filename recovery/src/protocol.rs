@@ -535,6 +535,22 @@ pub fn run<A: Algorithm>(
     start: Start<A::State>,
     verify: bool,
 ) -> Result<Outcome<A::Check>, A::Error> {
+    // A repair during the call that finds more losses in one process row
+    // than the checksums rebuild stops at once, on every process, before
+    // it starts replacements (the check after the repair stays: a process
+    // lost during the repair itself leaves a replacement without blocks).
+    let before = region.grid_mut().set_losses_tolerated_per_row(Some(alg.tolerated_losses()));
+    let outcome = run_call(region, alg, start, verify);
+    region.grid_mut().set_losses_tolerated_per_row(before);
+    outcome
+}
+
+fn run_call<A: Algorithm>(
+    region: &mut Region,
+    alg: &mut A,
+    start: Start<A::State>,
+    verify: bool,
+) -> Result<Outcome<A::Check>, A::Error> {
     let (mut call, mut failure) = CallRun::begin(region, alg, start)?;
     loop {
         if let Some(f) = failure.take() {
@@ -965,20 +981,8 @@ fn lost_ranks(grid: &Grid, valid: bool, tolerated: usize) -> blacs_ft::Result<Ve
     if let Err(checksum::ErasureError::TooManyLossesInProcessRow { row, process_cols, .. }) =
         checksum::check_recoverable_up_to(&coords, tolerated)
     {
-        let ranks: Vec<String> = process_cols.iter().map(|&c| (row as i32 * q + c as i32).to_string()).collect();
-        let reason = if tolerated == 1 {
-            format!(
-                "ranks {} of process row {row} were both lost: the checksums can rebuild one process per process row",
-                ranks.join(" and ")
-            )
-        } else {
-            format!(
-                "ranks {} of process row {row} were all lost: the checksums can rebuild {tolerated} processes per \
-                 process row",
-                ranks.join(", ")
-            )
-        };
-        return Err(blacs_ft::Error::Unrecoverable { reason });
+        let ranks: Vec<i32> = process_cols.iter().map(|&c| row as i32 * q + c as i32).collect();
+        return Err(blacs_ft::Error::too_many_losses_in_row(row, &ranks, tolerated));
     }
     Ok(lost)
 }
