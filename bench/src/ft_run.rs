@@ -718,6 +718,7 @@ impl FtOutcome {
         r.recoveries = Some(self.report.recoveries.iter().map(RecoveryEntry::from).collect());
         r.restarts = Some(self.restarts);
         r.overhead_model = Some(self.report.overhead_model);
+        r.checksum_layout = Some(ft.layout);
         r.checksum_check = self.report.check.clone();
         r.compare = self.compare.as_ref().map(Compare::report);
         r.ok = self.ok();
@@ -777,13 +778,14 @@ fn announce(region: &Region, a: &FactorJob, ft: &FtJob) {
         return;
     }
     println!(
-        "ftla {} --ft: {}x{} matrix, NB {}, {} grid + {} spare(s), OpenBLAS kernel {}",
+        "ftla {} --ft: {}x{} matrix, NB {}, {} grid + {} spare(s), {} checksums, OpenBLAS kernel {}",
         a.op.name(),
         a.shape().map_or(a.m, |s| s.0),
         a.shape().map_or(a.n, |s| s.1),
         a.nb,
         a.grid,
         ft.spares,
+        ft.layout,
         blas::kernel_name(),
     );
     if !ft.kill.is_empty() {

@@ -48,6 +48,9 @@ fn two_checksums_on_1x4_rebuild_losses_in_two_steps() {
     let r = report(json, &out);
     assert!(residuals_pass(&r) && r.ok, "{r:?}");
     assert!(r.checksum_check.as_ref().is_some_and(|c| c.ok), "{r:?}");
+    // The report names the layout, in the JSON and in its first line.
+    assert_eq!(r.checksum_layout, Some(scalapack_ft::abft::LayoutKind::Rotating { checksums: 2 }), "{r:?}");
+    assert!(out.stdout.contains("1x4 grid + 0 spare(s), rotating (f = 2) checksums"), "{}", out.stdout);
     let rec = r.recoveries.clone().unwrap_or_default();
     let got: Vec<(Vec<i32>, u64)> = rec.iter().map(|x| (x.ranks.clone(), x.step)).collect();
     assert_eq!(got, vec![(vec![3], 3), (vec![1], 8)], "{r:?}");

@@ -45,6 +45,11 @@ pub const RESUME_VAR: &str = "FTLA_RESUME";
 pub const EPOCH_BASE_VAR: &str = "FTLA_EPOCH_BASE";
 /// Restarts of the run so far (0 in its first job).
 pub const RESTARTS_VAR: &str = "FTLA_RESTARTS";
+/// The checksum layout of a C program's fault-tolerant calls
+/// (`reverse-neighbor` or `rotating`; read by `scalapack_ft`).
+pub const LAYOUT_VAR: &str = "FTLA_LAYOUT";
+/// The rotating layout's checksums per group (read by `scalapack_ft`).
+pub const CHECKSUMS_VAR: &str = "FTLA_CHECKSUMS";
 /// Environment variable whose value marks every process of one job.
 pub const JOB_TAG_VAR: &str = "FTLA_JOB_TAG";
 /// How long a job may take to end once grid rank 0 reported its outcome
@@ -312,8 +317,8 @@ pub fn relaunch(r: &Relaunch) -> ! {
     }
 }
 
-/// The variables of recovery passed on to every process (set, possibly
-/// empty, by [`launch_once`]).
+/// The variables of recovery and of the checksum layout passed on to
+/// every process (set, possibly empty, by [`launch_once`]).
 const FORWARDED: &[&str] = &[
     RECOVERY_VAR,
     CHECKPOINT_DIR_VAR,
@@ -322,6 +327,9 @@ const FORWARDED: &[&str] = &[
     EPOCH_BASE_VAR,
     RESTARTS_VAR,
     crate::universe::REFUSE_SPAWN_VAR,
+    // (Every process's calls use one layout, on other hosts too.)
+    LAYOUT_VAR,
+    CHECKSUMS_VAR,
 ];
 
 /// How often the launcher looks for the job's processes once it reported
@@ -768,6 +776,15 @@ mod tests {
     use super::*;
 
     const DASHES: &str = "--------------------------------------------------------------------------";
+
+    #[test]
+    fn the_checksum_layout_reaches_every_process_on_every_host() {
+        let r = Relaunch { nprocs: 4, timeout: None, ulfm: true, cof: None, program: Some(vec!["app".into()]) };
+        let args: Vec<String> = mpiexec_command(&r).get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+        for var in [LAYOUT_VAR, CHECKSUMS_VAR] {
+            assert!(args.windows(2).any(|w| w[0] == "-x" && w[1] == var), "{var} not passed on: {args:?}");
+        }
+    }
 
     #[test]
     fn lost_ranks_are_named_in_words() {

@@ -265,6 +265,10 @@ pub struct FactorReport {
     /// Predicted extra trailing-update work of the checksums (fraction).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub overhead_model: Option<f64>,
+    /// The checksum layout of a fault-tolerant run (`"ReverseNeighbor"`,
+    /// or `{"Rotating": {"checksums": F}}`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub checksum_layout: Option<checksum::LayoutKind>,
     /// `--verify`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub checksum_check: Option<crate::abft::ChecksumCheck>,
@@ -315,6 +319,7 @@ impl FactorReport {
             recoveries: None,
             restarts: None,
             overhead_model: None,
+            checksum_layout: None,
             checksum_check: None,
             compare: None,
             iterations: None,

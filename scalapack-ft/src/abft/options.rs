@@ -31,10 +31,12 @@ pub struct FtReport {
     pub earlier_s: f64,
 }
 
-/// The variable naming the checksum layout of a C program's fault-tolerant calls.
-pub const LAYOUT_VAR: &str = "FTLA_LAYOUT";
-/// The variable giving the rotating layout's checksums per group.
-pub const CHECKSUMS_VAR: &str = "FTLA_CHECKSUMS";
+/// The variable giving the rotating layout's checksums per group (passed
+/// on like [`LAYOUT_VAR`]).
+pub use blacs_ft::launch::CHECKSUMS_VAR;
+/// The variable naming the checksum layout of a C program's fault-tolerant
+/// calls (`ftla launch` passes it to every process, on every host).
+pub use blacs_ft::launch::LAYOUT_VAR;
 
 impl FtOptions {
     /// The options of a C program's fault-tolerant calls, from the
