@@ -120,6 +120,23 @@ fn a_checkpoint_saved_with_the_rotating_layout_is_refused_by_another_layout_nami
 }
 
 #[test]
+fn two_checksums_restart_from_checkpoints_with_two_files_of_one_row_missing() {
+    let dir = std::env::temp_dir().join(format!("ftla-rotating-cof2-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.display().to_string();
+    let cof = ["--recovery", "cof", "--checkpoint-dir", &d, "--check", "--verify"];
+    let (out, json) = rotating("2").run(&[&cof[..], &["--grid", "1x4", "--kill", "1@3:update,2@3:update"]].concat());
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("resuming pdgeqrf_ft at step 3"), "{}", out.stdout);
+    let r = report(json, &out);
+    assert!(residuals_pass(&r) && r.checksum_check.as_ref().is_some_and(|c| c.ok), "{r:?}");
+    let rec = r.recoveries.clone().unwrap_or_default();
+    let got: Vec<(Vec<i32>, u64, &str)> = rec.iter().map(|x| (x.ranks.clone(), x.step, x.mode.as_str())).collect();
+    assert_eq!(got, vec![(vec![1, 2], 3, "cof")], "{r:?}");
+}
+
+#[test]
 fn more_than_one_checksum_needs_the_rotating_layout() {
     Ft::new("qr", &SHAPE)
         .refused(&["--n", "64", "--grid", "1x4", "--checksums", "2"], "--checksums 2 needs --layout rotating");

@@ -697,6 +697,7 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
         let elapsed_s = self.earlier_s + self.started.elapsed().as_secs_f64();
         let description = codec::encode(&self.alg.call());
         let holds_state = self.holds_state;
+        let tolerated_losses = self.alg.tolerated_losses();
         let alg = &mut *self.alg;
         let saving = || match holds_state {
             false => Saving::Nothing,
@@ -707,6 +708,7 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
                 detect_ms,
                 elapsed_s,
                 history,
+                tolerated_losses,
             }),
         };
         Ok(self.region.repair_or_save(saving)?.mode)

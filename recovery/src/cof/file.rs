@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 const MAGIC: &[u8; 8] = b"FTLACKPT";
 /// The format this build writes and reads (2: the header in the one
 /// codec, with typed call records; a version-1 file is refused, naming it).
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// Bytes before the header: magic, version, header length.
 const LEAD: usize = 16;
 /// Values converted per write or read (1 MiB of payload).
@@ -57,6 +57,9 @@ pub struct SavedCall {
     pub history: Vec<RecoveryRecord>,
     /// Lengths of the local arrays in the payload (values).
     pub arrays: Vec<u64>,
+    /// Lost processes per process row the call's checksums rebuild: more
+    /// missing files in one row are refused as unrecoverable.
+    pub tolerated_losses: u32,
 }
 
 /// What a checkpoint file says about itself.
@@ -321,6 +324,7 @@ mod tests {
                 elapsed_s: 0.25,
                 history: vec![],
                 arrays: vec![3, 2],
+                tolerated_losses: 1,
             }),
             saved_at_ms: 0.0,
             save_ms: 0.0,
@@ -382,10 +386,14 @@ mod tests {
         bad[8] = 9;
         std::fs::write(&path, &bad).unwrap();
         assert!(read_header(&path).unwrap_err().contains("format version 9"));
-        // A checkpoint of the format before the one codec.
-        bad[8] = 1;
-        std::fs::write(&path, &bad).unwrap();
-        assert!(read_header(&path).unwrap_err().contains("format version 1; this build reads version 2"));
+        // A checkpoint of the formats before the one codec, and before the
+        // saved call recorded the losses per row its checksums rebuild.
+        for old in [1u8, 2] {
+            bad[8] = old;
+            std::fs::write(&path, &bad).unwrap();
+            let e = read_header(&path).unwrap_err();
+            assert!(e.contains(&format!("format version {old}; this build reads version 3")), "{e}");
+        }
     }
 
     #[test]

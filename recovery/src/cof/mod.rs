@@ -140,6 +140,9 @@ pub struct Snapshot<'a> {
     pub elapsed_s: f64,
     /// The call's earlier recoveries.
     pub history: Vec<crate::protocol::RecoveryRecord>,
+    /// Lost processes per process row the call's checksums rebuild
+    /// (`protocol::Algorithm::tolerated_losses`).
+    pub tolerated_losses: usize,
 }
 
 /// Writes this process's checkpoint (`saving`) and waits for the other
@@ -183,6 +186,7 @@ pub(crate) fn save(grid: &Grid, opts: &RegionOptions, log: &StatusLog, saving: S
                     elapsed_s: s.elapsed_s,
                     history: s.history,
                     arrays: s.arrays.iter().map(|a| a.len() as u64).collect(),
+                    tolerated_losses: s.tolerated_losses as u32,
                 });
                 file::write(&dir, &mut header, &s.arrays)
             }
@@ -269,8 +273,8 @@ fn mismatch(mine: &Header, reference: &Header, holder: i32) -> String {
 /// # Errors
 /// The same [`Error::Checkpoint`] on every rank, naming the file: one that
 /// cannot be read, is truncated or corrupt, or comes from another grid,
-/// call or run; or none at all. The files of two ranks of one process row
-/// missing (the checksums rebuild one per row) are
+/// call or run; or none at all. More files of one process row missing than
+/// the saved call's checksums rebuild per row (its layout's `f`) are
 /// [`Error::Unrecoverable`], naming the files. Files of an earlier save
 /// of the same run (a newer one exists) are ignored, said on standard
 /// error: those ranks are rebuilt.
@@ -326,23 +330,30 @@ pub(crate) fn load(grid: &Grid, dir: &Path, run_id: Option<u64>) -> Result<Resum
         _ => Ok(()),
     };
     agree_on(grid, fits)?;
-    if reference.call.is_some() {
+    if let Some(call) = &reference.call {
         let flags = grid.allgather(Scope::All, &[own.is_none() as i64])?;
-        let missing: Vec<i32> = (0..flags.len() as i32).filter(|&r| flags[r as usize] != 0).collect();
         let q = grid.npcol();
-        for row in 0..grid.nprow() {
-            let in_row: Vec<i32> = missing.iter().copied().filter(|r| r / q == row).collect();
-            if in_row.len() > 1 {
-                // (Two losses in one process row: unrecoverable, as in place.)
-                let files: Vec<String> = in_row.iter().map(|&r| file::path_of(dir, r).display().to_string()).collect();
-                return Err(Error::Unrecoverable {
-                    reason: format!(
-                        "the checkpoints {} are missing: grid ranks {in_row:?} were all lost in process row {row}, \
-                         and the checksums rebuild one process per process row",
-                        files.join(", ")
-                    ),
-                });
-            }
+        let missing: Vec<(usize, usize)> = (0..flags.len() as i32)
+            .filter(|&r| flags[r as usize] != 0)
+            .map(|r| ((r / q) as usize, (r % q) as usize))
+            .collect();
+        let tolerated = call.tolerated_losses as usize;
+        if let Some((row, cols)) = blacs_ft::row_beyond_tolerance(&missing, tolerated) {
+            // (More losses in one process row than the checksums rebuild:
+            // unrecoverable, as in place.)
+            let ranks: Vec<i32> = cols.iter().map(|&c| row as i32 * q + c as i32).collect();
+            let files: Vec<String> = ranks.iter().map(|&r| file::path_of(dir, r).display().to_string()).collect();
+            let rebuild = match tolerated {
+                1 => "one process".to_string(),
+                t => format!("{t} processes"),
+            };
+            return Err(Error::Unrecoverable {
+                reason: format!(
+                    "the checkpoints {} are missing: grid ranks {ranks:?} were all lost in process row {row}, \
+                     and the checksums rebuild {rebuild} per process row",
+                    files.join(", ")
+                ),
+            });
         }
     }
     Ok(Resumed {
