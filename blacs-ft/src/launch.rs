@@ -778,6 +778,19 @@ mod tests {
     const DASHES: &str = "--------------------------------------------------------------------------";
 
     #[test]
+    fn every_process_exit_code_means_one_thing() {
+        let mut codes = [
+            EXIT_UNRECOVERABLE,
+            EXIT_CHECKPOINTED,
+            EXIT_TIMEOUT,
+            crate::watchdog::EXIT_STALLED,
+            crate::universe::EXIT_ABANDONED,
+        ];
+        codes.sort_unstable();
+        assert!(codes.windows(2).all(|w| w[0] != w[1]), "{codes:?}");
+    }
+
+    #[test]
     fn the_checksum_layout_reaches_every_process_on_every_host() {
         let r = Relaunch { nprocs: 4, timeout: None, ulfm: true, cof: None, program: Some(vec!["app".into()]) };
         let args: Vec<String> = mpiexec_command(&r).get_args().map(|a| a.to_string_lossy().into_owned()).collect();

@@ -14,8 +14,9 @@ use std::io::Write;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-/// Exit code of a process whose repair stalled past its deadline.
-pub const EXIT_STALLED: i32 = 76;
+/// Exit code of a process whose repair stalled past its deadline (not
+/// [`crate::launch::EXIT_CHECKPOINTED`]'s 76: a stall saved nothing).
+pub const EXIT_STALLED: i32 = 77;
 
 struct Armed {
     id: u64,
