@@ -112,9 +112,9 @@ impl Scenario {
     ///
     /// With `f > 1` rotating checksums, the losses at once are drawn in
     /// the first victim's process row half the time, up to `f + 1` of
-    /// them. The factorization tolerates `f` per row; the solve with the
-    /// factors (its right-hand sides' reverse-neighboring checksums) and a
-    /// checkpoint-on-failure restart one.
+    /// them. The factorization, the solve with its factors (B's checksums
+    /// are in their layout) and a checkpoint-on-failure restart each
+    /// tolerate `f` per row.
     fn draw(rng: &mut StdRng, op: Op, recovery: Policy, layout: LayoutKind) -> Scenario {
         // A step's phases, its commit included.
         let phases: Vec<&str> =
@@ -190,11 +190,9 @@ impl Scenario {
                         victims.push(r2);
                     }
                     kills.extend(victims[1..].iter().map(|r| format!("{r}@{point}")));
-                    let tolerated =
-                        if first == FirstKill::Factorization && recovery == Policy::InPlace { f } else { 1 };
                     let most_in_a_row =
                         (0..p).map(|pr| victims.iter().filter(|&&r| row(r) == pr).count()).max().unwrap_or(0);
-                    recoverable = before_checksums || most_in_a_row <= tolerated;
+                    recoverable = before_checksums || most_in_a_row <= f;
                 }
                 // During the first one's repair (a spawn point fires only
                 // when a replacement is spawned).
@@ -203,9 +201,7 @@ impl Scenario {
                     kills.push(format!("{r2}@{at}"));
                     // (Under checkpoint-on-failure nothing is repaired.)
                     let fires = recovery != Policy::Cof && (!at.ends_with("spawn") || spares == 0);
-                    let tolerated =
-                        if first == FirstKill::Factorization && recovery == Policy::InPlace { f } else { 1 };
-                    recoverable = before_checksums || !fires || row(r1) != row(r2) || tolerated > 1;
+                    recoverable = before_checksums || !fires || row(r1) != row(r2) || f > 1;
                 }
                 // After it, at a later step (the repair made epoch 1); the
                 // first victim's replacement may be the one.

@@ -2,7 +2,8 @@
 //! --checksums F`) under real SIGKILLs: f = 1 on 1x3 and 2x3, f = 2 on
 //! 1x4 (two processes of one row in one step, and in two steps; LU's
 //! left-factor sums follow every interchange), and f + 1 losses in one
-//! row unrecoverable on every survivor. LU: residuals below 16 and the
+//! row unrecoverable on every survivor; the solve on f = 2 factors
+//! rebuilds two processes of one row too. LU: residuals below 16 and the
 //! solve's too; CG: converged in the failure-free number of iterations.
 
 mod common;
@@ -45,6 +46,19 @@ fn lu_with_two_checksums_on_1x4_rebuilds_two_processes_of_one_row() {
     assert!(residuals_pass(&r) && r.checksum_check.as_ref().is_some_and(|c| c.ok), "{r:?}");
     let steps: Vec<(Vec<i32>, u64)> = r.recoveries.iter().flatten().map(|x| (x.ranks.clone(), x.step)).collect();
     assert_eq!(steps, vec![(vec![3], 2), (vec![2], 9)], "{r:?}");
+}
+
+#[test]
+fn the_solve_on_two_checksum_factors_rebuilds_two_processes_of_one_row() {
+    // B's checksums are in the factors' layout: the solve tolerates their f.
+    let (out, json) =
+        lu("2").run(&["--grid", "1x4", "--nrhs", "3", "--kill", "1@getrs:3,2@getrs:3", "--check", "--verify"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r = report(json, &out);
+    assert!(residuals_pass(&r) && r.checksum_check.as_ref().is_some_and(|c| c.ok), "{r:?}");
+    assert!(r.solve_residual.is_some_and(|s| s < 16.0), "{r:?}");
+    let steps: Vec<(Vec<i32>, u64)> = r.recoveries.iter().flatten().map(|x| (x.ranks.clone(), x.step)).collect();
+    assert_eq!(steps, vec![(vec![1, 2], 3)], "{r:?}");
 }
 
 /// The failure-free FT solve's iterations on `grid` with `f` checksums.

@@ -1,7 +1,9 @@
 //! Right-hand sides protected during a fault-tolerant solve: B in an
-//! extended matrix [B | padding | checksum pairs] with the same
-//! reverse-neighboring checksums as a factorization's A (docs/architecture.md,
-//! "Protected results").
+//! extended matrix [B | padding | checksums] with checksums in the layout
+//! of the factors it is solved with (reverse-neighboring pairs, or the
+//! rotating layout's f weighted checksums per group), as a
+//! factorization's A (docs/architecture.md, "Protected results"): a solve
+//! survives as many losses per process row as its factors.
 //!
 //! A solve applies only left-side operations to B — row interchanges,
 //! triangular solves with L, U or R, the block reflectors of Qᵀ — and any
@@ -56,24 +58,35 @@ impl ProtectedRhs {
     /// block of min(NB_B, NRHS) columns puts the same columns on the same
     /// process column as NB_B does — and B is copied in and out without
     /// communication.
-    pub fn layout(grid: &Grid, b: &DistMatrix) -> std::result::Result<ChecksumLayout, LayoutError> {
+    /// `kind` is the factors' layout: B's checksums tolerate the same
+    /// losses per process row.
+    pub fn layout(grid: &Grid, b: &DistMatrix, kind: LayoutKind) -> std::result::Result<ChecksumLayout, LayoutError> {
         let nb = column_block(b.nb(), b.n());
-        ChecksumLayout::new(LayoutKind::ReverseNeighbor, b.m(), b.n(), nb, grid.nprow() as usize, grid.npcol() as usize)
+        ChecksumLayout::new(kind, b.m(), b.n(), nb, grid.nprow() as usize, grid.npcol() as usize)
     }
 
     /// The most memory, in bytes, that any process of a `p`×`q` grid
     /// holds for the protected copy of an `m`×`nrhs` B with rows in
-    /// blocks of `mb` and columns in blocks of `nb_b` (all global): its
-    /// extended matrix and its (unused) left-factor sums. `None` for
-    /// shapes that cannot carry checksums (Q < 2).
-    pub fn bytes_per_process(m: usize, nrhs: usize, mb: usize, nb_b: usize, p: usize, q: usize) -> Option<u64> {
-        let layout = ChecksumLayout::new(LayoutKind::ReverseNeighbor, m, nrhs, column_block(nb_b, nrhs), p, q).ok()?;
+    /// blocks of `mb` and columns in blocks of `nb_b` (all global), its
+    /// checksums in the layout `kind`: its extended matrix and its (unused)
+    /// left-factor sums. `None` for shapes that cannot carry checksums
+    /// (Q < 2; Q < f + 1 for the rotating layout).
+    pub fn bytes_per_process(
+        m: usize,
+        nrhs: usize,
+        mb: usize,
+        nb_b: usize,
+        p: usize,
+        q: usize,
+        kind: LayoutKind,
+    ) -> Option<u64> {
+        let layout = ChecksumLayout::new(kind, m, nrhs, column_block(nb_b, nrhs), p, q).ok()?;
         Some(largest_bytes(&layout, mb, p, q))
     }
 
     /// Local: B (argument `name`, its descriptor argument `position` of
-    /// `routine`) can be protected on `grid`, and where its checksums
-    /// live ([`ProtectedRhs::layout`]). The one check every fault-tolerant
+    /// `routine`) can be protected on `grid` in the factors' layout
+    /// `kind`, and where its checksums live ([`ProtectedRhs::layout`]). The one check every fault-tolerant
     /// solve makes beyond ScaLAPACK's, after the routine's own (B's rows
     /// distributed as the factors', which start on process row 0): B's
     /// first block column on process column 0 (`CSRC = 0`, so that B's
@@ -88,6 +101,7 @@ impl ProtectedRhs {
         routine: &str,
         position: u32,
         name: &str,
+        kind: LayoutKind,
     ) -> Result<ChecksumLayout> {
         let csrc = b.desc().csrc();
         if csrc != 0 {
@@ -102,13 +116,13 @@ impl ProtectedRhs {
                 ),
             ));
         }
-        ProtectedRhs::layout(grid, b).map_err(|e| {
+        ProtectedRhs::layout(grid, b, kind).map_err(|e| {
             arg_error(
                 routine,
                 position,
                 entry::NB,
                 &format!("NB_{name}"),
-                format!("cannot carry reverse-neighboring checksums: {e}"),
+                format!("cannot carry {kind} checksums: {e}"),
             )
         })
     }

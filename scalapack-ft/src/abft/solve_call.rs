@@ -81,8 +81,11 @@ pub(crate) fn run_solve<S: SolveSteps, F: 'static>(
         }
         return Ok(FtReport::default());
     }
-    let layout = check
-        .and_then(|()| ProtectedRhs::checked_layout(region.grid(), b, args.routine, args.b_desc_position, args.b_name));
+    // (B's checksums in the factors' layout: the solve tolerates what they do.)
+    let kind = factors.borrow().layout.kind();
+    let layout = check.and_then(|()| {
+        ProtectedRhs::checked_layout(region.grid(), b, args.routine, args.b_desc_position, args.b_name, kind)
+    });
     // The verdict's meeting mends the region's protected results after a
     // repair only (the same on every process). Without one, the factors'
     // holding cannot change there: it is one more check of the verdict,

@@ -116,6 +116,11 @@ impl<S: SolveSteps, F: 'static> Algorithm for SolveOnFactors<S, F> {
         self.rhs.verify(grid)
     }
 
+    /// B's checksums are in the factors' layout: both rebuild its `f`.
+    fn tolerated_losses(&self) -> usize {
+        self.rhs.layout.tolerated_losses()
+    }
+
     fn call(&self) -> SolveCall {
         SolveCall { factors: self.shape, rhs: self.rhs.shape() }
     }

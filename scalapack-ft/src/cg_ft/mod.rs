@@ -4,7 +4,7 @@
 //! [`recovery::protocol`] and the checksums of [`crate::abft`], the layer
 //! of [`crate::qr_ft::pdgeqrf_ft`] and [`crate::lu_ft::pdgetrf_ft`].
 //!
-//! * A never changes: its reverse-neighboring checksums are encoded once,
+//! * A never changes: its checksums (in the layout chosen) are encoded once,
 //!   and a lost process's blocks of A are rebuilt from them (exactly the
 //!   factorizations' rebuild, at step 0).
 //! * The vectors (b, x, r, p, diag(A)⁻¹) are kept in row form, the same on

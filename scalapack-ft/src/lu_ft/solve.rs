@@ -78,16 +78,18 @@ pub const GETRS_STEP_PHASES: &[Phase] = &[Phase::Swap, Phase::Bcast, Phase::Upda
 /// last committed step. Also `args` (the verdicts) and `encode` at step 0,
 /// and `commit` at any step.
 ///
-/// During the call B lives in an extended matrix [B | padding | checksum
-/// pairs] with the reverse-neighboring checksums of the factorizations
-/// (C_g, the sum of each group of Q block columns of B, twice, on two
-/// process columns; B's columns in blocks of min(NB_B, NRHS)), set up and
+/// During the call B lives in an extended matrix [B | padding |
+/// checksums] with checksums in the factors' layout (reverse-neighboring:
+/// C_g, the sum of each group of Q block columns of B, twice, on two
+/// process columns; rotating: f weighted sums per group of Q − f; B's
+/// columns in blocks of min(NB_B, NRHS)), set up and
 /// run by the solves' one runner ([`crate::abft`]). The steps are
 /// left-side operations on B's columns and on the checksum columns over
 /// them; the padding is zero and stays zero, so they skip it, and the
 /// checksums stay valid at every commit. Memory per process, held for
 /// the call: its rows of the extended matrix, 3·NRHS columns over the
-/// grid for NRHS ≤ NB_B (B and its checksum pair), plus unused
+/// grid for NRHS ≤ NB_B on the reverse-neighboring layout (B and its
+/// checksum pair; (1 + f)·NRHS on the rotating one), plus unused
 /// left-factor sums (local rows × the block) per group whose pair it
 /// holds ([`crate::abft`]'s `ProtectedRhs`); B's own storage is used
 /// when it has room ([`FtWorkspace::in_place`]). Work: the steps update

@@ -175,7 +175,7 @@ pub fn pdgels_ft_memory(
 ) -> Option<GelsMemory> {
     let (fm, fn_) = if m < n { (n, m) } else { (m, n) };
     let factors = FtWorkspace::bytes_per_process(fm, fn_, nb, p, q, kind)?;
-    let rhs = ProtectedRhs::bytes_per_process(fm, nrhs, nb, nb_b, p, q)?;
+    let rhs = ProtectedRhs::bytes_per_process(fm, nrhs, nb, nb_b, p, q, kind)?;
     let local = |rows: usize, cols: usize| {
         (blacs_ft::index::numroc(rows, nb, 0, 0, p) * blacs_ft::index::numroc(cols, nb, 0, 0, q)) as u64
     };
