@@ -25,12 +25,13 @@
 //! has room, see [`super::FtWorkspace::in_place`], else in the
 //! workspace; [`ProtectedRhs::bytes_per_process`] says how much): its
 //! local rows of B's N_ext extended columns — NRHS rounded up to a block
-//! of NB_E, plus a pair of NB_E checksum columns per group of Q blocks;
-//! with NRHS ≤ NB_B one block and one pair, 3·NRHS columns over the grid
-//! — plus local rows × NB_E of (unused) left-factor sums per group whose
-//! pair it holds: a few times B, small next to the factors. The steps
-//! work only on B's columns and the checksum columns over them, about
-//! 3·NRHS columns over the grid.
+//! of NB_E, plus a pair of NB_E checksum columns per group of Q blocks
+//! (rotating: f per group of Q − f); with NRHS ≤ NB_B one block and one
+//! pair, 3·NRHS columns over the grid ((1 + f)·NRHS rotating) — plus
+//! local rows × NB_E of (unused) left-factor sums per checksum it holds:
+//! a few times B, small next to the factors. The steps work only on B's
+//! columns and the checksum columns over them, about 3·NRHS columns over
+//! the grid ((1 + f)·NRHS).
 
 use super::extended::Extended;
 use super::workspace::{largest_bytes, FtWorkspace};
