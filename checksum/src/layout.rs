@@ -2,8 +2,9 @@
 //!
 //! [`ReverseNeighborLayout`] is pure index arithmetic over the global shape
 //! (`M × N`, square `nb × nb` blocks, `P × Q` grid, first block on process
-//! `(0, 0)`). See the crate documentation for the scheme; the lost-process
-//! description is in [`crate::lost`] and the flop model in [`crate::overhead`].
+//! `(0, 0)`). See the crate documentation for the scheme; the rebuild of what
+//! lost processes held is planned by [`crate::GroupRebuild`] and the flop model is
+//! in [`crate::overhead`].
 
 use std::fmt;
 use std::ops::Range;
