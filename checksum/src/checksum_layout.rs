@@ -284,6 +284,14 @@ impl ChecksumLayout {
         self.held(g, pc).is_some()
     }
 
+    /// Global row indices owned by process row `pr`, ascending. Errors when `pr ≥ P`.
+    pub fn global_rows_of(&self, pr: usize) -> Result<Vec<usize>, LayoutError> {
+        match self {
+            ChecksumLayout::ReverseNeighbor(l) => l.global_rows_of(pr),
+            ChecksumLayout::Rotating(l) => l.global_rows_of(pr),
+        }
+    }
+
     /// Number of groups finished when the first `finished_block_cols` block columns are.
     pub fn finished_groups(&self, finished_block_cols: usize) -> usize {
         match self {

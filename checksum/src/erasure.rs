@@ -14,7 +14,8 @@
 //! checksums are encoded again. A distributed driver forms the right-hand sides
 //! by a reduction along the process row (each survivor adds `−w_{i,t}·a_t` with
 //! [`crate::encode::axpy_block`]) and calls [`ErasurePlan::solve`] where the
-//! lost blocks go; [`rebuild_group`] does all of it on local buffers.
+//! lost blocks go; which blocks of a group are erased and which checksums' replicas
+//! give the relations is [`crate::GroupRebuild`]'s plan.
 //! More than `f` erasures → [`ErasureError::TooManyErasures`].
 
 use crate::encode::axpy_block;
@@ -55,6 +56,27 @@ pub enum ErasureError {
         /// Losses tolerated per process row (`f`).
         tolerated: usize,
     },
+    /// A checksum group lost more data blocks than it has checksums with a surviving
+    /// replica ([`crate::GroupRebuild::new`]).
+    NotEnoughChecksums {
+        /// The group.
+        group: usize,
+        /// Its erased data blocks.
+        erased_data: usize,
+        /// Its checksums that lost every replica.
+        lost_checksums: usize,
+        /// Checksums per group `f`.
+        checksums: usize,
+        /// Losses per process row the layout tolerates.
+        tolerated: usize,
+    },
+    /// Lost process columns that are not ascending and distinct, or outside the grid.
+    BadLostColumns {
+        /// The lost process columns given.
+        process_cols: Vec<usize>,
+        /// Process columns of the grid `Q`.
+        q: usize,
+    },
     /// A group of more blocks than the weights have columns, a position at or beyond the
     /// group's size, or a checksum index at or beyond `f`.
     OutOfRange {
@@ -91,6 +113,16 @@ impl fmt::Display for ErasureError {
                 "unrecoverable: {} processes lost in process row {row} (process columns {process_cols:?}); \
                  the checksums tolerate {tolerated} loss(es) per process row",
                 process_cols.len()
+            ),
+            ErasureError::NotEnoughChecksums { group, erased_data, lost_checksums, checksums, tolerated } => write!(
+                f,
+                "unrecoverable: checksum group {group} lost {erased_data} data block(s) and {lost_checksums} of its \
+                 {checksums} checksum(s): the layout tolerates {tolerated} loss(es) per process row"
+            ),
+            ErasureError::BadLostColumns { process_cols, q } => write!(
+                f,
+                "lost process columns {process_cols:?} are not ascending and distinct process columns of a grid \
+                 of {q}"
             ),
             ErasureError::OutOfRange { block, members, checksums } => {
                 write!(f, "{block:?} is outside a group of {members} data block(s) and {checksums} checksum(s)")
@@ -246,46 +278,6 @@ impl ErasurePlan {
     }
 }
 
-/// Rebuilds the erased blocks of a group in place, on local compact buffers of `len`
-/// entries each: `data` holds the group's `r` data blocks, `checksums` its `f` checksums;
-/// the contents of erased buffers are ignored (they may be NaN) and overwritten.
-pub fn rebuild_group(
-    weights: &CodeWeights,
-    data: &mut [&mut [f64]],
-    checksums: &mut [&mut [f64]],
-    erased: &[GroupBlock],
-    len: usize,
-) -> Result<(), ErasureError> {
-    let plan = ErasurePlan::new(weights, data.len(), erased)?;
-    if checksums.len() != weights.checksums() {
-        return Err(ErasureError::WrongBlockCount { expected: weights.checksums(), found: checksums.len() });
-    }
-    for b in data.iter().chain(checksums.iter()) {
-        check_len(b.len(), len)?;
-    }
-    let mut rhs = Vec::with_capacity(plan.rows_used().len());
-    for &i in plan.rows_used() {
-        let mut acc = checksums[i].to_vec();
-        for (t, block) in data.iter().enumerate() {
-            if !plan.erased_data().contains(&t) {
-                axpy_block(&mut acc, block, len, 1, len, -weights.at(i, t))?;
-            }
-        }
-        rhs.push(acc);
-    }
-    let rhs_refs: Vec<&[f64]> = rhs.iter().map(Vec::as_slice).collect();
-    for (&t, block) in plan.erased_data().iter().zip(plan.solve(&rhs_refs, len)?) {
-        data[t].copy_from_slice(&block);
-    }
-    for &i in plan.erased_checksums() {
-        checksums[i].fill(0.0);
-        for (t, block) in data.iter().enumerate() {
-            axpy_block(checksums[i], block, len, 1, len, weights.at(i, t))?;
-        }
-    }
-    Ok(())
-}
-
 /// Checks that a set of lost processes (grid coordinates `(pr, pc)`; duplicates count once)
 /// can be rebuilt with `tolerated` losses per process row. Reports the lowest offending row.
 pub fn check_recoverable_up_to(lost: &[(usize, usize)], tolerated: usize) -> Result<(), ErasureError> {
@@ -306,9 +298,9 @@ fn check_group_size(weights: &CodeWeights, members: usize) -> Result<(), Erasure
     Ok(())
 }
 
-/// Tests: the `erased` blocks of a group (data `data`, checksums `sums`,
-/// owned vectors of `len` values) overwritten with NaN, then rebuilt by
-/// [`rebuild_group`].
+/// Tests of the small solves on local buffers: the `erased` blocks of a group (data
+/// `data`, checksums `sums`, owned vectors of `len` values) overwritten with NaN, the data
+/// solved for from the first surviving checksums, the erased checksums encoded again.
 #[cfg(test)]
 pub(crate) fn erase_and_rebuild(
     weights: &CodeWeights,
@@ -317,15 +309,37 @@ pub(crate) fn erase_and_rebuild(
     erased: &[GroupBlock],
     len: usize,
 ) -> Result<(), ErasureError> {
+    let plan = ErasurePlan::new(weights, data.len(), erased)?;
+    if sums.len() != weights.checksums() {
+        return Err(ErasureError::WrongBlockCount { expected: weights.checksums(), found: sums.len() });
+    }
     for b in erased {
         match *b {
             GroupBlock::Data(t) => data[t].fill(f64::NAN),
             GroupBlock::Checksum(i) => sums[i].fill(f64::NAN),
         }
     }
-    let mut dr: Vec<&mut [f64]> = data.iter_mut().map(Vec::as_mut_slice).collect();
-    let mut cr: Vec<&mut [f64]> = sums.iter_mut().map(Vec::as_mut_slice).collect();
-    rebuild_group(weights, &mut dr, &mut cr, erased, len)
+    let mut rhs = Vec::with_capacity(plan.rows_used().len());
+    for &i in plan.rows_used() {
+        let mut acc = sums[i].clone();
+        for (t, block) in data.iter().enumerate() {
+            if !plan.erased_data().contains(&t) {
+                axpy_block(&mut acc, block, len, 1, len, -weights.at(i, t))?;
+            }
+        }
+        rhs.push(acc);
+    }
+    let rhs_refs: Vec<&[f64]> = rhs.iter().map(Vec::as_slice).collect();
+    for (&t, block) in plan.erased_data().iter().zip(plan.solve(&rhs_refs, len)?) {
+        data[t] = block;
+    }
+    for &i in plan.erased_checksums() {
+        sums[i].fill(0.0);
+        for (t, block) in data.iter().enumerate() {
+            axpy_block(&mut sums[i], block, len, 1, len, weights.at(i, t))?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -389,12 +403,9 @@ mod tests {
         );
         assert_eq!(plan.solve(&[], 2), Err(ErasureError::WrongBlockCount { expected: 1, found: 0 }));
         assert!(matches!(plan.solve(&[&[1.0]], 2), Err(ErasureError::Shape(_))));
-        let mut d = vec![vec![0.0; 2]; 3];
-        let mut c = vec![vec![0.0; 2]; 1];
-        let mut dr: Vec<&mut [f64]> = d.iter_mut().map(Vec::as_mut_slice).collect();
-        let mut cr: Vec<&mut [f64]> = c.iter_mut().map(Vec::as_mut_slice).collect();
+        let (mut d, mut c) = (vec![vec![0.0; 2]; 3], vec![vec![0.0; 2]; 1]);
         assert_eq!(
-            rebuild_group(&w, &mut dr, &mut cr, &[], 2),
+            erase_and_rebuild(&w, &mut d, &mut c, &[], 2),
             Err(ErasureError::WrongBlockCount { expected: 2, found: 1 })
         );
         assert!(encode_weighted(&w, &[&[1.0][..]; 5], 1, 1, 1).is_err());

@@ -2,8 +2,9 @@
 //!
 //! [`ReverseNeighborLayout`] is pure index arithmetic over the global shape
 //! (`M × N`, square `nb × nb` blocks, `P × Q` grid, first block on process
-//! `(0, 0)`). See the crate documentation for the scheme; the lost-process
-//! description is in [`crate::lost`] and the flop model in [`crate::overhead`].
+//! `(0, 0)`). See the crate documentation for the scheme; the rebuild of what
+//! lost processes held is planned by [`crate::GroupRebuild`] and the flop model is
+//! in [`crate::overhead`].
 
 use std::fmt;
 use std::ops::Range;
@@ -322,13 +323,6 @@ impl ReverseNeighborLayout {
         }
         Ok(())
     }
-
-    pub(crate) fn check_process(&self, pr: usize, pc: usize) -> Result<(), LayoutError> {
-        if pr >= self.p || pc >= self.q {
-            return Err(LayoutError::ProcessOutOfRange { pr, pc, p: self.p, q: self.q });
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]
@@ -391,8 +385,6 @@ mod tests {
         assert!(l.pair_global_cols(4).is_err());
         assert!(l.is_group_finished(4, 0).is_err());
         assert!(l.global_rows_of(2).is_err());
-        assert!(l.check_process(0, 3).is_err());
-        assert!(l.check_process(1, 2).is_ok());
         assert!(LayoutError::GroupOutOfRange { group: 4, groups: 4 }.to_string().contains("4 group"));
         assert!(LayoutError::BlockColumnOutOfRange { block_col: 1, block_cols: 1 }.to_string().contains("1 block"));
         assert!(LayoutError::ProcessOutOfRange { pr: 1, pc: 2, p: 1, q: 2 }.to_string().contains("1 x 2"));

@@ -1,8 +1,6 @@
-//! Property tests of [`ReverseNeighborLayout`] and of the lost-process description over
-//! many layouts (every combination of small `m`, `n`, `nb`, `p`, `q`).
+//! Property tests of [`ReverseNeighborLayout`] over many layouts (every combination of small `m`, `n`, `nb`, `p`, `q`).
 
 use crate::layout::ReverseNeighborLayout;
-use crate::lost::ChecksumSource;
 
 /// Every layout of the property tests: m, n in small ranges (including non-multiples of nb).
 fn layouts() -> impl Iterator<Item = ReverseNeighborLayout> {
@@ -129,87 +127,6 @@ fn rows_of_the_process_rows_partition_the_matrix() {
             }
         }
         assert!(seen.iter().all(|&c| c == 1));
-    }
-}
-
-#[test]
-fn lost_process_descriptions_cover_everything_once() {
-    for l in layouts() {
-        let (nbc, nb, q) = (l.data_block_cols(), l.nb(), l.q());
-        for f in [0, nbc / 2, nbc] {
-            let mut total_rows = 0;
-            for pr in 0..l.p() {
-                let mut data_seen = vec![0usize; nbc];
-                let mut right_seen = vec![0usize; l.extended_block_cols()];
-                let mut left_seen = vec![[0usize; 2]; l.groups()];
-                for pc in 0..q {
-                    let lost = l.lost_blocks(pr, pc, f).unwrap();
-                    assert_eq!((lost.pr, lost.pc, lost.finished_block_cols), (pr, pc, f));
-                    let rows = l.global_rows_of(pr).unwrap();
-                    assert_eq!(lost.local_rows, rows.len());
-                    let from_blocks: Vec<usize> =
-                        lost.row_blocks.iter().flat_map(|&b| b * nb..((b + 1) * nb).min(l.m())).collect();
-                    assert_eq!(from_blocks, rows);
-                    if pc == 0 {
-                        total_rows += lost.local_rows;
-                    }
-                    // Local column of extended block column e on pc: earlier block columns on pc, times nb.
-                    let local_col0 = |e: usize| (0..e).filter(|&x| x % q == pc).count() * nb;
-                    for d in &lost.data {
-                        assert_eq!(d.block_col % q, pc);
-                        data_seen[d.block_col] += 1;
-                        assert_eq!(d.group, l.group_of(d.block_col).unwrap());
-                        assert_eq!(d.finished, d.block_col < f);
-                        assert_eq!(d.local_col0, local_col0(d.block_col));
-                        let pair = l.pair_block_cols(d.group).unwrap();
-                        match d.source {
-                            ChecksumSource::Right { copy, block_col, process_col } => {
-                                assert!(!d.finished);
-                                assert_eq!(block_col, pair[copy]);
-                                assert_eq!(process_col, block_col % q);
-                                assert_ne!(process_col, pc);
-                            }
-                            ChecksumSource::Left { copy, process_col } => {
-                                assert!(d.finished);
-                                assert_eq!(process_col, pair[copy] % q);
-                                assert_ne!(process_col, pc);
-                            }
-                        }
-                        let members = l.group_members(d.group).unwrap();
-                        let expected: Vec<usize> =
-                            members.filter(|&j| j != d.block_col && (!d.finished || j < f)).collect();
-                        assert_eq!(d.survivors.iter().map(|s| s.block_col).collect::<Vec<_>>(), expected);
-                        for s in &d.survivors {
-                            assert_ne!(s.process_col, pc);
-                            assert_eq!(s.process_col, s.block_col % q);
-                            assert_eq!(s.finished, s.block_col < f);
-                            assert_eq!(s.r_only, !d.finished && s.finished);
-                        }
-                    }
-                    for c in &lost.right_copies {
-                        assert_eq!(c.block_col % q, pc);
-                        assert_ne!(c.duplicate_process_col, pc);
-                        assert_eq!(c.block_col, l.pair_block_cols(c.group).unwrap()[c.copy]);
-                        assert_eq!(c.duplicate_block_col, l.pair_block_cols(c.group).unwrap()[1 - c.copy]);
-                        assert_eq!(c.local_col0, local_col0(c.block_col));
-                        assert_eq!(c.group_finished, l.is_group_finished(c.group, f).unwrap());
-                        right_seen[c.block_col] += 1;
-                    }
-                    for c in &lost.left_copies {
-                        assert_eq!(l.pair_process_cols(c.group).unwrap()[c.copy], pc);
-                        assert_ne!(c.duplicate_process_col, pc);
-                        let members = l.group_members(c.group).unwrap();
-                        assert_eq!(c.finished_members, members.filter(|&j| j < f).count());
-                        left_seen[c.group][c.copy] += 1;
-                    }
-                }
-                assert!(data_seen.iter().all(|&c| c == 1), "{l:?}");
-                assert!(right_seen[..nbc].iter().all(|&c| c == 0));
-                assert!(right_seen[nbc..].iter().all(|&c| c == 1), "{l:?}");
-                assert!(left_seen.iter().all(|&c| c == [1, 1]), "{l:?}");
-            }
-            assert_eq!(total_rows, l.m());
-        }
     }
 }
 

@@ -38,12 +38,12 @@
 //!
 //! **Rebuild.** When one process `(pr, pc)` is lost at a committed step, each of
 //! its data block columns `J` is rebuilt on `pr`'s rows by a sum along process
-//! row `pr`: a finished `J` as `D_g − Σ stored(A_J')` over the other finished
-//! `J'` of its group, an unfinished `J` as `C_g − Σ Ã_J'` over the other
-//! members (finished ones contributing their `R` part). Its checksum copies are
-//! copied from their duplicates. [`ReverseNeighborLayout::lost_blocks`] lists all
-//! of this as plain data; two losses in one process row are unrecoverable
-//! ([`check_recoverable`] → [`RebuildError::TwoLossesInProcessRow`]).
+//! row `pr`: the left factor of a finished `J` from `D_g − Σ stored(A_J')` over
+//! the other finished `J'` of its group, the rest from `C_g − Σ Ã_J'` over the
+//! other members (finished ones contributing their `R` part). Its checksum
+//! copies are copied from their duplicates. [`GroupRebuild`] plans all of this,
+//! group by group, for either layout; two losses in one process row are
+//! unrecoverable ([`check_recoverable_up_to`] with one loss tolerated).
 //!
 //! **Cost.** `2·G·nb ≈ 2N/Q` extra columns of memory; extra trailing-update flops
 //! ≈ `2/Q` of the plain QR's ([`ReverseNeighborLayout::overhead_model`]).
@@ -74,12 +74,13 @@
 //!
 //! **Rebuild.** Up to `f` lost processes of one process row erase at most `f`
 //! blocks of any group (data and checksums together: a group has one block per
-//! process column it touches). [`RotatingLayout::lost_blocks`] lists, group by
-//! group, a left solve (the finished lost blocks from the `D` relations) and a
-//! right solve (the unfinished ones from the `C` relations, finished members
-//! entering with their R part), each an `e × e` system `e ≤ f` per entry
-//! ([`ErasurePlan`], partial pivoting), then the lost checksums are encoded again.
-//! `f + 1` losses in a row are [`ErasureError::TooManyLossesInProcessRow`].
+//! process column it touches). [`GroupRebuild`] names, group by group, the erased
+//! members, the first surviving checksums whose relations rebuild them (the left
+//! factor of finished blocks from the `D` relations, the rest from the `C`
+//! relations, finished members entering with their R part), each an `e × e`
+//! system `e ≤ f` per entry ([`ErasurePlan`], partial pivoting), and the lost
+//! checksums encoded again. `f + 1` losses in a row are
+//! [`ErasureError::TooManyLossesInProcessRow`].
 //!
 //! **Accuracy.** Every square submatrix of the weights is nonsingular (integer
 //! minors of a no-three-collinear lattice set, see [`weights`]); a rebuilt block's
@@ -93,14 +94,13 @@
 //!   (groups, checksums, replicas, weights) by the drivers;
 //! * [`layout`]: [`ReverseNeighborLayout`], the index arithmetic of the scheme;
 //! * [`rotating`]: [`RotatingLayout`], the index arithmetic of the rotating scheme;
-//! * [`rotating_lost`]: what lost processes of one row held under it, and the solves;
+//! * [`rebuild_plan`]: [`GroupRebuild`], what a group lost and how it is rebuilt, for
+//!   either layout (the distributed rebuild and the simulations follow it);
 //! * [`weights`]: the checksum weights and their conditioning;
-//! * [`erasure`]: weighted encoding and the rebuild of up to `f` erased blocks;
-//! * [`lost`]: what a lost process held and where each piece is rebuilt from;
+//! * [`erasure`]: weighted encoding and the small solves for up to `f` erased blocks;
 //! * [`overhead`]: the flop model of checksum maintenance;
 //! * [`encode`]: local sums, R-only forms and accumulation kernels;
 //! * [`verify`]: checking a checksum relation within a rounding tolerance;
-//! * [`rebuild`]: rebuilding lost blocks, restoring copies, recoverability;
 //! * [`shape`]: buffer shape checks and their error type.
 
 #![warn(missing_docs)]
@@ -109,11 +109,9 @@ pub mod checksum_layout;
 pub mod encode;
 pub mod erasure;
 pub mod layout;
-pub mod lost;
 pub mod overhead;
-pub mod rebuild;
+pub mod rebuild_plan;
 pub mod rotating;
-pub mod rotating_lost;
 pub mod shape;
 pub mod verify;
 pub mod weights;
@@ -122,13 +120,11 @@ pub use checksum_layout::{ChecksumLayout, HeldChecksum, LayoutKind};
 pub use encode::{
     add_block, axpy_block, encode_group, r_only, r_only_rows, sub_block, sum_blocks, zero_below_diagonal,
 };
-pub use erasure::{check_recoverable_up_to, encode_weighted, rebuild_group, ErasureError, ErasurePlan, GroupBlock};
+pub use erasure::{check_recoverable_up_to, encode_weighted, ErasureError, ErasurePlan, GroupBlock};
 pub use layout::{LayoutError, ReverseNeighborLayout};
-pub use lost::{ChecksumSource, LostBlocks, LostDataBlock, LostLeftCopy, LostRightCopy, Survivor};
 pub use overhead::OverheadFlops;
-pub use rebuild::{check_recoverable, rebuild_lost_block, restore_from_duplicate, RebuildError};
+pub use rebuild_plan::{Equation, GroupRebuild, Reencoded, ReplicaCopy};
 pub use rotating::RotatingLayout;
-pub use rotating_lost::{ErasedChecksum, ErasedDataBlock, LostGroup, RotatingLostBlocks, WeightedSurvivor};
 pub use shape::ShapeError;
 pub use verify::{tolerance, verify_relation, Verification, VerifyError};
 pub use weights::{CodeWeights, MAX_CHECKSUMS};
@@ -139,5 +135,7 @@ mod layout_properties;
 mod rotating_properties;
 #[cfg(test)]
 mod simulated_qr;
+#[cfg(test)]
+mod simulated_rebuild;
 #[cfg(test)]
 mod simulated_rotating_qr;

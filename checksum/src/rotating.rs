@@ -3,7 +3,7 @@
 //! [`RotatingLayout`] is pure index arithmetic over the global shape (`M × N`,
 //! square `nb × nb` blocks, `P × Q` grid, first block on process `(0, 0)`) and
 //! the number `f` of checksums per group. See the crate documentation for the
-//! scheme; the lost-process description is in [`crate::rotating_lost`].
+//! scheme; the rebuild of what lost processes held is planned by [`crate::GroupRebuild`].
 //!
 //! ## The placement, and why it works
 //!

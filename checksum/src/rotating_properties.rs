@@ -1,10 +1,8 @@
-//! Property tests of [`RotatingLayout`], its lost-process description and the weighted
-//! rebuild kernels over many shapes: every `Q ≤ 9`, `f ≤ min(3, Q − 1)` and data widths
+//! Property tests of [`RotatingLayout`] and the weighted rebuild kernels over many shapes: every `Q ≤ 9`, `f ≤ min(3, Q − 1)` and data widths
 //! from 0 to 40 block columns.
 
-use crate::erasure::{encode_weighted, erase_and_rebuild, rebuild_group, ErasureError, GroupBlock};
+use crate::erasure::{encode_weighted, erase_and_rebuild, ErasureError, GroupBlock};
 use crate::rotating::RotatingLayout;
-use crate::weights::combinations;
 use rand::rngs::StdRng as Rng;
 use rand::seq::SliceRandom;
 use rand::{Rng as _, SeedableRng};
@@ -126,68 +124,6 @@ fn the_overhead_is_at_least_f_over_q_minus_f() {
     }
 }
 
-/// Every set of up to `f` lost process columns of a row: each lost block is listed once, in
-/// the group it belongs to, and no solve has more than `f` unknowns; `f + 1` are refused.
-#[test]
-fn lost_descriptions_cover_everything_once() {
-    for l in layouts() {
-        let (nbc, q, f) = (l.data_block_cols(), l.q(), l.checksums());
-        for done in [0, nbc / 2, nbc] {
-            for pr in 0..l.p() {
-                for k in 0..=f {
-                    for cols in combinations(q, k) {
-                        let lost = l.lost_blocks(pr, &cols, done).unwrap();
-                        assert_eq!(lost.process_cols, cols);
-                        assert_eq!(lost.local_rows, l.global_rows_of(pr).unwrap().len());
-                        let mut data_seen = vec![0usize; nbc];
-                        let mut sums_seen = vec![0usize; l.extended_block_cols()];
-                        for grp in &lost.groups {
-                            assert_eq!(grp.members, l.group_members(grp.group).unwrap());
-                            assert!(grp.erased_data.len() + grp.erased_checksums.len() <= k);
-                            assert!(grp.left_erased.len() <= f && grp.right_erased.len() <= f);
-                            for b in &grp.erased_data {
-                                assert!(cols.contains(&b.process_col) && b.block_col % q == b.process_col);
-                                assert_eq!(b.finished, b.block_col < done);
-                                data_seen[b.block_col] += 1;
-                            }
-                            for c in &grp.erased_checksums {
-                                assert!(cols.contains(&c.process_col));
-                                assert_eq!(c.block_col, l.checksum_block_col(grp.group, c.index).unwrap());
-                                sums_seen[c.block_col] += 1;
-                            }
-                            for &(i, pc) in &grp.surviving_checksums {
-                                assert!(!cols.contains(&pc));
-                                assert_eq!(pc, l.checksum_process_col(grp.group, i).unwrap());
-                            }
-                            for s in &grp.left_survivors {
-                                assert!(!cols.contains(&s.process_col) && s.block_col < done && !s.r_only);
-                            }
-                            for s in &grp.right_survivors {
-                                assert_eq!(s.rebuilt_first, cols.contains(&s.process_col));
-                                assert!(!s.rebuilt_first || s.block_col < done);
-                                assert_eq!(s.r_only, s.block_col < done);
-                            }
-                        }
-                        for (j, &seen) in data_seen.iter().enumerate() {
-                            assert_eq!(seen, usize::from(cols.contains(&(j % q))), "{l:?} j={j}");
-                        }
-                        for (e, &seen) in sums_seen.iter().enumerate().skip(nbc) {
-                            assert_eq!(seen, usize::from(cols.contains(&(e % q))), "{l:?} e={e}");
-                        }
-                    }
-                }
-                if f < q {
-                    let cols: Vec<usize> = (0..=f).collect();
-                    assert!(matches!(
-                        l.lost_blocks(pr, &cols, done),
-                        Err(ErasureError::TooManyLossesInProcessRow { tolerated, .. }) if tolerated == f
-                    ));
-                }
-            }
-        }
-    }
-}
-
 /// The kernels alone: encode random groups, apply the same random lower-triangular left
 /// transformation (as LU's eliminations do) to the data and the checksums, erase up to `f`
 /// blocks, rebuild, compare. The tolerance is `16·(s + f + 1)·u·β·max|a|·‖L‖`.
@@ -239,10 +175,8 @@ fn rebuilds_survive_a_left_transformation() {
         // One more erasure than checksums is refused.
         if all.len() > f {
             let too_many: Vec<GroupBlock> = all.iter().copied().take(f + 1).collect();
-            let mut dr: Vec<&mut [f64]> = d.iter_mut().map(Vec::as_mut_slice).collect();
-            let mut cr: Vec<&mut [f64]> = c.iter_mut().map(Vec::as_mut_slice).collect();
             assert_eq!(
-                rebuild_group(&w, &mut dr, &mut cr, &too_many, rows * nb),
+                erase_and_rebuild(&w, &mut d, &mut c, &too_many, rows * nb),
                 Err(ErasureError::TooManyErasures { erased: f + 1, tolerated: f })
             );
         }

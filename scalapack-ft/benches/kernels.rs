@@ -87,10 +87,23 @@ fn checksums(c: &mut Criterion) {
     g.bench_function("encode_group", |b| {
         b.iter(|| black_box(checksum::encode_group(&refs, ROWS, NB, ROWS).expect("shapes")))
     });
+    // The plain-sum rebuild of one lost block: the checksum minus the survivors' sum.
     let sum = checksum::encode_group(&refs, ROWS, NB, ROWS).expect("shapes");
     let survivors = checksum::encode_group(&refs[1..], ROWS, NB, ROWS).expect("shapes");
     g.bench_function("rebuild_lost_block", |b| {
-        b.iter(|| black_box(checksum::rebuild_lost_block(&sum, &survivors).expect("shapes")))
+        let mut block = sum.clone();
+        b.iter(|| {
+            block.copy_from_slice(&sum);
+            checksum::sub_block(&mut block, &survivors, ROWS, NB, ROWS).expect("shapes");
+            black_box(block[0])
+        })
+    });
+    // Two erased blocks of a group with two weighted checksums: the 2 × 2 solve per entry.
+    let weights = checksum::CodeWeights::new(2, q).expect("weights");
+    let erased = [checksum::GroupBlock::Data(0), checksum::GroupBlock::Data(1)];
+    let plan = checksum::ErasurePlan::new(&weights, q, &erased).expect("plan");
+    g.bench_function("solve_two_erasures", |b| {
+        b.iter(|| black_box(plan.solve(&[&sum, &survivors], ROWS * NB).expect("shapes")))
     });
     g.finish();
 }

@@ -24,7 +24,7 @@ use super::encode::axpy;
 use super::extended::{layout_err, Extended};
 use crate::error::Result;
 use blacs_ft::Grid;
-use checksum::{ChecksumLayout, ErasurePlan};
+use checksum::{ChecksumLayout, ErasureError, ErasurePlan, GroupRebuild};
 use std::ops::Range;
 
 const TAG_SHARE: i32 = 0xC0B;
@@ -50,97 +50,26 @@ struct Rebuild<'l> {
     done_cols: usize,
 }
 
-/// A surviving checksum whose relation rebuilds data: its kept replica.
-#[derive(Clone, Copy)]
-struct Equation {
-    /// Checksum index `i`.
-    index: usize,
-    /// The surviving replica read (the first surviving one) and its process column.
-    block_col: usize,
-    holder: usize,
-}
-
-/// A lost replica of a checksum that survives elsewhere: copied.
-#[derive(Clone, Copy)]
-struct ReplicaCopy {
-    lost_block_col: usize,
-    lost_col: usize,
-    kept_block_col: usize,
-    holder: usize,
-}
-
-/// A checksum with no surviving replica: encoded again from the rebuilt group.
-#[derive(Clone, Copy)]
-struct Reencoded {
-    index: usize,
-    block_col: usize,
-    holder: usize,
-}
-
-/// One checksum group as the rebuild sees it.
-struct GroupPlan {
-    /// The group's members.
-    members: Range<usize>,
-    /// The erased members (block columns, ascending).
-    erased: Vec<usize>,
-    /// The relations that rebuild them, one per erased member: the first
-    /// `e` surviving checksums.
-    equations: Vec<Equation>,
-    copies: Vec<ReplicaCopy>,
-    reencoded: Vec<Reencoded>,
-    /// Process columns that send a share of the erased members' relations,
-    /// ascending: every surviving column holding a member or an equation's replica.
-    contributors: Vec<usize>,
-}
-
 impl Rebuild<'_> {
     fn is_lost(&self, pc: usize) -> bool {
         self.lost_cols.contains(&pc)
     }
 
-    fn group(&self, g: usize) -> Result<GroupPlan> {
-        let layout = self.layout;
-        let members = layout.group_members(g).map_err(layout_err)?;
-        let erased: Vec<usize> = members.clone().filter(|&bc| self.is_lost(bc % self.q)).collect();
-        let (mut equations, mut copies, mut reencoded) = (Vec::new(), Vec::new(), Vec::new());
-        for i in 0..layout.checksums() {
-            let replicas = layout.replica_block_cols(g, i).map_err(layout_err)?;
-            match replicas.iter().find(|&&e| !self.is_lost(e % self.q)) {
-                Some(&kept) => {
-                    if equations.len() < erased.len() {
-                        equations.push(Equation { index: i, block_col: kept, holder: kept % self.q });
-                    }
-                    for &e in replicas.iter().filter(|&&e| self.is_lost(e % self.q)) {
-                        copies.push(ReplicaCopy {
-                            lost_block_col: e,
-                            lost_col: e % self.q,
-                            kept_block_col: kept,
-                            holder: kept % self.q,
-                        });
-                    }
-                }
-                None => reencoded.push(Reencoded { index: i, block_col: replicas[0], holder: replicas[0] % self.q }),
+    /// The plan of group `g` on this row ([`GroupRebuild`]); too few surviving
+    /// checksums for its erased members is unrecoverable.
+    fn group(&self, g: usize) -> Result<GroupRebuild> {
+        GroupRebuild::new(self.layout, g, &self.lost_cols).map_err(|err| match err {
+            ErasureError::NotEnoughChecksums { group, erased_data, lost_checksums, checksums, tolerated } => {
+                crate::Error::from(blacs_ft::Error::Unrecoverable {
+                    reason: format!(
+                        "checksum group {group} lost {erased_data} data block(s) and {lost_checksums} of its \
+                         {checksums} checksum(s): the layout tolerates {tolerated} loss(es) per process row"
+                    ),
+                })
             }
-        }
-        if equations.len() < erased.len() {
-            return Err(blacs_ft::Error::Unrecoverable {
-                reason: format!(
-                    "checksum group {g} lost {} data block(s) and {} of its {} checksum(s): the layout tolerates {} \
-                     loss(es) per process row",
-                    erased.len(),
-                    reencoded.len(),
-                    layout.checksums(),
-                    layout.tolerated_losses()
-                ),
-            }
-            .into());
-        }
-        let mut contributors: Vec<usize> =
-            members.clone().map(|bc| bc % self.q).chain(equations.iter().map(|e| e.holder)).collect();
-        contributors.retain(|&c| !self.is_lost(c));
-        contributors.sort_unstable();
-        contributors.dedup();
-        Ok(GroupPlan { members, erased, equations, copies, reencoded, contributors })
+            ErasureError::Layout(err) => layout_err(err),
+            err => blacs_ft::Error::Unrecoverable { reason: format!("checksum rebuild: {err}") }.into(),
+        })
     }
 
     /// Local rows of global column `gj` down to its diagonal when it is
@@ -157,7 +86,7 @@ impl Rebuild<'_> {
     /// Local rows of a group's checksum copy that a rebuild reads: a
     /// finished group's C_g is R alone, zero below its last column's
     /// diagonal (up to rounding), so only the rows down to there travel.
-    fn copy_rows(&self, plan: &GroupPlan) -> usize {
+    fn copy_rows(&self, plan: &GroupRebuild) -> usize {
         if plan.members.end * self.nb <= self.done_cols {
             self.rows.partition_point(|&gi| gi < plan.members.end * self.nb)
         } else {
@@ -167,7 +96,7 @@ impl Rebuild<'_> {
 
     /// D_g travels once a member of the group is finished (it is zero
     /// before).
-    fn has_finished(&self, plan: &GroupPlan) -> bool {
+    fn has_finished(&self, plan: &GroupRebuild) -> bool {
         plan.members.start * self.nb < self.done_cols
     }
 
@@ -175,7 +104,7 @@ impl Rebuild<'_> {
     /// the first `p` erased blocks' entries are left factor (D relations)
     /// and the others are not (C relations), for `p = 0..=e` (empty
     /// segments included).
-    fn segments(&self, plan: &GroupPlan, c: usize) -> Vec<(Range<usize>, usize)> {
+    fn segments(&self, plan: &GroupRebuild, c: usize) -> Vec<(Range<usize>, usize)> {
         let bounds: Vec<usize> = plan.erased.iter().map(|&bc| self.diag_end(bc * self.nb + c)).collect();
         let mut out = Vec::with_capacity(bounds.len() + 1);
         let mut start = 0;
@@ -243,7 +172,7 @@ pub(crate) fn rebuild_lost_blocks(
 /// A survivor's part: for each group, its share of the erased blocks'
 /// relations (if it contributes) and the replicas it keeps of checksums
 /// whose other replica was lost.
-fn send_shares_and_copies(grid: &Grid, ext: &Extended, plan: &Rebuild, groups: &[GroupPlan]) -> Result<()> {
+fn send_shares_and_copies(grid: &Grid, ext: &Extended, plan: &Rebuild, groups: &[GroupRebuild]) -> Result<()> {
     let (mycol, myrow) = (grid.mycol() as usize, grid.myrow());
     let (lr, ld, nb) = (plan.lr, ext.matrix.lld(), plan.nb);
     let d = |g: usize| ext.left_sums.get(g).and_then(Option::as_ref);
@@ -328,7 +257,7 @@ fn send_shares_and_copies(grid: &Grid, ext: &Extended, plan: &Rebuild, groups: &
 }
 
 /// The lost process columns holding an erased member of `group`, ascending.
-fn erased_cols(plan: &Rebuild, group: &GroupPlan) -> Vec<usize> {
+fn erased_cols(plan: &Rebuild, group: &GroupRebuild) -> Vec<usize> {
     group.erased.iter().map(|bc| bc % plan.q).collect()
 }
 
@@ -336,7 +265,7 @@ fn erased_cols(plan: &Rebuild, group: &GroupPlan) -> Vec<usize> {
 /// right-hand side is the sum of the shares sent for it (the first
 /// received in place), solved for the erased blocks where needed; then the
 /// copies of C and D replicas.
-fn receive_lost_blocks(grid: &Grid, ext: &mut Extended, plan: &Rebuild, groups: &[GroupPlan]) -> Result<()> {
+fn receive_lost_blocks(grid: &Grid, ext: &mut Extended, plan: &Rebuild, groups: &[GroupRebuild]) -> Result<()> {
     let (myrow, mycol) = (grid.myrow(), grid.mycol() as usize);
     let (lr, nb) = (plan.lr, plan.nb);
     let mut scratch: Vec<f64> = Vec::new();
@@ -412,20 +341,16 @@ fn receive_sum(grid: &Grid, myrow: i32, contributors: &[usize], into: &mut [f64]
 /// `rhs` (share-major): per row segment of each column, the left-factor
 /// blocks from the D relations and the others from the C relations, each a
 /// small solve ([`ErasurePlan`]).
-fn solve_erased(plan: &Rebuild, group: &GroupPlan, rhs: &[f64], m: usize) -> Result<Vec<f64>> {
+fn solve_erased(plan: &Rebuild, group: &GroupRebuild, rhs: &[f64], m: usize) -> Result<Vec<f64>> {
     let (lr, nb, e) = (plan.lr, plan.nb, group.erased.len());
     let len = lr * nb;
-    let positions: Vec<usize> = group.erased.iter().map(|bc| bc - group.members.start).collect();
-    let lost: Vec<usize> = group.reencoded.iter().map(|r| r.index).collect();
-    let members = group.members.len();
-    let erasure = |pos: &[usize]| -> Result<ErasurePlan> {
-        plan.layout.erasure_plan(members, pos, &lost).map_err(|err| {
+    let erasure = |part: Range<usize>| -> Result<ErasurePlan> {
+        group.erasure_plan(plan.layout, part).map_err(|err| {
             crate::Error::from(blacs_ft::Error::Unrecoverable { reason: format!("checksum rebuild: {err}") })
         })
     };
     // One system per split p: D over the first p erased blocks, C over the rest.
-    let systems =
-        (0..=e).map(|p| Ok((erasure(&positions[..p])?, erasure(&positions[p..])?))).collect::<Result<Vec<_>>>()?;
+    let systems = (0..=e).map(|p| Ok((erasure(0..p)?, erasure(p..e)?))).collect::<Result<Vec<_>>>()?;
     let mut out = vec![0.0; len];
     for c in 0..nb {
         for (seg, p) in plan.segments(group, c) {
@@ -451,7 +376,7 @@ fn solve_erased(plan: &Rebuild, group: &GroupPlan, rhs: &[f64], m: usize) -> Res
 /// lost every replica is encoded again on its (replacement) holder, C from
 /// the members' parts on and above their diagonals, D from those below;
 /// every member column sends its whole block.
-fn reencode_lost_checksums(grid: &Grid, ext: &mut Extended, plan: &Rebuild, groups: &[GroupPlan]) -> Result<()> {
+fn reencode_lost_checksums(grid: &Grid, ext: &mut Extended, plan: &Rebuild, groups: &[GroupRebuild]) -> Result<()> {
     let (mycol, myrow) = (grid.mycol() as usize, grid.myrow());
     let (lr, nb) = (plan.lr, plan.nb);
     let mut incoming = Vec::new();
@@ -517,46 +442,21 @@ mod tests {
         Rebuild { layout, q: layout.q(), lost_cols, nb: layout.nb(), lr: rows.len(), rows, done_cols }
     }
 
-    /// Reverse-neighbor: one lost column erases at most one member, rebuilt
-    /// from the surviving replica's relation, and its lost replicas are copied.
+    /// Too few surviving checksums for a group's erased members is unrecoverable,
+    /// with the group, its losses and the layout's tolerance named.
     #[test]
-    fn a_reverse_neighbor_loss_is_one_relation_and_replica_copies() {
-        let layout = ChecksumLayout::new(LayoutKind::ReverseNeighbor, 40, 76, 4, 1, 3).unwrap();
-        for lost in 0..3 {
-            let plan = rebuild(&layout, vec![lost], 24);
-            for g in 0..layout.groups() {
-                let group = plan.group(g).unwrap();
-                assert!(group.erased.len() <= 1 && group.reencoded.is_empty(), "g={g}");
-                assert_eq!(group.equations.len(), group.erased.len());
-                for eq in &group.equations {
-                    assert_ne!(eq.holder, lost);
-                }
-                let holds = layout.holds_checksum(g, lost);
-                assert_eq!(group.copies.len(), usize::from(holds), "g={g} lost={lost}");
-                assert!(!group.contributors.contains(&lost));
-            }
-        }
-    }
-
-    /// Rotating, f = 2: any two lost columns leave enough surviving
-    /// checksums for the erased members, and a checksum without a copy is
-    /// encoded again; three are too many for some group.
-    #[test]
-    fn rotating_losses_up_to_f_are_solvable_and_more_are_not() {
+    fn too_many_losses_in_a_group_are_unrecoverable() {
         let layout = ChecksumLayout::new(LayoutKind::Rotating { checksums: 2 }, 40, 76, 4, 1, 5).unwrap();
-        for a in 0..5 {
-            for b in a + 1..5 {
-                let plan = rebuild(&layout, vec![a, b], 24);
-                for g in 0..layout.groups() {
-                    let group = plan.group(g).unwrap();
-                    assert_eq!(group.equations.len(), group.erased.len(), "lost {a},{b} g={g}");
-                    assert!(group.erased.len() + group.reencoded.len() <= 2);
-                    assert!(group.copies.is_empty());
-                }
-            }
-        }
         let plan = rebuild(&layout, vec![0, 1, 2], 0);
-        assert!((0..layout.groups()).any(|g| plan.group(g).is_err()));
+        let err = (0..layout.groups()).find_map(|g| plan.group(g).err()).unwrap();
+        let message = err.to_string();
+        assert!(
+            message.contains("checksum group ")
+                && message.contains("of its 2 checksum(s): the layout tolerates 2 loss(es) per process row"),
+            "{message}"
+        );
+        let plan = rebuild(&layout, vec![0, 1], 0);
+        assert!((0..layout.groups()).all(|g| plan.group(g).is_ok()));
     }
 
     /// The row segments of an erased column cover its rows once, in order,
