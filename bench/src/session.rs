@@ -29,8 +29,10 @@ pub fn start_preparing<T>(p: i32, q: i32, injector: Injector, prepare: impl FnOn
         }
     };
     let mut prepared = None;
+    let mut spare = false;
     let joined = rt.world_dup().and_then(|comm| {
         if Grid::parks_as_spare(&rt, &comm, p, q) {
+            spare = true;
             prepared = Some(prepare());
         }
         Grid::join(&mut rt, comm, p, q, GridOptions { injector, kills_from_env: false })
@@ -38,6 +40,11 @@ pub fn start_preparing<T>(p: i32, q: i32, injector: Injector, prepare: impl FnOn
     match joined {
         Ok(Joined::Active(grid)) => (Session { rt, grid }, prepared),
         Ok(Joined::Released) => rt.finish(0),
+        // A repair the survivors refused as unrecoverable: they say why and
+        // report the job's outcome; a spare that was never used leaves
+        // quietly (an error exit of its own could end the job before the
+        // survivors' lines are out).
+        Err(e) if spare && e.is_unrecoverable() => rt.finish(0),
         Err(e) => {
             eprintln!("ftla: cannot build the {p}x{q} grid: {e}");
             rt.finish(1)
