@@ -147,10 +147,19 @@ impl Process {
             None => {
                 let rt = self.rt.as_mut().ok_or("MPI was finished (Cftla_exit)")?;
                 let opts = GridOptions { injector: self.injector.clone(), kills_from_env: false };
-                match rt.world_dup().and_then(|c| Grid::join(rt, c, nprow, npcol, opts)) {
+                let mut spare = false;
+                let joined = rt.world_dup().and_then(|c| {
+                    spare = Grid::parks_as_spare(rt, &c, nprow, npcol);
+                    Grid::join(rt, c, nprow, npcol, opts)
+                });
+                match joined {
                     Ok(Joined::Active(g)) => g,
                     // A spare that was never needed: the job is over.
                     Ok(Joined::Released) => self.finish(0),
+                    // A repair the survivors refused as unrecoverable (they
+                    // report it): an error exit of the unused spare could
+                    // end the job before their reports are out.
+                    Err(e) if spare && e.is_unrecoverable() => self.finish(0),
                     Err(e) => return Err(e.to_string()),
                 }
             }
