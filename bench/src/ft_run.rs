@@ -99,6 +99,9 @@ pub fn run(a: FactorJob) -> ! {
     }
     // Every repetition may repair as often as one run may.
     region.set_max_repairs(16 * ft.reps.max(1));
+    // The run ends at an unrecoverable failure: no replacement is started
+    // only to be told so.
+    region.set_ends_at_unrecoverable(true);
     let outcome = run_ft(&mut region, &a, &ft, &mut prepared);
     if let Err(scalapack_ft::Error::Grid(e @ blacs_ft::Error::Checkpointed { epoch, .. })) = &outcome {
         // The survivors saved their state: the job ends for a restart.

@@ -74,19 +74,15 @@ impl Error {
     /// a repair spawns anyone, or after it).
     pub fn too_many_losses_in_row(row: usize, ranks: &[i32], tolerated: usize) -> Self {
         let names: Vec<String> = ranks.iter().map(i32::to_string).collect();
-        let reason = if tolerated == 1 {
-            format!(
-                "ranks {} of process row {row} were both lost: the checksums can rebuild one process per process row",
-                names.join(" and ")
-            )
-        } else {
-            format!(
-                "ranks {} of process row {row} were all lost: the checksums can rebuild {tolerated} processes per \
-                 process row",
-                names.join(", ")
-            )
+        let lost = match names.as_slice() {
+            [a, b] => format!("ranks {a} and {b} of process row {row} were both lost"),
+            _ => format!("ranks {} of process row {row} were all lost", names.join(", ")),
         };
-        Error::Unrecoverable { reason }
+        let rebuilt = match tolerated {
+            1 => "one process".to_string(),
+            t => format!("{t} processes"),
+        };
+        Error::Unrecoverable { reason: format!("{lost}: the checksums can rebuild {rebuilt} per process row") }
     }
 
     /// Convenience constructor for [`Error::InvalidArgument`].
@@ -140,3 +136,34 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rows_that_lost_more_than_they_tolerate_are_found_lowest_first() {
+        assert_eq!(row_beyond_tolerance(&[], 1), None);
+        assert_eq!(row_beyond_tolerance(&[(0, 1), (1, 1), (2, 0)], 1), None);
+        // (A process counted twice is one loss.)
+        assert_eq!(row_beyond_tolerance(&[(1, 2), (1, 2)], 1), None);
+        assert_eq!(row_beyond_tolerance(&[(2, 3), (0, 1), (2, 0), (1, 1), (1, 0)], 1), Some((1, vec![0, 1])));
+        assert_eq!(row_beyond_tolerance(&[(0, 3), (0, 1), (0, 2)], 2), Some((0, vec![1, 2, 3])));
+        assert_eq!(row_beyond_tolerance(&[(0, 3), (0, 1)], 2), None);
+    }
+
+    #[test]
+    fn losses_beyond_the_checksums_are_said_in_words() {
+        let text = |row, ranks: &[i32], t| Error::too_many_losses_in_row(row, ranks, t).to_string();
+        assert_eq!(
+            text(1, &[2, 3], 1),
+            "unrecoverable failure: ranks 2 and 3 of process row 1 were both lost: the checksums can rebuild one \
+             process per process row"
+        );
+        assert!(text(0, &[0, 1, 3], 1).contains("ranks 0, 1, 3 of process row 0 were all lost"));
+        assert!(
+            text(0, &[0, 1, 3], 2).ends_with("were all lost: the checksums can rebuild 2 processes per process row")
+        );
+        assert!(Error::too_many_losses_in_row(0, &[0, 1], 1).is_unrecoverable());
+    }
+}

@@ -206,6 +206,7 @@ impl Universe {
         let dead_grid: Vec<i64> = (0..held.len()).filter(|&g| !held[g]).map(|g| g as i64).collect();
         report.killed.extend(dead_grid.iter().map(|&r| r as i32));
         trace!("shrunk to {} processes; grid ranks to replace: {dead_grid:?}", self.comm.size());
+        self.roles = new_roles.clone();
         // Every live process computed the same list and limit: all of them
         // stop here alike, before a replacement is started in vain.
         if let Some(t) = tolerated {
@@ -216,7 +217,6 @@ impl Universe {
                 return Err(Error::too_many_losses_in_row(row, &ranks, t));
             }
         }
-        self.roles = new_roles.clone();
         injector.point(me_grid, start_epoch, "repair", report.attempts as u64, "shrink");
 
         // Hot spares first, lowest universe rank first; spawn the rest.

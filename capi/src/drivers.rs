@@ -290,7 +290,8 @@ fn qr_call(
 /// step, and the factorization goes on; INFO = 0 and the result is the
 /// failure-free one. A replacement process runs the program from `main`;
 /// its call of `pdgeqrf_ft_` (with an A of the same shape, whatever its
-/// values) joins the survivors' recovery. Two losses in one process row
+/// values) joins the survivors' recovery. More losses in one process row
+/// than the checksums rebuild (two; F + 1 with `FTLA_LAYOUT=rotating`)
 /// give `FTLA_INFO_UNRECOVERABLE` on every survivor. A process lost after
 /// the call is rebuilt into the kept factors; on its replacement, the
 /// re-run of a `pdgeqrf_ft_` that completed before it joined returns at

@@ -62,6 +62,9 @@ pub struct Region {
     pending: Pending,
     /// The live protected results ([`protected`]).
     protected: protected::Registry,
+    /// The program ends at its first unrecoverable failure (see
+    /// [`Region::set_ends_at_unrecoverable`]).
+    ends_at_unrecoverable: bool,
 }
 
 /// How the job a region runs in started.
@@ -126,6 +129,7 @@ impl Region {
             job: JobStart::Launched,
             pending: if joining { Pending::Joining } else { Pending::Nothing },
             protected: if joining { protected::Registry::joining() } else { protected::Registry::default() },
+            ends_at_unrecoverable: false,
         };
         if joining {
             // A survivor lost during the hand-over: repair with the others
@@ -306,6 +310,25 @@ impl Region {
     /// perform before giving up (default 16).
     pub fn set_max_repairs(&mut self, n: usize) {
         self.max_repairs = n;
+    }
+
+    /// Declares that the program ends at the first unrecoverable failure
+    /// of a library call (local; every process declares the same). Then a
+    /// repair during a fault-tolerant routine that finds more processes of
+    /// one process row lost than the routine's checksums rebuild stops
+    /// before it starts any replacement, with the same
+    /// [`blacs_ft::Error::Unrecoverable`] on every live process. Off by
+    /// default: the grid is repaired whatever the losses, the call fails
+    /// with that error on every process, replacements included, and the
+    /// program can go on with later calls on the whole grid (the C ABI's
+    /// way).
+    pub fn set_ends_at_unrecoverable(&mut self, ends: bool) {
+        self.ends_at_unrecoverable = ends;
+    }
+
+    /// See [`Region::set_ends_at_unrecoverable`].
+    pub fn ends_at_unrecoverable(&self) -> bool {
+        self.ends_at_unrecoverable
     }
 
     /// For a replacement whose program does not repeat the library calls

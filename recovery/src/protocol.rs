@@ -24,7 +24,8 @@
 //!   took blocks nothing protects yet, so the call is forgotten everywhere
 //!   and returns a process failure (the caller repairs and starts again);
 //! * the per-step agreement and the repair loop;
-//! * after a repair: the lost ranks (one per process row at most), the
+//! * after a repair: the lost ranks (at most the algorithm's tolerated
+//!   losses per process row), the
 //!   agreement on the committed step, the hand-over of the replicated state
 //!   to the replacements, the rebuild, and one recovery record the same on
 //!   every process;
@@ -527,7 +528,8 @@ struct CallRun<'a, A: Algorithm> {
 /// documentation). A process lost before the first commit point makes the
 /// call return a process failure on every survivor, forgotten in the log:
 /// the caller repairs (a replacement runs the region's body from the top)
-/// and calls again with its input. Two losses in one process row are
+/// and calls again with its input. More losses in one process row than
+/// the algorithm rebuilds ([`Algorithm::tolerated_losses`]) are
 /// [`blacs_ft::Error::Unrecoverable`] on every survivor.
 pub fn run<A: Algorithm>(
     region: &mut Region,
@@ -535,10 +537,14 @@ pub fn run<A: Algorithm>(
     start: Start<A::State>,
     verify: bool,
 ) -> Result<Outcome<A::Check>, A::Error> {
-    // A repair during the call that finds more losses in one process row
-    // than the checksums rebuild stops at once, on every process, before
-    // it starts replacements (the check after the repair stays: a process
-    // lost during the repair itself leaves a replacement without blocks).
+    // In a program that ends at its first unrecoverable failure, a repair
+    // during the call that finds more losses in one process row than the
+    // checksums rebuild stops at once, on every process, before it starts
+    // replacements (the check after the repair stays: a process lost
+    // during the repair itself leaves a replacement without blocks).
+    if !region.ends_at_unrecoverable() {
+        return run_call(region, alg, start, verify);
+    }
     let before = region.grid_mut().set_losses_tolerated_per_row(Some(alg.tolerated_losses()));
     let outcome = run_call(region, alg, start, verify);
     region.grid_mut().set_losses_tolerated_per_row(before);

@@ -425,7 +425,8 @@ pub struct SoakRun {
     /// The exact command, to run it again.
     pub command: String,
     pub verdict: SoakVerdict,
-    /// Whether the kills could be recovered from (one loss per process row).
+    /// Whether the kills could be recovered from (at most the layout's F
+    /// losses per process row, one on the default layout).
     pub recoverable: bool,
     pub exit_code: Option<i32>,
     pub seconds: f64,

@@ -24,7 +24,9 @@ use std::path::{Path, PathBuf};
 /// The first bytes of every checkpoint file.
 const MAGIC: &[u8; 8] = b"FTLACKPT";
 /// The format this build writes and reads (2: the header in the one
-/// codec, with typed call records; a version-1 file is refused, naming it).
+/// codec, with typed call records; 3: a saved call records the losses per
+/// process row its checksums rebuild; an older file is refused, naming
+/// it).
 pub const FORMAT_VERSION: u32 = 3;
 /// Bytes before the header: magic, version, header length.
 const LEAD: usize = 16;

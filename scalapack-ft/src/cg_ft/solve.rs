@@ -395,11 +395,13 @@ impl Algorithm for CgSteps<'_> {
         verify_checksums(grid, &self.ext, &self.layout, 0)
     }
 
-    /// The matrix's shape and the options the vectors depend on.
+    /// A's checksums rebuild the layout's `f` per process row (the vectors
+    /// are copied from a process of the same row).
     fn tolerated_losses(&self) -> usize {
         self.layout.tolerated_losses()
     }
 
+    /// The matrix's shape and the options the vectors depend on.
     fn call(&self) -> CgCall {
         let o = &self.opts;
         CgCall { matrix: self.ext.shape(), tol: o.tol, maxit: o.maxit, jacobi: o.jacobi }

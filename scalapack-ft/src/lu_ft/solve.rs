@@ -105,8 +105,9 @@ pub const GETRS_STEP_PHASES: &[Phase] = &[Phase::Swap, Phase::Bcast, Phase::Upda
 /// encoding) returns a process failure on every survivor, B holding its
 /// input: repair and call again (see [`Region::run`]). A loss between the
 /// factorization and the solve is met at the solve's verdict, the same
-/// way; the call made again finds the factors mended. Two losses in one
-/// process row are [`blacs_ft::Error::Unrecoverable`] during the solve,
+/// way; the call made again finds the factors mended. More losses in one
+/// process row than the factors' checksums rebuild (one; F on the
+/// rotating layout) are [`blacs_ft::Error::Unrecoverable`] during the solve,
 /// and between calls make the factors lost ([`crate::Error::InputLost`]
 /// at the next solve). Under checkpoint-on-failure the survivors save B
 /// at the committed step; the job started again makes its calls again,

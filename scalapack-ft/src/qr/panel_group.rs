@@ -9,13 +9,15 @@ use super::reflectors::Panel;
 use crate::blas::{self, Diag, Side, Trans, Uplo};
 use crate::error::Result;
 use crate::matrix::DistMatrix;
-use blacs_ft::{Grid, Scope};
+use blacs_ft::Grid;
 use std::ops::Range;
 
 /// Panels `j0..j0+width` of a factorization, merged in factorization
-/// order: `Q = H(j0)···H(j0+width−1) = I − V·T·Vᵀ`, with the scratch of
-/// its update kept from one group to the next (no allocation per step for
-/// W once the first, largest, group has run).
+/// order: `Q = H(j0)···H(j0+width−1) = I − V·T·Vᵀ`, held as one wide
+/// [`Panel`] (so it is applied by the one block-reflector update,
+/// [`Panel::local_w_into`] and [`Panel::apply_w`]), with the scratch of its
+/// update kept from one group to the next (no allocation per step for W
+/// once the first, largest, group has run).
 ///
 /// The last panel pushed is merged lazily: its coupling block
 /// `T(0..c, c..) = −T₁·(V₁ᵀ·V₂)·T₂` needs `V₁ᵀ·V₂` summed over the
@@ -23,22 +25,15 @@ use std::ops::Range;
 /// application's W (see [`PanelGroup::apply`]).
 #[derive(Default)]
 pub(crate) struct PanelGroup {
-    /// First global column (and row) of the group.
-    j0: usize,
-    /// Columns merged so far.
-    width: usize,
-    /// Local rows of V (this process's rows `j0..m`).
-    lrows: usize,
-    /// V, `lrows × width`, explicit (unit diagonals, zeros above), ld `lrows`.
-    v: Vec<f64>,
-    /// T, `width × width` upper triangular.
-    t: Vec<f64>,
+    /// The merged reflectors: `jb` columns so far, V explicit (unit
+    /// diagonals, zeros above) over this process's rows `j0..m`.
+    merged: Panel,
     /// The last panel pushed, while its coupling block is not yet formed.
     pending: Option<Pending>,
-    /// Scratch: `Wᵀ = Cᵀ·V` (and the coupling after it).
+    /// Scratch: W (and the coupling after it).
+    w: Vec<f64>,
+    /// Scratch of [`Panel::local_w_into`].
     wt: Vec<f64>,
-    /// Scratch: `V·Tᵀ`.
-    vt: Vec<f64>,
 }
 
 /// Where the pending panel sits in the group's V.
@@ -55,33 +50,35 @@ impl PanelGroup {
     /// `width` columns in all (what the group held before is dropped; its
     /// scratch is kept).
     pub(crate) fn start(&mut self, first: Panel, width: usize) {
-        (self.j0, self.width, self.lrows, self.pending) = (first.j0, first.jb, first.lrows, None);
-        (self.v, self.t) = (first.v, first.t);
-        self.v.reserve(self.lrows * width.saturating_sub(self.width));
+        self.pending = None;
+        self.merged = first;
+        let more = self.merged.lrows * width.saturating_sub(self.merged.jb);
+        self.merged.v.reserve(more);
     }
 
     /// Appends the panel factored right after the group's columns (its
     /// columns must already carry the group's update, [`PanelGroup::apply`]).
     pub(crate) fn push(&mut self, next: &Panel) {
         debug_assert!(self.pending.is_none(), "each push is applied before the next");
-        debug_assert_eq!(next.j0, self.j0 + self.width);
+        let g = &mut self.merged;
+        debug_assert_eq!(next.j0, g.j0 + g.jb);
         // Local rows of the group above the new panel's first row: V's
         // zeros there.
-        let above = self.lrows - next.lrows;
+        let above = g.lrows - next.lrows;
         for col in 0..next.jb {
-            self.v.resize(self.v.len() + above, 0.0);
-            self.v.extend_from_slice(&next.v[col * next.lrows..(col + 1) * next.lrows]);
+            g.v.resize(g.v.len() + above, 0.0);
+            g.v.extend_from_slice(&next.v[col * next.lrows..(col + 1) * next.lrows]);
         }
-        let (w0, w) = (self.width, self.width + next.jb);
+        let (w0, w) = (g.jb, g.jb + next.jb);
         let mut t = vec![0.0; w * w];
         for col in 0..w0 {
-            t[col * w..col * w + w0].copy_from_slice(&self.t[col * w0..(col + 1) * w0]);
+            t[col * w..col * w + w0].copy_from_slice(&g.t[col * w0..(col + 1) * w0]);
         }
         for col in 0..next.jb {
             t[(w0 + col) * w + w0..(w0 + col + 1) * w].copy_from_slice(&next.t[col * next.jb..(col + 1) * next.jb]);
         }
-        self.t = t;
-        self.width = w;
+        g.t = t;
+        g.jb = w;
         self.pending = Some(Pending { col: w0, above });
     }
 
@@ -90,83 +87,46 @@ impl PanelGroup {
     /// same `cols` and group. With a panel pending, its `V₁ᵀ·V₂` is summed
     /// in the same reduction as W and T completed before the update. No
     /// columns: nothing to do (and a pending panel stays pending).
-    ///
-    /// `Qᵀ·C = C − V·Tᵀ·(Vᵀ·C)`, computed with `Wᵀ = Cᵀ·V` (OpenBLAS runs
-    /// this tall product faster than `Vᵀ·C`, see [`Panel::local_w`]) and
-    /// never transposed: `C −= (V·Tᵀ)·Wᵀᵀ` where C has more columns than
-    /// V has local rows (T's flops then go to V's rows), `C −= V·(Wᵀ·T)ᵀ`
-    /// otherwise.
     pub(crate) fn apply(&mut self, grid: &Grid, a: &mut DistMatrix, cols: Range<usize>) -> Result<()> {
-        let (nc, w, lrows) = (cols.len(), self.width, self.lrows);
+        let (nc, w) = (cols.len(), self.merged.jb);
         if nc == 0 {
             return Ok(());
         }
-        let (ld, base) = (a.lld(), a.local_rows_before(self.j0) + cols.start * a.lld());
-        let coupling = self.pending.map_or(0, |p| p.col * (w - p.col));
-        self.wt.clear();
-        self.wt.resize(nc * w + coupling, 0.0);
-        if lrows > 0 {
-            let c = &a.local()[base..];
-            blas::dgemm(Trans::Yes, Trans::No, nc, w, lrows, 1.0, c, ld, &self.v, lrows, 0.0, &mut self.wt, nc);
-        }
+        self.merged.local_w_into(a, cols.clone(), &mut self.w, &mut self.wt);
         if let Some(p) = self.pending {
+            self.w.resize(nc * w + p.col * (w - p.col), 0.0);
             self.local_coupling(p, nc * w);
         }
-        if grid.nprow() > 1 {
-            grid.sum(Scope::Column, &mut self.wt, None)?;
-        }
+        self.merged.reduce_w(grid, &mut self.w)?;
         if let Some(p) = self.pending.take() {
             self.merge_t(p.col, nc * w);
         }
-        if lrows == 0 {
-            return Ok(());
-        }
-        let c = &mut a.local_mut()[base..];
-        let wt = &mut self.wt[..nc * w];
-        if nc > lrows {
-            self.vt.clear();
-            self.vt.extend_from_slice(&self.v);
-            blas::dtrmm(
-                Side::Right,
-                Uplo::Upper,
-                Trans::Yes,
-                Diag::NonUnit,
-                lrows,
-                w,
-                1.0,
-                &self.t,
-                w,
-                &mut self.vt,
-                lrows,
-            );
-            blas::dgemm(Trans::No, Trans::Yes, lrows, nc, w, -1.0, &self.vt, lrows, wt, nc, 1.0, c, ld);
-        } else {
-            blas::dtrmm(Side::Right, Uplo::Upper, Trans::No, Diag::NonUnit, nc, w, 1.0, &self.t, w, wt, nc);
-            blas::dgemm(Trans::No, Trans::Yes, lrows, nc, w, -1.0, &self.v, lrows, wt, nc, 1.0, c, ld);
-        }
+        self.merged.apply_w(Trans::Yes, a, cols, &mut self.w[..nc * w]);
         Ok(())
     }
 
-    /// `V₁ᵀ·V₂` from this process's rows into `wt[at..]`: the pending
+    /// `V₁ᵀ·V₂` from this process's rows into `w[at..]`: the pending
     /// panel's columns against the earlier ones, `col × (width − col)`.
     /// (The rows above V₂'s first one are zeros of V₂ and add nothing.)
     fn local_coupling(&mut self, Pending { col, above }: Pending, at: usize) {
-        let (ld, w2) = (self.lrows, self.width - col);
+        let g = &self.merged;
+        let (ld, w2) = (g.lrows, g.jb - col);
         if ld > above {
-            let (v1, v2) = (&self.v[above..], &self.v[col * ld + above..]);
-            blas::dgemm(Trans::Yes, Trans::No, col, w2, ld - above, 1.0, v1, ld, v2, ld, 0.0, &mut self.wt[at..], col);
+            let (v1, v2) = (&g.v[above..], &g.v[col * ld + above..]);
+            blas::dgemm(Trans::Yes, Trans::No, col, w2, ld - above, 1.0, v1, ld, v2, ld, 0.0, &mut self.w[at..], col);
         }
     }
 
-    /// `T(0..w0, w0..) = −T₁·S·T₂` from the summed `S = V₁ᵀ·V₂` in `wt[at..]`.
+    /// `T(0..w0, w0..) = −T₁·S·T₂` from the summed `S = V₁ᵀ·V₂` in `w[at..]`.
     fn merge_t(&mut self, w0: usize, at: usize) {
-        let (w, w2) = (self.width, self.width - w0);
-        let x = &mut self.wt[at..at + w0 * w2];
-        blas::dtrmm(Side::Left, Uplo::Upper, Trans::No, Diag::NonUnit, w0, w2, -1.0, &self.t, w, x, w0);
-        let t2 = &self.t[w0 * w + w0..];
+        let g = &mut self.merged;
+        let (w, w2) = (g.jb, g.jb - w0);
+        let x = &mut self.w[at..at + w0 * w2];
+        blas::dtrmm(Side::Left, Uplo::Upper, Trans::No, Diag::NonUnit, w0, w2, -1.0, &g.t, w, x, w0);
+        let t2 = &g.t[w0 * w + w0..];
         blas::dtrmm(Side::Right, Uplo::Upper, Trans::No, Diag::NonUnit, w0, w2, 1.0, t2, w, x, w0);
         for col in 0..w2 {
-            self.t[(w0 + col) * w..(w0 + col) * w + w0].copy_from_slice(&x[col * w0..(col + 1) * w0]);
+            g.t[(w0 + col) * w..(w0 + col) * w + w0].copy_from_slice(&x[col * w0..(col + 1) * w0]);
         }
     }
 }
@@ -230,14 +190,13 @@ mod tests {
             // (One process: the local coupling is the sum.)
             let pending = group.pending.take().unwrap();
             let at = 5;
-            group.wt = vec![f64::NAN; at + pending.col * (group.width - pending.col)];
+            group.w = vec![f64::NAN; at + pending.col * (group.merged.jb - pending.col)];
             group.local_coupling(pending, at);
             group.merge_t(pending.col, at);
         }
-        assert_eq!((group.j0, group.width, group.lrows), (0, 3 * jb, m));
-        let merged = Panel { j0: 0, jb: group.width, v: group.v, lrows: m, t: group.t };
+        assert_eq!((group.merged.j0, group.merged.jb, group.merged.lrows), (0, 3 * jb, m));
         let mut got = c0;
-        apply(&merged, &mut got, m, n);
+        apply(&group.merged, &mut got, m, n);
         let err = got.iter().zip(&want).fold(0.0f64, |e, (x, y)| e.max((x - y).abs()));
         assert!(err < 1e-13, "max difference {err:e}");
     }

@@ -15,6 +15,7 @@ use std::ops::Range;
 /// The reflectors of panel `j0..j0+jb` as seen by one process: its local
 /// rows of V (rows `j0..m` of the matrix, unit diagonal and zeros above it
 /// made explicit) and the jb×jb upper-triangular T, with `tau = diag(T)`.
+#[derive(Default)]
 pub struct Panel {
     /// First global column (and row) of the panel.
     pub j0: usize,
@@ -53,12 +54,22 @@ impl Panel {
     /// the short-and-wide `jb × nc × lrows` one, and the transpose of the
     /// small result is cheap.
     pub fn local_w(&self, c: &DistMatrix, cols: Range<usize>) -> Vec<f64> {
+        let (mut w, mut wt) = (Vec::new(), Vec::new());
+        self.local_w_into(c, cols, &mut w, &mut wt);
+        w
+    }
+
+    /// [`Panel::local_w`] into `w` (resized to `jb × cols.len()`), with
+    /// `wt` as scratch: buffers a caller keeps from one update to the next.
+    pub fn local_w_into(&self, c: &DistMatrix, cols: Range<usize>, w: &mut Vec<f64>, wt: &mut Vec<f64>) {
         let (nc, jb) = (cols.len(), self.jb);
         let (lr0, ld) = (c.local_rows_before(self.j0), c.lld());
-        let mut w = vec![0.0; jb * nc];
+        w.clear();
+        w.resize(jb * nc, 0.0);
         if nc > 0 && self.lrows > 0 {
             let cbase = lr0 + cols.start * ld;
-            let mut wt = vec![0.0; nc * jb];
+            wt.clear();
+            wt.resize(nc * jb, 0.0);
             blas::dgemm(
                 Trans::Yes,
                 Trans::No,
@@ -71,12 +82,11 @@ impl Panel {
                 &self.v,
                 self.lrows,
                 0.0,
-                &mut wt,
+                wt,
                 nc,
             );
-            transpose_into(&wt, nc, jb, &mut w);
+            transpose_into(wt, nc, jb, w);
         }
-        w
     }
 
     /// Sums W over the process column (P > 1). Every process of a column has

@@ -48,8 +48,8 @@ const ARGS: SolveArgs =
 /// again, as [`super::pdgeqrf_ft`]).
 ///
 /// # Fault tolerance
-/// C is copied into an extended matrix with reverse-neighboring checksum
-/// columns C·W (the solves' one runner, [`crate::abft`]; its memory is
+/// C is copied into an extended matrix with checksum columns C·W in the
+/// factors' layout (the solves' one runner, [`crate::abft`]; its memory is
 /// [`super::pdgels_ft_memory`]'s `rhs`); every step applies one panel's
 /// block reflector `I − V·op(T)·Vᵀ` to C's columns and the checksum
 /// columns over them (the zero padding stays zero and is skipped), so the
