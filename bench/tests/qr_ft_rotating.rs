@@ -1,8 +1,9 @@
 //! pdgeqrf_ft on the rotating layout (`ftla qr --ft --layout rotating
 //! --checksums F`) under real SIGKILLs: f = 1 on 1x3 and 2x3 (one kill in
 //! the update and the panel phases), f = 2 on 1x4 (two kills in one
-//! process row in one step, and in two steps), f + 1 losses in one row
-//! reported unrecoverable by every survivor, and Q < f + 1 refused with
+//! process row in one step, and in two steps; the least-squares solve on
+//! such factors too), f + 1 losses in one row reported unrecoverable by
+//! every survivor before any replacement is started, and Q < f + 1 refused with
 //! the same argument error on every rank. Residual and orthogonality
 //! below 16, checksum relations verified at the end.
 
@@ -83,6 +84,27 @@ fn failure_free_runs_verify_their_weighted_checksums() {
         let r = report(json, &out);
         assert!(residuals_pass(&r) && r.checksum_check.as_ref().is_some_and(|c| c.ok), "{grid} f={f}: {r:?}");
     }
+}
+
+#[test]
+fn a_repair_beyond_the_checksums_stops_before_it_starts_a_replacement() {
+    // Spawning refused: a repair that tried would say so instead.
+    let qr = ["qr", "--ft", "--m", "260", "--n", "200", "--nb", "16", "--layout", "rotating"];
+    let refuse = [("FTLA_TEST_REFUSE_SPAWN", "1")];
+    let kills = ["--checksums", "2", "--grid", "1x4", "--kill", "0@4:update,1@4:update,2@4:update"];
+    let out = common::ftla_with(&[&qr[..], &kills].concat(), &refuse);
+    unrecoverable(&out, "ranks 0, 1, 2 of process row 0 were all lost");
+    assert!(!out.stdout.contains("spawning a replacement failed"), "{}", out.stdout);
+}
+
+#[test]
+fn least_squares_on_two_checksum_factors_rebuild_two_processes_of_one_row() {
+    let (out, json) = rotating("2").run(&["--lstsq", "--grid", "1x4", "--kill", "0@gels:2,3@gels:2", "--check"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r = report(json, &out);
+    assert!(residuals_pass(&r) && r.lstsq_residual.is_some(), "{r:?}");
+    let steps: Vec<(Vec<i32>, u64)> = r.recoveries.iter().flatten().map(|x| (x.ranks.clone(), x.step)).collect();
+    assert_eq!(steps, vec![(vec![0, 3], 2)], "{r:?}");
 }
 
 /// Exit code 3, and every survivor's line about the unrecoverable failure says `why`.
