@@ -24,8 +24,8 @@
 #   scripts/fault-matrix.sh lu             # one operation, its grids
 # FTLA_LAYOUT=rotating (and FTLA_CHECKSUMS=F, default 1) runs every case on
 # the rotating checksum layout (default: reverse-neighbor); with F ≥ 2 the
-# factorization's cases also kill every pair of ranks of one process row
-# at once, at every step and phase (both rebuilt in one repair):
+# cases also kill every pair of ranks of one process row at once, at every
+# step and phase and every point of the solve (both rebuilt in one repair):
 #   FTLA_LAYOUT=rotating FTLA_CHECKSUMS=2 scripts/fault-matrix.sh qr 1x4
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -111,13 +111,16 @@ for grid in ${grids[*]}; do
         run_case "$rank" "$point"
       done
     done
-    # Pairs of ranks of one process row, killed at once (F ≥ 2).
+    # Pairs of ranks of one process row, killed at once (F ≥ 2), in the
+    # factorization and in the solve (B's checksums are in the factors'
+    # layout).
     if [ "${FTLA_LAYOUT:-}" = rotating ] && [ "${FTLA_CHECKSUMS:-1}" -ge 2 ]; then
       for ((a = 0; a < n; a++)); do
         for ((b = a + 1; b < n && b / q == a / q; b++)); do
           for step in "${steps[@]}"; do
             for phase in "${phases[@]}"; do run_case "$a,$b" "$step:$phase"; done
           done
+          for point in ${solve_points[@]+"${solve_points[@]}"}; do run_case "$a,$b" "$point"; done
         done
       done
     fi
