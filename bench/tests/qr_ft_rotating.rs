@@ -131,7 +131,7 @@ fn a_checkpoint_saved_with_the_rotating_layout_is_refused_by_another_layout_nami
     let text = format!("{}{}", out.stdout, out.stderr);
     let line = text
         .lines()
-        .find(|l| l.contains("checkpoint") && l.contains(&d) && l.contains("saved by"))
+        .find(|l| l.contains("checkpoint") && l.contains(&format!("{d}/rank-0.ckpt")) && l.contains("saved by"))
         .unwrap_or_else(|| panic!("{text}"));
     assert!(
         line.contains("with rotating (f = 1) checksums") && line.contains("with reverse-neighbor checksums"),

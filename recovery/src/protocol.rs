@@ -766,7 +766,7 @@ fn load<A: Algorithm>(region: &Region, alg: &mut A, from: &Resumed) -> Result<Lo
         // (The descriptions are global: every process finds the same.)
         let saved = saved_for.map_or_else(|| "another kind of call".to_string(), |c| c.to_string());
         return Err(blacs_ft::Error::Checkpoint {
-            file: from.dir.display().to_string(),
+            file: from.reference_file.display().to_string(),
             reason: format!("saved by {} for {saved}; this call is for {this_call}", call.name),
         }
         .into());

@@ -211,6 +211,9 @@ pub struct Resumed {
     pub dir: PathBuf,
     /// The save every file belongs to (the lowest rank's header).
     pub reference: Header,
+    /// The file `reference` was read from (what a refusal of the saved
+    /// call names, the same on every rank).
+    pub reference_file: PathBuf,
     /// This rank's file, its header and where its payload starts (`None`:
     /// its blocks are rebuilt by the others).
     pub own: Option<(PathBuf, Header, u64)>,
@@ -359,6 +362,7 @@ pub(crate) fn load(grid: &Grid, dir: &Path, run_id: Option<u64>) -> Result<Resum
     Ok(Resumed {
         dir: dir.to_path_buf(),
         reference,
+        reference_file: file::path_of(dir, holder),
         own: own.map(|(h, offset)| (path, h, offset)),
         started_ms,
         load_ms: t.elapsed().as_secs_f64() * 1e3,
