@@ -15,7 +15,7 @@ use std::ops::Range;
 /// Panels `j0..j0+width` of a factorization, merged in factorization
 /// order: `Q = H(j0)···H(j0+width−1) = I − V·T·Vᵀ`, held as one wide
 /// [`Panel`] (so it is applied by the one block-reflector update,
-/// [`Panel::local_w_into`] and [`Panel::apply_w`]), with the scratch of its
+/// [`Panel::local_wt_into`] and [`Panel::apply_wt_with`]), with the scratch of its
 /// update kept from one group to the next (no allocation per step for W
 /// once the first, largest, group has run).
 ///
@@ -30,9 +30,9 @@ pub(crate) struct PanelGroup {
     merged: Panel,
     /// The last panel pushed, while its coupling block is not yet formed.
     pending: Option<Pending>,
-    /// Scratch: W (and the coupling after it).
+    /// Scratch: Wᵀ (and the coupling after it).
     w: Vec<f64>,
-    /// Scratch of [`Panel::local_w_into`].
+    /// Scratch of [`Panel::apply_wt_with`].
     wt: Vec<f64>,
 }
 
@@ -92,7 +92,7 @@ impl PanelGroup {
         if nc == 0 {
             return Ok(());
         }
-        self.merged.local_w_into(a, cols.clone(), &mut self.w, &mut self.wt);
+        self.merged.local_wt_into(a, cols.clone(), &mut self.w);
         if let Some(p) = self.pending {
             self.w.resize(nc * w + p.col * (w - p.col), 0.0);
             self.local_coupling(p, nc * w);
@@ -101,7 +101,7 @@ impl PanelGroup {
         if let Some(p) = self.pending.take() {
             self.merge_t(p.col, nc * w);
         }
-        self.merged.apply_w(Trans::Yes, a, cols, &mut self.w[..nc * w]);
+        self.merged.apply_wt_with(Trans::Yes, a, cols, &mut self.w[..nc * w], &mut self.wt);
         Ok(())
     }
 

@@ -40,9 +40,10 @@ impl Panel {
     /// `trans = Yes` this is Hᵀ (used by the factorization and by Qᵀ·C).
     /// Collective over the process column when P > 1.
     pub fn apply(&self, grid: &Grid, trans: Trans, c: &mut DistMatrix, cols: Range<usize>) -> Result<()> {
-        let mut w = self.local_w(c, cols.clone());
-        self.reduce_w(grid, &mut w)?;
-        self.apply_w(trans, c, cols, &mut w);
+        let (mut wt, mut vt) = (Vec::new(), Vec::new());
+        self.local_wt_into(c, cols.clone(), &mut wt);
+        self.reduce_w(grid, &mut wt)?;
+        self.apply_wt_with(trans, c, cols, &mut wt, &mut vt);
         Ok(())
     }
 
@@ -62,14 +63,23 @@ impl Panel {
     /// [`Panel::local_w`] into `w` (resized to `jb × cols.len()`), with
     /// `wt` as scratch: buffers a caller keeps from one update to the next.
     pub fn local_w_into(&self, c: &DistMatrix, cols: Range<usize>, w: &mut Vec<f64>, wt: &mut Vec<f64>) {
+        let nc = cols.len();
+        self.local_wt_into(c, cols, wt);
+        w.clear();
+        w.resize(self.jb * nc, 0.0);
+        transpose_into(wt, nc, self.jb, w);
+    }
+
+    /// `Wᵀ = C(j0.., cols)ᵀ·V` from this process's rows (no communication)
+    /// into `wt`, resized to `cols.len() × jb`, column-major: W without its
+    /// transpose, for [`Panel::apply_wt_with`].
+    pub fn local_wt_into(&self, c: &DistMatrix, cols: Range<usize>, wt: &mut Vec<f64>) {
         let (nc, jb) = (cols.len(), self.jb);
         let (lr0, ld) = (c.local_rows_before(self.j0), c.lld());
-        w.clear();
-        w.resize(jb * nc, 0.0);
+        wt.clear();
+        wt.resize(nc * jb, 0.0);
         if nc > 0 && self.lrows > 0 {
             let cbase = lr0 + cols.start * ld;
-            wt.clear();
-            wt.resize(nc * jb, 0.0);
             blas::dgemm(
                 Trans::Yes,
                 Trans::No,
@@ -85,7 +95,6 @@ impl Panel {
                 wt,
                 nc,
             );
-            transpose_into(wt, nc, jb, w);
         }
     }
 
@@ -103,6 +112,40 @@ impl Panel {
     pub fn apply_w(&self, trans: Trans, c: &mut DistMatrix, cols: Range<usize>, w: &mut [f64]) {
         self.scale_w(trans, w, cols.len());
         self.update_cols(c, cols.start, cols, w);
+    }
+
+    /// `C(j0.., cols) −= V·op(T)·W` from `Wᵀ` ([`Panel::local_wt_into`],
+    /// summed over the process column; overwritten), with `vt` as scratch
+    /// (a buffer the caller keeps from one update to the next). T
+    /// multiplies whichever of V and Wᵀ is smaller: `(V·op(T))·W` when C
+    /// has more columns than V local rows (one process column: every
+    /// trailing column is local), `V·(Wᵀ·op(T)ᵀ)ᵀ` otherwise.
+    pub fn apply_wt_with(
+        &self,
+        trans: Trans,
+        c: &mut DistMatrix,
+        cols: Range<usize>,
+        wt: &mut [f64],
+        vt: &mut Vec<f64>,
+    ) {
+        let (nc, jb, lrows) = (cols.len(), self.jb, self.lrows);
+        if nc == 0 || lrows == 0 {
+            return;
+        }
+        let (lr0, ld) = (c.local_rows_before(self.j0), c.lld());
+        let cbase = lr0 + cols.start * ld;
+        let v = if nc > lrows {
+            vt.clear();
+            vt.extend_from_slice(&self.v);
+            blas::dtrmm(Side::Right, Uplo::Upper, trans, Diag::NonUnit, lrows, jb, 1.0, &self.t, jb, vt, lrows);
+            &vt[..]
+        } else {
+            // Wᵀ·op(T)ᵀ: op(T)ᵀ is T itself when op is the transpose.
+            let back = if trans == Trans::Yes { Trans::No } else { Trans::Yes };
+            blas::dtrmm(Side::Right, Uplo::Upper, back, Diag::NonUnit, nc, jb, 1.0, &self.t, jb, wt, nc);
+            &self.v[..]
+        };
+        blas::dgemm(Trans::No, Trans::Yes, lrows, nc, jb, -1.0, v, lrows, wt, nc, 1.0, &mut c.local_mut()[cbase..], ld);
     }
 
     /// `W = op(T)·W` for `nc` columns (the first half of [`Panel::apply_w`]).
