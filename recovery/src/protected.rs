@@ -8,7 +8,7 @@
 //! live ones, keyed by the place in the status log of the call that made
 //! each. After a repair, whatever call or gap between calls it happened
 //! in, the first collective that survivors and replacements meet in
-//! ([`Registry::mend`], run by the step-commit protocol after a repair and
+//! (`Registry::mend`, run by the step-commit protocol after a repair and
 //! before every new call's verdict) rebuilds the replacements' blocks of
 //! every live result from its checksums. A replacement's own copy of such
 //! a result is created *hollow* when its program makes the call again (the

@@ -124,7 +124,7 @@ impl recovery::protocol::ProtocolError for Error {
         Error::is_process_failure(self)
     }
 
-    /// [`Agreed`]'s form (an error that is no agreed one counts as found
+    /// `Agreed`'s form (an error that is no agreed one counts as found
     /// on an unknown rank).
     fn to_record(&self) -> Vec<u8> {
         Agreed::of(self, -1).to_bytes()

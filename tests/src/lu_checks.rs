@@ -46,7 +46,7 @@ const COMPARE_LIMIT: usize = 120_000;
 struct Args {
     /// check | errors | bench
     mode: String,
-    /// Cases of `check`: M,N,NB[,KIND].
+    /// Cases of `check`: `M,N,NB[,KIND]`.
     cases: Vec<String>,
     /// Process grid PxQ.
     #[arg(long, default_value = "1x1", value_parser = ftla_tests::parse_grid)]

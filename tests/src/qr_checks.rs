@@ -27,7 +27,7 @@ use std::time::Duration;
 /// QR checks (see the module documentation).
 #[derive(clap::Parser)]
 struct Cli {
-    /// Cases: MxNxNB[:kind], or gels MxNxNB, bad-blocks, ft-storage MxNxNB,
+    /// Cases: `MxNxNB[:kind]`, or gels MxNxNB, bad-blocks, ft-storage MxNxNB,
     /// ft-bad-source, ft-one-column.
     cases: Vec<String>,
     /// Process grid PxQ.

@@ -5,9 +5,9 @@
 //! Nothing is saved while nothing fails. When a process is lost, every
 //! survivor writes its committed state — its blocks of the extended
 //! matrix, the left-factor sums, the call's replicated state and the
-//! status of the call — to one file per grid rank ([`file`]), and the job
+//! status of the call — to one file per grid rank ([`file`](mod@file)), and the job
 //! ends ([`blacs_ft::launch::EXIT_CHECKPOINTED`]). The launcher starts a new
-//! job, which loads the files at the start of its region ([`load`]); the
+//! job, which loads the files at the start of its region (`load`); the
 //! interrupted call resumes at its committed step, the lost process's
 //! blocks rebuilt by the same ABFT code as after an in-place repair.
 //!

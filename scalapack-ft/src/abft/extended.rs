@@ -288,7 +288,7 @@ impl Extended {
 /// process, its local array with leading dimension `lld` first (all
 /// global but `lld`): `lld` × the local columns of the extended matrix
 /// [A | padding | checksum columns] of checksum layout `kind`. With `lld`
-/// = max(1, local rows), the length [`Extended::new`] looks for in A's
+/// = max(1, local rows), the length `Extended::new` looks for in A's
 /// storage to work in place.
 ///
 /// # Errors

@@ -15,16 +15,16 @@
 //! Every kernel here is written once over the layout's answers (members,
 //! weights, replicas, holders).
 //!
-//! * [`Extended`]: this process's share — the extended matrix (in A's own
+//! * `Extended`: this process's share — the extended matrix (in A's own
 //!   storage when it has room) and its D_g;
-//! * [`encode_checksums`]: the initial encoding (collective);
-//! * [`rebuild_lost_blocks`]: a lost process's blocks from its process
+//! * `encode_checksums`: the initial encoding (collective);
+//! * `rebuild_lost_blocks`: a lost process's blocks from its process
 //!   row's survivors and the checksums (collective);
-//! * [`verify_checksums`]: the checksum relations, recomputed (collective);
-//! * [`set_up_call`]: the start of every call (the extended matrix, the
+//! * `verify_checksums`: the checksum relations, recomputed (collective);
+//! * `set_up_call`: the start of every call (the extended matrix, the
 //!   agreed verdict on the arguments);
 //! * [`FtWorkspace`]: caller-owned storage for all of it;
-//! * [`PanelDriver`]: what the panel factorizations (QR, LU) share of the
+//! * `PanelDriver`: what the panel factorizations (QR, LU) share of the
 //!   protocol's `Algorithm` (the extended matrix, the panel's backup, the
 //!   look-ahead; abort, rebuild, verification, checkpoint arrays);
 //! * `ProtectedFactors`: a factorization's extended matrix kept after it

@@ -32,7 +32,7 @@ pub struct FtReport {
 }
 
 /// The variable giving the rotating layout's checksums per group (passed
-/// on like [`LAYOUT_VAR`]).
+/// on like `LAYOUT_VAR`).
 pub use blacs_ft::launch::CHECKSUMS_VAR;
 /// The variable naming the checksum layout of a C program's fault-tolerant
 /// calls (`ftla launch` passes it to every process, on every host).

@@ -7,7 +7,8 @@ use crate::norms::EPS;
 use blacs_ft::{Grid, Scope};
 use checksum::ChecksumLayout;
 
-/// Outcome of [`verify_checksums`], the same on every rank.
+/// Outcome of `verify_checksums` (the check of a fault-tolerant call's
+/// `verify` option), the same on every rank.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ChecksumCheck {
     /// Largest |C_g^(i) − Σ w_{i,J}·Ã_J| over all groups, checksums, replicas and rows.

@@ -11,8 +11,8 @@ use checksum::{ChecksumLayout, LayoutKind};
 /// works in: the local part of the extended matrix
 /// [A | padding | checksum pairs] (unless A's own storage has room for it,
 /// see [`FtWorkspace::in_place`]) and the left-factor sums D_g this process
-/// keeps. [`super::pdgeqrf_ft`] allocates one per call;
-/// [`super::pdgeqrf_ft_in`] takes one from the caller, so that repeated
+/// keeps. [`crate::qr_ft::pdgeqrf_ft`] allocates one per call;
+/// [`crate::qr_ft::pdgeqrf_ft_in`] takes one from the caller, so that repeated
 /// factorizations (or a timed one) do not pay for allocating and first
 /// touching about (1 + 2/Q)·|A| + |A|/Q of memory each time — page faults
 /// that cost as much as several panel steps.

@@ -1,6 +1,6 @@
 //! Conjugate gradients on a dense symmetric positive definite matrix
 //! distributed 2D block-cyclic (`pdcg`), not fault tolerant; the iteration
-//! itself ([`iteration`]) is shared with the fault-tolerant
+//! itself (`iteration`) is shared with the fault-tolerant
 //! [`crate::cg_ft::pdcg_ft`].
 //!
 //! # Layout

@@ -12,7 +12,7 @@
 //! The pivots are replicated on every rank and handed to replacements with
 //! the committed step. On one process row, the far groups' update of an
 //! even step waits for the next step's, so that the two run as one DGEMM
-//! with twice the inner dimension ([`deferred`]); a group and its pair are
+//! with twice the inner dimension (`deferred`); a group and its pair are
 //! always in the same state, so the checksum relations hold at every
 //! commit.
 //!
