@@ -335,23 +335,39 @@ fn protected_solve(launch_args: &[&str], args: &[&str], kill: &str) -> (Captured
 /// [`protected_solve`] on a grid of `np` processes.
 fn protected_solve_on(np: usize, launch_args: &[&str], args: &[&str], kill: &str) -> (Captured, Vec<String>) {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    let bin = BIN.get_or_init(|| compile("bench/tests/c/protected_solve.c", "protected_solve")).display().to_string();
-    let np_arg = np.to_string();
+    let bin = BIN.get_or_init(|| compile("bench/tests/c/protected_solve.c", "protected_solve"));
+    rank_lines(bin, "protected_solve", np, launch_args, args, kill)
+}
+
+/// The C program `bin` (whose lines start with `name`) with `args` on `np`
+/// processes under `ftla launch LAUNCH` with `FTLA_KILL = kill`: each
+/// grid rank's line (its INFO checks' lines left out), sorted, one per
+/// grid rank.
+fn rank_lines(
+    bin: &Path,
+    name: &str,
+    np: usize,
+    launch_args: &[&str],
+    args: &[&str],
+    kill: &str,
+) -> (Captured, Vec<String>) {
+    let (bin, np_arg) = (bin.display().to_string(), np.to_string());
     let mut all = vec!["launch", "--np", &np_arg];
     all.extend_from_slice(launch_args);
     all.extend_from_slice(&["--", &bin]);
     all.extend_from_slice(args);
     let out = launch_c(&all, kill);
+    let prefix = format!("{name}: grid rank ");
     let mut got: Vec<String> = out
         .stdout
         .lines()
-        .filter(|l| l.starts_with("protected_solve: grid rank ") && !l.contains(", expected "))
+        .filter(|l| l.starts_with(&prefix) && !l.contains(", expected "))
         .map(str::to_string)
         .collect();
     got.sort();
     assert_eq!(got.len(), np, "a line per grid rank:\n{}\n{}", out.stdout, out.stderr);
     for (r, l) in got.iter().enumerate() {
-        assert!(l.starts_with(&format!("protected_solve: grid rank {r}")), "{l}");
+        assert!(l.starts_with(&format!("{prefix}{r}")), "{l}");
     }
     (out, got)
 }
@@ -519,25 +535,8 @@ fn the_factor_once_solve_many_example_survives_a_kill_between_solves() {
 /// LAUNCH` with `FTLA_KILL = kill`: each grid rank's line, sorted.
 fn in_place(np: usize, launch_args: &[&str], args: &[&str], kill: &str) -> (Captured, Vec<String>) {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    let bin = BIN.get_or_init(|| compile("bench/tests/c/in_place.c", "in_place")).display().to_string();
-    let np_arg = np.to_string();
-    let mut all = vec!["launch", "--np", &np_arg];
-    all.extend_from_slice(launch_args);
-    all.extend_from_slice(&["--", &bin]);
-    all.extend_from_slice(args);
-    let out = launch_c(&all, kill);
-    let mut got: Vec<String> = out
-        .stdout
-        .lines()
-        .filter(|l| l.starts_with("in_place: grid rank ") && !l.contains(", expected "))
-        .map(str::to_string)
-        .collect();
-    got.sort();
-    assert_eq!(got.len(), np, "a line per grid rank:\n{}\n{}", out.stdout, out.stderr);
-    for (r, l) in got.iter().enumerate() {
-        assert!(l.starts_with(&format!("in_place: grid rank {r}")), "{l}");
-    }
-    (out, got)
+    let bin = BIN.get_or_init(|| compile("bench/tests/c/in_place.c", "in_place"));
+    rank_lines(bin, "in_place", np, launch_args, args, kill)
 }
 
 /// The bytes ftla keeps and the local A's bytes, from a line of

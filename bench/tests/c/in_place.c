@@ -25,93 +25,8 @@
  *
  * Prints one line per process; exit status 0 when every check passed here.
  */
-#include <math.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "ftla.h"
-
-void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv, int *info);
-void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau, double *work, const int *lwork,
-             int *info);
-void dormqr_(const char *side, const char *trans, const int *m, const int *n, const int *k, const double *a,
-             const int *lda, const double *tau, double *c, const int *ldc, double *work, const int *lwork,
-             int *info);
-
-static int nprow = 2, npcol = 2, myrow, mycol, rank, ictxt, killed = -1;
-static const int zero = 0, one = 1;
-
-static int l2g(int l, int nb, int p, int np) { return (l / nb) * np * nb + p * nb + l % nb; }
-static int imax(int a, int b) { return a > b ? a : b; }
-
-/* A(i, j), 0-based: full rank, well conditioned, the same everywhere. */
-static double element(int i, int j) { return (i == j ? 2.0 : 0.0) + 1.0 / (1.0 + i + 3 * j); }
-static double rhs(int i, int k) { return sin(1.0 + i + 7.0 * k); }
-static double xknown(int j, int k) { return (double)(j + 1) / (j + 5) + k; }
-
-/* A distributed matrix: its shape, local array (lsize doubles) and descriptor. */
-typedef struct {
-    int m, n, nb, mloc, nloc, lld, desc[9];
-    int64_t lsize;
-    double *a;
-} Mat;
-
-/* An m x n matrix with leading dimension max(1, LOCr) + pad; with room: its
- * local array as large as ftla_kept_lsize_ says, declared in place. */
-static Mat mat(int m, int n, int nb, int pad, int room) {
-    Mat x = {m, n, nb, 0, 0, 0, {0}, 0, NULL};
-    x.mloc = ftla_numroc_(&m, &nb, &myrow, &zero, &nprow);
-    x.nloc = ftla_numroc_(&n, &nb, &mycol, &zero, &npcol);
-    x.lld = imax(1, x.mloc) + pad;
-    int info;
-    ftla_descinit_(x.desc, &m, &n, &nb, &nb, &zero, &zero, &ictxt, &x.lld, &info);
-    x.lsize = (int64_t)x.lld * imax(1, x.nloc);
-    if (room) {
-        int64_t need;
-        ftla_kept_lsize_(&m, &n, x.desc, &need, &info);
-        if (info == 0 && need > x.lsize) x.lsize = need;
-    }
-    x.a = calloc((size_t)x.lsize, sizeof(double));
-    return x;
-}
-
-static double *at(Mat *x, int li, int lj) { return &x->a[li + (size_t)lj * x->lld]; }
-static int gi(Mat *x, int li) { return l2g(li, x->nb, myrow, nprow); }
-static int gj(Mat *x, int lj) { return l2g(lj, x->nb, mycol, npcol); }
-
-static void fill_a(Mat *x) {
-    for (int lj = 0; lj < x->nloc; lj++)
-        for (int li = 0; li < x->mloc; li++) *at(x, li, lj) = element(gi(x, li), gj(x, lj));
-}
-
-static double *whole_a(int n) {
-    double *g = malloc(sizeof(double) * (size_t)n * n);
-    for (int j = 0; j < n; j++)
-        for (int i = 0; i < n; i++) g[i + (size_t)j * n] = element(i, j);
-    return g;
-}
-
-/* Largest difference between this process's part of x and the whole g (rows and columns below n). */
-static double diff(Mat *x, const double *g, int n, int upper_only) {
-    double e = 0;
-    for (int lj = 0; lj < x->nloc; lj++)
-        for (int li = 0; li < x->mloc; li++)
-            if (!upper_only || gi(x, li) <= gj(x, lj))
-                e = fmax(e, fabs(*at(x, li, lj) - g[gi(x, li) + (size_t)gj(x, lj) * n]));
-    return e;
-}
-
-/* The application's own work, during which grid rank KILL dies. */
-static void own_work(void) {
-    if (rank == killed && !Cftla_is_replacement(ictxt)) {
-        fflush(stdout);
-        raise(SIGKILL);
-    }
-}
-
-static const char *who(void) { return Cftla_is_replacement(ictxt) ? " [replacement]" : ""; }
+#define PROGRAM "in_place"
+#include "grid_matrix.h"
 
 /* Declares x in place (or not); its INFO. */
 static int declare(Mat *x, int in_place) {
@@ -129,7 +44,7 @@ static void kept(Mat *a, long long *held, long long *local) {
 }
 
 static int lu(int n, int nb, int nrhs, int in_place) {
-    Mat a = mat(n, n, nb, 0, in_place), b = mat(n, nrhs, nb, 0, 0);
+    Mat a = mat_with(n, n, nb, 0, in_place), b = mat(n, nrhs, nb);
     int *ipiv = malloc(sizeof(int) * (a.mloc + nb));
     int dinfo, finfo, info, tinfo;
     fill_a(&a);
@@ -159,10 +74,10 @@ static int lu(int n, int nb, int nrhs, int in_place) {
     for (int lj = 0; lj < b.nloc; lj++)
         for (int li = 0; li < b.mloc; li++) x_err = fmax(x_err, fabs(*at(&b, li, lj) - xknown(gi(&b, li), gj(&b, lj))));
     /* A holds L and U, the replacement's too. */
-    double *g = whole_a(n);
+    double *g = whole_a(n, n);
     int *gpiv = malloc(sizeof(int) * n), ginfo;
     dgetrf_(&n, &n, g, &n, gpiv, &ginfo);
-    double a_err = diff(&a, g, n, 0);
+    double a_err = diff(&a, g, n, n);
     int piv_same = 1;
     for (int li = 0; li < a.mloc; li++) piv_same &= ipiv[li] == gpiv[gi(&a, li)];
     int ok = dinfo == 0 && finfo == 0 && info == 0 && tinfo == 0 && x_err <= 1e-9 && a_err <= 1e-10 * n && piv_same;
@@ -178,7 +93,7 @@ static int lu(int n, int nb, int nrhs, int in_place) {
 }
 
 static int qr(int n, int nb, int nrhs) {
-    Mat a = mat(n, n, nb, 0, 1), c = mat(n, nrhs, nb, 0, 0);
+    Mat a = mat_with(n, n, nb, 0, 1), c = mat(n, nrhs, nb);
     double *tau = malloc(sizeof(double) * imax(1, a.nloc)), wq;
     int dinfo, finfo, info, ninfo, lwork = -1;
     fill_a(&a);
@@ -198,7 +113,7 @@ static int qr(int n, int nb, int nrhs) {
     double *owork = malloc(sizeof(double) * imax(1, olwork));
     pdormqr_ft_("L", "T", &n, &nrhs, &n, a.a, &one, &one, a.desc, tau, c.a, &one, &one, c.desc, owork, &olwork,
                 &info);
-    double *g = whole_a(n), *gtau = malloc(sizeof(double) * n), *gc = malloc(sizeof(double) * (size_t)n * nrhs);
+    double *g = whole_a(n, n), *gtau = malloc(sizeof(double) * n), *gc = malloc(sizeof(double) * (size_t)n * nrhs);
     for (int k = 0; k < nrhs; k++)
         for (int i = 0; i < n; i++) gc[i + (size_t)k * n] = rhs(i, k);
     int glwork = n * 64, ginfo;
@@ -215,7 +130,7 @@ static int qr(int n, int nb, int nrhs) {
     double back_err = 0;
     for (int lj = 0; lj < c.nloc; lj++)
         for (int li = 0; li < c.mloc; li++) back_err = fmax(back_err, fabs(*at(&c, li, lj) - rhs(gi(&c, li), gj(&c, lj))));
-    double r_err = diff(&a, g, n, 1);
+    double r_err = diff_part(&a, g, n, n, 1);
     int ok = dinfo == 0 && finfo == 0 && info == 0 && ninfo == 0 && c_err <= 1e-10 * n && back_err <= 1e-10 * n &&
              r_err <= 1e-10 * n;
     printf("in_place: grid rank %d%s: qr in place, factor INFO %d, ormqr INFO %d %d, Q^T C %s (max diff %.1e), "
@@ -233,7 +148,7 @@ static int qr(int n, int nb, int nrhs) {
  * a replacement for a solve that completed before it joined (its x was
  * lost with the process it replaces), 0 otherwise. */
 static int factor_and_solve(int n, int nb, double *x_err) {
-    Mat a = mat(n, n, nb, 0, 1), b = mat(n, 1, nb, 0, 0);
+    Mat a = mat_with(n, n, nb, 0, 1), b = mat(n, 1, nb);
     int *ipiv = malloc(sizeof(int) * (a.mloc + nb)), dinfo, finfo, info, rinfo;
     fill_a(&a);
     dinfo = declare(&a, 1);
@@ -267,18 +182,13 @@ static int again(int n, int nb) {
     return first != 0 && second == 1;
 }
 
-/* One check: INFO as expected on this process. */
-static int expect(const char *what, int got, int want) {
-    if (got != want) printf("in_place: grid rank %d: %s: INFO %d, expected %d\n", rank, what, got, want);
-    return got == want;
-}
 
 static int refusals(int n, int nb) {
     int ok = 1, info;
-    Mat b = mat(n, 1, nb, 0, 0);
+    Mat b = mat(n, 1, nb);
     int *ipiv = malloc(sizeof(int) * (n + nb));
     /* Too small a declaration on grid rank 1 only: A's INFO (-3) everywhere. */
-    Mat a = mat(n, n, nb, 0, 1);
+    Mat a = mat_with(n, n, nb, 0, 1);
     fill_a(&a);
     int64_t short_size = rank == 1 ? a.lsize - 1 : a.lsize;
     ftla_in_place_(a.a, a.desc, &short_size, &info);
@@ -288,7 +198,7 @@ static int refusals(int n, int nb) {
     ftla_release_(a.a, a.desc, &info);
     ok &= expect("release the declaration", info, 0);
     /* LLD_A padded on grid rank 2 only: DESCA's LLD (-609) everywhere; the query says so there. */
-    Mat p = mat(n, n, nb, rank == 2 ? 1 : 0, 0);
+    Mat p = mat_with(n, n, nb, rank == 2 ? 1 : 0, 0);
     int64_t need;
     ftla_kept_lsize_(&n, &n, p.desc, &need, &info);
     ok &= expect("query with a padded LLD", info, rank == 2 ? -609 : 0);
@@ -360,13 +270,13 @@ int main(int argc, char **argv) {
     rank = myrow * npcol + mycol;
     int ok = 0;
     if (strcmp(argv[1], "lu") == 0 && argc >= 7) {
-        killed = atoi(argv[4]);
+        parse_kills(argv[4]);
         ok = lu(atoi(argv[2]), atoi(argv[3]), atoi(argv[5]), !(argc >= 8 && strcmp(argv[7], "copy") == 0));
     } else if (strcmp(argv[1], "qr") == 0 && argc >= 7) {
-        killed = atoi(argv[4]);
+        parse_kills(argv[4]);
         ok = qr(atoi(argv[2]), atoi(argv[3]), atoi(argv[5]));
     } else if (strcmp(argv[1], "again") == 0 && argc >= 5) {
-        killed = atoi(argv[4]);
+        parse_kills(argv[4]);
         ok = again(atoi(argv[2]), atoi(argv[3]));
     } else if (strcmp(argv[1], "refusals") == 0) {
         ok = refusals(atoi(argv[2]), atoi(argv[3]));

@@ -21,99 +21,11 @@
  *
  * Prints one line per process; exit status 0 when every check passed here.
  */
-#include <math.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#define PROGRAM "protected_solve"
+#include "grid_matrix.h"
 
-#include "ftla.h"
-
-void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv, int *info);
-void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau, double *work, const int *lwork,
-             int *info);
-void dormqr_(const char *side, const char *trans, const int *m, const int *n, const int *k, const double *a,
-             const int *lda, const double *tau, double *c, const int *ldc, double *work, const int *lwork,
-             int *info);
 void dgels_(const char *trans, const int *m, const int *n, const int *nrhs, double *a, const int *lda, double *b,
             const int *ldb, double *work, const int *lwork, int *info);
-
-static int nprow = 2, npcol = 2, myrow, mycol, rank, ictxt;
-static const int zero = 0, one = 1;
-
-static int l2g(int l, int nb, int p, int np) { return (l / nb) * np * nb + p * nb + l % nb; }
-static int imax(int a, int b) { return a > b ? a : b; }
-
-/* A(i, j), 0-based: full rank, well conditioned, the same everywhere. */
-static double element(int i, int j) { return (i == j ? 2.0 : 0.0) + 1.0 / (1.0 + i + 3 * j); }
-/* The right-hand sides' entries, for the least-squares problems. */
-static double rhs(int i, int k) { return sin(1.0 + i + 7.0 * k); }
-/* The known solution of the square systems. */
-static double xknown(int j, int k) { return (double)(j + 1) / (j + 5) + k; }
-
-/* A distributed matrix: its global shape, local array and descriptor. */
-typedef struct {
-    int m, n, nb, mloc, nloc, lld, desc[9];
-    double *a;
-} Mat;
-
-static Mat mat(int m, int n, int nb) {
-    Mat x = {m, n, nb, 0, 0, 0, {0}, NULL};
-    x.mloc = ftla_numroc_(&m, &nb, &myrow, &zero, &nprow);
-    x.nloc = ftla_numroc_(&n, &nb, &mycol, &zero, &npcol);
-    x.lld = imax(1, x.mloc);
-    int info;
-    ftla_descinit_(x.desc, &m, &n, &nb, &nb, &zero, &zero, &ictxt, &x.lld, &info);
-    x.a = calloc((size_t)x.lld * imax(1, x.nloc), sizeof(double));
-    return x;
-}
-
-static double *at(Mat *x, int li, int lj) { return &x->a[li + (size_t)lj * x->lld]; }
-static int gi(Mat *x, int li) { return l2g(li, x->nb, myrow, nprow); }
-static int gj(Mat *x, int lj) { return l2g(lj, x->nb, mycol, npcol); }
-
-static void fill_a(Mat *x) {
-    for (int lj = 0; lj < x->nloc; lj++)
-        for (int li = 0; li < x->mloc; li++) *at(x, li, lj) = element(gi(x, li), gj(x, lj));
-}
-
-/* The whole matrix A, column-major, on this process. */
-static double *whole_a(int m, int n) {
-    double *g = malloc(sizeof(double) * (size_t)m * n);
-    for (int j = 0; j < n; j++)
-        for (int i = 0; i < m; i++) g[i + (size_t)j * m] = element(i, j);
-    return g;
-}
-
-/* Largest difference between this process's part of x and the whole g (leading dimension ldg, rows < rows). */
-static double diff(Mat *x, const double *g, int ldg, int rows) {
-    double e = 0;
-    for (int lj = 0; lj < x->nloc; lj++)
-        for (int li = 0; li < x->mloc; li++)
-            if (gi(x, li) < rows) e = fmax(e, fabs(*at(x, li, lj) - g[gi(x, li) + (size_t)gj(x, lj) * ldg]));
-    return e;
-}
-
-/* The grid ranks KILL names (a comma-separated list). */
-static int killed[4], nkilled = 0;
-static void parse_kills(const char *list) {
-    for (char *p = (char *)list; *p && nkilled < 4;) {
-        killed[nkilled++] = (int)strtol(p, &p, 10);
-        if (*p == ',') p++;
-        else break;
-    }
-}
-
-/* The application's own work, during which the grid ranks KILL die. */
-static void own_work(void) {
-    for (int k = 0; k < nkilled; k++)
-        if (rank == killed[k] && !Cftla_is_replacement(ictxt)) {
-            fflush(stdout);
-            raise(SIGKILL);
-        }
-}
-
-static const char *who(void) { return Cftla_is_replacement(ictxt) ? " [replacement]" : ""; }
 
 static int lu(int n, int nb, int nrhs) {
     Mat a = mat(n, n, nb), b = mat(n, nrhs, nb);
@@ -245,10 +157,6 @@ static int gels(int m, int n, int nb, int nrhs) {
 }
 
 /* One refusal: INFO as expected on this process. */
-static int expect(const char *what, int got, int want) {
-    if (got != want) printf("protected_solve: grid rank %d: %s: INFO %d, expected %d\n", rank, what, got, want);
-    return got == want;
-}
 
 static int refusals(int n, int nb) {
     Mat a = mat(n, n, nb), b = mat(n, 1, nb), other = mat(n, n, nb);
