@@ -78,16 +78,22 @@ impl Error {
             [a, b] => format!("ranks {a} and {b} of process row {row} were both lost"),
             _ => format!("ranks {} of process row {row} were all lost", names.join(", ")),
         };
-        let rebuilt = match tolerated {
-            1 => "one process".to_string(),
-            t => format!("{t} processes"),
-        };
+        let rebuilt = processes_in_words(tolerated);
         Error::Unrecoverable { reason: format!("{lost}: the checksums can rebuild {rebuilt} per process row") }
     }
 
     /// Convenience constructor for [`Error::InvalidArgument`].
     pub fn invalid(arg: impl Into<String>, reason: impl Into<String>) -> Self {
         Error::InvalidArgument { arg: arg.into(), reason: reason.into() }
+    }
+}
+
+/// `one process`, `2 processes`: how many processes per row the checksums
+/// rebuild, as the unrecoverable failures say it.
+pub fn processes_in_words(count: usize) -> String {
+    match count {
+        1 => "one process".to_string(),
+        n => format!("{n} processes"),
     }
 }
 

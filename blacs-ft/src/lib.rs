@@ -49,7 +49,7 @@ mod wait;
 mod watchdog;
 
 pub use comm::{error_string, Comm, Element, PendingAgree, PendingBcast, ReduceOp};
-pub use error::{row_beyond_tolerance, Error, Result};
+pub use error::{processes_in_words, row_beyond_tolerance, Error, Result};
 pub use grid::{check_shape, Grid, GridAgreement, GridOptions, Joined, Replacement, Scope};
 pub use inject::{Injector, KillSpec};
 pub use report::{RepairMode, RepairReport};

@@ -346,10 +346,7 @@ pub(crate) fn load(grid: &Grid, dir: &Path, run_id: Option<u64>) -> Result<Resum
             // unrecoverable, as in place.)
             let ranks: Vec<i32> = cols.iter().map(|&c| row as i32 * q + c as i32).collect();
             let files: Vec<String> = ranks.iter().map(|&r| file::path_of(dir, r).display().to_string()).collect();
-            let rebuild = match tolerated {
-                1 => "one process".to_string(),
-                t => format!("{t} processes"),
-            };
+            let rebuild = blacs_ft::processes_in_words(tolerated);
             return Err(Error::Unrecoverable {
                 reason: format!(
                     "the checkpoints {} are missing: grid ranks {ranks:?} were all lost in process row {row}, \
