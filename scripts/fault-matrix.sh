@@ -15,6 +15,9 @@
 # commit), before B's checksums (args, encode: the job solves again with
 # the kept factors) and, for LU, between the factorization and the solve
 # (app:0, met at the solve's start: solved again too).
+# On grids of several process rows, every pair of ranks of different rows
+# is killed at once at the early step in each phase, and the first one's
+# replacement again at the middle step (then in the solve, the second's).
 # Every launch has a hard timeout. Prints one line per run and "N passed,
 # N failed" at the end; exit code 1 if any run failed.
 # LU also runs on 1x3, where the owner of the next panel factors it while
@@ -42,16 +45,22 @@ tmp=$(mktemp -d)
 # One run: RANKS (comma-separated) killed at POINT, checked against what
 # the JSON must show (uses op, grid, spares, shape, extra, same).
 run_case() {
-  local ranks=$1 point=$2 kill="" expect rc verdict json="$tmp/run.json"
+  local ranks=$1 point=$2 kill="" expect
   local r; for r in ${ranks//,/ }; do kill+="${kill:+,}$r@$point"; done
-  rm -f "$json"
-  "$ftla" "$op" --ft "${layout[@]}" --grid "$grid" --spares "$spares" "${shape[@]}" --kill "$kill" \
-    --check "${extra[@]}" --verify --json "$json" --timeout 120 >"$tmp/out" 2>&1
-  rc=$?
   case "$point" in
     0:args | 0:encode | *:0:args | *:0:encode | app:0) expect='r["restarts"] == 1' ;;
     *) expect="[x[\"ranks\"] for x in r[\"recoveries\"]] == [[$ranks]]" ;;
   esac
+  run_kills "$kill" "$expect"
+}
+# One run of the kill list KILL; EXPECT is a Python condition on the JSON
+# report r.
+run_kills() {
+  local kill=$1 expect=$2 rc verdict json="$tmp/run.json"
+  rm -f "$json"
+  "$ftla" "$op" --ft "${layout[@]}" --grid "$grid" --spares "$spares" "${shape[@]}" --kill "$kill" \
+    --check "${extra[@]}" --verify --json "$json" --timeout 120 >"$tmp/out" 2>&1
+  rc=$?
   if [ $rc -eq 0 ] && python3 -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r['ok'] and ($expect) and ($same) else 1)" "$json" 2>/dev/null; then
     pass=$((pass + 1)); verdict=ok
   else
@@ -109,6 +118,23 @@ for grid in ${grids[*]}; do
       points+=("0:args" "0:encode" ${solve_points[@]+"${solve_points[@]}"})
       for point in "${points[@]}"; do
         run_case "$rank" "$point"
+      done
+    done
+    # Pairs of ranks of different process rows, killed at once (one spawn
+    # of two replacements without a spare), then one of their
+    # replacements: at a later step in the same phase, and in the solve.
+    for ((a = 0; a < n; a++)); do
+      for ((b = a + 1; b < n; b++)); do
+        [ $((a / q)) -ne $((b / q)) ] || continue
+        for phase in "${phases[@]}"; do
+          run_kills "$a@${steps[0]}:$phase,$b@${steps[0]}:$phase,$a@${steps[1]}:$phase/1" \
+            "[x['ranks'] for x in r['recoveries']] == [[$a, $b], [$a]]"
+        done
+        if [ ${#solve_points[@]} -gt 0 ]; then
+          later=${solve_points[$(( ${#solve_points[@]} / 2 ))]}
+          run_kills "$a@${steps[1]}:update,$b@${steps[1]}:update,$b@$later/1" \
+            "[x['ranks'] for x in r['recoveries']] == [[$a, $b], [$b]]"
+        fi
       done
     done
     # Pairs of ranks of one process row, killed at once (F ≥ 2), in the

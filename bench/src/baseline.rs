@@ -15,7 +15,7 @@
 use crate::cli::{BaselineArgs, Library};
 use crate::problem::write_json;
 use blacs_ft::launch::{run_with_timeout, EXIT_TIMEOUT};
-use scalapack_ft::report::{Checked, FactorReport, Op};
+use ftla_bench::report::{Checked, FactorReport, Op};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -6,9 +6,9 @@
 
 use blacs_ft::Injector;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use ftla_bench::report::Op;
 use recovery::Policy;
 use scalapack_ft::generate::MatrixKind;
-use scalapack_ft::report::Op;
 use std::path::PathBuf;
 
 const ENVIRONMENT: &str = "\

@@ -9,7 +9,7 @@ use crate::cli::{usage_error, DemoArgs, DemoScenario, GridDemoArgs};
 use crate::problem::FactorJob;
 use crate::session::{agree_on_repair, start};
 use blacs_ft::{verify_grid, Grid, Injector, Scope};
-use scalapack_ft::report::FactorReport;
+use ftla_bench::report::FactorReport;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 

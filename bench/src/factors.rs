@@ -6,12 +6,12 @@
 use crate::problem::{make_matrix, FactorJob, SolveJob};
 use crate::solve;
 use blacs_ft::Grid;
+use ftla_bench::report::Op;
 use recovery::Region;
 use scalapack_ft::abft::{FtOptions, FtReport, FtWorkspace};
 use scalapack_ft::cg::{cg_flops, pdcg, CgOptions, CgReport};
 use scalapack_ft::dist_io::{write_matrix, write_vector, VectorData};
 use scalapack_ft::generate::{Generator, MatrixKind};
-use scalapack_ft::report::Op;
 use scalapack_ft::{cg_ft, lu, lu_ft, qr, qr_ft, DistMatrix, Error};
 
 /// The factors besides the matrix.

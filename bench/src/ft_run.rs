@@ -7,10 +7,10 @@ use crate::problem::{make_matrix, write_json, FactorJob, FtJob};
 use crate::session::{local_dgemm_gflops, median, start_preparing, Session};
 use blacs_ft::launch::Outcome;
 use blacs_ft::{Injector, Scope};
+use ftla_bench::report::{CompareReport, FactorReport, Op, RecoveryEntry};
 use recovery::{Region, RegionOptions};
 use scalapack_ft::abft::{FtOptions, FtReport, FtWorkspace, LayoutKind};
 use scalapack_ft::blas;
-use scalapack_ft::report::{CompareReport, FactorReport, Op, RecoveryEntry};
 use std::time::Instant;
 
 /// What a hot spare prepares while parked: a matrix's local storage and a

@@ -7,8 +7,8 @@ use crate::factors::{self, Factors};
 use crate::problem::{make_matrix, write_json, FactorJob};
 use crate::session::{local_dgemm_gflops, start, Session};
 use blacs_ft::Scope;
+use ftla_bench::report::{FactorReport, Op};
 use scalapack_ft::blas;
-use scalapack_ft::report::{FactorReport, Op};
 use std::time::Instant;
 
 /// Runs inside MPI; never returns.

@@ -6,10 +6,10 @@
 use crate::cli::{CgArgs, GridShape, LuArgs, QrArgs};
 use blacs_ft::inject::{KillSpec, SilentError};
 use blacs_ft::Injector;
+use ftla_bench::report::Op;
 use recovery::protocol::Phase;
 use scalapack_ft::dist_io::read_matrix;
 use scalapack_ft::generate::{Generator, MatrixKind};
-use scalapack_ft::report::Op;
 use scalapack_ft::DistMatrix;
 use std::path::PathBuf;
 

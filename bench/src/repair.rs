@@ -4,7 +4,7 @@ use crate::cli::RepairArgs;
 use crate::problem::write_json;
 use crate::session::{agree_on_repair, breakdown, median, start, sync_progress, Session};
 use blacs_ft::{verify_grid, Grid, Injector, Scope};
-use scalapack_ft::report::{round_ms, RepairRunReport};
+use ftla_bench::report::{round_ms, RepairRunReport};
 use std::path::PathBuf;
 use std::time::Instant;
 

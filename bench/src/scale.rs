@@ -12,7 +12,7 @@ use crate::cli::{ScaleArgs, ScaleMode};
 use crate::problem::write_json;
 use crate::session::median;
 use blacs_ft::launch::run_with_timeout;
-use scalapack_ft::report::{FactorReport, Op, ScalePoint, ScaleReport};
+use ftla_bench::report::{FactorReport, Op, ScalePoint, ScaleReport};
 use std::path::Path;
 use std::time::Duration;
 

@@ -2,8 +2,8 @@
 //! efficiency (right) against ranks, plain and fault-tolerant on the same
 //! axes.
 
+use ftla_bench::report::{ScalePoint, ScaleReport};
 use plotters::prelude::*;
-use scalapack_ft::report::{ScalePoint, ScaleReport};
 use std::path::Path;
 
 const PLAIN: RGBColor = RGBColor(31, 119, 180);

@@ -13,12 +13,12 @@
 use crate::cli::SoakArgs;
 use crate::problem::{op_phases, write_json};
 use blacs_ft::launch::{run_with_timeout, EXIT_TIMEOUT, EXIT_UNRECOVERABLE};
+use ftla_bench::report::{FactorReport, Op, SoakReport, SoakRun, SoakVerdict};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use recovery::protocol::Phase;
 use recovery::Policy;
 use scalapack_ft::abft::LayoutKind;
-use scalapack_ft::report::{FactorReport, Op, SoakReport, SoakRun, SoakVerdict};
 use std::time::{Duration, Instant};
 
 /// The residual checks' bound (ScaLAPACK's and LAPACK's testers).
@@ -104,7 +104,9 @@ impl Scenario {
     /// Draws a scenario: a grid, a shape with at least two steps, spares,
     /// one kill at a random step and phase (or before the checksums exist),
     /// and in one run of two a second kill — at the same point, during the
-    /// repair of the first, or at a later step after it. LU runs solve
+    /// repair of the first, or at a later step after it — or, on grids of
+    /// several process rows, two kills in different rows at once and a
+    /// third of one of their replacements at a later step. LU runs solve
     /// with the factors when the matrix is square, QR runs one of two
     /// (least squares, minimum norm when M < N): one first kill of three
     /// is then in the solve or between the factorization and the solve.
@@ -166,10 +168,31 @@ impl Scenario {
                 r2 += 1;
             }
             let point = &k1[k1.find('@').map_or(0, |i| i + 1)..];
+            // A kill of `who` at a later step than the first kill's, in
+            // the epoch the first repair made (`None` when there is none).
+            let later = |rng: &mut StdRng, who: i32| -> Option<String> {
+                match first {
+                    FirstKill::Solve => {
+                        // A later step of the solve (after the
+                        // application point: any).
+                        let step1: u64 = point.split(':').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+                        let from = if point.starts_with(crate::solve::APP_POINTS) { 0 } else { step1 + 1 };
+                        (from < solve_points.steps).then(|| format!("{who}@{}/1", solve_points.at_step(rng, from)))
+                    }
+                    _ if solve && rng.random_bool(0.3) => Some(format!("{who}@{}/1", solve_points.at_step(rng, 0))),
+                    _ => {
+                        let step1: u64 = point.split(':').next().and_then(|s| s.parse().ok()).unwrap_or(0);
+                        (step1 + 1 < steps).then(|| {
+                            let step = rng.random_range(step1 + 1..steps);
+                            format!("{who}@{step}:{}/1", phases[rng.random_range(0..phases.len())])
+                        })
+                    }
+                }
+            };
             // Two losses at once on two processes with no spare leave
             // nobody to report anything: then only the later-step kind.
             let nobody_left = size == 2 && spares == 0;
-            let kind = if nobody_left { 2 } else { rng.random_range(0..3) };
+            let kind = if nobody_left { 2 } else { rng.random_range(0..4) };
             match kind {
                 // Both (with f > 1, up to f + 1) at once.
                 0 => {
@@ -203,31 +226,21 @@ impl Scenario {
                     let fires = recovery != Policy::Cof && (!at.ends_with("spawn") || spares == 0);
                     recoverable = before_checksums || !fires || row(r1) != row(r2) || f > 1;
                 }
+                // Two in different process rows at once (one spawn of two
+                // replacements without spares), then one of their
+                // replacements at a later step.
+                3 if p > 1 => {
+                    let other_rows: Vec<i32> = (0..size).filter(|&r| row(r) != row(r1)).collect();
+                    let r2 = other_rows[rng.random_range(0..other_rows.len())];
+                    kills.push(format!("{r2}@{point}"));
+                    let who = if rng.random_bool(0.5) { r1 } else { r2 };
+                    kills.extend(later(rng, who));
+                }
                 // After it, at a later step (the repair made epoch 1); the
                 // first victim's replacement may be the one.
                 _ => {
                     let who = if rng.random_bool(0.3) { r1 } else { r2 };
-                    match first {
-                        FirstKill::Solve => {
-                            // A later step of the solve (after the
-                            // application point: any).
-                            let step1: u64 = point.split(':').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-                            let from = if point.starts_with(crate::solve::APP_POINTS) { 0 } else { step1 + 1 };
-                            if from < solve_points.steps {
-                                kills.push(format!("{who}@{}/1", solve_points.at_step(rng, from)));
-                            }
-                        }
-                        _ if solve && rng.random_bool(0.3) => {
-                            kills.push(format!("{who}@{}/1", solve_points.at_step(rng, 0)));
-                        }
-                        _ => {
-                            let step1: u64 = point.split(':').next().and_then(|s| s.parse().ok()).unwrap_or(0);
-                            if step1 + 1 < steps {
-                                let step = rng.random_range(step1 + 1..steps);
-                                kills.push(format!("{who}@{step}:{}/1", phases[rng.random_range(0..phases.len())]));
-                            }
-                        }
-                    }
+                    kills.extend(later(rng, who));
                 }
             }
         }
@@ -449,6 +462,18 @@ mod tests {
             assert!(runs.iter().any(|s| s.kills.len() == 2 && s.recoverable));
             assert!(runs.iter().any(|s| !s.recoverable));
             assert!(runs.iter().any(|s| s.kills.iter().any(|k| k.contains("repair:"))));
+            // Two rows at once, then one of their replacements.
+            let then_a_replacement = |s: &Scenario| {
+                let rank = |k: &String| k.split('@').next().and_then(|r| r.parse::<i32>().ok());
+                let at = |k: &String| k.split_once('@').map(|(_, a)| a.to_string());
+                s.kills.len() == 3
+                    && at(&s.kills[0]) == at(&s.kills[1])
+                    && rank(&s.kills[0]).zip(rank(&s.kills[1])).is_some_and(|(a, b)| a / s.q != b / s.q)
+                    && s.kills[2].ends_with("/1")
+                    && [rank(&s.kills[0]), rank(&s.kills[1])].contains(&rank(&s.kills[2]))
+                    && s.recoverable
+            };
+            assert!(runs.iter().any(then_a_replacement), "{op:?}: no two-rows-then-a-replacement run");
             assert_eq!(runs.iter().any(|s| s.kills.iter().any(|k| k.ends_with(":swap"))), op == Op::Lu);
             assert_eq!(runs.iter().any(|s| s.kills.iter().any(|k| k.ends_with(":matvec"))), op == Op::Cg);
             if layout != LayoutKind::ReverseNeighbor {

@@ -148,7 +148,7 @@ fn a_matrix_that_is_not_positive_definite_is_the_same_error_on_every_rank() {
         assert!(out.stdout.contains("no residual computed"), "{}", out.stdout);
         assert!(!out.stdout.contains("true relative residual"), "{}", out.stdout);
         let text = std::fs::read_to_string(&json).expect("the JSON report");
-        let r: scalapack_ft::report::FactorReport = serde_json::from_str(&text).expect("a report");
+        let r: ftla_bench::report::FactorReport = serde_json::from_str(&text).expect("a report");
         assert_eq!((r.relative_residual, r.iterations, r.converged, r.ok), (None, None, Some(false), false), "{text}");
         assert!(!text.contains("relative_residual"), "{text}");
     }

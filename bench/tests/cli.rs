@@ -2,7 +2,7 @@
 //! launched), and real `ftla demo` / `ftla repair` runs with hard timeouts.
 
 use blacs_ft::launch::{run_with_timeout, Captured};
-use scalapack_ft::report::RepairRunReport;
+use ftla_bench::report::RepairRunReport;
 use std::process::Command;
 use std::sync::Mutex;
 use std::time::Duration;

@@ -10,7 +10,7 @@ mod common;
 
 use blacs_ft::launch::Captured;
 use common::{ftla, ftla_with, report, residuals_pass, Ft};
-use scalapack_ft::report::FactorReport;
+use ftla_bench::report::FactorReport;
 use std::path::{Path, PathBuf};
 
 /// A fresh checkpoint directory for one test (not created).
@@ -267,7 +267,7 @@ fn auto_falls_back_to_checkpoints_when_the_spawn_is_refused() {
         &refuse,
     );
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
-    let r: scalapack_ft::report::FactorReport = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let r: ftla_bench::report::FactorReport = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let _ = std::fs::remove_file(&json);
     assert!(r.ok && residuals_pass(&r), "{r:?}");
     let modes: Vec<(&str, Vec<i32>)> =

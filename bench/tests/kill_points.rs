@@ -14,7 +14,7 @@ fn qr() -> Ft {
 }
 
 /// The ranks of every recovery of a report, in order.
-fn recovered(r: &scalapack_ft::report::FactorReport) -> Vec<Vec<i32>> {
+fn recovered(r: &ftla_bench::report::FactorReport) -> Vec<Vec<i32>> {
     r.recoveries.as_ref().expect("recoveries").iter().map(|e| e.ranks.clone()).collect()
 }
 
@@ -50,7 +50,7 @@ fn ftla_kill_reaches_ftla_qr_and_merges_with_kill() {
     let json = std::env::temp_dir().join(format!("ftla-kill-env-{}.json", std::process::id()));
     let j = json.display().to_string();
     let base = ["qr", "--ft", "--grid", "1x2", "--n", "256", "--nb", "32", "--check", "--json", &j];
-    let read = || -> scalapack_ft::report::FactorReport {
+    let read = || -> ftla_bench::report::FactorReport {
         let text = std::fs::read_to_string(&json).expect("JSON report");
         serde_json::from_str(&text).expect("a report")
     };

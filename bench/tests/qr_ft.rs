@@ -16,7 +16,7 @@ fn qr() -> Ft {
 }
 
 /// Runs `ftla qr --ft SHAPE ARGS`.
-fn ftla(args: &[&str]) -> (blacs_ft::launch::Captured, Option<scalapack_ft::report::FactorReport>) {
+fn ftla(args: &[&str]) -> (blacs_ft::launch::Captured, Option<ftla_bench::report::FactorReport>) {
     qr().run(args)
 }
 

@@ -108,7 +108,7 @@ fn lu_ft_solve_takes_ftla_kill_and_seven_right_hand_sides() {
     let out = ftla_with(&[&args[..], &["--json", &j]].concat(), &[("FTLA_KILL", "1@lu:3:update")]);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     assert!(out.stdout.contains("kill points armed: 1@lu:3:update (FTLA_KILL)"), "{}", out.stdout);
-    let r: scalapack_ft::report::FactorReport =
+    let r: ftla_bench::report::FactorReport =
         serde_json::from_str(&std::fs::read_to_string(&json).expect("the report")).expect("a report");
     let _ = std::fs::remove_file(&json);
     assert_eq!(r.recoveries.as_ref().map(Vec::len), Some(1), "{r:?}");
@@ -147,7 +147,7 @@ fn qr_lstsq_passes_lapacks_check_plain_and_after_a_kill() {
     let j = json.display().to_string();
     let out = ftla(&[&["qr"][..], &shape, &["--json", &j]].concat());
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
-    let plain: scalapack_ft::report::FactorReport =
+    let plain: ftla_bench::report::FactorReport =
         serde_json::from_str(&std::fs::read_to_string(&json).expect("the report")).expect("a report");
     let _ = std::fs::remove_file(&json);
     let lstsq = plain.lstsq_residual.expect("lstsq_residual");
@@ -167,7 +167,7 @@ fn qr_lstsq_passes_lapacks_check_plain_and_after_a_kill() {
 
 /// The solve with the factors is timed alone: `solve_s` in the JSON
 /// report, part of the whole run's time, and the `solve (ROUTINE)` line.
-fn assert_solve_timed(r: &scalapack_ft::report::FactorReport, stdout: &str, routine: &str) {
+fn assert_solve_timed(r: &ftla_bench::report::FactorReport, stdout: &str, routine: &str) {
     assert!(r.solve_s.is_some_and(|s| s > 0.0 && s < r.time_s), "{routine}: {r:?}");
     assert!(stdout.contains(&format!("solve ({routine}) ")), "{stdout}");
 }
@@ -268,7 +268,7 @@ fn qr_lstsq_minimum_norm_plain_and_ft_with_kills() {
     let out = ftla(&[&["qr"][..], &shape, &["--json", &j]].concat());
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     assert!(out.stdout.contains("least-squares residual"), "{}", out.stdout);
-    let plain: scalapack_ft::report::FactorReport =
+    let plain: ftla_bench::report::FactorReport =
         serde_json::from_str(&std::fs::read_to_string(&json).expect("the report")).expect("a report");
     let _ = std::fs::remove_file(&json);
     assert!(plain.lstsq_residual.is_some_and(|v| v < 16.0) && plain.ok, "{plain:?}");

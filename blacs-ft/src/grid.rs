@@ -183,7 +183,7 @@ impl Grid {
         check_shape(p, q, comm.size())?;
         let n = comm.size();
         let roles = (0..n).map(|u| if u < p * q { u as i64 } else { SPARE }).collect();
-        let universe = Universe { comm, roles, epoch: 0, p, q, losses: Vec::new() };
+        let universe = Universe { comm, roles, epoch: 0, p, q, losses: Vec::new(), first_spawn: None };
         Grid::enter(rt.ulfm(), rt.launch().clone(), universe, injector, None)
     }
 

@@ -140,6 +140,13 @@ pub enum Outcome {
     /// (checkpoint-on-failure): exit code [`EXIT_CHECKPOINTED`]. `epoch`
     /// counts the recoveries of the run so far, this one included.
     Checkpointed { epoch: u32 },
+    /// A repair did not complete within its bound (a spawned replacement
+    /// that never joined, a process lost inside a call that cannot notice
+    /// it): unrecoverable, exit code [`EXIT_UNRECOVERABLE`]. Written by the
+    /// survivors whose bound on the repair fired; the launcher ends what
+    /// is left of the job at once, since what stalled will not end by
+    /// itself.
+    Stalled,
 }
 
 impl Outcome {
@@ -149,6 +156,7 @@ impl Outcome {
             Outcome::Failed => "fail",
             Outcome::Unrecoverable => "unrecoverable",
             Outcome::Checkpointed { .. } => "checkpointed",
+            Outcome::Stalled => "stalled",
         }
     }
 
@@ -167,7 +175,7 @@ impl Outcome {
         match self {
             Outcome::Ok => 0,
             Outcome::Failed => 1,
-            Outcome::Unrecoverable => EXIT_UNRECOVERABLE,
+            Outcome::Unrecoverable | Outcome::Stalled => EXIT_UNRECOVERABLE,
             Outcome::Checkpointed { .. } => EXIT_CHECKPOINTED,
         }
     }
@@ -178,7 +186,7 @@ impl Outcome {
         if word == "checkpointed" {
             return Some(Outcome::Checkpointed { epoch: words.next()?.parse().ok()? });
         }
-        [Outcome::Ok, Outcome::Failed, Outcome::Unrecoverable].into_iter().find(|o| o.word() == word)
+        [Outcome::Ok, Outcome::Failed, Outcome::Unrecoverable, Outcome::Stalled].into_iter().find(|o| o.word() == word)
     }
 }
 
@@ -199,11 +207,28 @@ pub fn local_cores() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
 
+/// PRRTE's defaults for jobs that do not say otherwise, which the jobs of
+/// `MPI_Comm_spawn` do not: every replacement's job is recoverable and its
+/// failures are announced.
+///
+/// `--with-ft ulfm` makes only the job on the command line recoverable
+/// (PRRTE 3.0's `schizo_ompi`). A spawned job keeps PRRTE's defaults, so
+/// the death of one of its processes aborts that job — PRRTE kills its
+/// other processes, the replacements of the same `MPI_Comm_spawn` — and
+/// no failure event is sent. A repair that spawned two replacements at
+/// once then lost the second to the runtime during the next repair's
+/// spawn, which never completed (its `PMIx_Connect` waited for the dead
+/// process). With these defaults each loss is one loss, announced.
+/// Programs launched by hand need the same arguments (docs/c-abi.md).
+pub const SPAWNED_JOBS_RECOVERABLE: [(&str, &str); 2] =
+    [("state_base_recoverable", "1"), ("state_base_notify_errors", "1")];
+
 /// The `mpiexec` command line that [`relaunch`] runs (for display and tests).
 pub fn mpiexec_command(r: &Relaunch) -> Command {
     let mut cmd = Command::new(crate::mpiexec_path());
     if r.ulfm {
         cmd.args(["--with-ft", "ulfm"]);
+        cmd.args(SPAWNED_JOBS_RECOVERABLE.iter().flat_map(|(k, v)| ["--prtemca", k, v]));
     }
     // Respawned ranks need free slots; han/cuda collectives are not fault
     // tolerant (open-mpi/ompi issue tracker).
@@ -327,10 +352,16 @@ const FORWARDED: &[&str] = &[
     EPOCH_BASE_VAR,
     RESTARTS_VAR,
     crate::universe::REFUSE_SPAWN_VAR,
+    crate::universe::STALL_SPAWN_VAR,
     // (Every process's calls use one layout, on other hosts too.)
     LAYOUT_VAR,
     CHECKSUMS_VAR,
 ];
+
+/// How long the survivors of a stalled repair have to say so (each one's
+/// bound fires within a tenth of a second of the others') before the
+/// launcher ends the job.
+const STALL_GRACE: Duration = Duration::from_millis(1500);
 
 /// How often the launcher looks for the job's processes once it reported
 /// its outcome, and how long mpiexec may stay alone after its ranks ended.
@@ -449,6 +480,10 @@ fn launch_once(r: &Relaunch, since: Instant, env: &[(&'static str, String)]) -> 
         let _ = child.wait();
     };
     let mut outcome_seen: Option<Instant> = None;
+    // Since when a survivor reported a stalled repair, and when the
+    // outcome was last read for one.
+    let mut stalled_since: Option<Instant> = None;
+    let mut last_stall_check = Instant::now();
     // An outcome a process reported as it exited (the C ABI's): the
     // others may still be running the program's last lines, so no grace
     // applies; the job ends when its processes have.
@@ -496,6 +531,21 @@ fn launch_once(r: &Relaunch, since: Instant, env: &[(&'static str, String)]) -> 
         if outcome_seen.is_none() && status.exists() {
             outcome_seen = Some(Instant::now());
             at_exit = std::fs::read_to_string(&status).is_ok_and(|t| t.contains(AT_EXIT_MARK));
+        }
+        if outcome_seen.is_some() && stalled_since.is_none() && last_stall_check.elapsed() > SCAN {
+            // (Read again: a survivor's stall may replace another outcome.)
+            last_stall_check = Instant::now();
+            let text = std::fs::read_to_string(&status).unwrap_or_default();
+            if Outcome::parse(&text) == Some(Outcome::Stalled) {
+                stalled_since = Some(Instant::now());
+            }
+        }
+        if stalled_since.is_some_and(|t| t.elapsed() > STALL_GRACE) {
+            // What stalled (a replacement that never started, a call
+            // waiting for a dead process) does not end by itself.
+            eprintln!("ftla: a repair stalled (the survivors said where); ending the job");
+            end_job(&mut child);
+            break EXIT_UNRECOVERABLE;
         }
         if outcome_seen.is_none() && judge_members && last_member_scan.elapsed() > SCAN {
             // Nobody is left to report: a replacement whose parents all
@@ -600,10 +650,20 @@ fn is_launcher_start_failure(block: &str) -> bool {
     block.contains("PMIx server's listener thread failed to start")
 }
 
-/// Copies the job's stderr to ours, minus the launcher's complaints that
-/// are expected in a fault-tolerant run: after a repair ranks exit without
-/// `MPI_Finalize` on purpose (see [`crate::Runtime::finish`]), and the
-/// launcher reports that as "exiting improperly".
+/// Whether `line` is Open MPI's note that a non-blocking collective was
+/// abandoned because a process failed (`NBC_Progress: an error 75 was
+/// found during schedule 0x… - aborting the schedule`, and the empty line
+/// after it): ftla handles that failure, and says so itself.
+fn is_handled_failure_note(line: &str) -> bool {
+    line.starts_with("NBC_Progress: an error ") && line.contains("aborting the schedule")
+}
+
+/// Copies the job's stderr to ours, minus what is expected in a
+/// fault-tolerant run: the launcher's complaints (after a repair ranks
+/// exit without `MPI_Finalize` on purpose, see [`crate::Runtime::finish`],
+/// and the launcher reports that as "exiting improperly") and Open MPI's
+/// notes on collectives abandoned at a failure that ftla then repairs
+/// (kept with `FTLA_DEBUG`).
 ///
 /// Returns whether the launcher said it failed before starting any rank.
 fn filter_launcher_noise(from: impl std::io::Read) -> bool {
@@ -611,7 +671,19 @@ fn filter_launcher_noise(from: impl std::io::Read) -> bool {
     let mut out = std::io::stderr();
     let mut block: Option<Vec<String>> = None;
     let mut launcher_failed = false;
+    let keep_notes = crate::debug_enabled();
+    // (The empty line that follows a dropped note.)
+    let mut after_note = false;
     for line in std::io::BufReader::new(from).lines().map_while(|l| l.ok()) {
+        if !keep_notes && block.is_none() {
+            if is_handled_failure_note(&line) {
+                after_note = true;
+                continue;
+            }
+            if std::mem::take(&mut after_note) && line.trim().is_empty() {
+                continue;
+            }
+        }
         let dashes = line.starts_with("-----") && line.trim_end().chars().all(|c| c == '-');
         match (&mut block, dashes) {
             (None, true) => block = Some(vec![line]),
@@ -797,6 +869,35 @@ mod tests {
         for var in [LAYOUT_VAR, CHECKSUMS_VAR] {
             assert!(args.windows(2).any(|w| w[0] == "-x" && w[1] == var), "{var} not passed on: {args:?}");
         }
+    }
+
+    #[test]
+    fn every_job_of_a_fault_tolerant_launch_is_recoverable_spawned_ones_too() {
+        let args = |ulfm: bool| -> Vec<String> {
+            let r = Relaunch { nprocs: 4, timeout: None, ulfm, cof: None, program: Some(vec!["app".into()]) };
+            mpiexec_command(&r).get_args().map(|a| a.to_string_lossy().into_owned()).collect()
+        };
+        let ft = args(true);
+        for setting in ["state_base_recoverable", "state_base_notify_errors"] {
+            assert!(ft.windows(3).any(|w| w == ["--prtemca", setting, "1"]), "{setting}: {ft:?}");
+        }
+        assert!(!args(false).iter().any(|a| a == "--prtemca"), "{:?}", args(false));
+    }
+
+    #[test]
+    fn a_stall_is_an_unrecoverable_outcome_of_its_own() {
+        assert_eq!(Outcome::parse("stalled grid rank 2: MPI_Comm_spawn …"), Some(Outcome::Stalled));
+        assert_eq!(Outcome::Stalled.exit_code(), EXIT_UNRECOVERABLE);
+        assert_ne!(Outcome::parse("unrecoverable two losses"), Some(Outcome::Stalled));
+    }
+
+    #[test]
+    fn open_mpis_notes_on_abandoned_collectives_are_recognised() {
+        assert!(is_handled_failure_note(
+            "NBC_Progress: an error 75 was found during schedule 0x55c47bad4cf0 at row-offset 0 - aborting the \
+             schedule"
+        ));
+        assert!(!is_handled_failure_note("ftla: injecting SIGKILL into rank 1 at qr:2:panel (epoch 0)"));
     }
 
     #[test]

@@ -43,6 +43,7 @@ mod runtime;
 #[doc(hidden)]
 pub use runtime::debug_enabled;
 mod sends;
+mod stable_tags;
 mod universe;
 mod verify;
 mod wait;
@@ -55,7 +56,9 @@ pub use inject::{Injector, KillSpec};
 pub use report::{RepairMode, RepairReport};
 pub use runtime::{LaunchCommand, Runtime, UlfmStatus};
 pub use sends::Sends;
-pub use universe::EXIT_ABANDONED;
+#[doc(hidden)]
+pub use serde as __serde;
+pub use universe::{EXIT_ABANDONED, REFUSE_SPAWN_VAR, STALL_SPAWN_VAR};
 pub use verify::{probe_value, verify_grid, GridCheck};
 pub use watchdog::EXIT_STALLED;
 

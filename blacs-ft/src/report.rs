@@ -3,8 +3,10 @@
 use serde::{Deserialize, Serialize};
 
 /// How a dead rank's place was filled (written `spawn`, `spare`, `cof`, `none`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+///
+/// Its wire tags are stable ([`crate::stable_tags!`]): status logs and
+/// checkpoint files hold it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RepairMode {
     /// A new process was spawned (`MPI_Comm_spawn`) and merged in.
     Spawn,
@@ -14,9 +16,15 @@ pub enum RepairMode {
     /// the job was started again, and the lost blocks were rebuilt there.
     Cof,
     /// Nobody died (a local error was propagated): communicators rebuilt only.
-    #[serde(rename = "none")]
     NoLoss,
 }
+
+crate::stable_tags!(RepairMode, "repair mode", {
+    RepairMode::Spawn => (0, "spawn"),
+    RepairMode::Spare => (1, "spare"),
+    RepairMode::Cof => (2, "cof"),
+    RepairMode::NoLoss => (3, "none"),
+});
 
 impl RepairMode {
     /// `"spawn"`, `"spare"`, `"cof"` or `"none"`, as written in JSON reports.
@@ -73,4 +81,24 @@ pub struct RepairReport {
 /// Milliseconds written to the microsecond.
 fn micro<S: serde::Serializer>(ms: &f64, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64((ms * 1e3).round() / 1e3)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repair_modes_keep_their_tags_and_names() {
+        let all = [RepairMode::Spawn, RepairMode::Spare, RepairMode::Cof, RepairMode::NoLoss];
+        let tags: Vec<Vec<u8>> = all.iter().map(|m| postcard::to_allocvec(m).unwrap()).collect();
+        assert_eq!(tags, [[0], [1], [2], [3]]);
+        for m in all {
+            let json = serde_json::to_string(&m).unwrap();
+            assert_eq!(json, format!("\"{}\"", m.as_str()));
+            assert_eq!(serde_json::from_str::<RepairMode>(&json).unwrap(), m);
+            assert_eq!(postcard::from_bytes::<RepairMode>(&postcard::to_allocvec(&m).unwrap()).unwrap(), m);
+        }
+        assert!(postcard::from_bytes::<RepairMode>(&[4]).is_err());
+        assert!(serde_json::from_str::<RepairMode>("\"respawn\"").is_err());
+    }
 }

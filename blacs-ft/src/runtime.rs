@@ -91,6 +91,7 @@ impl Runtime {
     /// `FTLA_MALLOC_DEFAULTS`).
     pub fn init() -> Result<Runtime> {
         crate::malloc_tuning::keep_scratch_resident();
+        crate::universe::stall_if_asked();
         let mut flag = 0;
         // SAFETY: out-parameter.
         check(unsafe { ffi::ftla_initialized(&mut flag) }, None)?;

@@ -15,7 +15,7 @@ use crate::inject::{Injector, Loss};
 use crate::report::{RepairMode, RepairReport};
 use crate::runtime::{note_failure, trace, LaunchCommand};
 use crate::watchdog::{repair_timeout, Deadline};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Role value of a parked spare in the role table.
 pub(crate) const SPARE: i64 = -1;
@@ -26,6 +26,27 @@ pub const EXIT_ABANDONED: i32 = 75;
 /// Test switch: when set (and not `0`), every `MPI_Comm_spawn` of a repair
 /// fails at once, as on a batch system that refuses it.
 pub const REFUSE_SPAWN_VAR: &str = "FTLA_TEST_REFUSE_SPAWN";
+/// Test switch: `K` (≥ 1) makes the replacements of the job's K-th
+/// `MPI_Comm_spawn` never start (they sleep before `MPI_Init`), as on a
+/// node where the program hangs on a dead file system: that spawn cannot
+/// complete, and the survivors' bound ([`spawn_bound`]) ends the job.
+pub const STALL_SPAWN_VAR: &str = "FTLA_TEST_STALL_SPAWN";
+
+/// Obeys [`STALL_SPAWN_VAR`] in a spawned process, before `MPI_Init`:
+/// Open MPI marks a spawned process with `OMPI_PARENT_PORT`, and numbers
+/// the jobs of one launch in `PMIX_NAMESPACE` (`…@1` the launched one,
+/// `…@2` the first spawn's).
+pub(crate) fn stall_if_asked() {
+    let Some(k) = std::env::var(STALL_SPAWN_VAR).ok().and_then(|v| v.parse::<u32>().ok()).filter(|&k| k > 0) else {
+        return;
+    };
+    let job = std::env::var("PMIX_NAMESPACE").ok().and_then(|ns| ns.rsplit('@').next()?.parse::<u32>().ok());
+    if std::env::var_os("OMPI_PARENT_PORT").is_some() && job == Some(k + 1) {
+        trace!("{STALL_SPAWN_VAR}={k}: this replacement never starts");
+        std::thread::sleep(Duration::from_secs(600));
+        std::process::exit(EXIT_ABANDONED);
+    }
+}
 
 /// Replicated state: one entry per universe rank.
 #[derive(Debug)]
@@ -39,6 +60,32 @@ pub(crate) struct Universe {
     /// Every grid rank lost so far, with the epoch of the repair that
     /// replaced it (how a replacement learns which kills have fired).
     pub losses: Vec<Loss>,
+    /// How long the job's first `MPI_Comm_spawn` took, as its lowest
+    /// survivor measured it (`None` before any): what bounds the later ones
+    /// ([`spawn_bound`]).
+    pub first_spawn: Option<Duration>,
+}
+
+/// The bound on a spawn, and on the merge with its replacements, before
+/// any spawn of the job was measured: `FTLA_REPAIR_TIMEOUT`, at most 30 s.
+/// Starting a process and connecting it takes about a second on one
+/// machine (Open MPI 5.0), a few on a busy cluster.
+const FIRST_SPAWN_BOUND: Duration = Duration::from_secs(30);
+/// Once a spawn was measured, later ones may take this many times as long…
+const SPAWN_BOUND_MULTIPLE: u32 = 5;
+/// …and never less than this.
+const SPAWN_BOUND_FLOOR: Duration = Duration::from_secs(10);
+
+/// How long a spawn (or the merge after it) may take before the repair is
+/// declared stalled: [`SPAWN_BOUND_MULTIPLE`] times the job's first spawn,
+/// at least [`SPAWN_BOUND_FLOOR`]; before any, [`FIRST_SPAWN_BOUND`]. Never
+/// more than the repair timeout (`FTLA_REPAIR_TIMEOUT`).
+pub fn spawn_bound(first_spawn: Option<Duration>) -> Duration {
+    let bound = match first_spawn {
+        None => FIRST_SPAWN_BOUND,
+        Some(t) => (t * SPAWN_BOUND_MULTIPLE).max(SPAWN_BOUND_FLOOR),
+    };
+    bound.min(repair_timeout())
 }
 
 fn ms(since: Instant) -> f64 {
@@ -63,14 +110,22 @@ impl Universe {
     }
 
     /// The head of the state a newcomer needs: epoch, shape, the lengths
-    /// of the role table and of the losses.
-    fn head(&self) -> [i64; 5] {
-        [self.epoch as i64, self.p as i64, self.q as i64, self.roles.len() as i64, self.losses.len() as i64]
+    /// of the role table and of the losses, the first spawn's cost in
+    /// microseconds (-1: none yet).
+    fn head(&self) -> [i64; 6] {
+        [
+            self.epoch as i64,
+            self.p as i64,
+            self.q as i64,
+            self.roles.len() as i64,
+            self.losses.len() as i64,
+            self.first_spawn.map_or(-1, |t| t.as_micros() as i64),
+        ]
     }
 
     /// Receives [`Universe::send_state`]'s state on `comm` from its rank 0.
     pub fn receive_state(comm: Comm) -> Result<Universe> {
-        let mut head = [0i64; 5];
+        let mut head = [0i64; 6];
         comm.bcast(&mut head, 0)?;
         let n = head[3].max(0) as usize;
         let mut roles = vec![0i64; n];
@@ -83,12 +138,17 @@ impl Universe {
             });
         }
         let losses = lost.chunks_exact(2).map(|l| Loss { rank: l[0] as i32, epoch: l[1] as u32 }).collect();
-        Ok(Universe { comm, roles, epoch: head[0] as u32, p: head[1] as i32, q: head[2] as i32, losses })
+        let first_spawn = u64::try_from(head[5]).ok().map(Duration::from_micros);
+        Ok(Universe { comm, roles, epoch: head[0] as u32, p: head[1] as i32, q: head[2] as i32, losses, first_spawn })
     }
 
-    fn send_state(&self) -> Result<()> {
+    /// Broadcasts the state from rank 0 (a survivor) to the newcomers;
+    /// every survivor takes rank 0's measure of the first spawn, so that
+    /// all of them bound the next one alike.
+    fn send_state(&mut self) -> Result<()> {
         let mut head = self.head();
         self.comm.bcast(&mut head, 0)?;
+        self.first_spawn = u64::try_from(head[5]).ok().map(Duration::from_micros);
         let mut roles = self.roles.clone();
         self.comm.bcast(&mut roles, 0)?;
         let mut lost: Vec<i64> = self.losses.iter().flat_map(|l| [l.rank as i64, l.epoch as i64]).collect();
@@ -233,10 +293,11 @@ impl Universe {
             report.mode = if to_spawn.is_empty() { RepairMode::Spare } else { RepairMode::Spawn };
         }
 
-        let merged = if to_spawn.is_empty() {
-            None
+        let (merged, measured_spawn) = if to_spawn.is_empty() {
+            (None, None)
         } else {
-            Some(self.spawn_and_merge(launch, injector, me_grid, start_epoch, &to_spawn, report)?)
+            let (merged, took) = self.spawn_and_merge(launch, injector, me_grid, start_epoch, &to_spawn, report)?;
+            (Some(merged), Some(took))
         };
 
         // Hand the new state to everyone (newcomers receive it here).
@@ -255,6 +316,7 @@ impl Universe {
             epoch: start_epoch + 1,
             p: self.p,
             q: self.q,
+            first_spawn: self.first_spawn.or(measured_spawn),
             losses: {
                 let mut losses = self.losses.clone();
                 losses.extend(dead_grid.iter().map(|&rank| Loss { rank: rank as i32, epoch: start_epoch }));
@@ -283,7 +345,13 @@ impl Universe {
     }
 
     /// Spawns the replacements of `to_spawn` (root: the lowest survivor)
-    /// and merges them into one communicator with the survivors.
+    /// and merges them into one communicator with the survivors; returns
+    /// it and how long the spawn took.
+    ///
+    /// Both calls are bounded by [`spawn_bound`]: a spawn that cannot
+    /// complete (a replacement that never starts, a process lost inside
+    /// the call) ends the job as [`crate::launch::Outcome::Stalled`] on
+    /// every survivor within seconds of the bound.
     fn spawn_and_merge(
         &mut self,
         launch: &LaunchCommand,
@@ -292,13 +360,15 @@ impl Universe {
         start_epoch: u32,
         to_spawn: &[i64],
         report: &mut RepairReport,
-    ) -> Result<Comm> {
+    ) -> Result<(Comm, Duration)> {
         let t = Instant::now();
         // Open MPI's spawn can hang if a parent is already dead: make sure
         // everyone is alive right before it, and bound it.
         agreed(&self.comm, true)?;
         trace!("spawning {} replacement(s)", to_spawn.len());
-        let guard = Deadline::arm("MPI_Comm_spawn of a replacement", repair_timeout());
+        let bound = spawn_bound(self.first_spawn);
+        let guard = Deadline::arm(&stall_what("MPI_Comm_spawn", me_grid, to_spawn, bound, self.first_spawn), bound);
+        let spawn_started = Instant::now();
         let spawned = if std::env::var_os(REFUSE_SPAWN_VAR).is_some_and(|v| !v.is_empty() && v != "0") {
             // Test switch: a batch system that refuses MPI_Comm_spawn.
             Err(Error::Mpi {
@@ -309,6 +379,7 @@ impl Universe {
         } else {
             self.comm.spawn(&launch.exe, &launch.args, to_spawn.len() as i32, 0)
         };
+        let took = spawn_started.elapsed();
         drop(guard);
         injector.point(me_grid, start_epoch, "repair", report.attempts as u64, "spawn");
         let ok = spawned.as_ref().map(|c| c.remote_size() == to_spawn.len() as i32).unwrap_or(false);
@@ -345,7 +416,8 @@ impl Universe {
         report.spawn_ms += ms(t);
         let inter = spawned?;
         let t = Instant::now();
-        let guard = Deadline::arm("MPI_Intercomm_merge with a replacement", repair_timeout());
+        let guard =
+            Deadline::arm(&stall_what("MPI_Intercomm_merge", me_grid, to_spawn, bound, self.first_spawn), bound);
         let merged = inter.merge(false);
         drop(guard);
         let ok = merged.is_ok();
@@ -359,6 +431,58 @@ impl Universe {
             return Err(Error::ProcFailed { ranks: Vec::new() });
         }
         report.merge_ms += ms(t);
-        merged
+        Ok((merged?, took))
+    }
+}
+
+/// `grid rank 1: MPI_Comm_spawn of the replacement of grid rank 5 (bound
+/// 10.0 s: 5 × the job's first spawn, 1.12 s, at least 10 s)`.
+fn stall_what(call: &str, me_grid: i32, to_spawn: &[i64], bound: Duration, first: Option<Duration>) -> String {
+    let who = if me_grid >= 0 { format!("grid rank {me_grid}") } else { "a hot spare".to_string() };
+    let ranks: Vec<String> = to_spawn.iter().map(i64::to_string).collect();
+    let whom = match ranks.as_slice() {
+        [one] => format!("the replacement of grid rank {one}"),
+        [head @ .., last] => format!("the replacements of grid ranks {} and {last}", head.join(", ")),
+        [] => "no replacement".to_string(),
+    };
+    let why = match first {
+        Some(t) => format!(
+            "{SPAWN_BOUND_MULTIPLE} × the job's first spawn, {:.2} s, at least {} s",
+            t.as_secs_f64(),
+            SPAWN_BOUND_FLOOR.as_secs()
+        ),
+        None => "no spawn of the job measured yet".to_string(),
+    };
+    format!("{who}: {call} of {whom} (bound {:.1} s: {why})", bound.as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spawn_is_bounded_by_a_multiple_of_the_first_one_with_a_floor() {
+        // (FTLA_REPAIR_TIMEOUT unset in unit tests: 60 s caps the bound.)
+        assert_eq!(spawn_bound(None), FIRST_SPAWN_BOUND);
+        assert_eq!(spawn_bound(Some(Duration::from_millis(1100))), SPAWN_BOUND_FLOOR);
+        assert_eq!(spawn_bound(Some(Duration::from_secs(4))), Duration::from_secs(20));
+        assert_eq!(spawn_bound(Some(Duration::from_secs(30))), repair_timeout());
+    }
+
+    #[test]
+    fn the_stall_names_the_caller_the_replacements_and_the_bound() {
+        let first = Some(Duration::from_millis(1120));
+        let one = stall_what("MPI_Comm_spawn", 2, &[1], Duration::from_secs(10), first);
+        assert_eq!(
+            one,
+            "grid rank 2: MPI_Comm_spawn of the replacement of grid rank 1 (bound 10.0 s: 5 × the job's first \
+             spawn, 1.12 s, at least 10 s)"
+        );
+        let two = stall_what("MPI_Intercomm_merge", -1, &[0, 5], Duration::from_secs(30), None);
+        assert_eq!(
+            two,
+            "a hot spare: MPI_Intercomm_merge of the replacements of grid ranks 0 and 5 (bound 30.0 s: no spawn \
+             of the job measured yet)"
+        );
     }
 }

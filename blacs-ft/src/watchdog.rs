@@ -9,7 +9,12 @@
 //! the process reports an unrecoverable stall and exits with its code
 //! ([`EXIT_STALLED`] by default) instead of hanging. Deadlines nest: the
 //! earliest armed one fires.
+//!
+//! A stall ([`Deadline::arm`]) is also the job's outcome
+//! ([`Outcome::Stalled`]): the launcher ends the job at once, since what
+//! stalled does not end by itself.
 
+use crate::launch::Outcome;
 use std::io::Write;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -23,6 +28,8 @@ struct Armed {
     due: Instant,
     what: String,
     code: i32,
+    /// Whether firing reports [`Outcome::Stalled`] as the job's outcome.
+    reports_stall: bool,
 }
 
 struct Table {
@@ -44,19 +51,26 @@ pub fn repair_timeout() -> Duration {
 pub struct Deadline(u64);
 
 impl Deadline {
-    /// Arms a deadline of `limit` for `what`; past it the process exits
-    /// with [`EXIT_STALLED`].
+    /// Arms a deadline of `limit` for `what`; past it the process says
+    /// that `what` stalled, writes [`Outcome::Stalled`] as the job's
+    /// outcome (for `ftla`'s launcher) and exits with [`EXIT_STALLED`].
     pub fn arm(what: &str, limit: Duration) -> Deadline {
-        Deadline::arm_with_code(what, limit, EXIT_STALLED)
+        Deadline::arm_as(what, limit, EXIT_STALLED, true)
     }
 
-    /// [`Deadline::arm`] with the exit code to use.
+    /// A deadline past which the process exits with `code` after saying
+    /// why, leaving the job's outcome to others (a replacement abandoned
+    /// by its parents, survivors that wrote their outcome already).
     pub fn arm_with_code(what: &str, limit: Duration, code: i32) -> Deadline {
+        Deadline::arm_as(what, limit, code, false)
+    }
+
+    fn arm_as(what: &str, limit: Duration, code: i32, reports_stall: bool) -> Deadline {
         let id = {
             let mut t = TABLE.lock().unwrap_or_else(|e| e.into_inner());
             t.next_id += 1;
             let id = t.next_id;
-            t.armed.push(Armed { id, due: Instant::now() + limit, what: what.to_string(), code });
+            t.armed.push(Armed { id, due: Instant::now() + limit, what: what.to_string(), code, reports_stall });
             id
         };
         THREAD.get_or_init(|| {
@@ -65,15 +79,19 @@ impl Deadline {
                 let fired = {
                     let t = TABLE.lock().unwrap_or_else(|e| e.into_inner());
                     let now = Instant::now();
-                    t.armed.iter().filter(|a| a.due <= now).min_by_key(|a| a.due).map(|a| (a.what.clone(), a.code))
+                    t.armed
+                        .iter()
+                        .filter(|a| a.due <= now)
+                        .min_by_key(|a| a.due)
+                        .map(|a| (a.what.clone(), a.code, a.reports_stall))
                 };
-                if let Some((what, code)) = fired {
-                    let _ = writeln!(
-                        std::io::stderr(),
-                        "ftla: unrecoverable failure: {what} did not complete in time \
-                         (a process probably died during it); exiting"
-                    );
+                if let Some((what, code, reports_stall)) = fired {
+                    let line = format!("{what} did not complete in time (a process died during it, or never started)");
+                    let _ = writeln!(std::io::stderr(), "ftla: unrecoverable failure: {line}; exiting");
                     let _ = std::io::stdout().flush();
+                    if reports_stall {
+                        crate::launch::write_outcome(Outcome::Stalled, &line);
+                    }
                     // SAFETY: terminating the process.
                     unsafe { libc::_exit(code) };
                 }

@@ -27,6 +27,7 @@ pub mod codec;
 pub mod cof;
 pub mod protected;
 pub mod protocol;
+pub mod record;
 mod status;
 
 pub use blacs_ft::inject::{kill_self, Injector, KillSpec};

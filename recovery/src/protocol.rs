@@ -43,90 +43,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::time::Instant;
 
-/// Where in a fault-tolerant call a process is: the points where a
-/// failure can surface and where kills can be injected (`R@OP:STEP:PHASE`).
-/// Ordered as a call meets them ([`Phase::ALL`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Phase {
-    /// The argument check (an agreement), before step 0.
-    Args,
-    /// The encoding of the checksums, before step 0.
-    Encode,
-    /// The panel factorization (QR: Householder; LU: with its pivot search).
-    Panel,
-    /// The row interchanges of a step's pivots (LU).
-    Swap,
-    /// The broadcasts of a step (the panel along the process rows; LU: the
-    /// block row of U down the process columns).
-    Bcast,
-    /// The update's reduction into scratch (QR).
-    Update,
-    /// A distributed matrix-vector product (CG: A·p, checked against the
-    /// column checksums).
-    Matvec,
-    /// The inner products of an iteration, reduced over the grid (CG).
-    Dot,
-    /// The step's agreement and its local commit.
-    Commit,
-}
-
-impl Phase {
-    /// Every phase, in the order a call meets them.
-    pub const ALL: [Phase; 9] = [
-        Phase::Args,
-        Phase::Encode,
-        Phase::Panel,
-        Phase::Swap,
-        Phase::Bcast,
-        Phase::Update,
-        Phase::Matvec,
-        Phase::Dot,
-        Phase::Commit,
-    ];
-
-    /// The phase's name in kill points and reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            Phase::Args => "args",
-            Phase::Encode => "encode",
-            Phase::Panel => "panel",
-            Phase::Swap => "swap",
-            Phase::Bcast => "bcast",
-            Phase::Update => "update",
-            Phase::Matvec => "matvec",
-            Phase::Dot => "dot",
-            Phase::Commit => "commit",
-        }
-    }
-
-    /// The phase called `name`.
-    pub fn parse(name: &str) -> Option<Phase> {
-        Phase::ALL.into_iter().find(|p| p.name() == name)
-    }
-
-    /// Whether the phase comes once, before step 0.
-    pub fn before_steps(self) -> bool {
-        matches!(self, Phase::Args | Phase::Encode)
-    }
-
-    /// The phase's place in [`Phase::ALL`] (what the grid reduces to agree
-    /// on the earliest phase a failure was seen in).
-    fn index(self) -> i64 {
-        Phase::ALL.iter().position(|&p| p == self).unwrap_or(0) as i64
-    }
-
-    /// The phase at [`Phase::index`] `i` (the last for anything past it).
-    fn at_index(i: i64) -> Phase {
-        Phase::ALL[usize::try_from(i).unwrap_or(0).min(Phase::ALL.len() - 1)]
-    }
-}
-
-impl fmt::Display for Phase {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use crate::record::{CofBreakdown, Phase, RecoveryRecord};
 
 /// The error type of a fault-tolerant driver: grid errors convert into it,
 /// and it tells a process failure (which a repair cures) from the rest.
@@ -270,42 +187,6 @@ pub trait Algorithm {
     /// ...): a checkpoint saves them after a failure (checkpoint-on-failure)
     /// and the restarted call loads them, in this order.
     fn saved_arrays(&mut self) -> Vec<&mut [f64]>;
-}
-
-/// One recovery of a fault-tolerant call, the same on every process.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RecoveryRecord {
-    /// Grid ranks whose blocks were rebuilt.
-    pub ranks: Vec<i32>,
-    /// Committed steps when the failure was handled (the step redone).
-    pub step: u64,
-    /// The earliest phase in which a survivor saw the failure.
-    pub phase: Phase,
-    /// From the start of that phase to the error (an upper bound on the
-    /// detection), the slowest survivor's.
-    pub detect_ms: f64,
-    /// The grid's repair: revoke, shrink, spawn or spare, merge, split.
-    pub repair_ms: f64,
-    /// Agreeing on what was lost and rebuilding it.
-    pub rebuild_ms: f64,
-    pub total_ms: f64,
-    /// How the lost processes were replaced.
-    pub mode: RepairMode,
-    /// Checkpoint-on-failure's parts (`repair_ms` is their sum).
-    pub cof: Option<CofBreakdown>,
-}
-
-/// What a checkpoint-on-failure recovery took besides the detection and
-/// the rebuild, the slowest process's each.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct CofBreakdown {
-    /// Writing the checkpoint (synced to disk).
-    pub save_ms: f64,
-    /// From the end of the save to the start of the load: the old job's
-    /// end and the new job's start (MPI start-up, the grid).
-    pub relaunch_ms: f64,
-    /// Reading and checking the checkpoints.
-    pub load_ms: f64,
 }
 
 /// What a fault-tolerant call did besides computing.
@@ -678,7 +559,7 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
             let repair_ms = t.elapsed().as_secs_f64() * 1e3;
             let cof = self.restarted.as_ref().and_then(|r| r.times);
             let mine = self.holds_state.then_some(Opinion { phase, detect_ms, repair_ms, mode, cof });
-            match after_repair(self.region, self.alg, &mut self.committed, mine, cof.is_some()) {
+            match after_repair(self.region, self.alg, &mut self.committed, &mut self.recoveries, mine, cof.is_some()) {
                 Ok(r) => break r,
                 Err(e) if e.is_process_failure() => continue,
                 Err(e) => return Err(e),
@@ -887,6 +768,7 @@ fn after_repair<A: Algorithm>(
     region: &mut Region,
     alg: &mut A,
     committed: &mut u64,
+    recoveries: &mut Vec<RecoveryRecord>,
     mine: Option<Opinion>,
     restored: bool,
 ) -> Result<RecoveryRecord, A::Error> {
@@ -910,13 +792,17 @@ fn after_repair<A: Algorithm>(
         .into());
     }
     *committed = lo[0] as u64;
-    // The replicated state: the lowest survivor's is everybody's.
+    // The replicated state and the call's recoveries so far: the lowest
+    // survivor's are everybody's (a replacement's report then names the
+    // recoveries before it joined too).
     if let Some(holder) = grid.lowest_rank_where(valid)? {
-        let bytes = grid.broadcast_vec(alg.state().to_bytes(), holder)?;
-        let state = A::State::from_bytes(&bytes).ok_or_else(|| blacs_ft::Error::Unrecoverable {
+        let bytes = grid.broadcast_vec(codec::encode(&(alg.state().to_bytes(), &*recoveries)), holder)?;
+        let corrupt = || blacs_ft::Error::Unrecoverable {
             reason: "the replicated state handed over after a repair is corrupt".into(),
-        })?;
-        alg.set_state(state);
+        };
+        let (state, history): (Vec<u8>, Vec<RecoveryRecord>) = codec::decode(&bytes).ok_or_else(corrupt)?;
+        alg.set_state(A::State::from_bytes(&state).ok_or_else(corrupt)?);
+        *recoveries = history;
     }
     let t_rb = Instant::now();
     alg.rebuild(grid, *committed, &lost)?;

@@ -24,7 +24,6 @@ pub mod norms;
 pub mod pblas;
 pub mod qr;
 pub mod qr_ft;
-pub mod report;
 mod row_panel;
 pub mod storage;
 

@@ -8,8 +8,8 @@
 pub mod c_programs;
 
 use blacs_ft::launch::{run_with_timeout, Captured};
+use ftla_bench::report::FactorReport;
 use recovery::protocol::Phase;
-use scalapack_ft::report::FactorReport;
 use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -223,7 +223,7 @@ pub fn residuals_pass(r: &FactorReport) -> bool {
     if r.command == "cg" {
         return r.converged == Some(true) && r.relative_residual.is_some_and(|v| v.is_finite());
     }
-    let below = |c: Option<scalapack_ft::report::Checked>| c.and_then(|c| c.value()).is_some_and(|v| v < 16.0);
+    let below = |c: Option<ftla_bench::report::Checked>| c.and_then(|c| c.value()).is_some_and(|v| v < 16.0);
     below(Some(r.residual))
         && (r.command != "qr" || below(r.orthogonality))
         && r.solve_residual.is_none_or(|v| v < 16.0)

@@ -14,7 +14,7 @@
 //! ```
 
 use crate::codec;
-use crate::protocol::{Phase, RecoveryRecord};
+use crate::record::{Phase, RecoveryRecord};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -333,6 +333,75 @@ mod tests {
             payload_len: 0,
             payload_crc: 0,
         }
+    }
+
+    /// The bytes before the payload of [`header`] 1 with one earlier
+    /// recovery, in format [`FORMAT_VERSION`] 3.
+    fn pinned_header() -> Header {
+        let mut h = header(1);
+        if let Some(c) = &mut h.call {
+            c.history.push(RecoveryRecord {
+                ranks: vec![0, 3],
+                step: 2,
+                phase: Phase::Bcast,
+                detect_ms: 0.5,
+                repair_ms: 1000.0,
+                rebuild_ms: 2.0,
+                total_ms: 1002.5,
+                mode: blacs_ft::RepairMode::Cof,
+                cof: Some(crate::protocol::CofBreakdown { save_ms: 1.0, relaunch_ms: 998.0, load_ms: 1.0 }),
+            });
+        }
+        h.payload_len = 40;
+        h.payload_crc = 0xDEAD_BEEF;
+        h
+    }
+
+    /// The format of every checkpoint file, pinned: a change of the header,
+    /// of a record it holds (their fields, an enum's tags) or of the
+    /// framing changes these bytes. Such a change needs a new
+    /// [`FORMAT_VERSION`] (older files are then refused by name) and the
+    /// new bytes written here.
+    #[test]
+    fn the_bytes_of_format_3_are_pinned() {
+        assert_eq!(FORMAT_VERSION, 3, "a new format: pin its bytes below");
+        let hex: String = lead(&pinned_header()).iter().map(|b| format!("{b:02x}")).collect();
+        let expected = concat!(
+            "46544c41434b5054", // "FTLACKPT"
+            "03000000",         // version 3
+            "90000000",         // header length
+            // run 0xABCD, restarts 0, epoch 1, 2x2, rank 1, repairs 0;
+            // a call: index 0, "pdgeqrf_ft", 3 committed, state [1, 2, 3],
+            // its description (8, 8, 2), phase update (tag 5), detect
+            // 1.5 ms, 0.25 s elapsed, ...
+            "cdd7020001040402000100",
+            "0a706467657172665f6674",
+            "03",
+            "03010203",
+            "03080802",
+            "05",
+            "000000000000f83f",
+            "000000000000d03f",
+            // ... one recovery of ranks [0, 3] at step 2, bcast (tag 4),
+            // 0.5 + 1000 + 2 = 1002.5 ms, checkpoint-on-failure (tag 2)
+            // with its breakdown (1, 998, 1) ...
+            "01",
+            "020006",
+            "02",
+            "04",
+            "000000000000e03f0000000000408f4000000000000000400000000000548f40",
+            "02",
+            "01000000000000f03f0000000000308f40000000000000f03f",
+            // ... arrays [3, 2], 1 loss per row tolerated; saved at 0 ms,
+            // in 0 ms; a payload of 40 bytes, CRC 0xDEADBEEF.
+            "020302",
+            "01",
+            "00000000000000000000000000000000",
+            "2800000000000000",
+            "efbeadde",
+            "7a1c0cc6" // the header's CRC
+        );
+        assert_eq!(hex, expected);
     }
 
     #[test]

@@ -39,7 +39,7 @@ impl Op {
     /// matrix: the leading terms of LAPACK's counts, 2MN² − 2N³/3 for QR
     /// (M ≥ N) and MN² − N³/3 for LU (2N³/3 when square), with M and N
     /// swapped when M < N. For CG, whose count depends on its iterations,
-    /// one matrix-vector product (2N²); see [`crate::cg::cg_flops`].
+    /// one matrix-vector product (2N²); see [`scalapack_ft::cg::cg_flops`].
     pub fn flops(self, m: usize, n: usize) -> f64 {
         let (m, n) = (m as f64, n as f64);
         let (big, small) = if m >= n { (m, n) } else { (n, m) };
@@ -268,10 +268,10 @@ pub struct FactorReport {
     /// The checksum layout of a fault-tolerant run (`"ReverseNeighbor"`,
     /// or `{"Rotating": {"checksums": F}}`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub checksum_layout: Option<checksum::LayoutKind>,
+    pub checksum_layout: Option<scalapack_ft::abft::LayoutKind>,
     /// `--verify`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub checksum_check: Option<crate::abft::ChecksumCheck>,
+    pub checksum_check: Option<scalapack_ft::abft::ChecksumCheck>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub compare: Option<CompareReport>,
     /// CG: iterations run.
@@ -285,7 +285,7 @@ pub struct FactorReport {
     pub relative_residual: Option<f64>,
     /// CG with --ft: the silent errors caught in matrix-vector products.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub detections: Option<Vec<crate::cg::Detection>>,
+    pub detections: Option<Vec<scalapack_ft::cg::Detection>>,
     /// The residuals passed (< 16; CG: converged, and the true residual
     /// within 10·tol) and the checksums, where verified, held.
     pub ok: bool,
