@@ -1,21 +1,52 @@
 #!/usr/bin/env bash
-# Runs every test of the project: unit tests, multi-rank integration
-# tests that launch real `mpiexec --with-ft ulfm` jobs, SIGKILL ranks and
-# check the repaired results (each launch has a hard timeout), and a short
-# soak: random kills, double kills and kills during repairs, none of which
-# may hang or give a wrong answer.
-# Sets up what it needs first (scripts/setup.sh, idempotent).
+# Runs the tests of the project. Sets up what it needs first
+# (scripts/setup.sh, idempotent).
+#
+#   ./test.sh          the core tier (CI's): formatting and lints (the full
+#                      tier compiled too), unit tests, and every driver and
+#                      path once in real multi-rank launches — `mpiexec
+#                      --with-ft ulfm` jobs with SIGKILLed ranks, each under
+#                      a hard timeout — then short soaks of random kills,
+#                      none of which may hang or give a wrong answer
+#   ./test.sh --full   the core tier and the full tier: the kill matrices,
+#                      the repeated recoveries of every layer (the cargo
+#                      feature `full-tests`), and the long soaks
+#
+# tests/README.md maps which test covers what; scripts/fault-matrix.sh runs
+# the whole fault matrix.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$here"
+tier=core
+case "${1:-}" in
+  --full) tier=full ;;
+  "") ;;
+  *) echo "usage: ./test.sh [--full]" >&2; exit 2 ;;
+esac
+started=$SECONDS
 scripts/setup.sh
 echo "== format and lints"
 cargo fmt --all -- --check
-cargo clippy --workspace --all-targets --quiet -- -D warnings
-echo "== tests"
-cargo test --workspace --quiet 2>&1
-echo "== soak (short; the long one: ftla soak --runs 100 --seed S)"
-cargo run --quiet -p ftla-bench -- soak --runs 12 --seed 20261123
-cargo run --quiet -p ftla-bench -- soak --op lu --runs 6 --seed 20261123
-cargo run --quiet -p ftla-bench -- soak --op cg --runs 6 --seed 20261123
-cargo run --quiet -p ftla-bench -- soak --op lu --recovery cof --runs 4 --seed 20261123
+cargo clippy --workspace --all-targets --all-features --quiet -- -D warnings
+if [ "$tier" = core ]; then
+  echo "== tests (core tier)"
+  cargo test --workspace --quiet 2>&1
+  echo "== soak (short; the long ones: ./test.sh --full)"
+  cargo run --quiet -p ftla-bench -- soak --runs 6 --seed 20261123
+  cargo run --quiet -p ftla-bench -- soak --op lu --runs 4 --seed 20261123
+  cargo run --quiet -p ftla-bench -- soak --op cg --runs 3 --seed 20261123
+  cargo run --quiet -p ftla-bench -- soak --op lu --recovery cof --runs 2 --seed 20261123
+else
+  echo "== tests (core and full tiers)"
+  cargo test --workspace --all-features --quiet 2>&1
+  echo "== soaks (long)"
+  cargo build --release --quiet -p ftla-bench
+  soak="$here/target/release/ftla soak --seed 20261129"
+  $soak --runs 40
+  $soak --op lu --runs 30
+  $soak --op cg --runs 20
+  $soak --op lu --recovery cof --runs 12
+  $soak --op qr --recovery auto --runs 12
+  $soak --op lu --layout rotating --checksums 2 --runs 12
+fi
+echo "== $tier tier passed in $(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s"

@@ -7,7 +7,7 @@ use crate::problem::{make_matrix, write_json, FactorJob, FtJob};
 use crate::session::{local_dgemm_gflops, median, start_preparing, Session};
 use blacs_ft::launch::Outcome;
 use blacs_ft::{Injector, Scope};
-use ftla_bench::report::{CompareReport, FactorReport, Op, RecoveryEntry};
+use ftla_bench::report::{round_ms, CompareReport, FactorReport, Op, RecoveryEntry, RestartEntry};
 use recovery::{Region, RegionOptions};
 use scalapack_ft::abft::{FtOptions, FtReport, FtWorkspace, LayoutKind};
 use scalapack_ft::blas;
@@ -282,6 +282,8 @@ struct FtRun {
     /// How often the call was restarted because a process was lost before
     /// its checksums existed.
     restarts: usize,
+    /// The repairs behind those restarts.
+    restart_repairs: Vec<RestartEntry>,
 }
 
 impl FtRun {
@@ -331,6 +333,7 @@ fn timed_ft(
     let t = Instant::now();
     let mut factors = Factors::of(a);
     let mut restarts = 0;
+    let mut restart_repairs = Vec::new();
     let shape = (mat.m(), mat.n());
     // Where this run's calls start in the log (a re-run starts there).
     let first_call = region.log().position();
@@ -352,6 +355,12 @@ fn timed_ft(
                 restarts += 1;
                 let again = RunAgain::of(region, first_call)?;
                 if let Some(r) = region.repairs().last() {
+                    restart_repairs.push(RestartEntry {
+                        ranks: r.killed.clone(),
+                        mode: r.mode.as_str().to_string(),
+                        repair_ms: round_ms(r.total_ms),
+                        restarted: again.name().to_string(),
+                    });
                     // The lowest surviving rank speaks (no collective here:
                     // the replacement is not in this loop).
                     let speaker = (0..).find(|k| !r.killed.contains(k)).unwrap_or(0);
@@ -393,7 +402,15 @@ fn timed_ft(
     let mut slowest = [if joining { 0.0 } else { t.elapsed().as_secs_f64() + report.earlier_s }];
     region.grid().max(Scope::All, &mut slowest)?;
     let secs = (counts[0] > 0).then_some(slowest[0]);
-    Ok(FtRun { secs, report, factors, singular, fact: mat, shape, restarts: counts[1] as usize })
+    // The restarts' repairs, as a process that saw them all tells them (a
+    // replacement, or a hot spare promoted, saw fewer).
+    let mut most = [restart_repairs.len() as i64];
+    region.grid().max(Scope::All, &mut most)?;
+    if let Some(holder) = region.grid().lowest_rank_where(restart_repairs.len() as i64 == most[0])? {
+        let bytes = region.grid().broadcast_vec(recovery::codec::encode(&restart_repairs), holder)?;
+        restart_repairs = recovery::codec::decode(&bytes).unwrap_or_default();
+    }
+    Ok(FtRun { secs, report, factors, singular, fact: mat, shape, restarts: counts[1] as usize, restart_repairs })
 }
 
 /// What a run of the FT job's body made again after a repair does.
@@ -425,6 +442,14 @@ impl RunAgain {
             .into());
         }
         Ok(if calls.first().is_some_and(|c| c.status.is_over()) { RunAgain::Solve } else { RunAgain::Factorization })
+    }
+
+    /// What started again, in the JSON report.
+    fn name(&self) -> &'static str {
+        match self {
+            RunAgain::Factorization => "factorization",
+            RunAgain::Solve => "solve",
+        }
     }
 
     /// What the run's line says.
@@ -494,6 +519,7 @@ struct FtOutcome {
     singular: Option<scalapack_ft::Error>,
     residuals: factors::Residuals,
     restarts: usize,
+    restart_repairs: Vec<RestartEntry>,
     compare: Option<Compare>,
     /// The local DGEMM rate measured in the same run.
     dgemm: f64,
@@ -528,7 +554,7 @@ fn measure(
     // A replacement that joined a later repetition's failure run (`--reps`
     // with `--kill`) learns which one, and goes on from there.
     let start_rep = after_failure_run(region, a, ft, joined, 0)?;
-    let FtRun { secs, report, factors, singular, fact, shape, .. } = main;
+    let FtRun { secs, report, factors, singular, fact, shape, restart_repairs, .. } = main;
     let (m, n) = shape;
     // (Only after the main run: the survivors of a later repetition's
     // failure run go straight on with the comparison.)
@@ -554,7 +580,7 @@ fn measure(
         None
     };
     let dgemm = local_dgemm_gflops(region.grid())?;
-    Ok(FtOutcome { m, n, secs, report, factors, singular, residuals, restarts, compare, dgemm })
+    Ok(FtOutcome { m, n, secs, report, factors, singular, residuals, restarts, restart_repairs, compare, dgemm })
 }
 
 /// `--compare`: pairs of (plain, failure-free FT) factorizations,
@@ -633,8 +659,14 @@ impl FtOutcome {
             None => "time unknown (every process that started the clock was replaced)".to_string(),
         };
         let name = a.op.name().to_uppercase();
+        // (A restart follows a repair too: it is counted beside them.)
+        let restarts = match self.restarts {
+            0 => String::new(),
+            1 => ", 1 restart".to_string(),
+            k => format!(", {k} restarts"),
+        };
         let mut lines = vec![format!(
-            "{name} {m}x{n} NB {} on {} with checksums: {timing}, {} recover{}",
+            "{name} {m}x{n} NB {} on {} with checksums: {timing}, {} recover{}{restarts}",
             a.nb,
             a.grid,
             report.recoveries.len(),
@@ -720,6 +752,7 @@ impl FtOutcome {
         r.blas_kernel = blas::kernel_name();
         r.recoveries = Some(self.report.recoveries.iter().map(RecoveryEntry::from).collect());
         r.restarts = Some(self.restarts);
+        r.restart_repairs = Some(self.restart_repairs.clone());
         r.overhead_model = Some(self.report.overhead_model);
         r.checksum_layout = Some(ft.layout);
         r.checksum_check = self.report.check.clone();

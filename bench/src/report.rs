@@ -163,6 +163,21 @@ impl From<&recovery::protocol::RecoveryRecord> for RecoveryEntry {
     }
 }
 
+/// A repair after which a call started again from its input (a process
+/// lost before the call's checksums existed, or between the
+/// factorization and the solve): nothing was rebuilt, but the grid was
+/// repaired.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RestartEntry {
+    /// The lost grid ranks.
+    pub ranks: Vec<i32>,
+    /// `spawn`, `spare` (or `cof` for a job started again from the top).
+    pub mode: String,
+    pub repair_ms: f64,
+    /// What started again: `factorization` or `solve`.
+    pub restarted: String,
+}
+
 /// `--compare`: the plain run, the failure-free fault-tolerant run and
 /// (with kills) the run with the failure, timed in the same job.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -262,6 +277,9 @@ pub struct FactorReport {
     /// Calls started again after a loss before the checksums existed.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub restarts: Option<usize>,
+    /// The repairs behind `restarts` (those in this job), oldest first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_repairs: Option<Vec<RestartEntry>>,
     /// Predicted extra trailing-update work of the checksums (fraction).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub overhead_model: Option<f64>,
@@ -318,6 +336,7 @@ impl FactorReport {
             eps: None,
             recoveries: None,
             restarts: None,
+            restart_repairs: None,
             overhead_model: None,
             checksum_layout: None,
             checksum_check: None,

@@ -3,10 +3,13 @@
 //! `capi/include/ftla.h` and `libftla.so`, run under `ftla launch --np 4`
 //! on a 2x2 grid, with kills.
 
+// (The helpers of full-tier tests are unused in the core tier.)
+#![cfg_attr(not(feature = "full-tests"), allow(unused_imports, dead_code))]
+
 mod common;
 
-use blacs_ft::launch::{run_with_timeout, Captured};
 use common::c_programs::{launch as launch_c, lib_dir, root};
+use harness::Captured;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -27,7 +30,7 @@ fn compile(source: &str, name: &str) -> PathBuf {
         .arg(format!("-Wl,-rpath,{}", lib.display()))
         .arg("-o")
         .arg(&out);
-    let done = run_with_timeout(cc, Duration::from_secs(120)).expect("run mpicc");
+    let done = harness::run(cc, Duration::from_secs(120));
     assert_eq!(done.code, Some(0), "mpicc {source} failed:\n{}\n{}", done.stdout, done.stderr);
     out
 }
@@ -183,7 +186,8 @@ fn a_process_that_dies_of_a_signal_fails_the_job_unless_a_recovery_replaced_it()
     // SIGSEGV or abort() in rank 1, nothing that would notice it in rank
     // 0: MPI's launcher says nothing and exits 0; ftla's names the rank
     // and the signal, and fails the job.
-    for (how, signal) in [("segv", "signal 11 (SIGSEGV)"), ("abort", "signal 6 (SIGABRT)")] {
+    for &(how, signal) in harness::cases!([("segv", "signal 11 (SIGSEGV)"), ("abort", "signal 6 (SIGABRT)")], core = 1)
+    {
         let out = crash_after_gridinit(&[], &[how]);
         assert_eq!(out.code, Some(1), "{how}:\n{}\n{}", out.stdout, out.stderr);
         assert!(out.stdout.contains("grid rank 0 done") && !out.stdout.contains("grid rank 1 done"), "{}", out.stdout);
@@ -193,6 +197,19 @@ fn a_process_that_dies_of_a_signal_fails_the_job_unless_a_recovery_replaced_it()
             "{how}:\n{}",
             out.stderr
         );
+    }
+    // The same death, then a fault-tolerant QR: rank 0 meets the loss, a
+    // spawned replacement takes grid rank 1, and the job succeeds.
+    for &how in harness::cases!(["segv", "abort"], core = 1) {
+        let out = crash_after_gridinit(&[], &[how, "qr"]);
+        assert_eq!(out.code, Some(0), "{how} qr:\n{}\n{}", out.stdout, out.stderr);
+        for line in ["grid rank 0: pdgeqrf_ft_ INFO 0", "grid rank 1 [replacement]: pdgeqrf_ft_ INFO 0"] {
+            assert!(out.stdout.contains(line), "{how} qr: {line}:\n{}\n{}", out.stdout, out.stderr);
+        }
+        assert!(!out.stderr.contains("no recovery replaced it"), "{how} qr:\n{}", out.stderr);
+    }
+    if !cfg!(feature = "full-tests") {
+        return;
     }
     // Without ULFM the launcher ends the job at the first loss: the same
     // verdict (not a lost grid: rank 0 was ended by the launcher).
@@ -207,16 +224,6 @@ fn a_process_that_dies_of_a_signal_fails_the_job_unless_a_recovery_replaced_it()
     let out = crash_after_gridinit(&[], &["ok"]);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     assert!(out.stdout.contains("grid rank 0 done") && out.stdout.contains("grid rank 1 done"), "{}", out.stdout);
-    // The same death, then a fault-tolerant QR: rank 0 meets the loss, a
-    // spawned replacement takes grid rank 1, and the job succeeds.
-    for how in ["segv", "abort"] {
-        let out = crash_after_gridinit(&[], &[how, "qr"]);
-        assert_eq!(out.code, Some(0), "{how} qr:\n{}\n{}", out.stdout, out.stderr);
-        for line in ["grid rank 0: pdgeqrf_ft_ INFO 0", "grid rank 1 [replacement]: pdgeqrf_ft_ INFO 0"] {
-            assert!(out.stdout.contains(line), "{how} qr: {line}:\n{}\n{}", out.stdout, out.stderr);
-        }
-        assert!(!out.stderr.contains("no recovery replaced it"), "{how} qr:\n{}", out.stderr);
-    }
 }
 
 /// `tests/c/input_lost.c` under `ftla launch --np NP`: the plain
@@ -270,6 +277,7 @@ fn input_lost_run(
     (out, got)
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn a_plain_solve_given_kept_factors_is_right_on_every_process_after_a_loss() {
     // pdgetrf_ft_ keeps its factors protected: grid rank 2 dies between
@@ -284,6 +292,7 @@ fn a_plain_solve_given_kept_factors_is_right_on_every_process_after_a_loss() {
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn a_plain_solve_given_factors_a_replacement_lost_is_refused_on_every_process() {
     // Grid rank 2 dies between the plain ftla_pdgetrf_ (whose factors
@@ -310,6 +319,7 @@ fn a_plain_solve_given_factors_a_replacement_lost_is_refused_on_every_process() 
     assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn a_later_replacement_gets_the_lost_input_refusal_from_the_status_log() {
     // Grid rank 2 dies between the calls; after the refusal, grid rank 1
@@ -402,6 +412,7 @@ fn factors_kept_by_pdgetrf_ft_survive_a_process_lost_between_calls() {
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn kept_factors_that_cannot_be_rebuilt_are_refused_on_every_process() {
     // Grid ranks 0 and 1, one process row, die together between
@@ -416,6 +427,7 @@ fn kept_factors_that_cannot_be_rebuilt_are_refused_on_every_process() {
     assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn a_kill_inside_pdgetrs_ft_is_repaired_there() {
     // Seven right-hand sides; grid rank 2 killed in a block step of L^-1.
@@ -429,6 +441,7 @@ fn a_kill_inside_pdgetrs_ft_is_repaired_there() {
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn kept_qr_factors_and_least_squares_survive_a_process_lost() {
     // pdgeqrf_ft_, grid rank 1 dies between the calls, pdormqr_ft_ applies
@@ -481,6 +494,7 @@ fn a_solve_refuses_factors_the_program_changed_or_released() {
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn the_factor_once_solve_many_example_survives_a_kill_between_solves() {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
@@ -555,6 +569,7 @@ fn kept_and_local(line: &str) -> (u64, u64) {
     (kept, local)
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn factors_kept_in_the_programs_own_array_survive_a_process_lost_between_calls() {
     // A allocated with the room ftla_kept_lsize_ says and declared with
@@ -600,6 +615,7 @@ fn factors_kept_in_the_programs_own_array_survive_a_process_lost_between_calls()
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn a_kill_inside_an_in_place_factorization_or_solve_is_repaired_there() {
     // Grid rank 1 killed in step 3 of pdgetrf_ft_ working in A: its
@@ -617,6 +633,7 @@ fn a_kill_inside_an_in_place_factorization_or_solve_is_repaired_there() {
     }
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn released_in_place_factors_are_never_mended_into_the_freed_array() {
     // Factor in place, solve, release and free A; grid rank 1 dies; the
@@ -633,6 +650,7 @@ fn released_in_place_factors_are_never_mended_into_the_freed_array() {
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn qr_factors_kept_in_place_survive_a_process_lost_between_calls() {
     // pdgeqrf_ft_ in A itself, grid rank 1 dies (replaced by a spawned
@@ -666,6 +684,7 @@ fn an_in_place_declaration_that_does_not_fit_or_an_a_changed_since_is_refused_ev
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn ftla_layout_gives_a_c_program_the_rotating_checksums() {
     let (lib, prog) = (lib_dir().display().to_string(), example().display().to_string());

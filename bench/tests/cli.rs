@@ -1,21 +1,18 @@
 //! The `ftla` command line: help, argument errors (before anything is
 //! launched), and real `ftla demo` / `ftla repair` runs with hard timeouts.
 
-use blacs_ft::launch::{run_with_timeout, Captured};
+// (The helpers of full-tier tests are unused in the core tier.)
+#![cfg_attr(not(feature = "full-tests"), allow(unused_imports, dead_code))]
+
 use ftla_bench::report::RepairRunReport;
+use harness::Captured;
 use std::process::Command;
-use std::sync::Mutex;
 use std::time::Duration;
 
-static SERIAL: Mutex<()> = Mutex::new(());
-
 fn ftla(args: &[&str]) -> Captured {
-    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ftla"));
     cmd.args(args).env_remove("FTLA_KILL");
-    let out = run_with_timeout(cmd, Duration::from_secs(150)).expect("run ftla");
-    assert!(!out.timed_out, "ftla hung:\n{}\n{}", out.stdout, out.stderr);
-    out
+    harness::launch(cmd)
 }
 
 #[test]
@@ -142,6 +139,7 @@ fn repair_times_each_phase_and_writes_json() {
     assert!(out.stdout.contains("repair 2/2"), "{}", out.stdout);
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn the_qr_demo_recovers_by_a_spare_then_by_a_spawn_and_says_what_the_spawn_costs() {
     // A smaller matrix than the default keeps the test short.
@@ -191,7 +189,7 @@ fn each_command_help_names_its_own_operation_inputs_outputs_and_phases() {
 fn sigterm_to_the_launcher_ends_the_whole_job() {
     use blacs_ft::launch::{kill_tagged, tagged_processes};
     use std::time::Instant;
-    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let _one_at_a_time = harness::one_job_at_a_time();
     // The job's processes carry this tag: they can be found wherever they
     // were re-parented.
     let tag = format!("ftla-sigterm-test-{}", std::process::id());
@@ -240,6 +238,7 @@ fn sigterm_to_the_launcher_ends_the_whole_job() {
     }
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn a_nan_in_the_input_is_one_clear_error_for_every_factorization() {
     // A 24×24 diagonally dominant matrix with one NaN, in a .npy file.
@@ -273,10 +272,7 @@ fn launch_runs_any_program_under_mpiexec_and_exits_with_its_outcome() {
     cmd.args(["launch", "--np", "2", "--timeout", "60", "--", "sh", "-c"])
         .arg("echo rank $OMPI_COMM_WORLD_RANK of $OMPI_COMM_WORLD_SIZE kills=$FTLA_KILL")
         .env("FTLA_KILL", "1@x:3");
-    let out = {
-        let _one_at_a_time = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-        run_with_timeout(cmd, Duration::from_secs(90)).expect("run ftla")
-    };
+    let out = harness::launch(cmd);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     for r in 0..2 {
         assert!(out.stdout.contains(&format!("rank {r} of 2 kills=1@x:3")), "{}", out.stdout);

@@ -8,9 +8,9 @@
 
 mod common;
 
-use blacs_ft::launch::Captured;
-use common::{ftla, ftla_with, report, residuals_pass, Ft};
+use common::{ftla_with, report, residuals_pass, Ft};
 use ftla_bench::report::FactorReport;
+use harness::Captured;
 use std::path::{Path, PathBuf};
 
 /// A fresh checkpoint directory for one test (not created).
@@ -84,14 +84,17 @@ fn kills(phases: &[&str], steps: [u64; 3]) -> Vec<String> {
 #[test]
 fn qr_resumes_from_checkpoints_after_each_rank_is_killed_early_midway_and_late() {
     let k = kills(&["panel", "bcast", "update", "commit"], [1, 4, 7]);
-    survives_cof(&Ft::new("qr", &["--n", "256", "--nb", "32"]), &k.iter().map(String::as_str).collect::<Vec<_>>());
+    let k: Vec<&str> = k.iter().map(String::as_str).collect();
+    // (The core tier: one of them; the full tier: all.)
+    survives_cof(&Ft::new("qr", &["--n", "256", "--nb", "32"]), harness::cases!(k, core = 1));
 }
 
 #[test]
 fn lu_resumes_from_checkpoints_after_each_rank_is_killed_early_midway_and_late() {
     let k = kills(&["panel", "bcast", "swap", "update", "commit"], [1, 4, 7]);
     let lu = Ft::new("lu", &["--n", "256", "--nb", "32", "--solve"]);
-    survives_cof(&lu, &k.iter().map(String::as_str).collect::<Vec<_>>());
+    let k: Vec<&str> = k.iter().map(String::as_str).collect();
+    survives_cof(&lu, harness::cases!(k, core = 1));
 }
 
 #[test]
@@ -101,7 +104,7 @@ fn cg_resumes_from_checkpoints_after_each_rank_is_killed_early_midway_and_late()
     let want = report(json, &out).iterations.expect("iterations");
     assert!(want > 60, "{want}");
     let k = kills(&["matvec", "dot", "commit"], [1, 30, 58]);
-    for kill in &k {
+    for kill in harness::cases!(k, core = 1) {
         survives_cof(&cg, &[kill]);
     }
     // No iteration lost or added by a restart.
@@ -124,11 +127,12 @@ fn a_kill_before_the_checksums_restarts_the_job_from_its_input() {
     assert!(!dir.exists(), "{d} left behind");
 }
 
+#[cfg(feature = "full-tests")]
 /// Leaves the checkpoints of `ftla qr --ft` on 2x2 (N 256) killed at
 /// `kill` in `dir` (`--max-restarts 0`).
 fn leave_checkpoints(dir: &Path, kill: &str) {
     let d = dir.display().to_string();
-    let out = ftla(&[
+    let out = common::ftla(&[
         "qr",
         "--ft",
         "--grid",
@@ -150,17 +154,19 @@ fn leave_checkpoints(dir: &Path, kill: &str) {
     assert!(out.stderr.contains(&format!("continue with --resume {d}")), "{}", out.stderr);
 }
 
+#[cfg(feature = "full-tests")]
 /// `ftla ARGS --resume DIR` fails (exit 1) saying `why` about `file`.
 fn refused(args: &[&str], dir: &Path, file: &str, why: &str) {
     refused_with(1, args, dir, file, why)
 }
 
+#[cfg(feature = "full-tests")]
 /// [`refused`] with the exit code `code`.
 fn refused_with(code: i32, args: &[&str], dir: &Path, file: &str, why: &str) {
     let d = dir.display().to_string();
     let mut all = args.to_vec();
     all.extend(["--ft", "--resume", &d]);
-    let out = ftla(&all);
+    let out = common::ftla(&all);
     assert_eq!(out.code, Some(code), "{args:?}:\n{}\n{}", out.stdout, out.stderr);
     let text = format!("{}{}", out.stdout, out.stderr);
     let line = text
@@ -171,6 +177,7 @@ fn refused_with(code: i32, args: &[&str], dir: &Path, file: &str, why: &str) {
     assert!(line.contains(&named) && line.contains(why), "{args:?}: {line}");
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn bad_checkpoints_are_refused_on_every_rank_with_the_file_named() {
     let good = fresh_dir("good");
@@ -229,7 +236,7 @@ fn bad_checkpoints_are_refused_on_every_rank_with_the_file_named() {
     // The refusals kept the files; the good set still resumes, and goes.
     assert_eq!(files_in(&d).len(), 3);
     let g = good.display().to_string();
-    let out = ftla(&["qr", "--ft", "--grid", "2x2", "--n", "256", "--nb", "32", "--resume", &g, "--check"]);
+    let out = common::ftla(&["qr", "--ft", "--grid", "2x2", "--n", "256", "--nb", "32", "--resume", &g, "--check"]);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     assert!(out.stdout.contains("resuming pdgeqrf_ft at step 3"), "{}", out.stdout);
     assert!(!good.exists(), "{g} left behind");
@@ -290,6 +297,7 @@ fn checkpoint_options_that_cannot_work_are_refused_before_launching() {
     qr.refused(&with(&["--recovery", "sometimes"]), "must be inplace, cof or auto");
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn a_second_loss_in_the_restarted_job_is_saved_and_resumed_again() {
     let dir = fresh_dir("twice");

@@ -5,8 +5,8 @@
 
 mod common;
 
-use blacs_ft::launch::{run_with_timeout, Captured};
 use common::c_programs::{launch as launch_program, lib_dir, root};
+use harness::Captured;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -114,8 +114,8 @@ fn example() -> &'static Path {
             .arg(format!("-Wl,-rpath,{}", lib.display()))
             .arg("-o")
             .arg(&out);
-        let done = run_with_timeout(fc, Duration::from_secs(120))
-            .unwrap_or_else(|e| panic!("cannot run gfortran ({e}): scripts/setup.sh installs it"));
+        // (scripts/setup.sh installs gfortran.)
+        let done = harness::run(fc, Duration::from_secs(120));
         assert_eq!(done.code, Some(0), "gfortran failed:\n{}\n{}", done.stdout, done.stderr);
         out
     })

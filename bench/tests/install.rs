@@ -9,20 +9,19 @@
 
 mod common;
 
-use blacs_ft::launch::{run_with_timeout, Captured};
 use common::c_programs::root;
+use harness::Captured;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-/// Runs `cmd` (at most `secs` seconds) and asserts it succeeded.
+/// Runs `cmd` (at most `secs` seconds) and asserts it succeeded
+/// (scripts/setup.sh installs pkg-config, cmake and gfortran). The test is
+/// alone in its binary: its jobs need no serialising.
 fn run_ok(mut cmd: Command, secs: u64) -> Captured {
     cmd.env_remove("LD_LIBRARY_PATH");
     let what = format!("{cmd:?}");
-    let out = run_with_timeout(cmd, Duration::from_secs(secs)).unwrap_or_else(|e| {
-        panic!("cannot run {what} ({e}): scripts/setup.sh installs pkg-config, cmake and gfortran")
-    });
-    assert!(!out.timed_out, "{what} hung:\n{}\n{}", out.stdout, out.stderr);
+    let out = harness::run(cmd, Duration::from_secs(secs));
     assert_eq!(out.code, Some(0), "{what} failed:\n{}\n{}", out.stdout, out.stderr);
     out
 }

@@ -5,6 +5,9 @@
 //! the factorization and the solve (`R@app:0`). Every job runs under a
 //! hard timeout.
 
+// (The helpers of full-tier tests are unused in the core tier.)
+#![cfg_attr(not(feature = "full-tests"), allow(unused_imports, dead_code))]
+
 mod common;
 
 use common::{ftla_with, report, residuals_pass, Ft};
@@ -18,6 +21,7 @@ fn recovered(r: &ftla_bench::report::FactorReport) -> Vec<Vec<i32>> {
     r.recoveries.as_ref().expect("recoveries").iter().map(|e| e.ranks.clone()).collect()
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn points_without_an_epoch_fire_in_later_epochs_once_each() {
     // Epochs 0, 1 and 2: before, the later two named epoch 0, long over.
@@ -72,6 +76,7 @@ fn ftla_kill_reaches_ftla_qr_and_merges_with_kill() {
     let _ = std::fs::remove_file(&json);
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn the_application_point_fires_between_the_factorization_and_the_solve_once() {
     // Rank 1 dies in the program's own work after pdgetrf_ft; the

@@ -6,6 +6,9 @@
 //! rebuilds two processes of one row too. LU: residuals below 16 and the
 //! solve's too; CG: converged in the failure-free number of iterations.
 
+// (The helpers of full-tier tests are unused in the core tier.)
+#![cfg_attr(not(feature = "full-tests"), allow(unused_imports, dead_code))]
+
 mod common;
 
 use blacs_ft::launch::EXIT_UNRECOVERABLE;
@@ -19,6 +22,7 @@ fn cg(f: &str) -> Ft {
     Ft::new("cg", &["--n", "400", "--nb", "16", "--layout", "rotating", "--checksums", f])
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn lu_with_one_checksum_on_1x3_and_2x3_survives_kills_in_the_swap_and_update_phases() {
     for (grid, kill, ranks, step, phase) in [
@@ -31,6 +35,7 @@ fn lu_with_one_checksum_on_1x3_and_2x3_survives_kills_in_the_swap_and_update_pha
     }
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn lu_with_two_checksums_on_1x4_rebuilds_two_processes_of_one_row() {
     let r = lu("2").survives(
@@ -70,6 +75,7 @@ fn failure_free_iterations(grid: &str, f: &str) -> u64 {
     r.iterations.expect("iterations")
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn cg_on_the_rotating_layout_loses_no_iteration() {
     for (grid, f, kill, ranks, step, phase) in [

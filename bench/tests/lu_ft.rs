@@ -7,6 +7,9 @@
 //! detection and the same-run comparison. The whole matrix runs with
 //! `scripts/fault-matrix.sh lu`.
 
+// (The helpers of full-tier tests are unused in the core tier.)
+#![cfg_attr(not(feature = "full-tests"), allow(unused_imports, dead_code))]
+
 mod common;
 
 use common::{ftla, report, Ft, Rebuilt};
@@ -75,19 +78,24 @@ fn every_phase(grid: &str, spares: &str, kills: &[(&str, &str, u64)]) {
 
 #[test]
 fn every_lu_phase_through_a_spawn_on_2x2_keeps_the_pivots_of_pdgetrf() {
+    // (The core tier: the row interchange, LU's own phase.)
     every_phase(
         "2x2",
         "0",
-        &[
-            ("0@0:panel", "0", 0),
-            ("1@6:bcast", "1", 6),
-            ("2@6:swap", "2", 6),
-            ("3@12:update", "3", 12),
-            ("1@12:commit", "1", 13),
-        ],
+        harness::cases!(
+            [
+                ("2@6:swap", "2", 6),
+                ("0@0:panel", "0", 0),
+                ("1@6:bcast", "1", 6),
+                ("3@12:update", "3", 12),
+                ("1@12:commit", "1", 13),
+            ],
+            core = 1
+        ),
     );
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn every_lu_phase_through_a_hot_spare_on_2x3_keeps_the_pivots_of_pdgetrf() {
     every_phase(
@@ -103,6 +111,7 @@ fn every_lu_phase_through_a_hot_spare_on_2x3_keeps_the_pivots_of_pdgetrf() {
     );
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn every_lu_phase_on_one_process_row_where_the_next_panel_is_factored_ahead() {
     // With one process row the owner of the next panel factors it while
@@ -123,15 +132,18 @@ fn every_lu_phase_on_one_process_row_where_the_next_panel_is_factored_ahead() {
 
 #[test]
 fn a_kill_before_the_checksums_exist_restarts_the_call() {
-    lu().restarts("2x2", "0", "2@0:args");
-    lu().restarts("2x3", "1", "3@0:encode");
+    for &(grid, spares, kill) in harness::cases!([("2x2", "0", "2@0:args"), ("2x3", "1", "3@0:encode")], core = 1) {
+        lu().restarts(grid, spares, kill);
+    }
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn two_simultaneous_kills_in_different_process_rows_are_both_rebuilt() {
     lu().survives("2x2", "0", "1@4:swap,2@4:swap", Rebuilt { ranks: "1, 2", step: 4, phase: "swap", mode: "spawn" });
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn a_second_kill_during_the_recovery() {
     // Another process row, after the merge: both rebuilt.
@@ -140,6 +152,7 @@ fn a_second_kill_during_the_recovery() {
     lu().second_kill_during_the_repair("region:*:share", "2", 2);
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn two_kills_in_one_process_row_are_reported_as_unrecoverable_by_every_survivor() {
     lu().unrecoverable("2@3:swap,3@3:swap");
@@ -184,6 +197,7 @@ fn a_singular_matrix_is_factored_and_reported_after_a_recovery() {
     assert!(r.residual.value().is_some_and(|v| v < 16.0) && !r.ok, "{r:?}");
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn verify_reports_a_flipped_element_and_compare_pairs_the_runs() {
     let (out, json) = lu().run(&["--grid", "2x2", "--verify", "--corrupt", "1@2"]);

@@ -4,6 +4,9 @@
 //! recovery, two kills in one row), checksum verification, and bad input.
 //! The whole matrix runs with `scripts/fault-matrix.sh`.
 
+// (The helpers of full-tier tests are unused in the core tier.)
+#![cfg_attr(not(feature = "full-tests"), allow(unused_imports, dead_code))]
+
 mod common;
 
 use common::{report, residuals_pass, Ft, Rebuilt};
@@ -16,7 +19,7 @@ fn qr() -> Ft {
 }
 
 /// Runs `ftla qr --ft SHAPE ARGS`.
-fn ftla(args: &[&str]) -> (blacs_ft::launch::Captured, Option<ftla_bench::report::FactorReport>) {
+fn ftla(args: &[&str]) -> (harness::Captured, Option<ftla_bench::report::FactorReport>) {
     qr().run(args)
 }
 
@@ -29,12 +32,14 @@ fn rank_0_killed_in_the_first_panel_is_rebuilt_through_a_spawn() {
     survives("2x2", "0", "0@0:panel", "0", 0, "panel", "spawn");
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn kills_in_the_broadcast_and_update_phases_mid_factorization() {
     survives("2x2", "0", "3@5:bcast", "3", 5, "bcast", "spawn");
     survives("2x2", "0", "1@6:update", "1", 6, "update", "spawn");
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn a_kill_after_the_commit_point_of_the_last_step_resumes_after_it() {
     // The victim dies after the agreement: the survivors commit step 12.
@@ -47,10 +52,15 @@ fn restarts(grid: &str, spares: &str, kill: &str) {
 
 #[test]
 fn a_kill_before_the_checksums_exist_restarts_the_call() {
-    restarts("2x2", "0", "1@0:encode");
-    restarts("2x3", "1", "0@0:encode");
-    // Killed before the arguments are agreed on.
-    restarts("2x2", "0", "2@0:args");
+    // (The last: killed before the arguments are agreed on.)
+    for &(grid, spares, kill) in
+        harness::cases!([("2x2", "0", "1@0:encode"), ("2x3", "1", "0@0:encode"), ("2x2", "0", "2@0:args")], core = 1)
+    {
+        restarts(grid, spares, kill);
+    }
+    if !cfg!(feature = "full-tests") {
+        return;
+    }
     // With --compare the restarted run is the run with the failure, not a
     // failure-free sample.
     let (out, json) = ftla(&["--grid", "1x2", "--kill", "1@0:encode", "--compare"]);
@@ -60,6 +70,7 @@ fn a_kill_before_the_checksums_exist_restarts_the_call() {
     assert!(with > 0.0 && c.ft_time_s < with, "{c:?}");
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn a_process_holding_no_rows_is_rebuilt_too() {
     // 6 rows in 8-blocks: process row 1 of the 2x2 grid holds none; its
@@ -90,16 +101,19 @@ fn every_way_at(point: &str) {
     qr().every_way_at(point);
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn a_loss_while_the_repair_revokes() {
     every_way_at("repair:*:revoke");
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn a_loss_while_the_repair_shrinks() {
     every_way_at("repair:*:shrink");
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn a_loss_right_after_the_spawn() {
     // (With a spare nothing is spawned: this point exists only without.)
@@ -108,16 +122,19 @@ fn a_loss_right_after_the_spawn() {
     }
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn a_loss_after_the_merge_while_the_replacement_joins() {
     every_way_at("repair:*:merge");
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn a_loss_while_the_grid_communicators_are_split() {
     every_way_at("repair:*:split");
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn a_loss_while_the_log_is_handed_over() {
     every_way_at("region:*:share");
@@ -193,6 +210,7 @@ fn one_process_column_is_refused_before_launching() {
     refused(&["--grid", "2x1", "--n", "64"], "--ft needs at least 2 process columns");
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn a_wide_matrix_whose_last_panel_is_partial_is_rebuilt_after_it() {
     // 100×200 in 16-blocks: the last panel factors 4 of block column 6's

@@ -7,6 +7,9 @@
 //! the same argument error on every rank. Residual and orthogonality
 //! below 16, checksum relations verified at the end.
 
+// (The helpers of full-tier tests are unused in the core tier.)
+#![cfg_attr(not(feature = "full-tests"), allow(unused_imports, dead_code))]
+
 mod common;
 
 use blacs_ft::launch::{Captured, EXIT_UNRECOVERABLE};
@@ -19,12 +22,14 @@ fn rotating(f: &str) -> Ft {
     Ft::new("qr", &SHAPE).with(&["--layout", "rotating", "--checksums", f])
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn one_checksum_on_1x3_survives_a_kill_in_the_update_and_in_the_panel() {
     rotating("1").survives("1x3", "0", "1@5:update", Rebuilt { ranks: "1", step: 5, phase: "update", mode: "spawn" });
     rotating("1").survives("1x3", "0", "2@2:panel", Rebuilt { ranks: "2", step: 2, phase: "panel", mode: "spawn" });
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn one_checksum_on_2x3_survives_a_kill_in_the_update_and_in_the_panel() {
     rotating("1").survives("2x3", "0", "4@6:update", Rebuilt { ranks: "4", step: 6, phase: "update", mode: "spawn" });
@@ -42,6 +47,7 @@ fn two_checksums_on_1x4_rebuild_two_processes_of_one_row_lost_in_one_step() {
     assert!(r.overhead_model.is_some_and(|m| m > 0.9), "f/(Q − f) = 1 on 1x4 with f = 2: {r:?}");
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn two_checksums_on_1x4_rebuild_losses_in_two_steps() {
     let (out, json) = rotating("2").run(&["--grid", "1x4", "--kill", "3@3:panel,1@8:update", "--check", "--verify"]);
@@ -76,6 +82,7 @@ fn fewer_process_columns_than_checksums_plus_one_is_the_same_argument_error_on_e
     assert!(all.contains("argument 6 (CTXT_A, descriptor entry 2)") && all.contains("Q >= f + 1"), "{all}");
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn failure_free_runs_verify_their_weighted_checksums() {
     for (grid, f) in [("1x3", "2"), ("2x4", "3")] {
@@ -97,6 +104,7 @@ fn a_repair_beyond_the_checksums_stops_before_it_starts_a_replacement() {
     assert!(!out.stdout.contains("spawning a replacement failed"), "{}", out.stdout);
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn least_squares_on_two_checksum_factors_rebuild_two_processes_of_one_row() {
     let (out, json) = rotating("2").run(&["--lstsq", "--grid", "1x4", "--kill", "0@gels:2,3@gels:2", "--check"]);
@@ -117,6 +125,7 @@ fn unrecoverable(out: &Captured, why: &str) {
     }
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn a_checkpoint_saved_with_the_rotating_layout_is_refused_by_another_layout_naming_it() {
     let dir = std::env::temp_dir().join(format!("ftla-rotating-cof-{}", std::process::id()));
@@ -167,6 +176,7 @@ fn more_than_one_checksum_needs_the_rotating_layout() {
         .refused(&["--n", "64", "--grid", "1x4", "--checksums", "2"], "--checksums 2 needs --layout rotating");
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn the_overhead_model_follows_the_layout() {
     let model = |ft: Ft| {

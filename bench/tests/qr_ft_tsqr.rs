@@ -4,6 +4,9 @@
 //! factors pass the residual and checksum checks. (The whole fault matrix
 //! runs with `scripts/fault-matrix.sh`, on the default panels.)
 
+// (The helpers of full-tier tests are unused in the core tier.)
+#![cfg_attr(not(feature = "full-tests"), allow(unused_imports, dead_code))]
+
 mod common;
 
 use common::{report, residuals_pass, Ft, Rebuilt};
@@ -20,6 +23,7 @@ fn kills_in_the_panel_and_update_phases_are_rebuilt_with_tsqr_panels() {
     }
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn tsqr_panels_pass_the_checks_without_a_failure() {
     // (3x2: three process rows take part in each panel's reduction.)

@@ -5,6 +5,9 @@
 //! solves (`R@getrs:…` in `pdgetrs_ft`, `R@gels:…` in `pdgels_ft`), and the
 //! usage errors. Every job runs under a hard timeout.
 
+// (The helpers of full-tier tests are unused in the core tier.)
+#![cfg_attr(not(feature = "full-tests"), allow(unused_imports, dead_code))]
+
 mod common;
 
 use common::{ftla, ftla_with, report, residuals_pass, Ft};
@@ -100,6 +103,7 @@ fn lu_solve_round_trips_rhs_and_solution_files_for_one_and_three_columns() {
     }
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn lu_ft_solve_takes_ftla_kill_and_seven_right_hand_sides() {
     let json = scratch("lu.json");
@@ -116,6 +120,7 @@ fn lu_ft_solve_takes_ftla_kill_and_seven_right_hand_sides() {
     assert!(r.solve_residual.is_some_and(|s| s < 16.0) && residuals_pass(&r) && r.ok, "{r:?}");
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn lu_ft_solve_survives_kills_in_the_factorization_and_in_pdgetrs_ft() {
     let lu = Ft::new("lu", &["--grid", "2x2", "--n", "256", "--nb", "32", "--solve", "--nrhs", "2", "--check"]);
@@ -138,6 +143,7 @@ fn lu_ft_solve_survives_kills_in_the_factorization_and_in_pdgetrs_ft() {
     assert!(r.solve_residual.is_some_and(|s| s < 16.0) && residuals_pass(&r) && r.ok, "{r:?}");
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn qr_lstsq_passes_lapacks_check_plain_and_after_a_kill() {
     // Overdetermined and inconsistent (B random): X solves the normal
@@ -172,6 +178,7 @@ fn assert_solve_timed(r: &ftla_bench::report::FactorReport, stdout: &str, routin
     assert!(stdout.contains(&format!("solve ({routine}) ")), "{stdout}");
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn qr_ft_lstsq_of_a_consistent_system_recovers_x_after_a_restart() {
     // B = A·X in A's range: the least-squares solution is X. The kill
@@ -221,6 +228,15 @@ fn lu_ft_solve_lost_before_bs_checksums_is_solved_again_with_the_kept_factors() 
         let r = report(r, &out);
         assert_eq!(r.restarts, Some(1), "{kill}: {r:?}");
         assert!(r.recoveries.iter().flatten().next().is_none(), "{kill}: {r:?}");
+        // The repair behind the restart is in the report, and its count in
+        // the text.
+        let victim: i32 = kill[..1].parse().unwrap();
+        let repairs = r.restart_repairs.clone().unwrap_or_default();
+        assert_eq!(repairs.len(), 1, "{kill}: {r:?}");
+        assert_eq!((&repairs[0].ranks, repairs[0].restarted.as_str()), (&vec![victim], "solve"), "{kill}: {r:?}");
+        let mode = if spares == "0" { "spawn" } else { "spare" };
+        assert!(repairs[0].mode == mode && repairs[0].repair_ms > 0.0, "{kill}: {r:?}");
+        assert!(out.stdout.contains("0 recoveries, 1 restart"), "{kill}: {}", out.stdout);
         assert!(r.solve_residual.is_some_and(|s| s < 16.0) && residuals_pass(&r) && r.ok, "{kill}: {r:?}");
     }
 }
@@ -259,6 +275,7 @@ fn qr_ft_lstsq_lost_at_gels_encode_is_solved_again() {
     assert!(r.lstsq_residual.is_some_and(|v| v < 16.0) && residuals_pass(&r) && r.ok, "{r:?}");
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn qr_lstsq_minimum_norm_plain_and_ft_with_kills() {
     // M < N: the minimum-norm solution, LAPACK's dqrt16 and dqrt14 checks.

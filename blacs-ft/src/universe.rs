@@ -66,26 +66,23 @@ pub(crate) struct Universe {
     pub first_spawn: Option<Duration>,
 }
 
-/// The bound on a spawn, and on the merge with its replacements, before
-/// any spawn of the job was measured: `FTLA_REPAIR_TIMEOUT`, at most 30 s.
-/// Starting a process and connecting it takes about a second on one
-/// machine (Open MPI 5.0), a few on a busy cluster.
-const FIRST_SPAWN_BOUND: Duration = Duration::from_secs(30);
-/// Once a spawn was measured, later ones may take this many times as long…
-const SPAWN_BOUND_MULTIPLE: u32 = 5;
-/// …and never less than this.
-const SPAWN_BOUND_FLOOR: Duration = Duration::from_secs(10);
+/// Once a spawn of the job was measured, later ones may take this many
+/// times as long (starting a process and connecting it takes about a
+/// second on one machine with Open MPI 5.0, a few on a busy cluster)…
+const SPAWN_BOUND_MULTIPLE: u32 = 10;
+/// …and never less than this (a loaded machine slows a spawn down by a
+/// few seconds at times).
+const SPAWN_BOUND_FLOOR: Duration = Duration::from_secs(15);
 
 /// How long a spawn (or the merge after it) may take before the repair is
 /// declared stalled: [`SPAWN_BOUND_MULTIPLE`] times the job's first spawn,
-/// at least [`SPAWN_BOUND_FLOOR`]; before any, [`FIRST_SPAWN_BOUND`]. Never
-/// more than the repair timeout (`FTLA_REPAIR_TIMEOUT`).
+/// at least [`SPAWN_BOUND_FLOOR`]; before any, the repair timeout
+/// (`FTLA_REPAIR_TIMEOUT`, 60 s), which also caps the others.
 pub fn spawn_bound(first_spawn: Option<Duration>) -> Duration {
-    let bound = match first_spawn {
-        None => FIRST_SPAWN_BOUND,
-        Some(t) => (t * SPAWN_BOUND_MULTIPLE).max(SPAWN_BOUND_FLOOR),
-    };
-    bound.min(repair_timeout())
+    match first_spawn {
+        None => repair_timeout(),
+        Some(t) => (t * SPAWN_BOUND_MULTIPLE).max(SPAWN_BOUND_FLOOR).min(repair_timeout()),
+    }
 }
 
 fn ms(since: Instant) -> f64 {
@@ -463,25 +460,25 @@ mod tests {
     #[test]
     fn a_spawn_is_bounded_by_a_multiple_of_the_first_one_with_a_floor() {
         // (FTLA_REPAIR_TIMEOUT unset in unit tests: 60 s caps the bound.)
-        assert_eq!(spawn_bound(None), FIRST_SPAWN_BOUND);
+        assert_eq!(spawn_bound(None), repair_timeout());
         assert_eq!(spawn_bound(Some(Duration::from_millis(1100))), SPAWN_BOUND_FLOOR);
-        assert_eq!(spawn_bound(Some(Duration::from_secs(4))), Duration::from_secs(20));
+        assert_eq!(spawn_bound(Some(Duration::from_secs(4))), Duration::from_secs(40));
         assert_eq!(spawn_bound(Some(Duration::from_secs(30))), repair_timeout());
     }
 
     #[test]
     fn the_stall_names_the_caller_the_replacements_and_the_bound() {
         let first = Some(Duration::from_millis(1120));
-        let one = stall_what("MPI_Comm_spawn", 2, &[1], Duration::from_secs(10), first);
+        let one = stall_what("MPI_Comm_spawn", 2, &[1], Duration::from_secs(15), first);
         assert_eq!(
             one,
-            "grid rank 2: MPI_Comm_spawn of the replacement of grid rank 1 (bound 10.0 s: 5 × the job's first \
-             spawn, 1.12 s, at least 10 s)"
+            "grid rank 2: MPI_Comm_spawn of the replacement of grid rank 1 (bound 15.0 s: 10 × the job's first \
+             spawn, 1.12 s, at least 15 s)"
         );
-        let two = stall_what("MPI_Intercomm_merge", -1, &[0, 5], Duration::from_secs(30), None);
+        let two = stall_what("MPI_Intercomm_merge", -1, &[0, 5], Duration::from_secs(60), None);
         assert_eq!(
             two,
-            "a hot spare: MPI_Intercomm_merge of the replacements of grid ranks 0 and 5 (bound 30.0 s: no spawn \
+            "a hot spare: MPI_Intercomm_merge of the replacements of grid ranks 0 and 5 (bound 60.0 s: no spawn \
              of the job measured yet)"
         );
     }

@@ -2,28 +2,19 @@
 //! `mpiexec --with-ft ulfm` launch (4–6 oversubscribed ranks) with a hard
 //! timeout, and asserts on what every rank printed.
 
-use blacs_ft::launch::{run_with_timeout, Captured};
+// (The helpers of full-tier tests are unused in the core tier.)
+#![cfg_attr(not(feature = "full-tests"), allow(unused_imports, dead_code))]
+
+use harness::Captured;
 use std::process::Command;
-use std::sync::Mutex;
-use std::time::Duration;
-
-/// One MPI job at a time: the machine has few cores, and concurrent jobs
-/// would only slow each other's failure detection down.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-/// Hard limit of one launch, enforced here on top of the launcher's own.
-const HARD_LIMIT: Duration = Duration::from_secs(150);
 
 fn scenario(args: &[&str], kill: &str, extra_env: &[(&str, &str)]) -> Captured {
-    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_grid-scenarios"));
     cmd.args(args).args(["--timeout", "120"]).env("FTLA_KILL", kill);
     for (k, v) in extra_env {
         cmd.env(k, v);
     }
-    let out = run_with_timeout(cmd, HARD_LIMIT).expect("launch grid-scenarios");
-    assert!(!out.timed_out, "launch hung and was killed:\n{}\n{}", out.stdout, out.stderr);
-    out
+    harness::launch(cmd)
 }
 
 fn assert_all_ranks_ok(out: &Captured, nranks: i32) {
@@ -38,6 +29,7 @@ fn assert_all_ranks_ok(out: &Captured, nranks: i32) {
     }
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn every_rank_of_a_2x2_grid_killed_in_turn_is_replaced_in_place() {
     for victim in 0..4 {

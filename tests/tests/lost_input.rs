@@ -3,19 +3,16 @@
 //! SIGKILLed between the factorization and the solve: LU, and QR's
 //! pdormqr and solve with R) with a hard timeout.
 
-use blacs_ft::launch::run_with_timeout;
 use std::process::Command;
-use std::time::Duration;
 
 #[test]
 fn factors_a_replacement_did_not_receive_are_refused_by_the_solve_on_every_process() {
     // LU through a spawn and a hot spare; QR (pdormqr, then the solve with
     // R) through a spawn.
-    for (op, spares) in [("lu", "0"), ("lu", "1"), ("qr", "0")] {
+    for &(op, spares) in harness::cases!([("lu", "0"), ("qr", "0"), ("lu", "1")], core = 1) {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_lost-input"));
         cmd.args(["--kill", "2", "--op", op, "--spares", spares, "--timeout", "120"]).env_remove("FTLA_KILL");
-        let out = run_with_timeout(cmd, Duration::from_secs(150)).expect("launch lost-input");
-        assert!(!out.timed_out, "hung:\n{}\n{}", out.stdout, out.stderr);
+        let out = harness::launch(cmd);
         assert!(out.stderr.contains("injecting SIGKILL into grid rank 2"), "{}", out.stderr);
         for r in 0..4 {
             // Only the replacement of grid rank 2 lost its part of the

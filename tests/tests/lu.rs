@@ -4,25 +4,14 @@
 //! (`‖PA − LU‖₁/(‖A‖₁·max(M,N)·eps)`, `‖AX − B‖₁/(‖A‖₁·‖X‖₁·N·eps)`) and
 //! must be below 16; small cases must also pick LAPACK DGETRF's pivots.
 
-use blacs_ft::launch::{run_with_timeout, Captured};
+use harness::Captured;
 use std::collections::HashMap;
 use std::process::Command;
-use std::sync::Mutex;
-use std::time::Duration;
-
-/// One MPI job at a time (the machine has few cores).
-static SERIAL: Mutex<()> = Mutex::new(());
-
-/// Hard limit of one launch, on top of the launcher's own timeout.
-const HARD_LIMIT: Duration = Duration::from_secs(90);
 
 fn lu_checks(args: &[&str]) -> Captured {
-    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_lu-checks"));
-    cmd.args(args).args(["--timeout", "75"]);
-    let out = run_with_timeout(cmd, HARD_LIMIT).expect("launch lu-checks");
-    assert!(!out.timed_out, "launch hung and was killed:\n{}\n{}", out.stdout, out.stderr);
-    out
+    cmd.args(args).args(["--timeout", "120"]);
+    harness::launch(cmd)
 }
 
 /// The `key=value` fields of a line.

@@ -9,24 +9,16 @@
 //! one row were lost than the checksums tolerate — every process must
 //! refuse the factors.
 
-use blacs_ft::launch::run_with_timeout;
 use std::process::Command;
-use std::sync::Mutex;
-use std::time::Duration;
-
-/// One launch at a time: the tests of this file share the machine's cores.
-static LAUNCH: Mutex<()> = Mutex::new(());
 
 /// A launch of `protected-factors` with `args`, and what every process of
 /// the PxQ grid must print: `replaced` are the grid ranks that died
 /// (their replacements say so), `tail` the rest of each line.
 fn launch(args: &[&str], ranks: i32, replaced: &[i32], kills: usize, tail: &str) {
-    let _one = LAUNCH.lock().unwrap_or_else(|e| e.into_inner());
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_protected-factors"));
-    cmd.args(args).args(["--timeout", "60"]).env_remove("FTLA_KILL");
-    let out = run_with_timeout(cmd, Duration::from_secs(90)).expect("launch protected-factors");
+    cmd.args(args).args(["--timeout", "120"]).env_remove("FTLA_KILL");
+    let out = harness::launch(cmd);
     let all = format!("{args:?}\n{}\n{}", out.stdout, out.stderr);
-    assert!(!out.timed_out, "hung: {all}");
     assert_eq!(out.stderr.matches("ftla: injecting SIGKILL into").count(), kills, "{all}");
     for r in 0..ranks {
         let tag = if replaced.contains(&r) { " replacement" } else { "" };
@@ -39,33 +31,28 @@ fn launch(args: &[&str], ranks: i32, replaced: &[i32], kills: usize, tail: &str)
 #[test]
 fn factors_lost_between_calls_and_in_a_later_call_are_rebuilt_on_every_process() {
     let whole = "holding=whole,whole ipiv=same,same factors=same,same";
-    // Region::run, spawn: a process of column 1 lost after the first
-    // factorization, one of column 0 after the second (the first
-    // replacement runs the body again and must get its mended copy back).
-    launch(&["--kill", "1@1", "--kill", "2@2"], 4, &[1, 2], 2, whole);
-    // Straight-line code with retries; a hot spare, then a spawn.
-    launch(&["--style", "straight", "--spares", "1", "--kill", "2@1", "--kill", "1@2"], 4, &[1, 2], 2, whole);
-    // A hot spare between the calls, then a loss inside the second
-    // factorization: its recovery rebuilds the first factors too.
-    launch(&["--spares", "1", "--kill", "1@1", "--kill-in-second", "2@lu:3:update"], 4, &[1, 2], 2, whole);
-    // The first factors made before Region::run and kept outside it, the
-    // second in its body; a hot spare, then a loss inside the second.
-    launch(
-        &["--style", "outside", "--spares", "1", "--kill", "3@1", "--kill-in-second", "0@lu:2:update"],
-        4,
-        &[0, 3],
-        2,
-        whole,
-    );
-    // 2x3: each of columns 1 and 2, and 0 and 2, both styles.
-    launch(&["--grid", "2x3", "--kill", "4@1", "--kill", "2@2"], 6, &[2, 4], 2, whole);
-    launch(
-        &["--grid", "2x3", "--style", "straight", "--spares", "1", "--kill", "3@1", "--kill", "5@2"],
-        6,
-        &[3, 5],
-        2,
-        whole,
-    );
+    let cases: [(&[&str], i32, &[i32]); 6] = [
+        // Region::run, spawn: a process of column 1 lost after the first
+        // factorization, one of column 0 after the second (the first
+        // replacement runs the body again and must get its mended copy
+        // back).
+        (&["--kill", "1@1", "--kill", "2@2"], 4, &[1, 2]),
+        // A hot spare between the calls, then a loss inside the second
+        // factorization: its recovery rebuilds the first factors too.
+        (&["--spares", "1", "--kill", "1@1", "--kill-in-second", "2@lu:3:update"], 4, &[1, 2]),
+        // Straight-line code with retries; a hot spare, then a spawn.
+        (&["--style", "straight", "--spares", "1", "--kill", "2@1", "--kill", "1@2"], 4, &[1, 2]),
+        // The first factors made before Region::run and kept outside it,
+        // the second in its body; a hot spare, then a loss inside the
+        // second.
+        (&["--style", "outside", "--spares", "1", "--kill", "3@1", "--kill-in-second", "0@lu:2:update"], 4, &[0, 3]),
+        // 2x3: each of columns 1 and 2, and 0 and 2, both styles.
+        (&["--grid", "2x3", "--kill", "4@1", "--kill", "2@2"], 6, &[2, 4]),
+        (&["--grid", "2x3", "--style", "straight", "--spares", "1", "--kill", "3@1", "--kill", "5@2"], 6, &[3, 5]),
+    ];
+    for &(args, ranks, replaced) in harness::cases!(cases, core = 2) {
+        launch(args, ranks, replaced, 2, whole);
+    }
 }
 
 #[test]
@@ -86,7 +73,13 @@ fn factors_that_lost_two_processes_of_a_row_at_once_are_refused_on_every_process
     // first factors are lost everywhere, a later replacement's copy
     // included; the second factors, made after, survive a later loss.
     let lost = "holding=lost,whole ipiv=same,same factors=input-lost(rank=0),same";
-    launch(&["--style", "straight", "--kill", "2@1", "--kill", "3@1", "--kill", "0@2"], 4, &[0, 2, 3], 3, lost);
-    // Region::run, row 0, then a loss inside the second factorization.
-    launch(&["--kill", "0@1", "--kill", "1@1", "--kill-in-second", "3@lu:2:update"], 4, &[0, 1, 3], 3, lost);
+    let cases: [&[&str]; 2] = [
+        &["--style", "straight", "--kill", "2@1", "--kill", "3@1", "--kill", "0@2"],
+        // Region::run, row 0, then a loss inside the second factorization.
+        &["--kill", "0@1", "--kill", "1@1", "--kill-in-second", "3@lu:2:update"],
+    ];
+    let replaced: [&[i32]; 2] = [&[0, 2, 3], &[0, 1, 3]];
+    for (args, replaced) in harness::cases!(cases, core = 1).iter().zip(replaced) {
+        launch(args, 4, replaced, 3, lost);
+    }
 }

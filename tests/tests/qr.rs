@@ -1,20 +1,13 @@
 //! pdgeqrf / pdormqr / pdgels on real multi-rank grids: ScaLAPACK's
 //! residual checks on many shapes, and bad input agreed on every rank.
 
-use blacs_ft::launch::{run_with_timeout, Captured};
+use harness::Captured;
 use std::process::Command;
-use std::sync::Mutex;
-use std::time::Duration;
-
-static SERIAL: Mutex<()> = Mutex::new(());
 
 fn qr_checks(grid: &str, cases: &[&str]) -> Captured {
-    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_qr-checks"));
     cmd.args(["--grid", grid, "--timeout", "120"]).args(cases).env_remove("FTLA_KILL");
-    let out = run_with_timeout(cmd, Duration::from_secs(150)).expect("launch qr-checks");
-    assert!(!out.timed_out, "qr-checks hung:\n{}\n{}", out.stdout, out.stderr);
-    out
+    harness::launch(cmd)
 }
 
 const CASES: &[&str] = &[

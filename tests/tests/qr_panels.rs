@@ -4,12 +4,7 @@
 //! panel (graded columns, Kahan's matrix, rank deficiency, scaling near
 //! overflow and underflow), on grids with several process rows.
 
-use blacs_ft::launch::run_with_timeout;
 use std::process::Command;
-use std::sync::Mutex;
-use std::time::Duration;
-
-static SERIAL: Mutex<()> = Mutex::new(());
 
 const CASES: &[&str] = &[
     "200x40x8",         // tall, several panels
@@ -29,11 +24,9 @@ const CASES: &[&str] = &[
 ];
 
 fn assert_cases_pass(grid: &str, panel: &str) {
-    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_qr-checks"));
     cmd.args(["--grid", grid, "--timeout", "120", "--panel", panel]).args(CASES).env_remove("FTLA_KILL");
-    let out = run_with_timeout(cmd, Duration::from_secs(150)).expect("launch qr-checks");
-    assert!(!out.timed_out, "qr-checks hung:\n{}\n{}", out.stdout, out.stderr);
+    let out = harness::launch(cmd);
     assert_eq!(out.code, Some(0), "grid {grid}, panel {panel}:\n{}\n{}", out.stdout, out.stderr);
     for case in CASES {
         let line = out.stdout.lines().find(|l| l.starts_with(&format!("CASE {case} "))).unwrap_or("");

@@ -1,7 +1,7 @@
 //! What the tests of programs on the C ABI (C and Fortran) share: the
 //! `libftla.so` built with the tests, and `ftla launch` of such a program.
 
-use blacs_ft::launch::Captured;
+use harness::Captured;
 use std::path::{Path, PathBuf};
 
 /// The workspace's root.

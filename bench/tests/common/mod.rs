@@ -7,14 +7,11 @@
 
 pub mod c_programs;
 
-use blacs_ft::launch::{run_with_timeout, Captured};
 use ftla_bench::report::FactorReport;
+use harness::Captured;
 use recovery::protocol::Phase;
 use std::process::Command;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-static SERIAL: Mutex<()> = Mutex::new(());
 
 /// The expected recovery of a kill scenario.
 pub struct Rebuilt<'a> {
@@ -188,27 +185,24 @@ impl Ft {
     pub fn refused(&self, args: &[&str], why: &str) {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_ftla"));
         cmd.args([self.op, "--ft"]).args(args);
-        let out = run_with_timeout(cmd, Duration::from_secs(30)).expect("run ftla");
+        let out = harness::run(cmd, Duration::from_secs(30));
         assert_eq!(out.code, Some(2), "{args:?}: {}", out.stderr);
         assert!(out.stderr.contains(why), "{args:?}: {}", out.stderr);
     }
 }
 
-/// Runs `ftla ARGS --timeout 120` (one job at a time, a hard limit of 150
-/// s: a hang fails the test).
+/// Runs `ftla ARGS --timeout 120` (through the harness: one job at a
+/// time, a hard limit: a hang fails the test).
 pub fn ftla(args: &[&str]) -> Captured {
     ftla_with(args, &[])
 }
 
 /// [`ftla`] with more environment variables.
 pub fn ftla_with(args: &[&str], env: &[(&str, &str)]) -> Captured {
-    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ftla"));
     cmd.args(args).args(["--timeout", "120"]).env_remove("FTLA_KILL");
     cmd.envs(env.iter().copied());
-    let out = run_with_timeout(cmd, Duration::from_secs(150)).expect("run ftla");
-    assert!(!out.timed_out, "ftla {args:?} hung:\n{}\n{}", out.stdout, out.stderr);
-    out
+    harness::launch(cmd)
 }
 
 /// The report of a run that must have written one.

@@ -1,0 +1,392 @@
+//! Self-relaunch under `mpiexec`: a program started outside MPI re-executes
+//! itself under `mpiexec --with-ft ulfm` with the right number of ranks, waits
+//! with an optional hard timeout, and exits with the job's outcome.
+//!
+//! The outcome is not `mpiexec`'s exit code (it is non-zero whenever a rank
+//! was killed, even when the job recovered): grid rank 0 writes it to the
+//! file named by `FTLA_STATUS_FILE` with [`write_outcome`]. What no process
+//! can report the launcher judges from the job's register of processes
+//! next to that file (`members`): a job whose every grid process was lost
+//! ends at once as [`Outcome::Unrecoverable`], and a grid rank that died of
+//! a signal with no repair after it makes a reported success a failure.
+//!
+//! The launcher owns its job. Every process of it (`mpiexec`, the ranks,
+//! spawned replacements) carries the environment variable [`JOB_TAG_VAR`]
+//! with a value unique to the job, so that the launcher finds them all even
+//! after `mpiexec` is gone (Open MPI puts every rank in a process group of
+//! its own). SIGINT, SIGTERM and SIGHUP are forwarded to the job; nothing of
+//! it outlives the launcher.
+
+mod job;
+mod outcome;
+mod processes;
+mod stderr;
+mod timeout;
+
+use crate::members::{self, Register};
+use job::launch_once;
+pub use outcome::{write_outcome, write_outcome_unless_failed, write_status, Outcome};
+use processes::{install_signal_handlers, now_nanos, STOP_SIGNAL};
+pub use processes::{kill_tagged, tagged_processes};
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::{Duration, Instant};
+pub use timeout::{run_with_timeout, Captured};
+
+/// Exit code when the job ran past its timeout (as `timeout(1)`).
+pub const EXIT_TIMEOUT: i32 = 124;
+/// Exit code of a job that reported a failure it could not recover from
+/// (for example two lost processes in one process row).
+pub const EXIT_UNRECOVERABLE: i32 = 3;
+/// Exit code of a process that saved a checkpoint after a failure
+/// (checkpoint-on-failure), and of the launcher when it leaves the
+/// checkpoints for a later `--resume` (`--max-restarts` reached).
+pub const EXIT_CHECKPOINTED: i32 = 76;
+/// Recovery policy of the job's resilient regions: `inplace`, `cof` or `auto`.
+pub const RECOVERY_VAR: &str = "FTLA_RECOVERY";
+/// Directory of the checkpoints (checkpoint-on-failure).
+pub const CHECKPOINT_DIR_VAR: &str = "FTLA_CHECKPOINT_DIR";
+/// Identity of a run, kept across its restarts (hexadecimal).
+pub const RUN_ID_VAR: &str = "FTLA_RUN_ID";
+/// Set to `1` in a job that resumes from the checkpoints in [`CHECKPOINT_DIR_VAR`].
+pub const RESUME_VAR: &str = "FTLA_RESUME";
+/// Recoveries before this job (repair epochs of the jobs before it, each
+/// restart counting one): kills of earlier epochs do not fire again.
+pub const EPOCH_BASE_VAR: &str = "FTLA_EPOCH_BASE";
+/// Restarts of the run so far (0 in its first job).
+pub const RESTARTS_VAR: &str = "FTLA_RESTARTS";
+/// The checksum layout of a C program's fault-tolerant calls
+/// (`reverse-neighbor` or `rotating`; read by `scalapack_ft`).
+pub const LAYOUT_VAR: &str = "FTLA_LAYOUT";
+/// The rotating layout's checksums per group (read by `scalapack_ft`).
+pub const CHECKSUMS_VAR: &str = "FTLA_CHECKSUMS";
+/// Environment variable whose value marks every process of one job.
+pub const JOB_TAG_VAR: &str = "FTLA_JOB_TAG";
+/// How long a job may take to end once grid rank 0 reported its outcome
+/// before the launcher ends what is left of it (a replacement blocked in a
+/// repair the survivors gave up, a process stuck in `MPI_Finalize`).
+pub const OUTCOME_GRACE: Duration = Duration::from_secs(8);
+
+/// True when this process was started by an MPI launcher.
+pub fn inside_mpi() -> bool {
+    ["OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some())
+}
+
+/// How to relaunch.
+#[derive(Clone, Debug)]
+pub struct Relaunch {
+    /// Number of MPI processes (grid ranks plus spares).
+    pub nprocs: u32,
+    /// Kill the whole job after this long (exit code [`EXIT_TIMEOUT`]).
+    pub timeout: Option<Duration>,
+    /// Launch with ULFM enabled (`--with-ft ulfm`); `false` runs without
+    /// fault tolerance, as a plain MPI job.
+    pub ulfm: bool,
+    /// Checkpoint-on-failure: relaunch the job when its survivors saved
+    /// checkpoints (`None`: a saved checkpoint ends the launcher with
+    /// [`EXIT_CHECKPOINTED`]).
+    pub cof: Option<CofRelaunch>,
+    /// The program and its arguments (`None`: this program again, with its
+    /// own arguments). A program that reports no outcome (see
+    /// [`write_outcome`]) ends the launcher with `mpiexec`'s exit code.
+    pub program: Option<Vec<String>>,
+}
+
+/// How the launcher runs a job under checkpoint-on-failure.
+#[derive(Clone, Debug)]
+pub struct CofRelaunch {
+    /// The checkpoint directory.
+    pub dir: std::path::PathBuf,
+    /// The run's identity (a new one per run; kept across its restarts).
+    pub run_id: u64,
+    /// Restarts allowed; 0 stops after the first save, leaving the
+    /// checkpoints for `--resume`.
+    pub max_restarts: u32,
+    /// The first job resumes from checkpoints left by an earlier run.
+    pub resume: bool,
+    /// The recovery policy passed to the jobs (`cof` or `auto`).
+    pub policy: &'static str,
+    /// Recoveries of the run before its first job here (a resumed run's).
+    pub epoch_base: u32,
+}
+
+impl CofRelaunch {
+    /// The environment of one job of the run.
+    fn env(&self, restarts: u32, epoch_base: u32, resume: bool) -> Vec<(&'static str, String)> {
+        vec![
+            (RECOVERY_VAR, self.policy.to_string()),
+            (CHECKPOINT_DIR_VAR, self.dir.display().to_string()),
+            (RUN_ID_VAR, format!("{:016x}", self.run_id)),
+            (RESUME_VAR, if resume { "1" } else { "" }.to_string()),
+            (EPOCH_BASE_VAR, epoch_base.to_string()),
+            (RESTARTS_VAR, restarts.to_string()),
+        ]
+    }
+}
+
+/// A new run identity: the clock and the process id, mixed.
+pub fn new_run_id() -> u64 {
+    let t = now_nanos() as u64;
+    let x = t ^ ((std::process::id() as u64) << 32) ^ 0x9E37_79B9_7F4A_7C15;
+    // (splitmix64's finaliser: nearby clocks give unrelated identities.)
+    let x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    let x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// Whether the launcher's extra arguments name other hosts (then the
+/// cores and memory of this machine say nothing about the job's).
+pub fn runs_on_other_hosts() -> bool {
+    std::env::var("FTLA_MPIEXEC_ARGS").is_ok_and(|a| {
+        a.split_whitespace().any(|w| {
+            ["--hostfile", "--machinefile", "--host", "-H", "-hostfile", "--default-hostfile"]
+                .iter()
+                .any(|f| w == *f || w.starts_with(&format!("{f}=")))
+        })
+    })
+}
+
+/// Cores of this machine that this process may use.
+pub fn local_cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+/// PRRTE's defaults for jobs that do not say otherwise, which the jobs of
+/// `MPI_Comm_spawn` do not: every replacement's job is recoverable and its
+/// failures are announced.
+///
+/// `--with-ft ulfm` makes only the job on the command line recoverable
+/// (PRRTE 3.0's `schizo_ompi`). A spawned job keeps PRRTE's defaults, so
+/// the death of one of its processes aborts that job — PRRTE kills its
+/// other processes, the replacements of the same `MPI_Comm_spawn` — and
+/// no failure event is sent. A repair that spawned two replacements at
+/// once then lost the second to the runtime during the next repair's
+/// spawn, which never completed (its `PMIx_Connect` waited for the dead
+/// process). With these defaults each loss is one loss, announced.
+/// Programs launched by hand need the same arguments (docs/c-abi.md).
+pub const SPAWNED_JOBS_RECOVERABLE: [(&str, &str); 2] =
+    [("state_base_recoverable", "1"), ("state_base_notify_errors", "1")];
+
+/// The `mpiexec` command line that [`relaunch`] runs (for display and tests).
+pub fn mpiexec_command(r: &Relaunch) -> Command {
+    let mut cmd = Command::new(crate::mpiexec_path());
+    if r.ulfm {
+        cmd.args(["--with-ft", "ulfm"]);
+        cmd.args(SPAWNED_JOBS_RECOVERABLE.iter().flat_map(|(k, v)| ["--prtemca", k, v]));
+    }
+    // Respawned ranks need free slots; han/cuda collectives are not fault
+    // tolerant (open-mpi/ompi issue tracker).
+    cmd.args(["--oversubscribe", "--bind-to", "none", "--mca", "coll", "^han,cuda"]);
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::getuid() } == 0 {
+        cmd.arg("--allow-run-as-root");
+    }
+    for v in ["FTLA_STATUS_FILE", "FTLA_KILL", "OPENBLAS_NUM_THREADS", JOB_TAG_VAR].iter().chain(FORWARDED) {
+        cmd.args(["-x", v]);
+    }
+    if let Ok(extra) = std::env::var("FTLA_MPIEXEC_ARGS") {
+        cmd.args(extra.split_whitespace());
+    }
+    cmd.arg("-n").arg(r.nprocs.to_string());
+    match &r.program {
+        Some(argv) => {
+            cmd.args(argv);
+        }
+        None => {
+            let exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default();
+            cmd.arg(exe).args(std::env::args().skip(1));
+        }
+    }
+    cmd
+}
+
+/// Re-executes this program under `mpiexec` and exits with the job's
+/// outcome ([`Outcome::exit_code`]: 0 ok, 1 failed — also when grid rank 0
+/// wrote nothing, or a grid rank died of a signal that no recovery
+/// answered —, [`EXIT_UNRECOVERABLE`], also when every grid process was
+/// lost, said within seconds), [`EXIT_TIMEOUT`] on timeout,
+/// and 128 + the signal when SIGINT, SIGTERM or SIGHUP stopped it (the
+/// signal is forwarded to the job, and every process of it is gone before
+/// the launcher exits).
+///
+/// A launcher that fails before starting any rank (PMIx's sporadic
+/// "listener thread failed to start") is retried, at most
+/// [`LAUNCH_ATTEMPTS`] times in all, with a notice; the timeout covers all
+/// attempts. More ranks than cores (without a hostfile) is said in one
+/// line: timings are then meaningless.
+pub fn relaunch(r: &Relaunch) -> ! {
+    install_signal_handlers();
+    if !runs_on_other_hosts() && r.nprocs as usize > local_cores() {
+        eprintln!(
+            "ftla: {} processes on {} cores: oversubscribed, so timings are not meaningful",
+            r.nprocs,
+            local_cores()
+        );
+    }
+    let started = Instant::now();
+    let mut restarts = 0;
+    let mut epoch_base = r.cof.as_ref().map_or(0, |c| c.epoch_base);
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        // (A signal that came between two attempts ends the launcher.)
+        let sig = STOP_SIGNAL.load(Ordering::SeqCst);
+        if sig != 0 {
+            std::process::exit(128 + sig);
+        }
+        let env = r.cof.as_ref().map(|c| c.env(restarts, epoch_base, c.resume || restarts > 0)).unwrap_or_default();
+        let (code, outcome, launcher_failed) = launch_once(r, started, &env);
+        match (Outcome::parse(&outcome), &r.cof) {
+            (Some(Outcome::Checkpointed { epoch }), Some(cof)) if restarts < cof.max_restarts => {
+                restarts += 1;
+                epoch_base = epoch;
+                attempt = 0;
+                eprintln!(
+                    "ftla: a process was lost; the survivors saved checkpoints in {}: starting the job again \
+                     (restart {restarts} of at most {})",
+                    cof.dir.display(),
+                    cof.max_restarts
+                );
+                continue;
+            }
+            (Some(Outcome::Checkpointed { .. }), cof) => {
+                let dir = cof
+                    .as_ref()
+                    .map(|c| c.dir.display().to_string())
+                    .unwrap_or_else(|| "the checkpoint directory".into());
+                eprintln!(
+                    "ftla: a process was lost; the survivors saved checkpoints in {dir}; not restarting ({} restart(s) \
+                     allowed): continue with --resume {dir}",
+                    cof.as_ref().map_or(0, |c| c.max_restarts)
+                );
+                std::process::exit(EXIT_CHECKPOINTED);
+            }
+            (Some(o), cof) => {
+                if let (Outcome::Ok, Some(c)) = (o, cof) {
+                    // The checkpoints are deleted by the processes that
+                    // loaded them; the directory goes when it is empty.
+                    let _ = std::fs::remove_dir(&c.dir);
+                }
+                std::process::exit(o.exit_code());
+            }
+            (None, _) => {}
+        }
+        let time_left = r.timeout.is_none_or(|t| started.elapsed() < t);
+        if launcher_failed && attempt < LAUNCH_ATTEMPTS && time_left {
+            eprintln!("ftla: the MPI launcher failed before starting any rank; launching again");
+            std::thread::sleep(Duration::from_millis(200));
+            continue;
+        }
+        if r.program.is_some() {
+            // Another program: its job's outcome is mpiexec's.
+            std::process::exit(code);
+        }
+        eprintln!("ftla: the job ended without reporting an outcome (mpiexec exit code {code})");
+        std::process::exit(1);
+    }
+}
+
+/// The variables of recovery and of the checksum layout passed on to
+/// every process (set, possibly empty, by [`launch_once`]).
+const FORWARDED: &[&str] = &[
+    RECOVERY_VAR,
+    CHECKPOINT_DIR_VAR,
+    RUN_ID_VAR,
+    RESUME_VAR,
+    EPOCH_BASE_VAR,
+    RESTARTS_VAR,
+    crate::universe::REFUSE_SPAWN_VAR,
+    crate::universe::STALL_SPAWN_VAR,
+    // (Every process's calls use one layout, on other hosts too.)
+    LAYOUT_VAR,
+    CHECKSUMS_VAR,
+];
+
+/// Launches of one job when the launcher itself fails to start.
+pub const LAUNCH_ATTEMPTS: u32 = 3;
+
+#[cfg(test)]
+mod tests {
+    use super::job::name_ranks;
+    use super::stderr::{filter_launcher_noise, is_handled_failure_note};
+    use super::*;
+
+    const DASHES: &str = "--------------------------------------------------------------------------";
+
+    #[test]
+    fn every_process_exit_code_means_one_thing() {
+        let mut codes = [
+            EXIT_UNRECOVERABLE,
+            EXIT_CHECKPOINTED,
+            EXIT_TIMEOUT,
+            crate::watchdog::EXIT_STALLED,
+            crate::universe::EXIT_ABANDONED,
+        ];
+        codes.sort_unstable();
+        assert!(codes.windows(2).all(|w| w[0] != w[1]), "{codes:?}");
+    }
+
+    #[test]
+    fn the_checksum_layout_reaches_every_process_on_every_host() {
+        let r = Relaunch { nprocs: 4, timeout: None, ulfm: true, cof: None, program: Some(vec!["app".into()]) };
+        let args: Vec<String> = mpiexec_command(&r).get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+        for var in [LAYOUT_VAR, CHECKSUMS_VAR] {
+            assert!(args.windows(2).any(|w| w[0] == "-x" && w[1] == var), "{var} not passed on: {args:?}");
+        }
+    }
+
+    #[test]
+    fn every_job_of_a_fault_tolerant_launch_is_recoverable_spawned_ones_too() {
+        let args = |ulfm: bool| -> Vec<String> {
+            let r = Relaunch { nprocs: 4, timeout: None, ulfm, cof: None, program: Some(vec!["app".into()]) };
+            mpiexec_command(&r).get_args().map(|a| a.to_string_lossy().into_owned()).collect()
+        };
+        let ft = args(true);
+        for setting in ["state_base_recoverable", "state_base_notify_errors"] {
+            assert!(ft.windows(3).any(|w| w == ["--prtemca", setting, "1"]), "{setting}: {ft:?}");
+        }
+        assert!(!args(false).iter().any(|a| a == "--prtemca"), "{:?}", args(false));
+    }
+
+    #[test]
+    fn a_stall_is_an_unrecoverable_outcome_of_its_own() {
+        assert_eq!(Outcome::parse("stalled grid rank 2: MPI_Comm_spawn …"), Some(Outcome::Stalled));
+        assert_eq!(Outcome::Stalled.exit_code(), EXIT_UNRECOVERABLE);
+        assert_ne!(Outcome::parse("unrecoverable two losses"), Some(Outcome::Stalled));
+    }
+
+    #[test]
+    fn open_mpis_notes_on_abandoned_collectives_are_recognised() {
+        assert!(is_handled_failure_note(
+            "NBC_Progress: an error 75 was found during schedule 0x55c47bad4cf0 at row-offset 0 - aborting the \
+             schedule"
+        ));
+        assert!(!is_handled_failure_note("ftla: injecting SIGKILL into rank 1 at qr:2:panel (epoch 0)"));
+    }
+
+    #[test]
+    fn lost_ranks_are_named_in_words() {
+        assert_eq!(name_ranks(&[3]), "grid rank 3");
+        assert_eq!(name_ranks(&[0, 1]), "grid ranks 0 and 1");
+        assert_eq!(name_ranks(&[0, 1, 2]), "grid ranks 0, 1 and 2");
+    }
+
+    #[test]
+    fn a_launcher_that_did_not_start_is_recognised() {
+        let failed =
+            format!("{DASHES}\nThe PMIx server's listener thread failed to start. We cannot\ncontinue.\n{DASHES}\n");
+        assert!(filter_launcher_noise(failed.as_bytes()));
+        let killed = format!(
+            "rank 1 says hello\n{DASHES}\nprterun noticed that process rank 1 with PID 7 on node vm \
+                              exited on\nsignal 9 (Killed).\n{DASHES}\n"
+        );
+        assert!(!filter_launcher_noise(killed.as_bytes()));
+        // An unterminated block is judged too.
+        assert!(filter_launcher_noise(
+            format!("{DASHES}\nThe PMIx server's listener thread failed to start.").as_bytes()
+        ));
+    }
+}
