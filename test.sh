@@ -24,22 +24,24 @@ case "${1:-}" in
   *) echo "usage: ./test.sh [--full]" >&2; exit 2 ;;
 esac
 started=$SECONDS
+# The time since the start, for each stage's line.
+since() { echo "$(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s"; }
 scripts/setup.sh
-echo "== format and lints"
+echo "== format and lints [$(since)]"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --all-features --quiet -- -D warnings
 if [ "$tier" = core ]; then
-  echo "== tests (core tier)"
+  echo "== tests (core tier) [$(since)]"
   cargo test --workspace --quiet 2>&1
-  echo "== soak (short; the long ones: ./test.sh --full)"
-  cargo run --quiet -p ftla-bench -- soak --runs 6 --seed 20261123
-  cargo run --quiet -p ftla-bench -- soak --op lu --runs 4 --seed 20261123
-  cargo run --quiet -p ftla-bench -- soak --op cg --runs 3 --seed 20261123
+  echo "== soak (short; the long ones: ./test.sh --full) [$(since)]"
+  cargo run --quiet -p ftla-bench -- soak --runs 5 --seed 20261123
+  cargo run --quiet -p ftla-bench -- soak --op lu --runs 3 --seed 20261123
+  cargo run --quiet -p ftla-bench -- soak --op cg --runs 2 --seed 20261123
   cargo run --quiet -p ftla-bench -- soak --op lu --recovery cof --runs 2 --seed 20261123
 else
-  echo "== tests (core and full tiers)"
+  echo "== tests (core and full tiers) [$(since)]"
   cargo test --workspace --all-features --quiet 2>&1
-  echo "== soaks (long)"
+  echo "== soaks (long) [$(since)]"
   cargo build --release --quiet -p ftla-bench
   soak="$here/target/release/ftla soak --seed 20261129"
   $soak --runs 40
@@ -49,4 +51,4 @@ else
   $soak --op qr --recovery auto --runs 12
   $soak --op lu --layout rotating --checksums 2 --runs 12
 fi
-echo "== $tier tier passed in $(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s"
+echo "== $tier tier passed in $(since)"

@@ -412,6 +412,21 @@ pub enum LayoutArg {
     Rotating,
 }
 
+impl LayoutArg {
+    /// The layout of `--layout` with `--checksums F` (the one place the
+    /// two options combine).
+    pub fn kind(self, checksums: Option<u64>) -> Result<scalapack_ft::abft::LayoutKind, String> {
+        use scalapack_ft::abft::LayoutKind;
+        match (self, checksums) {
+            (LayoutArg::ReverseNeighbor, None | Some(1)) => Ok(LayoutKind::ReverseNeighbor),
+            (LayoutArg::ReverseNeighbor, Some(f)) => Err(format!(
+                "--checksums {f} needs --layout rotating (the reverse-neighboring layout keeps one checksum per group)"
+            )),
+            (LayoutArg::Rotating, f) => Ok(LayoutKind::Rotating { checksums: f.unwrap_or(1) as usize }),
+        }
+    }
+}
+
 /// What is solved with the factors (`lu --solve`, `qr --lstsq`): the
 /// right-hand sides and where the solution goes. Each command's help says
 /// which flag they need.
@@ -853,6 +868,30 @@ mod tests {
     #[test]
     fn the_command_line_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// The kill help of each command names its routines' phases as the
+    /// catalogue of drivers has them (`panel, bcast, update or commit`),
+    /// and the kill operations of the solves it runs.
+    #[test]
+    fn the_kill_help_follows_the_catalogue_of_drivers() {
+        use scalapack_ft::drivers::{self, Driver};
+        let in_words = |d: &Driver| {
+            let names: Vec<&str> = d.step_phases.iter().map(|p| p.name()).collect();
+            format!("{} or commit", names.join(", "))
+        };
+        for (help, driver, solves) in [
+            (QR_KILL, &drivers::PDGEQRF_FT, &[&drivers::PDORMQR_FT, &drivers::UPPER_SOLVE_FT, &drivers::PDGELS_FT][..]),
+            (LU_KILL, &drivers::PDGETRF_FT, &[&drivers::PDGETRS_FT][..]),
+            (CG_KILL, &drivers::PDCG_FT, &[][..]),
+        ] {
+            // (LU's swap is explained where it is named.)
+            let text = help.replace("swap (the row interchanges)", "swap");
+            assert!(text.contains(&in_words(driver)), "{}: {help}", driver.routine);
+            for s in solves {
+                assert!(help.contains(&format!("R@{}:STEP:PHASE", s.kill_op)), "{}: {help}", s.routine);
+            }
+        }
     }
 
     #[test]

@@ -14,8 +14,9 @@ use scalapack_ft::dist_io::{write_matrix, write_vector, VectorData};
 use scalapack_ft::generate::{Generator, MatrixKind};
 use scalapack_ft::{cg_ft, lu, lu_ft, qr, qr_ft, DistMatrix, Error};
 
-/// The factors besides the matrix.
-pub enum Factors {
+/// What a run makes besides the factored matrix: tau or the pivots, and
+/// the solve with them (CG: its solution).
+pub enum Outputs {
     /// QR's Householder scalars, and how the panels are factored.
     Tau(Vec<f64>, qr::QrOptions),
     /// LU's pivots (0-based, global).
@@ -105,19 +106,19 @@ impl LstsqSolve {
     }
 }
 
-impl Factors {
+impl Outputs {
     /// Empty factors of the job's operation, to be filled by it.
-    pub fn of(a: &FactorJob) -> Factors {
+    pub fn of(a: &FactorJob) -> Outputs {
         match (a.op, &a.solve) {
-            (Op::Qr, Some(system)) => Factors::LeastSquares(Box::new(LstsqSolve {
+            (Op::Qr, Some(system)) => Outputs::LeastSquares(Box::new(LstsqSolve {
                 system: system.clone(),
                 seed: a.seed,
                 tau: Vec::new(),
                 b: None,
                 solve_s: None,
             })),
-            (Op::Qr, None) => Factors::Tau(Vec::new(), a.qr),
-            (Op::Lu, Some(system)) => Factors::LuSolve(Box::new(LuSolve {
+            (Op::Qr, None) => Outputs::Tau(Vec::new(), a.qr),
+            (Op::Lu, Some(system)) => Outputs::LuSolve(Box::new(LuSolve {
                 system: system.clone(),
                 seed: a.seed,
                 ipiv: Vec::new(),
@@ -127,9 +128,9 @@ impl Factors {
                 solve_s: None,
                 factored: None,
             })),
-            (Op::Lu, None) => Factors::Pivots(Vec::new()),
+            (Op::Lu, None) => Outputs::Pivots(Vec::new()),
             (Op::Cg, _) => {
-                Factors::Solution(Box::new(CgSolve { opts: a.cg.clone(), seed: a.seed, x: None, report: None }))
+                Outputs::Solution(Box::new(CgSolve { opts: a.cg.clone(), seed: a.seed, x: None, report: None }))
             }
         }
     }
@@ -138,17 +139,17 @@ impl Factors {
     /// count from its iterations).
     pub fn flops(&self, op: Op, m: usize, n: usize) -> f64 {
         match self {
-            Factors::Solution(s) => cg_flops(n, s.report.as_ref().map_or(0, |r| r.iterations)),
+            Outputs::Solution(s) => cg_flops(n, s.report.as_ref().map_or(0, |r| r.iterations)),
             // Qᵀ·B (LAPACK's count for DORMQR, 2·K·N·(2M−N)), then R·X (N²·K).
             // (M < N: the same counts for Aᵀ, N×M: its QR, Q·[Y; 0] and
             // Rᵀ·Y = B.)
-            Factors::LeastSquares(s) => {
+            Outputs::LeastSquares(s) => {
                 let (m, n) = (m.max(n), m.min(n));
                 let (m, n, k) = (m as f64, n as f64, s.system.nrhs as f64);
                 op.flops(m as usize, n as usize) + 2.0 * k * n * (2.0 * m - n) + n * n * k
             }
             // L⁻¹·B and U⁻¹·B: 2·N²·K.
-            Factors::LuSolve(s) => op.flops(m, n) + 2.0 * (n * n * s.system.nrhs) as f64,
+            Outputs::LuSolve(s) => op.flops(m, n) + 2.0 * (n * n * s.system.nrhs) as f64,
             _ => op.flops(m, n),
         }
     }
@@ -156,8 +157,8 @@ impl Factors {
     /// QR's Householder scalars, with or without a least-squares solve.
     fn tau(&self) -> Option<&[f64]> {
         match self {
-            Factors::Tau(tau, _) => Some(tau),
-            Factors::LeastSquares(s) => Some(&s.tau),
+            Outputs::Tau(tau, _) => Some(tau),
+            Outputs::LeastSquares(s) => Some(&s.tau),
             _ => None,
         }
     }
@@ -166,21 +167,21 @@ impl Factors {
     /// this process.
     pub fn solve_seconds(&self) -> Option<f64> {
         match self {
-            Factors::LuSolve(s) => s.solve_s,
-            Factors::LeastSquares(s) => s.solve_s,
+            Outputs::LuSolve(s) => s.solve_s,
+            Outputs::LeastSquares(s) => s.solve_s,
             _ => None,
         }
     }
 
-    /// The routine whose solve [`Factors::solve_seconds`] times, plain
+    /// The routine whose solve [`Outputs::solve_seconds`] times, plain
     /// (`pdgetrs`, `pdgels`) or fault-tolerant (`ft`: `pdgetrs_ft`,
     /// `pdgels_ft`); `None` without a solve with the factors.
     pub fn solve_routine(&self, ft: bool) -> Option<&'static str> {
         match (self, ft) {
-            (Factors::LuSolve(_), false) => Some("pdgetrs"),
-            (Factors::LuSolve(_), true) => Some("pdgetrs_ft"),
-            (Factors::LeastSquares(_), false) => Some("pdgels"),
-            (Factors::LeastSquares(_), true) => Some("pdgels_ft"),
+            (Outputs::LuSolve(_), false) => Some("pdgetrs"),
+            (Outputs::LuSolve(_), true) => Some("pdgetrs_ft"),
+            (Outputs::LeastSquares(_), false) => Some("pdgels"),
+            (Outputs::LeastSquares(_), true) => Some("pdgels_ft"),
             _ => None,
         }
     }
@@ -188,7 +189,7 @@ impl Factors {
     /// CG's solve, if this is one.
     pub fn solve(&self) -> Option<&CgSolve> {
         match self {
-            Factors::Solution(s) => Some(s),
+            Outputs::Solution(s) => Some(s),
             _ => None,
         }
     }
@@ -200,15 +201,15 @@ impl Factors {
     /// definite.
     pub fn factor(&mut self, grid: &Grid, mat: &mut DistMatrix) -> Result<Option<Error>, Error> {
         match self {
-            Factors::Tau(tau, o) => qr::pdgeqrf_with(grid, mat, tau, o).map(|()| None),
-            Factors::LeastSquares(s) => {
+            Outputs::Tau(tau, o) => qr::pdgeqrf_with(grid, mat, tau, o).map(|()| None),
+            Outputs::LeastSquares(s) => {
                 let mut b = s.rhs(grid, mat, true)?;
                 let (tau, solve) = qr::pdgels_timed(grid, mat, &mut b)?;
                 (s.tau, s.solve_s, s.b) = (tau, Some(solve.as_secs_f64()), Some(b));
                 Ok(None)
             }
-            Factors::Pivots(ipiv) => singular_is_a_result(lu::pdgetrf(grid, mat, ipiv)).map(|(_, s)| s),
-            Factors::LuSolve(s) => {
+            Outputs::Pivots(ipiv) => singular_is_a_result(lu::pdgetrf(grid, mat, ipiv)).map(|(_, s)| s),
+            Outputs::LuSolve(s) => {
                 let singular = singular_is_a_result(lu::pdgetrf(grid, mat, &mut s.ipiv))?.1;
                 if singular.is_none() {
                     let b = solve::right_hand_sides(grid, &s.system, s.seed, mat.m(), mat.nb(), true)?;
@@ -220,7 +221,7 @@ impl Factors {
                 }
                 Ok(singular)
             }
-            Factors::Solution(s) => {
+            Outputs::Solution(s) => {
                 let (b, mut x) = s.vectors(grid, mat)?;
                 let done = singular_is_a_result(pdcg(grid, mat, &b, &mut x, &s.opts));
                 s.x = Some(x);
@@ -233,7 +234,7 @@ impl Factors {
     }
 
     /// Collective: the fault-tolerant factorization (`pdgeqrf_ft_in`,
-    /// `pdgetrf_ft_in`) of `mat`, as [`Factors::factor`]. A singular LU's
+    /// `pdgetrf_ft_in`) of `mat`, as [`Outputs::factor`]. A singular LU's
     /// report is the default one (its recoveries are not returned with the
     /// singularity).
     pub fn factor_ft(
@@ -244,8 +245,8 @@ impl Factors {
         work: &mut FtWorkspace,
     ) -> Result<(FtReport, Option<Error>), Error> {
         match self {
-            Factors::Tau(tau, o) => qr_ft::pdgeqrf_ft_with(region, mat, tau, opts, work, o).map(|r| (r, None)),
-            Factors::LeastSquares(s) => {
+            Outputs::Tau(tau, o) => qr_ft::pdgeqrf_ft_with(region, mat, tau, opts, work, o).map(|r| (r, None)),
+            Outputs::LeastSquares(s) => {
                 // (A process joining the call reads its blocks of B alone:
                 // the others are already inside the factorization.)
                 let collective = !region.is_joining();
@@ -254,9 +255,9 @@ impl Factors {
                 (s.solve_s, s.b) = (Some(solve.as_secs_f64()), Some(b));
                 Ok((report, None))
             }
-            Factors::Pivots(ipiv) => singular_is_a_result(lu_ft::pdgetrf_ft_in(region, mat, ipiv, opts, work))
+            Outputs::Pivots(ipiv) => singular_is_a_result(lu_ft::pdgetrf_ft_in(region, mat, ipiv, opts, work))
                 .map(|(r, s)| (r.unwrap_or_default(), s)),
-            Factors::LuSolve(s) => {
+            Outputs::LuSolve(s) => {
                 let (m, n, nb) = (mat.m(), mat.n(), mat.nb());
                 // The protected factors take A's storage (with the room
                 // `work` made for the checksum columns); a plain copy of
@@ -287,7 +288,7 @@ impl Factors {
                 (s.b, s.x) = (Some(b), Some(x));
                 Ok((solve::factor_and_solve(report, solved), None))
             }
-            Factors::Solution(s) => {
+            Outputs::Solution(s) => {
                 let (b, mut x) = s.vectors(region.grid(), mat)?;
                 let done = singular_is_a_result(cg_ft::pdcg_ft_in(region, mat, &b, &mut x, &s.opts, opts, work));
                 s.x = Some(x);
@@ -371,10 +372,10 @@ pub fn check(
     a: &FactorJob,
     original: Option<DistMatrix>,
     fact: &DistMatrix,
-    factors: &Factors,
+    factors: &Outputs,
 ) -> Result<Residuals, scalapack_ft::Error> {
     let mut r = Residuals::default();
-    if let Factors::Solution(s) = factors {
+    if let Outputs::Solution(s) = factors {
         // The solver recomputed the true residual itself.
         let bound = 10.0 * s.opts.tol + 1e3 * f64::EPSILON;
         r.cg_pass = Some(s.report.as_ref().is_some_and(|s| s.converged && s.relative_residual <= bound));
@@ -390,14 +391,14 @@ pub fn check(
     // (A minimum-norm --lstsq factors Aᵀ: an --input .mtx of M < N gets
     // here with --check; the QR check of A does not apply to Aᵀ's
     // factors, and is not computed.)
-    let transposed = orig.m() < orig.n() && matches!(factors, Factors::LeastSquares(_));
+    let transposed = orig.m() < orig.n() && matches!(factors, Outputs::LeastSquares(_));
     if let (Some(tau), true, false) = (factors.tau(), a.check, transposed) {
         r.residual = Some(qr::check::qr_residual(grid, &orig, fact, tau)?);
         r.orthogonality = Some(qr::check::orthogonality(grid, fact, tau)?);
     }
     match factors {
-        Factors::Solution(_) | Factors::Tau(..) => {}
-        Factors::LeastSquares(s) => {
+        Outputs::Solution(_) | Outputs::Tau(..) => {}
+        Outputs::LeastSquares(s) => {
             let Some(solved) = &s.b else { return Ok(r) };
             let x = solve::with_rows(grid, solved, orig.n())?;
             // B again, as it was given.
@@ -405,12 +406,12 @@ pub fn check(
             r.lstsq = Some(solve::lstsq_residual(grid, &orig, &x, &b)?);
             solve::write_solution(grid, &s.system, &x)?;
         }
-        Factors::Pivots(ipiv) => {
+        Outputs::Pivots(ipiv) => {
             if a.check {
                 r.residual = Some(lu::lu_residual(grid, &orig, fact, ipiv)?);
             }
         }
-        Factors::LuSolve(s) => {
+        Outputs::LuSolve(s) => {
             if a.check && !s.no_factors {
                 r.residual = Some(lu::lu_residual(grid, &orig, fact, &s.ipiv)?);
             }
@@ -425,24 +426,24 @@ pub fn check(
 
 /// Collective: `--output`: the factored matrix, and tau or the pivots
 /// next to it (`FILE.tau.npy`, `FILE.ipiv.npy`).
-pub fn write(grid: &Grid, a: &FactorJob, fact: &DistMatrix, factors: &Factors) -> Result<(), scalapack_ft::Error> {
+pub fn write(grid: &Grid, a: &FactorJob, fact: &DistMatrix, factors: &Outputs) -> Result<(), scalapack_ft::Error> {
     let Some(out) = &a.output else { return Ok(()) };
     match factors {
-        Factors::Tau(..) | Factors::LeastSquares(_) => {
+        Outputs::Tau(..) | Outputs::LeastSquares(_) => {
             write_matrix(grid, fact, out)?;
             let tau = factors.tau().unwrap_or_default();
             write_vector(grid, &out.with_extension("tau.npy"), VectorData::F64(tau))
         }
-        Factors::Pivots(ipiv) => {
+        Outputs::Pivots(ipiv) => {
             write_matrix(grid, fact, out)?;
             write_vector(grid, &out.with_extension("ipiv.npy"), VectorData::I64(ipiv))
         }
-        Factors::LuSolve(s) => {
+        Outputs::LuSolve(s) => {
             write_matrix(grid, fact, out)?;
             write_vector(grid, &out.with_extension("ipiv.npy"), VectorData::I64(&s.ipiv))
         }
         // CG: the solution x (N×1).
-        Factors::Solution(s) => match &s.x {
+        Outputs::Solution(s) => match &s.x {
             Some(x) => write_matrix(grid, x, out),
             None => Ok(()),
         },

@@ -2,7 +2,7 @@
 //! drivers (`pdgeqrf_ft`, `pdgetrf_ft`, `pdcg_ft`) with kills, spares,
 //! checksum verification and a comparison with the plain run.
 
-use crate::factors::{self, CgSolve, Factors};
+use crate::factors::{self, CgSolve, Outputs};
 use crate::problem::{make_matrix, write_json, FactorJob, FtJob};
 use crate::session::{local_dgemm_gflops, median, start_preparing, Session};
 use blacs_ft::launch::Outcome;
@@ -271,7 +271,7 @@ struct FtRun {
     secs: Option<f64>,
     report: FtReport,
     /// Tau or the pivots.
-    factors: Factors,
+    factors: Outputs,
     /// LU: the exactly-zero pivot the factorization found.
     singular: Option<scalapack_ft::Error>,
     /// The factored matrix.
@@ -331,7 +331,7 @@ fn timed_ft(
         region.grid().barrier(Scope::All)?;
     }
     let t = Instant::now();
-    let mut factors = Factors::of(a);
+    let mut factors = Outputs::of(a);
     let mut restarts = 0;
     let mut restart_repairs = Vec::new();
     let shape = (mat.m(), mat.n());
@@ -514,7 +514,7 @@ struct FtOutcome {
     /// process that started the clock is left).
     secs: Option<f64>,
     report: FtReport,
-    factors: Factors,
+    factors: Outputs,
     /// LU: the exactly-zero pivot (INFO agreed on every rank).
     singular: Option<scalapack_ft::Error>,
     residuals: factors::Residuals,
@@ -533,7 +533,7 @@ struct MainRun {
 }
 
 /// CG's iterations (none for a factorization).
-fn iterations(f: &Factors) -> Option<u64> {
+fn iterations(f: &Outputs) -> Option<u64> {
     f.solve().and_then(|s| s.report.as_ref()).map(|r| r.iterations)
 }
 
@@ -619,7 +619,7 @@ fn compare_runs(
         let mut plain = make_matrix(grid, a, true)?;
         grid.barrier(Scope::All)?;
         let t = Instant::now();
-        let mut plain_factors = Factors::of(a);
+        let mut plain_factors = Outputs::of(a);
         plain_factors.factor(grid, &mut plain)?;
         let mut nonft = [t.elapsed().as_secs_f64()];
         grid.max(Scope::All, &mut nonft)?;
@@ -887,7 +887,7 @@ pub fn cg_line(s: &CgSolve) -> String {
 /// CG's fields of the JSON report (none for a factorization); a solve
 /// that stopped on a finding has not converged and no iterations,
 /// residual or detections to report.
-pub fn cg_fields(r: &mut FactorReport, factors: &Factors) {
+pub fn cg_fields(r: &mut FactorReport, factors: &Outputs) {
     if let Some(s) = factors.solve() {
         r.converged = Some(s.report.as_ref().is_some_and(|s| s.converged));
         if let Some(s) = &s.report {

@@ -3,7 +3,7 @@
 //! as ScaLAPACK's testers do, and report Gflop/s next to the local DGEMM
 //! rate measured in the same run.
 
-use crate::factors::{self, Factors};
+use crate::factors::{self, Outputs};
 use crate::problem::{make_matrix, write_json, FactorJob};
 use crate::session::{local_dgemm_gflops, start, Session};
 use blacs_ft::Scope;
@@ -56,7 +56,7 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
     }
     grid.barrier(Scope::All)?;
     let t = Instant::now();
-    let mut factors = Factors::of(a);
+    let mut factors = Outputs::of(a);
     let singular = factors.factor(grid, &mut mat)?;
     let mut secs = [t.elapsed().as_secs_f64()];
     grid.max(Scope::All, &mut secs)?;

@@ -9,6 +9,7 @@ use blacs_ft::Injector;
 use ftla_bench::report::Op;
 use recovery::protocol::Phase;
 use scalapack_ft::dist_io::read_matrix;
+use scalapack_ft::drivers::{self, Driver};
 use scalapack_ft::generate::{Generator, MatrixKind};
 use scalapack_ft::DistMatrix;
 use std::path::PathBuf;
@@ -72,21 +73,25 @@ pub struct FtJob {
     pub layout: scalapack_ft::abft::LayoutKind,
 }
 
+/// The fault-tolerant routine of `ftla OP --ft`.
+pub fn op_driver(op: Op) -> &'static Driver {
+    match op {
+        Op::Qr => &drivers::PDGEQRF_FT,
+        Op::Lu => &drivers::PDGETRF_FT,
+        Op::Cg => &drivers::PDCG_FT,
+    }
+}
+
 /// The phases where a kill can fire in the fault-tolerant factorization
 /// of `op`: those before step 0, then a step's (its commit last).
 pub fn op_phases(op: Op) -> Vec<Phase> {
-    let steps = match op {
-        Op::Qr => scalapack_ft::qr_ft::STEP_PHASES,
-        Op::Lu => scalapack_ft::lu_ft::STEP_PHASES,
-        Op::Cg => scalapack_ft::cg_ft::STEP_PHASES,
-    };
-    [Phase::Args, Phase::Encode].into_iter().chain(steps.iter().copied()).chain([Phase::Commit]).collect()
+    op_driver(op).phases()
 }
 /// The repair protocol's points (`repair:ATTEMPT:…`, `repair:BUILD:split`)
 /// and the region's (`region:REPAIR:share`); their counters start at 1.
-const REPAIR_PHASES: [&str; 5] = ["revoke", "shrink", "spawn", "merge", "split"];
+const REPAIR_PHASES: [&str; 5] = blacs_ft::REPAIR_POINTS;
 /// Attempts of one repair before it gives up (blacs-ft's limit).
-const REPAIR_ATTEMPTS: u64 = 8;
+const REPAIR_ATTEMPTS: u64 = blacs_ft::REPAIR_ATTEMPTS as u64;
 
 impl FactorJob {
     /// `ftla qr`.
@@ -220,17 +225,7 @@ impl FactorJob {
                 return Err("--checkpoint-dir and --resume name different directories (--resume D saves in D)".into());
             }
         }
-        let layout = match (ft.layout, ft.checksums) {
-            (crate::cli::LayoutArg::ReverseNeighbor, None | Some(1)) => scalapack_ft::abft::LayoutKind::ReverseNeighbor,
-            (crate::cli::LayoutArg::ReverseNeighbor, Some(f)) => {
-                return Err(format!(
-                "--checksums {f} needs --layout rotating (the reverse-neighboring layout keeps one checksum per group)"
-            ))
-            }
-            (crate::cli::LayoutArg::Rotating, f) => {
-                scalapack_ft::abft::LayoutKind::Rotating { checksums: f.unwrap_or(1) as usize }
-            }
-        };
+        let layout = ft.layout.kind(ft.checksums)?;
         self.ft = Some(FtJob {
             layout,
             spares: ft.spares,
@@ -360,7 +355,7 @@ impl FactorJob {
         if self.op == Op::Cg {
             return Some(self.cg.maxit + 2);
         }
-        self.shape().map(|(m, n)| m.min(n).div_ceil(self.nb) as u64)
+        self.shape().and_then(|(m, n)| op_driver(self.op).steps.of(m, n, self.nb))
     }
 
     /// The kills completed and checked: every rank is in the grid, every
@@ -476,9 +471,9 @@ impl FactorJob {
     /// it).
     fn check_solve_kill(&self, op: &str, phase: Option<&str>, step: Option<u64>, repeated: bool) -> Result<(), String> {
         let lu = self.op == Op::Lu;
-        let phases = if lu { scalapack_ft::lu_ft::GETRS_STEP_PHASES } else { scalapack_ft::qr_ft::GELS_PHASES };
+        let driver = if lu { &drivers::PDGETRS_FT } else { &drivers::PDGELS_FT };
         let once = [Phase::Args, Phase::Encode];
-        let known: Vec<&str> = once.iter().chain(phases).chain(&[Phase::Commit]).map(|p| p.name()).collect();
+        let known: Vec<&str> = driver.phases().iter().map(|p| p.name()).collect();
         match phase {
             Some(p) if !known.contains(&p) => {
                 return Err(format!("--kill: `{p}` is not a phase of {op} (phases: {})", known.join(", ")))
@@ -489,8 +484,7 @@ impl FactorJob {
             _ => {}
         }
         // (M < N: the factors are Aᵀ's, min(M, N) columns either way.)
-        let blocks = self.shape().map(|(m, n)| m.min(n).div_ceil(self.nb) as u64);
-        let total = blocks.map(|b| if lu { 2 * b + 1 } else { 2 * b });
+        let total = self.shape().and_then(|(m, n)| driver.steps.of(m, n, self.nb));
         if let (Some(s), Some(total)) = (step, total) {
             if s >= total {
                 let what = if lu {

@@ -19,6 +19,7 @@ use rand::{Rng, SeedableRng};
 use recovery::protocol::Phase;
 use recovery::Policy;
 use scalapack_ft::abft::LayoutKind;
+use scalapack_ft::drivers;
 use std::time::{Duration, Instant};
 
 /// The residual checks' bound (ScaLAPACK's and LAPACK's testers).
@@ -74,10 +75,11 @@ struct SolvePoints {
 }
 
 impl SolvePoints {
-    fn of(op: Op, blocks: u64) -> SolvePoints {
+    /// The solve of `op` with the factors of an M×N matrix in NB blocks.
+    fn of(op: Op, m: usize, n: usize, nb: usize) -> SolvePoints {
         let lu = op == Op::Lu;
-        let name = if lu { crate::solve::GETRS_POINTS } else { crate::solve::GELS_POINTS };
-        SolvePoints { name, steps: if lu { 2 * blocks + 1 } else { 2 * blocks }, lu }
+        let driver = if lu { &drivers::PDGETRS_FT } else { &drivers::PDGELS_FT };
+        SolvePoints { name: driver.kill_op, steps: driver.steps.of(m, n, nb).unwrap_or(0), lu }
     }
 
     /// A random point at a step in `from..steps` (the phases a step has:
@@ -129,16 +131,13 @@ impl Scenario {
         // (CG: square; its iterations on the 2-D Poisson matrix are at
         // least the grid's width, ⌈√N⌉, so kills up to there fire.)
         let m = if op != Op::Cg && rng.random_bool(0.25) { rng.random_range(n / 2 + nb..=2 * n) } else { n };
-        let steps = match op {
-            Op::Cg => (n as f64).sqrt().ceil() as u64,
-            _ => m.min(n).div_ceil(nb) as u64,
-        };
+        let steps = crate::problem::op_driver(op).steps.of(m, n, nb).unwrap_or((n as f64).sqrt().ceil() as u64);
         let solve = match op {
             Op::Lu => m == n,
             Op::Qr => rng.random_bool(0.5),
             Op::Cg => false,
         };
-        let solve_points = SolvePoints::of(op, steps);
+        let solve_points = SolvePoints::of(op, m, n, nb);
         // (Checkpoint-on-failure takes no spares.)
         let spares = if recovery == Policy::Cof { 0 } else { rng.random_range(0..=2u32) };
         let size = p * q;
@@ -302,11 +301,10 @@ pub fn run(a: SoakArgs) -> i32 {
             return 1;
         }
     };
-    let layout = match (a.layout, a.checksums) {
-        (crate::cli::LayoutArg::Rotating, f) => LayoutKind::Rotating { checksums: f.unwrap_or(1) as usize },
-        (crate::cli::LayoutArg::ReverseNeighbor, None | Some(1)) => LayoutKind::ReverseNeighbor,
-        (crate::cli::LayoutArg::ReverseNeighbor, Some(f)) => {
-            eprintln!("ftla soak: --checksums {f} needs --layout rotating");
+    let layout = match a.layout.kind(a.checksums) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("ftla soak: {e}");
             return 2;
         }
     };

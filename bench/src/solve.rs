@@ -12,7 +12,7 @@ use scalapack_ft::dist_io::{read_matrix, read_matrix_local, write_columns};
 use scalapack_ft::generate::{Generator, MatrixKind};
 use scalapack_ft::norms::{one_norm, EPS};
 use scalapack_ft::pblas::pdgemm;
-use scalapack_ft::{lu, lu_ft, qr_ft, DistMatrix, Error};
+use scalapack_ft::{drivers, lu, lu_ft, qr_ft, DistMatrix, Error};
 use std::time::Duration;
 
 /// `lu --solve`'s residual, as the report prints it.
@@ -40,11 +40,11 @@ pub const APP_PHASE: &str = "work";
 
 /// The status log's names of the solves' calls (`pdgetrs_ft`, and
 /// `pdgels_ft`'s solve after its factorization).
-pub const SOLVE_CALLS: [&str; 2] = ["pdgetrs_ft", "pdgels_ft"];
+pub const SOLVE_CALLS: [&str; 2] = [drivers::PDGETRS_FT.routine, drivers::PDGELS_FT.routine];
 /// The kill points' name of `pdgetrs_ft`'s steps (`R@getrs:STEP:PHASE`).
-pub const GETRS_POINTS: &str = "getrs";
+pub const GETRS_POINTS: &str = drivers::PDGETRS_FT.kill_op;
 /// The kill points' name of `pdgels_ft`'s solve steps (`R@gels:STEP:PHASE`).
-pub const GELS_POINTS: &str = "gels";
+pub const GELS_POINTS: &str = drivers::PDGELS_FT.kill_op;
 
 /// Mixed into the job's seed for B, so that B is not drawn from A's
 /// stream.

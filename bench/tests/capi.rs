@@ -89,14 +89,6 @@ fn a_scalapack_style_c_program_survives_a_kill_in_pdgeqrf_ft_and_matches_lapack(
     let out = launch(&[], "1@qr:3:update");
     assert!(out.stderr.contains("injecting SIGKILL into rank 1 at qr:3:update"), "{}", out.stderr);
     all_equal(&out, Some(1));
-    // Killed while the QR's arguments are agreed (before anything is
-    // protected): the call starts over with the replacement.
-    all_equal(&launch(&[], "3@qr:0:args"), Some(3));
-    // A hot spare replaces rank 2 killed in the LU's row exchange; it
-    // joined after the QR, whose re-run returns INFO 0 with a hollow copy
-    // of the kept factors: the LU's recovery rebuilds it, and its R is
-    // copied into its array at the end of the LU.
-    all_equal(&launch(&["--spares", "1"], "2@lu:4:swap"), Some(2));
     // Checkpoint-on-failure: the survivors save, the job starts again and
     // the QR resumes from the files.
     let dir = std::env::temp_dir().join(format!("ftla-capi-cof-{}", std::process::id()));
@@ -105,6 +97,17 @@ fn a_scalapack_style_c_program_survives_a_kill_in_pdgeqrf_ft_and_matches_lapack(
     assert!(out.stderr.contains("starting the job again (restart 1"), "{}", out.stderr);
     all_equal(&out, None);
     assert!(!dir.exists(), "{d} left behind");
+    if !cfg!(feature = "full-tests") {
+        return;
+    }
+    // Killed while the QR's arguments are agreed (before anything is
+    // protected): the call starts over with the replacement.
+    all_equal(&launch(&[], "3@qr:0:args"), Some(3));
+    // A hot spare replaces rank 2 killed in the LU's row exchange; it
+    // joined after the QR, whose re-run returns INFO 0 with a hollow copy
+    // of the kept factors: the LU's recovery rebuilds it, and its R is
+    // copied into its array at the end of the LU.
+    all_equal(&launch(&["--spares", "1"], "2@lu:4:swap"), Some(2));
 }
 
 #[test]

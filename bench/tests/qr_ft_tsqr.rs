@@ -16,6 +16,7 @@ fn qr() -> Ft {
     Ft::new("qr", &["--m", "260", "--n", "200", "--nb", "16", "--panel", "tsqr"])
 }
 
+#[cfg(feature = "full-tests")]
 #[test]
 fn kills_in_the_panel_and_update_phases_are_rebuilt_with_tsqr_panels() {
     for (kill, rank, step, phase) in [("1@3:panel", "1", 3, "panel"), ("2@7:update", "2", 7, "update")] {

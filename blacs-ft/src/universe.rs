@@ -19,8 +19,11 @@ use std::time::{Duration, Instant};
 
 /// Role value of a parked spare in the role table.
 pub(crate) const SPARE: i64 = -1;
-/// How many times a repair is retried when failures hit the repair itself.
-const MAX_ATTEMPTS: u32 = 8;
+/// How many times a repair is tried when failures hit the repair itself.
+pub const REPAIR_ATTEMPTS: u32 = 8;
+/// The kill points of a repair, `R@repair:ATTEMPT:POINT` (`split`:
+/// `R@repair:BUILD:split`, counted from the last repair).
+pub const REPAIR_POINTS: [&str; 5] = ["revoke", "shrink", "spawn", "merge", "split"];
 /// Exit code of a spawned replacement whose hand-over was abandoned.
 pub const EXIT_ABANDONED: i32 = 75;
 /// Test switch: when set (and not `0`), every `MPI_Comm_spawn` of a repair
@@ -186,9 +189,11 @@ impl Universe {
         let me_grid = self.my_role().unwrap_or(-1);
         loop {
             report.attempts += 1;
-            if report.attempts > MAX_ATTEMPTS {
+            if report.attempts > REPAIR_ATTEMPTS {
                 return Err(Error::Unrecoverable {
-                    reason: format!("repair did not complete after {MAX_ATTEMPTS} attempts (failures keep hitting it)"),
+                    reason: format!(
+                        "repair did not complete after {REPAIR_ATTEMPTS} attempts (failures keep hitting it)"
+                    ),
                 });
             }
             match self.attempt(launch, injector, me_grid, start_epoch, tolerated, &mut report) {

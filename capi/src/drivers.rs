@@ -6,7 +6,7 @@ use crate::call::{run, run_local, set_info, Protection, Routine, Work};
 use crate::in_place::lend;
 use crate::kept::{Declared, Factors, KeptFactors, Place};
 use crate::lost::{Access, ArrayArg, ArrayKey};
-use crate::matrix::{Checked, MatrixArg};
+use crate::matrix::{CheckedMatrix, MatrixArg};
 use crate::solve_args::{check_nrhs, getrs_matrices, getrs_transpose, letter, null_part};
 use crate::tools::get;
 use blacs_ft::index::{indxl2g, numroc};
@@ -17,7 +17,7 @@ use scalapack_ft::cg::CgOptions;
 use scalapack_ft::lu::Transpose;
 use scalapack_ft::lu_ft::LuFactors;
 use scalapack_ft::qr_ft::QrFactors;
-use scalapack_ft::{cg_ft, lu, qr, DistMatrix, Error, Grid, Result};
+use scalapack_ft::{cg_ft, drivers, lu, qr, DistMatrix, Error, Grid, Result};
 use std::os::raw::{c_char, c_int};
 
 /// The matrix a factorization works on: `(M, N, A, IA, JA, DESCA)` at the
@@ -46,7 +46,7 @@ pub(crate) fn factored(
 
 /// A factorization's checks of its matrix (two process columns for the
 /// checksums of a fault-tolerant one).
-pub(crate) fn check_factored(r: &Routine, arg: &MatrixArg, grid: &Grid, ictxt: c_int) -> Result<Checked> {
+pub(crate) fn check_factored(r: &Routine, arg: &MatrixArg, grid: &Grid, ictxt: c_int) -> Result<CheckedMatrix> {
     if r.protection == Protection::FaultTolerant {
         check_two_process_columns(r.name, pdgeqrf::DESCA, "A", grid)?;
     }
@@ -55,7 +55,7 @@ pub(crate) fn check_factored(r: &Routine, arg: &MatrixArg, grid: &Grid, ictxt: c
 
 /// ScaLAPACK's smallest LWORK of PDGEQRF (IA = JA = 1):
 /// NB·(Mp0 + Nq0 + NB).
-fn qr_lwork_min(grid: &Grid, c: &Checked) -> usize {
+fn qr_lwork_min(grid: &Grid, c: &CheckedMatrix) -> usize {
     let nb = c.desc.nb();
     let mp0 = numroc(c.m, nb, grid.myrow() as usize, 0, grid.nprow() as usize);
     let nq0 = numroc(c.n, nb, grid.mycol() as usize, 0, grid.npcol() as usize);
@@ -96,7 +96,7 @@ fn export_ipiv(a: &DistMatrix, ipiv: &[i64], out: *mut c_int) {
 /// fault-tolerant factorization, which keeps it), or the caller's array
 /// itself (declared in place: `in_place`).
 struct QrArgs {
-    a: Checked,
+    a: CheckedMatrix,
     mat: Option<DistMatrix>,
     in_place: Option<Declared>,
 }
@@ -105,7 +105,7 @@ impl QrArgs {
     /// A factorization's matrix: for a fault-tolerant one of an A declared
     /// in place (its declaration, `declared`), the caller's array itself;
     /// otherwise a copy of it. Local checks (agreed by the caller).
-    fn new(r: &Routine, grid: &Grid, c: Checked, data: *mut f64, declared: Option<Declared>) -> Result<QrArgs> {
+    fn new(r: &Routine, grid: &Grid, c: CheckedMatrix, data: *mut f64, declared: Option<Declared>) -> Result<QrArgs> {
         let in_place = declared.filter(|_| r.protection == Protection::FaultTolerant);
         let mut args = QrArgs { a: c, mat: None, in_place };
         args.mat = Some(args.take_matrix(grid, r, data)?);
@@ -142,8 +142,8 @@ impl Work for QrArgs {
 
 /// The QR routines of the ABI.
 const PDGEQRF_FT: Routine = Routine {
-    name: "pdgeqrf_ft_",
-    log_name: "pdgeqrf_ft",
+    name: drivers::PDGEQRF_FT.c_symbol.expect("a C symbol"),
+    log_name: drivers::PDGEQRF_FT.routine,
     protection: Protection::FaultTolerant,
     keeps_result: true,
     ctxt_desc: pdgeqrf::DESCA,
@@ -157,8 +157,8 @@ const PDGEQRF: Routine = Routine {
 };
 /// The LU routines of the ABI.
 const PDGETRF_FT: Routine = Routine {
-    name: "pdgetrf_ft_",
-    log_name: "pdgetrf_ft",
+    name: drivers::PDGETRF_FT.c_symbol.expect("a C symbol"),
+    log_name: drivers::PDGETRF_FT.routine,
     protection: Protection::FaultTolerant,
     keeps_result: true,
     ctxt_desc: pdgetrf::DESCA,
@@ -493,7 +493,7 @@ fn gather_pivots(grid: &Grid, a: &DistMatrix, ipiv: *const c_int, n: usize) -> R
 
 struct SolveArgs {
     a: DistMatrix,
-    b_arg: Checked,
+    b_arg: CheckedMatrix,
     b: DistMatrix,
     trans: Transpose,
 }
@@ -592,7 +592,7 @@ pub unsafe extern "C" fn ftla_pdgetrs_(
 struct CgArgs {
     a: DistMatrix,
     b: DistMatrix,
-    x_arg: Checked,
+    x_arg: CheckedMatrix,
     x: DistMatrix,
     opts: CgOptions,
 }
@@ -657,8 +657,8 @@ pub unsafe extern "C" fn pdcg_ft_(
     info: *mut c_int,
 ) {
     const R: Routine = Routine {
-        name: "pdcg_ft_",
-        log_name: "pdcg_ft",
+        name: drivers::PDCG_FT.c_symbol.expect("a C symbol"),
+        log_name: drivers::PDCG_FT.routine,
         protection: Protection::FaultTolerant,
         keeps_result: false,
         ctxt_desc: pdcg::DESCA,

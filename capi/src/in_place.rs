@@ -7,7 +7,7 @@ use crate::call::{no_grid, run_local, set_info, Protection, Routine};
 use crate::drivers::{check_factored, factored};
 use crate::kept::Declared;
 use crate::lost::ArrayKey;
-use crate::matrix::Checked;
+use crate::matrix::CheckedMatrix;
 use crate::process;
 use scalapack_ft::abft::{in_place_len, FtOptions};
 use scalapack_ft::args::{arg_error, entry, pdgetrf};
@@ -24,7 +24,7 @@ use std::os::raw::c_int;
 /// checksum columns follow column N), and LLD_A max(1, LOCr(M)) (the
 /// extended matrix's leading dimension): else an argument error at
 /// DESCA's M, N or LLD entry (global for M_A and N_A).
-pub(crate) fn in_place_need(routine: &str, grid: &Grid, c: &Checked) -> Result<usize> {
+pub(crate) fn in_place_need(routine: &str, grid: &Grid, c: &CheckedMatrix) -> Result<usize> {
     // (The factors and the checksum columns after them fill A from its
     // first column: a descriptor wider or taller than the factored
     // submatrix would have the program's columns past N taken for
@@ -75,7 +75,7 @@ pub(crate) fn in_place_need(routine: &str, grid: &Grid, c: &Checked) -> Result<u
 pub(crate) unsafe fn lend(
     routine: &str,
     grid: &Grid,
-    c: &Checked,
+    c: &CheckedMatrix,
     data: *mut f64,
     declared: Declared,
 ) -> Result<DistMatrix> {

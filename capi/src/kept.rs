@@ -22,7 +22,7 @@
 use crate::call::set_info;
 use crate::fingerprint::fingerprint;
 use crate::lost::{Access, ArrayArg, ArrayKey, LostArrays};
-use crate::matrix::Checked;
+use crate::matrix::CheckedMatrix;
 use crate::process;
 use scalapack_ft::lu_ft::{Holding, LuFactors};
 use scalapack_ft::qr_ft::QrFactors;
@@ -105,7 +105,7 @@ pub(crate) struct Kept {
     pub key: ArrayKey,
     /// A as the factorization checked it (its descriptor and the factored
     /// submatrix's size), for copying the factors into the caller's array.
-    pub a: Checked,
+    pub a: CheckedMatrix,
     pub factors: Factors,
     pub place: Place,
     /// This process's copy was hollow when kept (a replacement's re-run of
@@ -158,7 +158,7 @@ impl KeptFactors {
     /// Keeps `factors`, made from the caller's A (`key`, checked as `a`)
     /// in `place`, replacing what was kept for that array. In place, a
     /// whole copy's fingerprint is taken now.
-    pub fn keep(&mut self, key: ArrayKey, a: Checked, factors: Factors, place: Place) {
+    pub fn keep(&mut self, key: ArrayKey, a: CheckedMatrix, factors: Factors, place: Place) {
         self.release(&key);
         let awaiting_copy = factors.holding() == Holding::Hollow;
         let place = match place {

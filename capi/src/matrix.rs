@@ -32,7 +32,7 @@ pub(crate) struct MatrixArg {
 
 /// A checked matrix argument: its descriptor and the submatrix's size.
 #[derive(Clone, Copy)]
-pub(crate) struct Checked {
+pub(crate) struct CheckedMatrix {
     pub desc: Descriptor,
     pub m: usize,
     pub n: usize,
@@ -45,7 +45,7 @@ impl MatrixArg {
     /// 1, M ≤ M_A, N ≤ N_A), square blocks where needed, the first block
     /// on process (0, 0), and a local array where this process holds a
     /// part.
-    pub fn check(&self, routine: &str, grid: &Grid, ictxt: c_int) -> Result<Checked> {
+    pub fn check(&self, routine: &str, grid: &Grid, ictxt: c_int) -> Result<CheckedMatrix> {
         let at = self.at;
         let name = self.name;
         if self.desc.is_null() {
@@ -72,7 +72,7 @@ impl MatrixArg {
             check_square_blocks(routine, at.desc, name, &desc)?;
         }
         check_first_block_at_origin(routine, at.desc, name, &desc)?;
-        let checked = Checked { desc, m, n };
+        let checked = CheckedMatrix { desc, m, n };
         let (rows, cols) = checked.local_shape(grid);
         if rows > 0 && cols > 0 && self.data.is_null() {
             return Err(null_part(routine, at.data, name));
@@ -81,7 +81,7 @@ impl MatrixArg {
     }
 }
 
-impl Checked {
+impl CheckedMatrix {
     /// Rows and columns of the submatrix's local array on this process.
     pub fn local_shape(&self, grid: &Grid) -> (usize, usize) {
         let d = &self.desc;
@@ -159,7 +159,7 @@ impl Checked {
     }
 
     /// Local: whether the caller's array holds, bit for bit, the leading
-    /// local part of `stored` (see [`Checked::export_leading`]): one pass
+    /// local part of `stored` (see [`CheckedMatrix::export_leading`]): one pass
     /// over the local array.
     pub fn holds_leading(&self, grid: &Grid, stored: &DistMatrix, data: *const f64) -> bool {
         let (rows, cols) = self.local_shape(grid);

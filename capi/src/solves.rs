@@ -5,7 +5,7 @@
 use crate::call::{run, run_local, Protection, Routine, Work};
 use crate::kept::{Factors, Kept, KeptFactors};
 use crate::lost::{Access, ArrayArg, ArrayKey};
-use crate::matrix::{Checked, MatrixArg};
+use crate::matrix::{CheckedMatrix, MatrixArg};
 use crate::solve_args::{check_nrhs, getrs_matrices, getrs_transpose, letter, null_part};
 use crate::tools::get;
 use blacs_ft::index::numroc;
@@ -15,7 +15,7 @@ use scalapack_ft::blas::Trans;
 use scalapack_ft::lu::Transpose;
 use scalapack_ft::lu_ft::{pdgetrs_ft, Holding};
 use scalapack_ft::qr_ft::{pdgels_ft, pdormqr_ft};
-use scalapack_ft::{DistMatrix, Grid, Result};
+use scalapack_ft::{drivers, DistMatrix, Grid, Result};
 use std::os::raw::{c_char, c_int};
 
 /// The kept factors of the array A (`key`) for a solve, found and checked
@@ -94,7 +94,7 @@ fn changed(routine: &str, position: u32, name: &str, maker: &str) -> scalapack_f
 /// the solve's TRANS is typed).
 struct RhsArgs<T> {
     key: ArrayKey,
-    b_arg: Checked,
+    b_arg: CheckedMatrix,
     b: DistMatrix,
     nrhs: usize,
     trans: T,
@@ -190,8 +190,8 @@ pub unsafe extern "C" fn pdgetrs_ft_(
     info: *mut c_int,
 ) {
     const R: Routine = Routine {
-        name: "pdgetrs_ft_",
-        log_name: "pdgetrs_ft",
+        name: drivers::PDGETRS_FT.c_symbol.expect("a C symbol"),
+        log_name: drivers::PDGETRS_FT.routine,
         protection: Protection::FaultTolerant,
         keeps_result: false,
         ctxt_desc: pdgetrs::DESCA,
@@ -248,7 +248,7 @@ pub unsafe extern "C" fn pdgetrs_ft_(
 
 /// ScaLAPACK's smallest LWORK of PDORMQR with SIDE = 'L' (IA = JA = IC =
 /// JC = 1): max(NB_A·(NB_A−1)/2, (MpC0 + NqC0)·NB_A) + NB_A².
-fn ormqr_lwork_min(grid: &Grid, nb_a: usize, c: &Checked) -> usize {
+fn ormqr_lwork_min(grid: &Grid, nb_a: usize, c: &CheckedMatrix) -> usize {
     let mpc0 = numroc(c.m, c.desc.mb(), grid.myrow() as usize, 0, grid.nprow() as usize);
     let nqc0 = numroc(c.n, c.desc.nb(), grid.mycol() as usize, 0, grid.npcol() as usize);
     (nb_a * nb_a.saturating_sub(1) / 2).max((mpc0 + nqc0) * nb_a) + nb_a * nb_a
@@ -316,8 +316,8 @@ pub unsafe extern "C" fn pdormqr_ft_(
     info: *mut c_int,
 ) {
     const R: Routine = Routine {
-        name: "pdormqr_ft_",
-        log_name: "pdormqr_ft",
+        name: drivers::PDORMQR_FT.c_symbol.expect("a C symbol"),
+        log_name: drivers::PDORMQR_FT.routine,
         protection: Protection::FaultTolerant,
         keeps_result: false,
         ctxt_desc: pdormqr::DESCA,
@@ -349,7 +349,7 @@ pub unsafe extern "C" fn pdormqr_ft_(
     let (s, t, lwork) = (letter(side), letter(trans), get(lwork));
     let key = ArrayKey::of_kept(a, desca);
     // The checks that need no kept factors (also the workspace query's).
-    let checked = |grid: &Grid, ictxt: c_int| -> Result<(Trans, Checked, Checked, usize)> {
+    let checked = |grid: &Grid, ictxt: c_int| -> Result<(Trans, CheckedMatrix, CheckedMatrix, usize)> {
         if s != b'L' {
             return Err(arg_error(ROUTINE, SIDE, 0, "SIDE", "must be 'L' (Q from the right is not offered)"));
         }
@@ -431,7 +431,7 @@ pub unsafe extern "C" fn pdormqr_ft_(
 
 /// ScaLAPACK's smallest LWORK of PDGELS with TRANS = 'N' (IA = JA = IB =
 /// JB = 1, first blocks on process (0, 0)): LTAU + max(LWF, LWS).
-fn gels_lwork_min(grid: &Grid, a: &Checked, b: &Checked) -> usize {
+fn gels_lwork_min(grid: &Grid, a: &CheckedMatrix, b: &CheckedMatrix) -> usize {
     let (p, q, myrow, mycol) =
         (grid.nprow() as usize, grid.npcol() as usize, grid.myrow() as usize, grid.mycol() as usize);
     let (m, n, nb) = (a.m, a.n, a.desc.nb());
@@ -464,9 +464,9 @@ fn lcm(a: usize, b: usize) -> usize {
 
 /// pdgels_ft_'s matrices: A (taken by the factorization) and B.
 struct GelsArgs {
-    a: Checked,
+    a: CheckedMatrix,
     mat: Option<DistMatrix>,
-    b_arg: Checked,
+    b_arg: CheckedMatrix,
     b: DistMatrix,
 }
 
@@ -536,10 +536,10 @@ pub unsafe extern "C" fn pdgels_ft_(
     info: *mut c_int,
 ) {
     const R: Routine = Routine {
-        name: "pdgels_ft_",
+        name: drivers::PDGELS_FT.c_symbol.expect("a C symbol"),
         // (Its first call in the status log is the factorization's, then
         // the solve's.)
-        log_name: "pdgeqrf_ft",
+        log_name: drivers::PDGEQRF_FT.routine,
         protection: Protection::FaultTolerant,
         keeps_result: false,
         ctxt_desc: pdgels::DESCA,
@@ -571,7 +571,7 @@ pub unsafe extern "C" fn pdgels_ft_(
         square_blocks: false,
     };
     let (t, lwork) = (letter(trans), get(lwork));
-    let checked = |grid: &Grid, ictxt: c_int| -> Result<(Checked, Checked, usize)> {
+    let checked = |grid: &Grid, ictxt: c_int| -> Result<(CheckedMatrix, CheckedMatrix, usize)> {
         if t != b'N' {
             return Err(arg_error(ROUTINE, TRANS, 0, "TRANS", "must be 'N' (the transposed problem is not offered)"));
         }

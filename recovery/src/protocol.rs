@@ -191,7 +191,7 @@ pub trait Algorithm {
 
 /// What a fault-tolerant call did besides computing.
 #[derive(Clone, Debug)]
-pub struct Outcome<C> {
+pub struct CallOutcome<C> {
     /// Its recoveries, oldest first.
     pub recoveries: Vec<RecoveryRecord>,
     /// The checksum relations at the end, when asked for.
@@ -417,7 +417,7 @@ pub fn run<A: Algorithm>(
     alg: &mut A,
     start: Start<A::State>,
     verify: bool,
-) -> Result<Outcome<A::Check>, A::Error> {
+) -> Result<CallOutcome<A::Check>, A::Error> {
     // In a program that ends at its first unrecoverable failure, a repair
     // during the call that finds more losses in one process row than the
     // checksums rebuild stops at once, on every process, before it starts
@@ -437,7 +437,7 @@ fn run_call<A: Algorithm>(
     alg: &mut A,
     start: Start<A::State>,
     verify: bool,
-) -> Result<Outcome<A::Check>, A::Error> {
+) -> Result<CallOutcome<A::Check>, A::Error> {
     let (mut call, mut failure) = CallRun::begin(region, alg, start)?;
     loop {
         if let Some(f) = failure.take() {
@@ -609,12 +609,12 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
 
     /// The call is complete: in the log, and its checkpoint (if restarted)
     /// deleted.
-    fn complete(self, check: Option<A::Check>) -> Outcome<A::Check> {
+    fn complete(self, check: Option<A::Check>) -> CallOutcome<A::Check> {
         self.region.complete(self.alg.state());
         if let Some(r) = &self.restarted {
             self.region.forget_checkpoint(&r.from);
         }
-        Outcome { recoveries: self.recoveries, check, earlier_s: self.earlier_s }
+        CallOutcome { recoveries: self.recoveries, check, earlier_s: self.earlier_s }
     }
 }
 

@@ -13,6 +13,7 @@ pub mod cg;
 pub mod cg_ft;
 pub mod descriptor;
 pub mod dist_io;
+pub mod drivers;
 pub mod error;
 pub mod generate;
 pub mod io;

@@ -62,12 +62,8 @@ impl Ft {
 
     /// A step's phases in order, its commit last.
     fn step_phases(&self) -> Vec<&'static str> {
-        let steps = match self.op {
-            "qr" => scalapack_ft::qr_ft::STEP_PHASES,
-            "cg" => scalapack_ft::cg_ft::STEP_PHASES,
-            _ => scalapack_ft::lu_ft::STEP_PHASES,
-        };
-        steps.iter().chain(&[Phase::Commit]).map(|p| p.name()).collect()
+        let driver = scalapack_ft::drivers::Driver::by_kill_op(self.op).expect("a fault-tolerant routine");
+        driver.step_phases.iter().chain(&[Phase::Commit]).map(|p| p.name()).collect()
     }
 
     /// Kills, then checks: exit 0, residuals < 16, checksums consistent,

@@ -22,11 +22,11 @@ use recovery::protocol::{self, Algorithm, Phase, PhaseClock};
 use recovery::Region;
 use serde::{Deserialize, Serialize};
 
-const ROUTINE: &str = "pdcg_ft";
+const ROUTINE: &str = crate::drivers::PDCG_FT.routine;
 
 /// The phases of a step before its commit: the matrix-vector product
 /// (with its checksum test) and the inner products.
-pub const STEP_PHASES: &[Phase] = &[Phase::Matvec, Phase::Dot];
+pub const STEP_PHASES: &[Phase] = crate::drivers::PDCG_FT.step_phases;
 
 /// Fault-tolerant [`crate::cg::pdcg`]: the same solve, the same report,
 /// plus the recoveries and the silent errors caught.
@@ -283,7 +283,7 @@ impl Algorithm for CgSteps<'_> {
     type State = CgState;
     type Call = CgCall;
     type Check = ChecksumCheck;
-    const OP: &'static str = "cg";
+    const OP: &'static str = crate::drivers::PDCG_FT.kill_op;
     const STEP_PHASES: &'static [Phase] = STEP_PHASES;
 
     fn steps(&self) -> u64 {

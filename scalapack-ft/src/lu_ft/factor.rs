@@ -39,12 +39,12 @@ use recovery::Region;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
-pub(crate) const ROUTINE: &str = "pdgetrf_ft";
+pub(crate) const ROUTINE: &str = crate::drivers::PDGETRF_FT.routine;
 
 /// The phases of a step before its commit, in order: the panel with its
 /// pivot search, its broadcast along the process rows, the row exchange,
 /// and U's block row (solved, and broadcast down the process columns).
-pub const STEP_PHASES: &[Phase] = &[Phase::Panel, Phase::Bcast, Phase::Swap, Phase::Update];
+pub const STEP_PHASES: &[Phase] = crate::drivers::PDGETRF_FT.step_phases;
 
 /// Fault-tolerant LU factorization with partial pivoting: the same result
 /// as [`crate::lu::pdgetrf`] — L (unit lower, below the diagonal) and U in
@@ -246,7 +246,7 @@ impl PanelSteps for LuSteps {
     type Panel = Panel;
     type Scratch = StepScratch;
     type State = LuState;
-    const OP: &'static str = "lu";
+    const OP: &'static str = crate::drivers::PDGETRF_FT.kill_op;
     const STEP_PHASES: &'static [Phase] = STEP_PHASES;
 
     fn steps(&self) -> u64 {

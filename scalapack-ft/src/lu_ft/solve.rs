@@ -17,7 +17,7 @@ use std::cell::RefCell;
 use std::ops::Range;
 use std::rc::Rc;
 
-const ROUTINE: &str = "pdgetrs_ft";
+const ROUTINE: &str = crate::drivers::PDGETRS_FT.routine;
 
 /// Where its arguments are (the errors call the factors "the LU factors").
 const ARGS: SolveArgs = SolveArgs {
@@ -35,7 +35,7 @@ const ARGS: SolveArgs = SolveArgs {
 /// L or U along the process rows, or for `Trans` a block row of U or L to
 /// every process) then `update` (the diagonal process row solves B's block
 /// row on a copy, sent down the process columns).
-pub const GETRS_STEP_PHASES: &[Phase] = &[Phase::Swap, Phase::Bcast, Phase::Update];
+pub const GETRS_STEP_PHASES: &[Phase] = crate::drivers::PDGETRS_FT.step_phases;
 
 /// Fault-tolerant solve with protected LU factors: `A·X = B` or
 /// `Aᵀ·X = B` with the factorization `P·A = L·U` of
@@ -203,7 +203,7 @@ enum GetrsScratch {
 
 impl SolveSteps for GetrsSteps {
     type Scratch = GetrsScratch;
-    const OP: &'static str = "getrs";
+    const OP: &'static str = crate::drivers::PDGETRS_FT.kill_op;
     const STEP_PHASES: &'static [Phase] = GETRS_STEP_PHASES;
 
     fn steps(&self) -> u64 {

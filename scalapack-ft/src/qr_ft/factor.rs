@@ -20,11 +20,11 @@ use recovery::protocol::{self, Phase, PhaseClock};
 use recovery::Region;
 use std::ops::Range;
 
-pub(crate) const ROUTINE: &str = "pdgeqrf_ft";
+pub(crate) const ROUTINE: &str = crate::drivers::PDGEQRF_FT.routine;
 
 /// The phases of a step before its commit, in order: the panel, its
 /// broadcast along the process rows (V and T), and the update's reduction.
-pub const STEP_PHASES: &[Phase] = &[Phase::Panel, Phase::Bcast, Phase::Update];
+pub const STEP_PHASES: &[Phase] = crate::drivers::PDGEQRF_FT.step_phases;
 
 /// Fault-tolerant QR factorization: the same result as
 /// [`crate::qr::pdgeqrf`] (R and V in `a`, `tau` replicated), computed with
@@ -203,7 +203,7 @@ impl PanelSteps for QrSteps {
     type Panel = Panel;
     type Scratch = StepScratch;
     type State = Vec<f64>;
-    const OP: &'static str = "qr";
+    const OP: &'static str = crate::drivers::PDGEQRF_FT.kill_op;
     const STEP_PHASES: &'static [Phase] = STEP_PHASES;
 
     fn steps(&self) -> u64 {

@@ -3,7 +3,7 @@
 //! problem), then its two solve parts as one protected solve.
 
 use super::factor::ROUTINE as FACTOR_ROUTINE;
-use super::ormqr::{OrmqrSteps, ORMQR_PHASES};
+use super::ormqr::OrmqrSteps;
 use super::protected::QrFactors;
 use super::solve_args::check_rhs;
 use super::trsm::TrsmSteps;
@@ -22,10 +22,15 @@ use std::time::{Duration, Instant};
 
 /// The phases of a step before its commit (the same in both parts: see
 /// [`pdgels_ft`]).
-pub const GELS_PHASES: &[Phase] = ORMQR_PHASES;
+pub const GELS_PHASES: &[Phase] = crate::drivers::PDGELS_FT.step_phases;
 
-const ARGS: SolveArgs =
-    SolveArgs { routine: "pdgels_ft", factors_position: A, factors_name: "A", b_desc_position: DESCB, b_name: "B" };
+const ARGS: SolveArgs = SolveArgs {
+    routine: crate::drivers::PDGELS_FT.routine,
+    factors_position: A,
+    factors_name: "A",
+    b_desc_position: DESCB,
+    b_name: "B",
+};
 
 /// What [`pdgels_ft`] did besides solving: its two calls' reports.
 #[derive(Clone, Debug, Default)]
@@ -220,7 +225,7 @@ enum GelsScratch {
 
 impl SolveSteps for GelsSteps {
     type Scratch = GelsScratch;
-    const OP: &'static str = "gels";
+    const OP: &'static str = crate::drivers::PDGELS_FT.kill_op;
     const STEP_PHASES: &'static [Phase] = GELS_PHASES;
 
     fn steps(&self) -> u64 {

@@ -21,10 +21,15 @@ use std::rc::Rc;
 /// reflectors (V and T, formed from the stored factors) broadcast along
 /// the process rows, and the reduction of the update's W = Vᵀ·B down the
 /// process columns.
-pub const ORMQR_PHASES: &[Phase] = &[Phase::Bcast, Phase::Update];
+pub const ORMQR_PHASES: &[Phase] = crate::drivers::PDORMQR_FT.step_phases;
 
-const ARGS: SolveArgs =
-    SolveArgs { routine: "pdormqr_ft", factors_position: A, factors_name: "A", b_desc_position: DESCC, b_name: "C" };
+const ARGS: SolveArgs = SolveArgs {
+    routine: crate::drivers::PDORMQR_FT.routine,
+    factors_position: A,
+    factors_name: "A",
+    b_desc_position: DESCC,
+    b_name: "C",
+};
 
 /// Fault-tolerant `C = op(Q)·C`, Q = H(0)·H(1)···H(k−1) with
 /// K = min(M, N) reflectors of protected QR factors (ScaLAPACK `PDORMQR`
@@ -106,7 +111,7 @@ impl OrmqrSteps {
 impl SolveSteps for OrmqrSteps {
     /// The panel's reflectors and its W (reduced).
     type Scratch = (Panel, Vec<f64>);
-    const OP: &'static str = "ormqr";
+    const OP: &'static str = crate::drivers::PDORMQR_FT.kill_op;
     const STEP_PHASES: &'static [Phase] = ORMQR_PHASES;
 
     fn steps(&self) -> u64 {

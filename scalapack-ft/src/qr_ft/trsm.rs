@@ -19,10 +19,15 @@ use std::rc::Rc;
 /// The phases of a step before its commit, in order: R's block column
 /// broadcast along the process rows, and the diagonal block's solution
 /// X_k broadcast down the process columns.
-pub const TRSM_PHASES: &[Phase] = &[Phase::Bcast, Phase::Update];
+pub const TRSM_PHASES: &[Phase] = crate::drivers::UPPER_SOLVE_FT.step_phases;
 
-const ARGS: SolveArgs =
-    SolveArgs { routine: "upper_solve_ft", factors_position: A, factors_name: "A", b_desc_position: B, b_name: "B" };
+const ARGS: SolveArgs = SolveArgs {
+    routine: crate::drivers::UPPER_SOLVE_FT.routine,
+    factors_position: A,
+    factors_name: "A",
+    b_desc_position: B,
+    b_name: "B",
+};
 
 /// Fault-tolerant `R·X = B(0..N, :)` in place, R the N×N upper triangle
 /// of protected QR factors (ScaLAPACK `PDTRSM` with SIDE = 'L',
@@ -104,7 +109,7 @@ impl TrsmSteps {
 impl SolveSteps for TrsmSteps {
     /// R's block column and the diagonal block's solution.
     type Scratch = (RBlockColumn, Vec<f64>);
-    const OP: &'static str = "trsm";
+    const OP: &'static str = crate::drivers::UPPER_SOLVE_FT.kill_op;
     const STEP_PHASES: &'static [Phase] = TRSM_PHASES;
 
     fn steps(&self) -> u64 {

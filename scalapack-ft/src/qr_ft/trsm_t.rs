@@ -45,7 +45,7 @@ impl TransposedTrsmSteps {
 impl SolveSteps for TransposedTrsmSteps {
     /// R's block row and the diagonal block's solution.
     type Scratch = (RBlockRow, Vec<f64>);
-    const OP: &'static str = "trsm";
+    const OP: &'static str = crate::drivers::UPPER_SOLVE_FT.kill_op;
     const STEP_PHASES: &'static [Phase] = super::TRSM_PHASES;
 
     fn steps(&self) -> u64 {
