@@ -145,7 +145,8 @@ pub struct LaunchProgramArgs {
     /// How a lost process is recovered (inplace, cof, auto; see `ftla qr --help`).
     #[arg(long, value_name = "POLICY", default_value = "inplace", value_parser = parse_policy)]
     pub recovery: Policy,
-    /// With --recovery cof|auto: where the checkpoints go.
+    /// Where the checkpoints go (saved on a failure with --recovery
+    /// cof|auto, or periodically with FTLA_CHECKPOINT_EVERY).
     #[arg(long, value_name = "D")]
     pub checkpoint_dir: Option<PathBuf>,
     /// With --recovery cof|auto: restarts from checkpoints allowed.
@@ -261,6 +262,13 @@ const CG_KILL: &str = concat!(
     repair_points!()
 );
 
+fn parse_interval(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .ok_or_else(|| format!("`{s}`: must be a positive number of seconds"))
+}
+
 fn parse_policy(s: &str) -> Result<Policy, String> {
     Policy::parse(s).ok_or_else(|| format!("`{s}`: must be inplace, cof or auto"))
 }
@@ -371,11 +379,23 @@ pub struct FtArgs {
     /// spawn fails).
     #[arg(long, value_name = "POLICY", requires = "ft", default_value = "inplace", value_parser = parse_policy)]
     pub recovery: Policy,
-    /// With --recovery cof|auto: where the checkpoints go (default
+    /// With --ft: where the checkpoints go, saved on a failure (--recovery
+    /// cof|auto) or periodically (--checkpoint-every; default
     /// $TMPDIR/ftla-checkpoints-RUNID; on several nodes, a directory they
     /// share). Deleted after a successful finish.
     #[arg(long, value_name = "D", requires = "ft")]
     pub checkpoint_dir: Option<PathBuf>,
+    /// With --ft: save a periodic checkpoint of the call in progress at the
+    /// first commit point every SECONDS (fractions allowed), which survives
+    /// the loss of the whole job (a lost node): resume it with --resume D.
+    /// At most two generations are on disk; the checkpoints are deleted
+    /// after a successful finish unless --keep-checkpoints.
+    #[arg(long, value_name = "SECONDS", requires = "ft", value_parser = parse_interval)]
+    pub checkpoint_every: Option<f64>,
+    /// With --checkpoint-every: keep the checkpoints after a successful
+    /// finish.
+    #[arg(long, requires = "checkpoint_every")]
+    pub keep_checkpoints: bool,
     /// With --recovery cof|auto: restarts from checkpoints allowed; 0 stops
     /// after the first save, leaving the checkpoints for --resume (exit
     /// code 76).

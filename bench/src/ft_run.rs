@@ -7,7 +7,7 @@ use crate::problem::{make_matrix, write_json, FactorJob, FtJob};
 use crate::session::{local_dgemm_gflops, median, start_preparing, Session};
 use blacs_ft::launch::Outcome;
 use blacs_ft::{Injector, Scope};
-use ftla_bench::report::{round_ms, CompareReport, FactorReport, Op, RecoveryEntry, RestartEntry};
+use ftla_bench::report::{round_ms, CheckpointEntry, CompareReport, FactorReport, Op, RecoveryEntry, RestartEntry};
 use recovery::{Region, RegionOptions};
 use scalapack_ft::abft::{FtOptions, FtReport, FtWorkspace, LayoutKind};
 use scalapack_ft::blas;
@@ -137,6 +137,9 @@ pub fn run(a: FactorJob) -> ! {
             (false, e.to_string())
         }
     };
+    if ok {
+        region.remove_checkpoints_when_done();
+    }
     let s = Session { rt, grid: region.into_grid() };
     s.finish(crate::session::outcome(ok, unrecoverable), &detail)
 }
@@ -247,6 +250,16 @@ fn print_recoveries(region: &Region, report: &FtReport, rep: Option<usize>) {
     }
     let tag = rep.map(|r| format!("repetition {}: ", r + 1)).unwrap_or_default();
     for r in &report.recoveries {
+        if r.mode == blacs_ft::RepairMode::Resume {
+            // (The job before was lost whole: nothing was saved then.)
+            let c = r.cof.unwrap_or_default();
+            println!(
+                "  {tag}resumed at step {} from the periodic checkpoint of a lost job: relaunch {:.1} + load {:.1} + \
+                 rebuild {:.1} ms",
+                r.step, c.relaunch_ms, c.load_ms, r.rebuild_ms
+            );
+            continue;
+        }
         let repair = match &r.cof {
             Some(c) => format!("save {:.1} + relaunch {:.1} + load {:.1}", c.save_ms, c.relaunch_ms, c.load_ms),
             None => format!("repair {:.1}", r.repair_ms),
@@ -404,13 +417,23 @@ fn timed_ft(
     let secs = (counts[0] > 0).then_some(slowest[0]);
     // The restarts' repairs, as a process that saw them all tells them (a
     // replacement, or a hot spare promoted, saw fewer).
-    let mut most = [restart_repairs.len() as i64];
-    region.grid().max(Scope::All, &mut most)?;
-    if let Some(holder) = region.grid().lowest_rank_where(restart_repairs.len() as i64 == most[0])? {
-        let bytes = region.grid().broadcast_vec(recovery::codec::encode(&restart_repairs), holder)?;
-        restart_repairs = recovery::codec::decode(&bytes).unwrap_or_default();
-    }
+    let restart_repairs = longest_list(region.grid(), restart_repairs)?;
     Ok(FtRun { secs, report, factors, singular, fact: mat, shape, restarts: counts[1] as usize, restart_repairs })
+}
+
+/// Collective: the longest of the ranks' `list`s (that of a process that
+/// saw every event a replacement saw only the end of), on every rank.
+fn longest_list<T>(grid: &blacs_ft::Grid, list: Vec<T>) -> Result<Vec<T>, scalapack_ft::Error>
+where
+    T: serde::Serialize + serde::de::DeserializeOwned,
+{
+    let mut most = [list.len() as i64];
+    grid.max(Scope::All, &mut most)?;
+    let Some(holder) = grid.lowest_rank_where(list.len() as i64 == most[0])? else {
+        return Ok(list);
+    };
+    let bytes = grid.broadcast_vec(recovery::codec::encode(&list), holder)?;
+    Ok(recovery::codec::decode(&bytes).unwrap_or_default())
 }
 
 /// What a run of the FT job's body made again after a repair does.
@@ -520,6 +543,9 @@ struct FtOutcome {
     residuals: factors::Residuals,
     restarts: usize,
     restart_repairs: Vec<RestartEntry>,
+    /// The periodic checkpoints saved, and the step the job resumed from.
+    checkpoints: Vec<CheckpointEntry>,
+    resumed_at_step: Option<u64>,
     compare: Option<Compare>,
     /// The local DGEMM rate measured in the same run.
     dgemm: f64,
@@ -580,7 +606,31 @@ fn measure(
         None
     };
     let dgemm = local_dgemm_gflops(region.grid())?;
-    Ok(FtOutcome { m, n, secs, report, factors, singular, residuals, restarts, restart_repairs, compare, dgemm })
+    let checkpoints = region
+        .checkpoints()
+        .iter()
+        .map(|c| CheckpointEntry { step: c.step, bytes: c.bytes, write_ms: round_ms(c.write_ms) })
+        .collect();
+    let checkpoints = longest_list(region.grid(), checkpoints)?;
+    // (A replacement did not load the checkpoints: the survivors say.)
+    let mut at = [region.resumed_at_step().map_or(-1, |s| s as i64)];
+    region.grid().max(Scope::All, &mut at)?;
+    let resumed_at_step = u64::try_from(at[0]).ok();
+    Ok(FtOutcome {
+        m,
+        n,
+        secs,
+        report,
+        factors,
+        singular,
+        residuals,
+        restarts,
+        restart_repairs,
+        checkpoints,
+        resumed_at_step,
+        compare,
+        dgemm,
+    })
 }
 
 /// `--compare`: pairs of (plain, failure-free FT) factorizations,
@@ -722,6 +772,17 @@ impl FtOutcome {
                 lines.push(format!("silent corruption detected in checksum group {}", c.worst_group));
             }
         }
+        if !self.checkpoints.is_empty() {
+            let n = self.checkpoints.len() as f64;
+            let steps: Vec<String> = self.checkpoints.iter().map(|c| c.step.to_string()).collect();
+            let mib = self.checkpoints.iter().map(|c| c.bytes as f64).sum::<f64>() / n / (1 << 20) as f64;
+            let ms = self.checkpoints.iter().map(|c| c.write_ms).sum::<f64>() / n;
+            lines.push(format!(
+                "periodic checkpoints: {} (after steps {}), {mib:.1} MiB and {ms:.0} ms each on average",
+                steps.len(),
+                steps.join(", ")
+            ));
+        }
         match &self.compare {
             Some(cmp) => lines.extend(compare_lines(cmp, &name, report.overhead_model)),
             None if a.op == Op::Cg => {}
@@ -753,6 +814,8 @@ impl FtOutcome {
         r.recoveries = Some(self.report.recoveries.iter().map(RecoveryEntry::from).collect());
         r.restarts = Some(self.restarts);
         r.restart_repairs = Some(self.restart_repairs.clone());
+        r.checkpoints = (!self.checkpoints.is_empty()).then(|| self.checkpoints.clone());
+        r.resumed_at_step = self.resumed_at_step;
         r.overhead_model = Some(self.report.overhead_model);
         r.checksum_layout = Some(ft.layout);
         r.checksum_check = self.report.check.clone();

@@ -123,8 +123,13 @@ fn refuse_ftla_kill(name: &str) {
 /// Re-executes this command under `mpiexec`; never returns.
 fn launch_job(job: &Job, launch: &LaunchArgs) -> ! {
     let cof = match job {
-        Job::Factor(FactorJob { ft: Some(ft), .. }) if ft.recovery != recovery::Policy::InPlace => {
-            Some(cof_relaunch(ft.recovery, ft.checkpoint_dir.clone(), ft.max_restarts, ft.resume.as_deref()))
+        Job::Factor(FactorJob { ft: Some(ft), .. })
+            if ft.recovery != recovery::Policy::InPlace || ft.checkpoint_every.is_some() =>
+        {
+            let mut c = cof_relaunch(ft.recovery, ft.checkpoint_dir.clone(), ft.max_restarts, ft.resume.as_deref());
+            c.checkpoint_every = ft.checkpoint_every;
+            c.keep_checkpoints = ft.keep_checkpoints;
+            Some(c)
         }
         _ => None,
     };
@@ -147,9 +152,14 @@ fn launch_program(a: cli::LaunchProgramArgs) -> ! {
         (recovery::Policy::InPlace, Some(_)) => recovery::Policy::Cof,
         (p, _) => p,
     };
-    let cof = (policy != recovery::Policy::InPlace).then(|| {
+    // (Periodic checkpoints of a C program: FTLA_CHECKPOINT_EVERY.)
+    let every = std::env::var(blacs_ft::launch::CHECKPOINT_EVERY_VAR).ok().and_then(|s| s.parse::<f64>().ok());
+    let cof = (policy != recovery::Policy::InPlace || every.is_some()).then(|| {
         let dir = a.resume.clone().or_else(|| a.checkpoint_dir.clone());
-        cof_relaunch(policy, dir, a.max_restarts, a.resume.as_deref())
+        let mut c = cof_relaunch(policy, dir, a.max_restarts, a.resume.as_deref());
+        c.checkpoint_every = every;
+        c.keep_checkpoints = std::env::var(blacs_ft::launch::KEEP_CHECKPOINTS_VAR).is_ok_and(|s| s == "1");
+        c
     });
     relaunch(&Relaunch {
         nprocs: a.np + a.spares,
@@ -169,7 +179,14 @@ fn cof_relaunch(
     max_restarts: u32,
     resume: Option<&std::path::Path>,
 ) -> CofRelaunch {
+    // (A directory with a periodic checkpoint and no file saved on a
+    // failure after it: the newest generation's files.)
+    let periodic = resume.and_then(|d| match recovery::cof::periodic::resume_dir(d) {
+        Ok((_, Some(m))) => Some(m),
+        _ => None,
+    });
     let from = resume.and_then(|d| {
+        let (d, _) = recovery::cof::periodic::resume_dir(d).ok()?;
         let files = std::fs::read_dir(d).ok()?;
         // The run most files belong to, its newest save (the job refuses
         // the files of other runs, naming them).
@@ -180,12 +197,31 @@ fn cof_relaunch(
     });
     let run_id = from.as_ref().map_or_else(new_run_id, |h| h.run_id);
     let dir = checkpoint_dir.unwrap_or_else(|| recovery::RegionOptions { run_id, ..Default::default() }.dir());
+    // A periodic checkpoint was left by a job lost whole: that loss is one
+    // more recovery of the run.
+    let epoch_base = match (&periodic, &from) {
+        (Some(m), _) => m.epoch + 1,
+        (None, h) => h.as_ref().map_or(0, |h| h.epoch),
+    };
     CofRelaunch {
         dir,
         run_id,
         max_restarts,
         resume: resume.is_some(),
         policy: policy.name(),
-        epoch_base: from.map_or(0, |h| h.epoch),
+        epoch_base,
+        newest_checkpoint: Some(newest_checkpoint),
+        ..Default::default()
     }
+}
+
+/// The newest complete periodic checkpoint in `dir` (for the launcher).
+fn newest_checkpoint(dir: &std::path::Path) -> Option<blacs_ft::launch::SavedGeneration> {
+    let m = recovery::cof::periodic::read_manifest(dir).ok()??;
+    Some(blacs_ft::launch::SavedGeneration {
+        generation: m.generation,
+        routine: m.routine,
+        step: m.step,
+        epoch: m.epoch,
+    })
 }

@@ -69,6 +69,10 @@ pub struct FtJob {
     pub checkpoint_dir: Option<std::path::PathBuf>,
     pub max_restarts: u32,
     pub resume: Option<std::path::PathBuf>,
+    /// Periodic checkpoints (`--checkpoint-every`, seconds), kept after a
+    /// successful finish with `--keep-checkpoints`.
+    pub checkpoint_every: Option<f64>,
+    pub keep_checkpoints: bool,
     /// The checksum layout (`--layout`, `--checksums`).
     pub layout: scalapack_ft::abft::LayoutKind,
 }
@@ -239,6 +243,8 @@ impl FactorJob {
             checkpoint_dir: ft.resume.clone().or_else(|| ft.checkpoint_dir.clone()),
             max_restarts: ft.max_restarts,
             resume: ft.resume.clone(),
+            checkpoint_every: ft.checkpoint_every,
+            keep_checkpoints: ft.keep_checkpoints,
         });
         Ok(self)
     }
@@ -435,10 +441,25 @@ impl FactorJob {
                         ));
                     }
                 }
+                o if o == recovery::cof::periodic::POINTS => {
+                    // (Checked with the other options: --checkpoint-every.)
+                    match phase {
+                        Some("write" | "manifest") | None => {}
+                        Some(p) => {
+                            return Err(format!(
+                                "--kill: `{p}` is not a point of {o} (points: write, manifest; STEP the generation, \
+                                 from 1)"
+                            ))
+                        }
+                    }
+                    if step == Some(0) {
+                        return Err(format!("--kill: {o} generations count from 1 (R@{o}:1:write)"));
+                    }
+                }
                 other => {
                     let solve = if self.op == Op::Lu { ", getrs or app with --solve" } else { ", gels with --lstsq" };
                     return Err(format!(
-                        "--kill: `{other}` names no kill point of ftla {} (use {}{solve}, repair or region)",
+                        "--kill: `{other}` names no kill point of ftla {} (use {}{solve}, repair, region or checkpoint)",
                         self.op.name(),
                         self.op.name()
                     ));

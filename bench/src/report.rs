@@ -163,6 +163,17 @@ impl From<&recovery::protocol::RecoveryRecord> for RecoveryEntry {
     }
 }
 
+/// One periodic checkpoint of the run, the same on every rank.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CheckpointEntry {
+    /// The routine's committed steps saved.
+    pub step: u64,
+    /// Bytes written, every rank's file together.
+    pub bytes: u64,
+    /// From the commit to the save complete on every rank.
+    pub write_ms: f64,
+}
+
 /// A repair after which a call started again from its input (a process
 /// lost before the call's checksums existed, or between the
 /// factorization and the solve): nothing was rebuilt, but the grid was
@@ -280,6 +291,13 @@ pub struct FactorReport {
     /// The repairs behind `restarts` (those in this job), oldest first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_repairs: Option<Vec<RestartEntry>>,
+    /// The periodic checkpoints this job saved (`--checkpoint-every`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoints: Option<Vec<CheckpointEntry>>,
+    /// The committed steps this job resumed from (a periodic checkpoint or
+    /// one saved on a failure): the work done before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed_at_step: Option<u64>,
     /// Predicted extra trailing-update work of the checksums (fraction).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub overhead_model: Option<f64>,
@@ -337,6 +355,8 @@ impl FactorReport {
             recoveries: None,
             restarts: None,
             restart_repairs: None,
+            checkpoints: None,
+            resumed_at_step: None,
             overhead_model: None,
             checksum_layout: None,
             checksum_check: None,

@@ -110,6 +110,7 @@ fn encode(r: &RepairReport, row: &mut [f64]) {
             RepairMode::Spawn => 2.0,
             RepairMode::Spare => 1.0,
             RepairMode::Cof => 3.0,
+            RepairMode::Resume => 4.0,
             RepairMode::NoLoss => 0.0,
         },
         r.epoch as f64,
@@ -133,6 +134,7 @@ fn decode(row: &[f64]) -> RepairReport {
         split_ms: row[5],
         total_ms: row[6],
         mode: match row[7] as i32 {
+            4 => RepairMode::Resume,
             3 => RepairMode::Cof,
             2 => RepairMode::Spawn,
             1 => RepairMode::Spare,

@@ -28,10 +28,14 @@ pub struct GridAgreement(Agreement);
 #[derive(Debug)]
 enum Agreement {
     Pending(PendingAgree),
-    Done(bool),
+    /// The flags' bitwise AND, known at once.
+    Done(i32),
     /// Progressing it failed: [`Grid::finish_agree`] returns the error.
     Failed(Error),
 }
+
+/// The flags an agreement carries (see [`Grid::start_agree_bits`]).
+pub const AGREED_BITS: u32 = 4;
 
 /// Which processes take part in a grid operation (BLACS `SCOPE`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -604,20 +608,36 @@ impl Grid {
     /// overlap the agreement; [`Grid::finish_agree`] completes it. Every
     /// rank starts its agreements in the same order.
     pub fn start_agree(&self, flag: bool) -> Result<GridAgreement> {
+        self.start_agree_bits(flag as i32)
+    }
+
+    /// [`Grid::start_agree`] on the low `AGREED_BITS` bits of `flags`:
+    /// [`Grid::finish_agree_bits`] gives their bitwise AND over every live
+    /// process. One rank can say yes or no for all in a bit the others
+    /// set (the step-commit protocol's "save this step").
+    pub fn start_agree_bits(&self, flags: i32) -> Result<GridAgreement> {
+        let flags = flags & ((1 << AGREED_BITS) - 1);
         if self.ulfm == UlfmStatus::Available {
-            return Ok(GridAgreement(Agreement::Pending(self.fail(self.all.start_agree(flag as i32))?)));
+            return Ok(GridAgreement(Agreement::Pending(self.fail(self.all.start_agree(flags))?)));
         }
-        let mut v = [flag as i64];
+        // (Without ULFM: one minimum per bit.)
+        let mut v: Vec<i64> = (0..AGREED_BITS).map(|b| ((flags >> b) & 1) as i64).collect();
         self.fail(self.all.allreduce(&mut v, ReduceOp::Min))?;
-        Ok(GridAgreement(Agreement::Done(v[0] == 1)))
+        Ok(GridAgreement(Agreement::Done(v.iter().enumerate().map(|(b, &x)| (x as i32) << b).sum())))
     }
 
     /// Completes an agreement started by [`Grid::start_agree`]; a process
     /// failure revokes the grid like any other operation's.
     pub fn finish_agree(&self, started: GridAgreement) -> Result<bool> {
+        Ok(self.finish_agree_bits(started)? & 1 == 1)
+    }
+
+    /// Completes an agreement started by [`Grid::start_agree_bits`]: the
+    /// flags' bitwise AND.
+    pub fn finish_agree_bits(&self, started: GridAgreement) -> Result<i32> {
         match started.0 {
             Agreement::Done(v) => Ok(v),
-            Agreement::Pending(p) => Ok(self.fail(p.wait())? & 1 == 1),
+            Agreement::Pending(p) => Ok(self.fail(p.wait())? & ((1 << AGREED_BITS) - 1)),
             Agreement::Failed(e) => Err(e),
         }
     }

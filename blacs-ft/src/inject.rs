@@ -7,10 +7,16 @@
 //!
 //! ```text
 //! RANK@[OP:]STEP[:PHASE][/EPOCH]     e.g.  1@3:update   2@qr:0:panel   0@repair:1:shrink/1
+//! job@[OP:]STEP[:PHASE][/EPOCH]      e.g.  job@qr:5:update
 //! ```
 //!
 //! `STEP` and `PHASE` may be `*` (any). The process really dies: it sends
-//! itself SIGKILL, it does not return.
+//! itself SIGKILL, it does not return. `job@` ends the whole job at once,
+//! as a lost node does: the process of grid rank 0 SIGKILLs its node's MPI
+//! runtime daemon (its parent when it started: after the daemon's death
+//! `getppid()` no longer names it), then itself; what the runtime, or
+//! `ftla`'s launcher, does to the other processes then is what happens to
+//! them.
 //!
 //! # When a point fires
 //! A point that names `/EPOCH` fires only in that repair epoch (0 before
@@ -36,11 +42,24 @@ use crate::error::{Error, Result};
 use std::fmt;
 use std::io::Write;
 
+/// What a kill ends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Victim {
+    /// The process of the grid rank.
+    #[default]
+    Process,
+    /// The whole job (`job@…`): the grid rank's node's MPI runtime daemon,
+    /// then the process.
+    Job,
+}
+
 /// One kill: grid rank `rank` dies at the first matching point.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KillSpec {
-    /// Grid rank to kill.
+    /// Grid rank to kill (`job@…`: 0, the process that ends the job).
     pub rank: i32,
+    /// What it kills.
+    pub victim: Victim,
     /// Operation name (`None`: any).
     pub op: Option<String>,
     /// Step (`None`: any).
@@ -54,11 +73,16 @@ pub struct KillSpec {
 }
 
 impl KillSpec {
-    /// Parses `RANK@[OP:]STEP[:PHASE][/EPOCH]`.
+    /// Parses `RANK@[OP:]STEP[:PHASE][/EPOCH]` or `job@[OP:]STEP[:PHASE][/EPOCH]`.
     pub fn parse(s: &str) -> Result<KillSpec> {
-        let bad = |why: &str| Error::invalid("kill", format!("`{s}`: {why} (expected RANK@[OP:]STEP[:PHASE][/EPOCH])"));
+        let bad = |why: &str| {
+            Error::invalid("kill", format!("`{s}`: {why} (expected RANK@[OP:]STEP[:PHASE][/EPOCH] or job@…)"))
+        };
         let (rank, rest) = s.split_once('@').ok_or_else(|| bad("missing @"))?;
-        let rank: i32 = rank.trim().parse().map_err(|_| bad("rank is not an integer"))?;
+        let (rank, victim) = match rank.trim() {
+            "job" => (0, Victim::Job),
+            r => (r.parse::<i32>().map_err(|_| bad("rank is not an integer"))?, Victim::Process),
+        };
         if rank < 0 {
             return Err(bad("negative rank"));
         }
@@ -82,7 +106,7 @@ impl KillSpec {
             [op, step, phase] => (any(op), step_of(step)?, any(phase)),
             _ => return Err(bad("too many fields")),
         };
-        Ok(KillSpec { rank, op, step, phase, epoch })
+        Ok(KillSpec { rank, victim, op, step, phase, epoch })
     }
 
     /// Whether the point `(op, step, phase)` on grid rank `rank` is this
@@ -98,7 +122,10 @@ impl KillSpec {
 /// The kill point in the syntax [`KillSpec::parse`] reads.
 impl fmt::Display for KillSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}@", self.rank)?;
+        match self.victim {
+            Victim::Process => write!(f, "{}@", self.rank)?,
+            Victim::Job => write!(f, "job@")?,
+        }
         if let Some(op) = &self.op {
             write!(f, "{op}:")?;
         }
@@ -315,10 +342,13 @@ impl Injector {
         self.fired().into_iter().zip(&self.specs).filter(|(f, _)| !f).map(|(_, k)| k).collect()
     }
 
-    /// SIGKILLs this process if a kill fires at the point.
+    /// SIGKILLs this process (or the whole job) if a kill fires at the
+    /// point.
     pub fn point(&self, rank: i32, epoch: u32, op: &str, step: u64, phase: &str) {
-        if self.firing(rank, epoch, op, step, phase).is_some() {
-            kill_self(&format!("rank {rank} at {op}:{step}:{phase} (epoch {epoch})"));
+        match self.firing(rank, epoch, op, step, phase).map(|k| k.victim) {
+            Some(Victim::Process) => kill_self(&format!("rank {rank} at {op}:{step}:{phase} (epoch {epoch})")),
+            Some(Victim::Job) => kill_job(&format!("at {op}:{step}:{phase} (epoch {epoch}), from grid rank {rank}")),
+            None => {}
         }
     }
 }
@@ -331,6 +361,23 @@ impl fmt::Display for Injector {
         }
         Ok(())
     }
+}
+
+/// Ends the whole job as a lost node does: SIGKILLs this node's MPI
+/// runtime daemon (this process's parent when it started), then this
+/// process.
+pub fn kill_job(why: &str) -> ! {
+    let daemon = crate::runtime::daemon_pid();
+    let _ = writeln!(
+        std::io::stderr(),
+        "ftla: injecting the loss of the whole job {why}: SIGKILL to its runtime daemon (pid {daemon})"
+    );
+    let _ = std::io::stdout().flush();
+    if daemon > 1 {
+        // SAFETY: signalling the daemon this process was started by.
+        unsafe { libc::kill(daemon, libc::SIGKILL) };
+    }
+    kill_self("the process that ended the job")
 }
 
 /// Sends SIGKILL to this process after flushing its output.

@@ -17,6 +17,9 @@ pub enum RepairMode {
     Cof,
     /// Nobody died (a local error was propagated): communicators rebuilt only.
     NoLoss,
+    /// The whole job was lost (a lost node): a new job resumed from the
+    /// newest periodic checkpoint.
+    Resume,
 }
 
 crate::stable_tags!(RepairMode, "repair mode", {
@@ -24,6 +27,7 @@ crate::stable_tags!(RepairMode, "repair mode", {
     RepairMode::Spare => (1, "spare"),
     RepairMode::Cof => (2, "cof"),
     RepairMode::NoLoss => (3, "none"),
+    RepairMode::Resume => (4, "resume"),
 });
 
 impl RepairMode {
@@ -34,6 +38,7 @@ impl RepairMode {
             RepairMode::Spare => "spare",
             RepairMode::Cof => "cof",
             RepairMode::NoLoss => "none",
+            RepairMode::Resume => "resume",
         }
     }
 }
@@ -89,16 +94,16 @@ mod tests {
 
     #[test]
     fn repair_modes_keep_their_tags_and_names() {
-        let all = [RepairMode::Spawn, RepairMode::Spare, RepairMode::Cof, RepairMode::NoLoss];
+        let all = [RepairMode::Spawn, RepairMode::Spare, RepairMode::Cof, RepairMode::NoLoss, RepairMode::Resume];
         let tags: Vec<Vec<u8>> = all.iter().map(|m| postcard::to_allocvec(m).unwrap()).collect();
-        assert_eq!(tags, [[0], [1], [2], [3]]);
+        assert_eq!(tags, [[0], [1], [2], [3], [4]]);
         for m in all {
             let json = serde_json::to_string(&m).unwrap();
             assert_eq!(json, format!("\"{}\"", m.as_str()));
             assert_eq!(serde_json::from_str::<RepairMode>(&json).unwrap(), m);
             assert_eq!(postcard::from_bytes::<RepairMode>(&postcard::to_allocvec(&m).unwrap()).unwrap(), m);
         }
-        assert!(postcard::from_bytes::<RepairMode>(&[4]).is_err());
+        assert!(postcard::from_bytes::<RepairMode>(&[5]).is_err());
         assert!(serde_json::from_str::<RepairMode>("\"respawn\"").is_err());
     }
 }

@@ -14,6 +14,15 @@ use std::time::Duration;
 pub(crate) static SAW_FAILURE: AtomicBool = AtomicBool::new(false);
 /// Set in a process that was spawned as a replacement.
 static SPAWNED: AtomicBool = AtomicBool::new(false);
+/// This process's parent when it started: under Open MPI's launcher, its
+/// node's runtime daemon (`job@` kills it).
+static DAEMON: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// This node's MPI runtime daemon, as recorded when MPI started here (0
+/// before).
+pub(crate) fn daemon_pid() -> i32 {
+    DAEMON.load(Ordering::Acquire)
+}
 
 /// Whether this MPI run can use ULFM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,6 +100,8 @@ impl Runtime {
     /// `FTLA_MALLOC_DEFAULTS`).
     pub fn init() -> Result<Runtime> {
         crate::malloc_tuning::keep_scratch_resident();
+        // SAFETY: no preconditions.
+        DAEMON.store(unsafe { libc::getppid() }, Ordering::Release);
         crate::universe::stall_if_asked();
         let mut flag = 0;
         // SAFETY: out-parameter.

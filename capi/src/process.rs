@@ -197,6 +197,7 @@ impl Process {
         if self.context.as_ref().is_some_and(|c| c.ictxt == ictxt) {
             if let Some(c) = self.context.take() {
                 self.numbering = Some(numbering(c.region.grid()));
+                c.region.remove_checkpoints_when_done();
                 c.region.into_grid().close();
             }
         }
@@ -207,6 +208,7 @@ impl Process {
     /// without Open MPI's clean-up).
     pub fn exit(&mut self) {
         if let Some(c) = self.context.take() {
+            c.region.remove_checkpoints_when_done();
             c.region.into_grid().close();
         }
         if let Some(rt) = self.rt.take() {

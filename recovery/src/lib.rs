@@ -66,6 +66,10 @@ pub struct Region {
     /// The program ends at its first unrecoverable failure (see
     /// [`Region::set_ends_at_unrecoverable`]).
     ends_at_unrecoverable: bool,
+    /// The periodic checkpoints ([`cof::periodic`]).
+    periodic: cof::periodic::Periodic,
+    /// The committed steps of the call this job resumed from checkpoints.
+    resumed_at: Option<u64>,
 }
 
 /// How the job a region runs in started.
@@ -131,6 +135,8 @@ impl Region {
             pending: if joining { Pending::Joining } else { Pending::Nothing },
             protected: if joining { protected::Registry::joining() } else { protected::Registry::default() },
             ends_at_unrecoverable: false,
+            periodic: cof::periodic::Periodic::new(None, 0),
+            resumed_at: None,
         };
         if joining {
             // A survivor lost during the hand-over: repair with the others
@@ -170,11 +176,21 @@ impl Region {
             // are inside their recovery; it received their log instead.
             options.resume = false;
         }
+        let mut newest_generation = 0;
         if options.resume {
             let dir = options.dir();
             // (The launcher names the run it resumes.)
             let run_id = (options.run_id != 0).then_some(options.run_id);
-            let resumed = cof::load(&region.grid, &dir, run_id)?;
+            // The newest periodic generation, unless the survivors of a
+            // failure saved after it.
+            let (from, manifest) = cof::periodic::resume_dir(&dir).map_err(|reason| Error::Checkpoint {
+                file: dir.join(cof::periodic::MANIFEST).display().to_string(),
+                reason,
+            })?;
+            let mut resumed = cof::load(&region.grid, &from, run_id)?;
+            resumed.generation = manifest.map(|m| m.generation);
+            region.resumed_at = resumed.reference.call.as_ref().map(|c| c.committed);
+            newest_generation = resumed.generation.unwrap_or(0);
             // Later saves carry on the run these checkpoints came from.
             options.run_id = resumed.reference.run_id;
             options.restarts = options.restarts.max(resumed.reference.restarts.saturating_add(1));
@@ -189,8 +205,66 @@ impl Region {
                 region.job = JobStart::RestartedAfresh;
             }
         }
+        region.periodic = cof::periodic::Periodic::new(options.checkpoint_every, newest_generation);
         region.options = options;
         Ok(region)
+    }
+
+    /// The committed steps of the interrupted call this job resumed from
+    /// checkpoints (`None`: it did not; on a replacement, which received
+    /// the survivors' log, too).
+    pub fn resumed_at_step(&self) -> Option<u64> {
+        self.resumed_at
+    }
+
+    /// The periodic checkpoints saved in this job, oldest first (the same
+    /// on every process that took part in them).
+    pub fn checkpoints(&self) -> &[cof::CheckpointRecord] {
+        &self.periodic.records
+    }
+
+    /// Whether this job saves periodic checkpoints.
+    pub(crate) fn periodic_checkpoints(&self) -> bool {
+        self.periodic.every.is_some()
+    }
+
+    /// Grid rank 0's say on whether the step about to commit is saved (the
+    /// others' is yes: the commit's agreement ANDs them).
+    pub(crate) fn checkpoint_due(&self) -> bool {
+        self.grid.rank() != 0 || self.periodic.due()
+    }
+
+    /// Whether the room for two generations was found (a failed save after
+    /// it is a file that could not be written).
+    pub(crate) fn periodic_room_known(&self) -> bool {
+        self.periodic.room_checked
+    }
+
+    /// Collective, once per call before its first periodic save: room for
+    /// two generations of `bytes` (this rank's file).
+    pub(crate) fn check_checkpoint_room(&mut self, bytes: u64) -> Result<(), Error> {
+        if self.periodic.room_checked {
+            return Ok(());
+        }
+        cof::periodic::check_room(&self.grid, &self.options.dir(), bytes)?;
+        self.periodic.room_checked = true;
+        Ok(())
+    }
+
+    /// Collective: saves the committed state of the call in progress as
+    /// the next periodic generation ([`cof::periodic::save`]).
+    pub(crate) fn save_checkpoint(&mut self, snapshot: cof::Snapshot<'_>) -> Result<cof::CheckpointRecord, Error> {
+        cof::periodic::save(&self.grid, &self.options, &self.log, &mut self.periodic, snapshot)
+    }
+
+    /// Removes this process's periodic checkpoints (and grid rank 0 the
+    /// manifest) once every call of the region completed, unless the
+    /// options keep them. Local.
+    pub fn remove_checkpoints_when_done(&self) {
+        let done = self.log.calls().iter().all(|c| c.status == CallStatus::Done);
+        if done && !self.options.keep_checkpoints && (self.periodic.every.is_some() || self.periodic.complete > 0) {
+            cof::periodic::remove_all(&self.options.dir(), self.grid.rank());
+        }
     }
 
     /// The recovery settings.
@@ -527,7 +601,10 @@ impl Region {
     /// After the interrupted call of a resumed job completed: its
     /// checkpoint is deleted (each process deletes its own file).
     pub fn forget_checkpoint(&self, resumed: &cof::Resumed) {
-        cof::file::remove(&resumed.dir, self.grid.rank());
+        // (A periodic generation stays until a newer one is complete.)
+        if resumed.generation.is_none() {
+            cof::file::remove(&resumed.dir, self.grid.rank());
+        }
     }
 
     /// Runs `body` until it succeeds: on a process failure that escaped the

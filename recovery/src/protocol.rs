@@ -187,6 +187,16 @@ pub trait Algorithm {
     /// ...): a checkpoint saves them after a failure (checkpoint-on-failure)
     /// and the restarted call loads them, in this order.
     fn saved_arrays(&mut self) -> Vec<&mut [f64]>;
+
+    /// Runs `save` on [`Algorithm::saved_arrays`] as the last commit left
+    /// them (a periodic checkpoint, taken right after a commit). A driver
+    /// whose commit already started the next step (a look-ahead that
+    /// factors the next panel in place) puts the committed values back for
+    /// the save and its own after it; by default the arrays as they are.
+    fn with_committed_arrays(&mut self, save: &mut dyn FnMut(&[&[f64]])) {
+        let arrays: Vec<&[f64]> = self.saved_arrays().into_iter().map(|a| &*a).collect();
+        save(&arrays);
+    }
 }
 
 /// What a fault-tolerant call did besides computing.
@@ -559,7 +569,13 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
             let repair_ms = t.elapsed().as_secs_f64() * 1e3;
             let cof = self.restarted.as_ref().and_then(|r| r.times);
             let mine = self.holds_state.then_some(Opinion { phase, detect_ms, repair_ms, mode, cof });
-            match after_repair(self.region, self.alg, &mut self.committed, &mut self.recoveries, mine, cof.is_some()) {
+            // (The first recovery of a job started again from checkpoints:
+            // saved on a failure, or a periodic one of a job lost whole.)
+            let restored = cof.map(|_| match self.restarted.as_ref().and_then(|r| r.from.generation) {
+                Some(_) => RepairMode::Resume,
+                None => RepairMode::Cof,
+            });
+            match after_repair(self.region, self.alg, &mut self.committed, &mut self.recoveries, mine, restored) {
                 Ok(r) => break r,
                 Err(e) if e.is_process_failure() => continue,
                 Err(e) => return Err(e),
@@ -603,7 +619,14 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
 
     /// The steps from the committed one, then the final commit point.
     fn run_to_the_end(&mut self, verify: bool) -> Result<Option<A::Check>, StepFailure<A::Error>> {
-        steps(self.region, self.alg, &mut self.committed)?;
+        // (What a periodic checkpoint records besides the arrays: the
+        // recoveries do not change during the steps.)
+        let history = self.recoveries.clone();
+        let (started, earlier_s) = (self.started, self.earlier_s);
+        let mut save = |region: &mut Region, alg: &mut A| -> Result<(), A::Error> {
+            save_checkpoint(region, alg, &history, earlier_s + started.elapsed().as_secs_f64())
+        };
+        steps(self.region, self.alg, &mut self.committed, &mut save)?;
         finish(self.region, self.alg, self.committed, verify)
     }
 
@@ -680,23 +703,43 @@ fn load<A: Algorithm>(region: &Region, alg: &mut A, from: &Resumed) -> Result<Lo
 
 /// Steps `committed..`; on an error this process is at the last committed
 /// step (the algorithm restored what phase 1 touched).
-fn steps<A: Algorithm>(region: &mut Region, alg: &mut A, committed: &mut u64) -> Result<(), StepFailure<A::Error>> {
+/// The bits of a step's commit agreement: every process alive and done
+/// with phase 1 …
+const ALIVE: i32 = 1;
+/// … and grid rank 0's say that the step is saved as a periodic
+/// checkpoint (every other process sets it).
+const SAVE: i32 = 2;
+
+/// A periodic checkpoint of the call in progress (see [`save_checkpoint`]).
+type SaveCheckpoint<'a, A> = dyn FnMut(&mut Region, &mut A) -> Result<(), <A as Algorithm>::Error> + 'a;
+
+/// `save` is called, collectively, after the commit of a step that is to
+/// be saved as a periodic checkpoint ([`crate::cof::periodic`]).
+fn steps<A: Algorithm>(
+    region: &mut Region,
+    alg: &mut A,
+    committed: &mut u64,
+    save: &mut SaveCheckpoint<'_, A>,
+) -> Result<(), StepFailure<A::Error>> {
     while *committed < alg.steps() {
         let k = *committed;
+        let periodic = region.periodic_checkpoints();
+        let flags = ALIVE | if region.checkpoint_due() { SAVE } else { 0 };
         let grid = region.grid();
         let mut clock = PhaseClock::new(A::OP, k, A::STEP_PHASES.first().copied().unwrap_or(Phase::Commit));
         let attempt = alg.exchange(grid, k, &mut clock).and_then(|mut scratch| {
             // Phase 2: the commit point, with the algorithm's local work
             // overlapping it.
             clock.mark(Phase::Commit);
-            let mut started = grid.start_agree(true)?;
+            let mut started = grid.start_agree_bits(flags)?;
             alg.while_agreeing(&mut scratch, &mut || grid.progress_agree(&mut started));
-            if !grid.finish_agree(started)? {
+            let agreed = grid.finish_agree_bits(started)?;
+            if agreed & ALIVE == 0 {
                 return Err(blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into());
             }
-            Ok(scratch)
+            Ok((scratch, agreed & SAVE != 0 && periodic))
         });
-        let scratch = match attempt {
+        let (scratch, save_this) = match attempt {
             Ok(s) => s,
             Err(error) => {
                 alg.abort(k);
@@ -714,8 +757,57 @@ fn steps<A: Algorithm>(region: &mut Region, alg: &mut A, committed: &mut u64) ->
         alg.commit(grid, k, scratch);
         *committed = k + 1;
         region.commit(*committed, alg.state());
+        if save_this {
+            // A failure during the save is one at the next step's start:
+            // the step is committed, the generation left incomplete.
+            let since = Instant::now();
+            save(region, alg).map_err(|error| StepFailure { error, phase: Phase::Commit, since })?;
+        }
     }
     Ok(())
+}
+
+/// Collective: the committed state of the call in progress saved as the
+/// next periodic checkpoint. A file that could not be written is said on
+/// every process and the call goes on (the previous generation stays the
+/// newest); a directory without room for two generations, at the first
+/// save, is the call's error on every process.
+fn save_checkpoint<A: Algorithm>(
+    region: &mut Region,
+    alg: &mut A,
+    history: &[RecoveryRecord],
+    elapsed_s: f64,
+) -> Result<(), A::Error> {
+    let description = codec::encode(&alg.call());
+    let tolerated_losses = alg.tolerated_losses();
+    let mut saved = None;
+    alg.with_committed_arrays(&mut |arrays| {
+        saved = Some(region.check_checkpoint_room(arrays.iter().map(|a| a.len() as u64 * 8).sum()).and_then(|()| {
+            region.save_checkpoint(Snapshot {
+                arrays: arrays.to_vec(),
+                description: description.clone(),
+                phase: Phase::Commit,
+                detect_ms: 0.0,
+                elapsed_s,
+                history: history.to_vec(),
+                tolerated_losses,
+            })
+        }));
+    });
+    let saved = saved.unwrap_or_else(|| {
+        Err(blacs_ft::Error::Unrecoverable { reason: "a periodic checkpoint was not taken".into() })
+    });
+    match saved {
+        Err(e @ blacs_ft::Error::Checkpoint { .. }) if !region.periodic_room_known() => Err(e.into()),
+        Ok(_) => Ok(()),
+        Err(e @ blacs_ft::Error::Checkpoint { .. }) => {
+            if region.grid().rank() == 0 {
+                eprintln!("ftla: periodic checkpoint not saved ({e}); the previous one stays the newest");
+            }
+            Ok(())
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The end of the call, itself a commit point: the optional verification,
@@ -770,7 +862,7 @@ fn after_repair<A: Algorithm>(
     committed: &mut u64,
     recoveries: &mut Vec<RecoveryRecord>,
     mine: Option<Opinion>,
-    restored: bool,
+    restored: Option<RepairMode>,
 ) -> Result<RecoveryRecord, A::Error> {
     let t = Instant::now();
     let valid = mine.is_some();
@@ -833,10 +925,10 @@ fn after_repair<A: Algorithm>(
     let [mode, earliest] = [order[0], -order[1]];
     region.commit(*committed, alg.state());
     let [detect_ms, repair_ms, rebuild_ms, save_ms, relaunch_ms, load_ms] = times;
-    let cof = restored.then_some(CofBreakdown { save_ms, relaunch_ms, load_ms });
-    let (mode, repair_ms) = match cof {
-        Some(c) => (RepairMode::Cof, c.save_ms + c.relaunch_ms + c.load_ms),
-        None => (mode_of_order(mode), repair_ms),
+    let cof = restored.map(|_| CofBreakdown { save_ms, relaunch_ms, load_ms });
+    let (mode, repair_ms) = match (restored, cof) {
+        (Some(m), Some(c)) => (m, c.save_ms + c.relaunch_ms + c.load_ms),
+        _ => (mode_of_order(mode), repair_ms),
     };
     Ok(RecoveryRecord {
         ranks: lost,

@@ -106,6 +106,7 @@ fn main() {
         resume: false,
         policy: "cof",
         epoch_base: 0,
+        ..Default::default()
     });
     ftla_tests::relaunch_outside_mpi(p * q + a.spares, a.timeout, true, cof);
     let (rt, mut region) = ftla_tests::join_region("ft-lstsq", p, q);

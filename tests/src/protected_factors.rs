@@ -132,6 +132,7 @@ fn main() {
         resume: false,
         policy: "cof",
         epoch_base: 0,
+        ..Default::default()
     });
     ftla_tests::relaunch_outside_mpi(p * q + a.spares, a.timeout, true, cof);
     blas::use_single_thread();

@@ -183,6 +183,15 @@ pub(super) fn launch_once(r: &Relaunch, since: Instant, env: &[(&'static str, St
     let launcher_failed = filter.map(|f| f.join().unwrap_or(false)).unwrap_or(false);
     let mut outcome = std::fs::read_to_string(&status).unwrap_or_default();
     let _ = std::fs::remove_file(&status);
+    // A job that reported nothing but left a periodic checkpoint was lost
+    // whole: the relaunch loop says so and resumes it (no verdict here).
+    let resumable = outcome.trim().is_empty()
+        && r.cof.as_ref().is_some_and(|c| c.newest_checkpoint.is_some_and(|f| f(&c.dir).is_some()));
+    if resumable {
+        Register::remove(&status);
+        let _ = std::io::stdout().flush();
+        return (code, outcome, launcher_failed);
+    }
     if outcome.trim().is_empty() && judge_members {
         // (Also when the job ended by itself once they were gone.)
         if let Some(ranks) = grid_lost.or_else(|| Register::read(&status).every_grid_rank_lost(members::running)) {

@@ -51,6 +51,11 @@ pub const CHECKPOINT_DIR_VAR: &str = "FTLA_CHECKPOINT_DIR";
 pub const RUN_ID_VAR: &str = "FTLA_RUN_ID";
 /// Set to `1` in a job that resumes from the checkpoints in [`CHECKPOINT_DIR_VAR`].
 pub const RESUME_VAR: &str = "FTLA_RESUME";
+/// Seconds between periodic checkpoints (fractions allowed; unset or
+/// empty: none).
+pub const CHECKPOINT_EVERY_VAR: &str = "FTLA_CHECKPOINT_EVERY";
+/// Set to `1` to keep the periodic checkpoints after a successful run.
+pub const KEEP_CHECKPOINTS_VAR: &str = "FTLA_KEEP_CHECKPOINTS";
 /// Recoveries before this job (repair epochs of the jobs before it, each
 /// restart counting one): kills of earlier epochs do not fire again.
 pub const EPOCH_BASE_VAR: &str = "FTLA_EPOCH_BASE";
@@ -95,8 +100,9 @@ pub struct Relaunch {
     pub program: Option<Vec<String>>,
 }
 
-/// How the launcher runs a job under checkpoint-on-failure.
-#[derive(Clone, Debug)]
+/// How the launcher runs a job that saves checkpoints: on a failure
+/// (checkpoint-on-failure) or periodically.
+#[derive(Clone, Debug, Default)]
 pub struct CofRelaunch {
     /// The checkpoint directory.
     pub dir: std::path::PathBuf,
@@ -107,10 +113,29 @@ pub struct CofRelaunch {
     pub max_restarts: u32,
     /// The first job resumes from checkpoints left by an earlier run.
     pub resume: bool,
-    /// The recovery policy passed to the jobs (`cof` or `auto`).
+    /// The recovery policy passed to the jobs (`inplace`, `cof` or `auto`).
     pub policy: &'static str,
     /// Recoveries of the run before its first job here (a resumed run's).
     pub epoch_base: u32,
+    /// Periodic checkpoints, every this many seconds (`None`: none).
+    pub checkpoint_every: Option<f64>,
+    /// Keep the periodic checkpoints after a successful finish.
+    pub keep_checkpoints: bool,
+    /// The newest complete periodic checkpoint in a directory, if any (a
+    /// job that ended with no outcome then was lost, not a process, and
+    /// can be resumed).
+    pub newest_checkpoint: Option<fn(&std::path::Path) -> Option<SavedGeneration>>,
+}
+
+/// A periodic checkpoint a lost job left: where to resume it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SavedGeneration {
+    /// Its generation, and the routine's committed steps it holds.
+    pub generation: u64,
+    pub routine: String,
+    pub step: u64,
+    /// The run's recoveries when it was saved.
+    pub epoch: u32,
 }
 
 impl CofRelaunch {
@@ -123,9 +148,16 @@ impl CofRelaunch {
             (RESUME_VAR, if resume { "1" } else { "" }.to_string()),
             (EPOCH_BASE_VAR, epoch_base.to_string()),
             (RESTARTS_VAR, restarts.to_string()),
+            (CHECKPOINT_EVERY_VAR, self.checkpoint_every.map(|s| s.to_string()).unwrap_or_default()),
+            (KEEP_CHECKPOINTS_VAR, if self.keep_checkpoints { "1" } else { "" }.to_string()),
         ]
     }
 }
+
+/// Exit code of a job lost whole (its MPI runtime ended it, as a lost node
+/// does) that left a periodic checkpoint to resume from, when the launcher
+/// does not resume it itself.
+pub const EXIT_JOB_LOST: i32 = 78;
 
 /// A new run identity: the clock and the process id, mixed.
 pub fn new_run_id() -> u64 {
@@ -280,6 +312,27 @@ pub fn relaunch(r: &Relaunch) -> ! {
             std::thread::sleep(Duration::from_millis(200));
             continue;
         }
+        // No outcome and a periodic checkpoint: the job was lost whole.
+        let lost = r.cof.as_ref().and_then(|c| Some((c, c.newest_checkpoint?(&c.dir)?)));
+        if let Some((cof, saved)) = lost {
+            let dir = cof.dir.display();
+            eprintln!(
+                "ftla: the job was lost (its MPI runtime ended every process, as a lost node does; mpiexec exit \
+                 code {code}); its newest checkpoint, {} at step {} (generation {}), is in {dir}",
+                saved.routine, saved.step, saved.generation
+            );
+            if cof.policy != "inplace" && restarts < cof.max_restarts {
+                restarts += 1;
+                // (The loss of the job counts as one recovery: kills of
+                // earlier epochs do not fire again.)
+                epoch_base = saved.epoch + 1;
+                attempt = 0;
+                eprintln!("ftla: resuming the job from it (restart {restarts} of at most {})", cof.max_restarts);
+                continue;
+            }
+            eprintln!("ftla: resume it with the same command and --resume {dir}");
+            std::process::exit(EXIT_JOB_LOST);
+        }
         if r.program.is_some() {
             // Another program: its job's outcome is mpiexec's.
             std::process::exit(code);
@@ -296,6 +349,8 @@ const FORWARDED: &[&str] = &[
     CHECKPOINT_DIR_VAR,
     RUN_ID_VAR,
     RESUME_VAR,
+    CHECKPOINT_EVERY_VAR,
+    KEEP_CHECKPOINTS_VAR,
     EPOCH_BASE_VAR,
     RESTARTS_VAR,
     crate::universe::REFUSE_SPAWN_VAR,
@@ -322,6 +377,7 @@ mod tests {
             EXIT_UNRECOVERABLE,
             EXIT_CHECKPOINTED,
             EXIT_TIMEOUT,
+            EXIT_JOB_LOST,
             crate::watchdog::EXIT_STALLED,
             crate::universe::EXIT_ABANDONED,
         ];

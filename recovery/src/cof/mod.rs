@@ -19,12 +19,15 @@
 //! kind is possible. Spawning, shrinking and merging are not needed.
 
 pub mod file;
+pub mod periodic;
 
 pub use file::{Header, SavedCall};
+pub use periodic::{CheckpointRecord, Manifest};
 
 use crate::StatusLog;
 use blacs_ft::launch::{
-    CHECKPOINT_DIR_VAR, EPOCH_BASE_VAR, EXIT_CHECKPOINTED, RECOVERY_VAR, RESTARTS_VAR, RESUME_VAR, RUN_ID_VAR,
+    CHECKPOINT_DIR_VAR, CHECKPOINT_EVERY_VAR, EPOCH_BASE_VAR, EXIT_CHECKPOINTED, KEEP_CHECKPOINTS_VAR, RECOVERY_VAR,
+    RESTARTS_VAR, RESUME_VAR, RUN_ID_VAR,
 };
 use blacs_ft::{Error, Grid, Scope};
 use std::path::{Path, PathBuf};
@@ -75,6 +78,13 @@ pub struct RegionOptions {
     pub epoch_base: u32,
     /// Restarts of the run before this job.
     pub restarts: u32,
+    /// Periodic checkpoints, this often, in [`RegionOptions::dir`]
+    /// (`None`: none; see [`periodic`]). They outlive the loss of the
+    /// whole job, which no other recovery does.
+    pub checkpoint_every: Option<std::time::Duration>,
+    /// Keep the periodic checkpoints after every call of the region
+    /// completed (by default they are removed then).
+    pub keep_checkpoints: bool,
 }
 
 impl RegionOptions {
@@ -102,6 +112,17 @@ impl RegionOptions {
             resume: var(RESUME_VAR).is_some_and(|s| s != "0"),
             epoch_base: number(EPOCH_BASE_VAR)?,
             restarts: number(RESTARTS_VAR)?,
+            checkpoint_every: match var(CHECKPOINT_EVERY_VAR) {
+                None => None,
+                Some(s) => Some(
+                    s.parse::<f64>()
+                        .ok()
+                        .filter(|x| x.is_finite() && *x > 0.0)
+                        .map(std::time::Duration::from_secs_f64)
+                        .ok_or_else(|| bad(CHECKPOINT_EVERY_VAR, "must be a positive number of seconds"))?,
+                ),
+            },
+            keep_checkpoints: var(KEEP_CHECKPOINTS_VAR).is_some_and(|s| s != "0"),
         })
     }
 
@@ -221,6 +242,10 @@ pub struct Resumed {
     /// reading and agreeing on the headers took.
     pub started_ms: f64,
     pub load_ms: f64,
+    /// The periodic generation the files are (`None`: saved on a
+    /// failure). A generation stays on disk until a newer one is
+    /// complete: a job lost again before that resumes from it again.
+    pub generation: Option<u64>,
 }
 
 /// Collective: every rank gets `Ok` when every `local` is `Ok`, else the
@@ -363,5 +388,6 @@ pub(crate) fn load(grid: &Grid, dir: &Path, run_id: Option<u64>) -> Result<Resum
         own: own.map(|(h, offset)| (path, h, offset)),
         started_ms,
         load_ms: t.elapsed().as_secs_f64() * 1e3,
+        generation: None,
     })
 }

@@ -12,8 +12,10 @@ pub(crate) struct LookAhead<P> {
     /// The factored panel, or the error that stopped it (reported at the
     /// next step's phase 1).
     pub panel: Result<P>,
-    /// The panel's columns as the last commit left them: an abort of the
-    /// next step puts them back.
+    /// The panel's columns as the last commit left them, from local
+    /// column `lc0`: an abort of the next step puts them back (and a
+    /// periodic checkpoint saves them, not the panel factored ahead).
+    pub lc0: usize,
     pub backup: Vec<f64>,
     /// Its broadcast along the process row, in flight.
     pub sending: Option<PendingBcast<f64>>,
@@ -41,5 +43,5 @@ pub(crate) fn send_ahead<P: RowPanel>(
     if early.is_err() {
         ext.restore_panel(lc0, &backup);
     }
-    LookAhead { panel: early, backup, sending }
+    LookAhead { panel: early, lc0, backup, sending }
 }

@@ -55,7 +55,7 @@ impl<P> PanelDriver<P> {
         factor: impl FnOnce(&mut Extended) -> Result<P>,
     ) -> Result<(Option<P>, Option<PendingBcast<f64>>)> {
         let (early, saved, sending) = match self.ahead.take() {
-            Some(LookAhead { panel, backup, sending }) => (Some(panel), Some(backup), sending),
+            Some(LookAhead { panel, backup, sending, .. }) => (Some(panel), Some(backup), sending),
             None => (None, is_owner.then(|| self.ext.panel_backup(lc0, jb)), None),
         };
         self.backup = saved.map(|data| PanelBackup { local_col: lc0, data });
@@ -94,6 +94,26 @@ impl<P> PanelDriver<P> {
     /// What a checkpoint saves of this process's state.
     pub fn saved_arrays(&mut self) -> Vec<&mut [f64]> {
         self.ext.saved_arrays()
+    }
+
+    /// Runs `save` on the arrays as the last commit left them: the panel
+    /// factored ahead (in place, its broadcast in flight from a copy of
+    /// its own) is swapped out for its backup during the save and back in
+    /// after it.
+    pub fn with_committed_arrays(&mut self, save: &mut dyn FnMut(&[&[f64]])) {
+        let swap = self.ahead.as_ref().filter(|a| !a.backup.is_empty()).map(|a| (a.lc0, a.backup.clone()));
+        let ahead = swap.as_ref().map(|(lc0, b)| {
+            let current = self.ext.panel_backup(*lc0, b.len() / self.ext.matrix.lld().max(1));
+            self.ext.restore_panel(*lc0, b);
+            (*lc0, current)
+        });
+        {
+            let arrays: Vec<&[f64]> = self.ext.saved_arrays().into_iter().map(|a| &*a).collect();
+            save(&arrays);
+        }
+        if let Some((lc0, current)) = ahead {
+            self.ext.restore_panel(lc0, &current);
+        }
     }
 }
 
@@ -251,5 +271,9 @@ impl<S: PanelSteps> Algorithm for PanelFactorization<S> {
 
     fn saved_arrays(&mut self) -> Vec<&mut [f64]> {
         self.driver.saved_arrays()
+    }
+
+    fn with_committed_arrays(&mut self, save: &mut dyn FnMut(&[&[f64]])) {
+        self.driver.with_committed_arrays(save)
     }
 }

@@ -1,0 +1,147 @@
+//! Periodic checkpoints (`--checkpoint-every`) under the loss of the whole
+//! job: `job@…` SIGKILLs the job's MPI runtime daemon mid-run, as a lost
+//! node does, and every process of the job ends. The launcher names the
+//! newest complete checkpoint and, under `--recovery auto`, resumes from
+//! it by itself; under `inplace` it exits with its own code and a later
+//! `--resume D` carries on. The result is the failure-free one's, the
+//! work before the checkpoint kept.
+
+// (The helpers of full-tier tests are unused in the core tier.)
+#![cfg_attr(not(feature = "full-tests"), allow(unused_imports, dead_code))]
+
+mod common;
+
+use common::{report, residuals_pass, Ft};
+use std::path::PathBuf;
+
+fn fresh_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ftla-periodic-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// The step and generation the launcher names in "its newest checkpoint,
+/// ROUTINE at step S (generation G)".
+fn newest_named(stderr: &str) -> Option<(u64, u64)> {
+    let at = stderr.find("its newest checkpoint, ")?;
+    let rest = &stderr[at..];
+    let step = rest.split("at step ").nth(1)?.split_whitespace().next()?.parse().ok()?;
+    let generation = rest.split("(generation ").nth(1)?.split(')').next()?.parse().ok()?;
+    Some((step, generation))
+}
+
+/// `ftla OP --ft SHAPE` on 2x2 with checkpoints every 50 ms in a fresh
+/// directory, `more` arguments, and the whole job lost at `kill`.
+fn lost(
+    op: &'static str,
+    shape: &[&str],
+    kill: &str,
+    more: &[&str],
+) -> (harness::Captured, Option<ftla_bench::report::FactorReport>, PathBuf) {
+    let dir = fresh_dir(op);
+    let d = dir.display().to_string();
+    let ft = Ft::new(op, shape);
+    let mut args =
+        vec!["--grid", "2x2", "--checkpoint-every", "0.05", "--checkpoint-dir", &d, "--kill", kill, "--check"];
+    args.extend(more);
+    let (out, json) = ft.run(&args);
+    (out, json, dir)
+}
+
+#[test]
+fn a_job_lost_whole_is_resumed_from_its_newest_checkpoint_by_the_launcher() {
+    let (out, json, dir) = lost("qr", &["--n", "1024", "--nb", "32"], "job@20:update", &["--recovery", "auto"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("ftla: the job was lost"), "{}", out.stderr);
+    assert!(out.stderr.contains("resuming the job from it (restart 1"), "{}", out.stderr);
+    let (step, _) = newest_named(&out.stderr).expect("the checkpoint named");
+    let r = report(json, &out);
+    assert!(r.ok && residuals_pass(&r), "{r:?}");
+    // The work before the checkpoint was kept, and at most what one
+    // interval covers was done again.
+    assert_eq!(r.resumed_at_step, Some(step), "{r:?}");
+    assert!(step > 0 && step <= 20, "{r:?}");
+    let rec = r.recoveries.clone().unwrap_or_default();
+    assert_eq!(rec.iter().map(|x| (x.mode.as_str(), x.step)).collect::<Vec<_>>(), [("resume", step)], "{r:?}");
+    assert!(out.stdout.contains(&format!("resumed at step {step} from the periodic checkpoint of a lost job")));
+    // Deleted after the successful finish.
+    assert!(!dir.exists(), "{} left behind", dir.display());
+}
+
+#[test]
+fn a_job_lost_while_it_writes_a_checkpoint_resumes_from_the_previous_one() {
+    // LU with its solve; the whole job lost with generation 2 half written.
+    let (out, json, dir) =
+        lost("lu", &["--n", "1024", "--nb", "32", "--solve"], "job@checkpoint:2:write", &["--recovery", "auto"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(newest_named(&out.stderr).map(|(_, g)| g), Some(1), "{}", out.stderr);
+    let r = report(json, &out);
+    assert!(r.ok && residuals_pass(&r) && r.solve_residual.is_some_and(|s| s < 16.0), "{r:?}");
+    assert_eq!(r.resumed_at_step, newest_named(&out.stderr).map(|(s, _)| s), "{r:?}");
+    assert!(!dir.exists(), "{} left behind", dir.display());
+}
+
+#[test]
+fn without_restarts_the_lost_job_says_how_to_resume_and_resume_carries_on() {
+    // In place (no relaunch): exit 78, the checkpoint left, the command named.
+    let (out, _, dir) = lost("qr", &["--n", "1024", "--nb", "32"], "job@16:bcast", &[]);
+    assert_eq!(out.code, Some(blacs_ft::launch::EXIT_JOB_LOST), "{}\n{}", out.stdout, out.stderr);
+    let d = dir.display().to_string();
+    assert!(out.stderr.contains(&format!("resume it with the same command and --resume {d}")), "{}", out.stderr);
+    let (step, generation) = newest_named(&out.stderr).expect("the checkpoint named");
+    assert!(dir.join("manifest").exists() && dir.join(format!("gen-{generation}")).exists());
+    // `--resume D` carries on (the kill does not fire again: the loss of
+    // the job was one recovery).
+    let ft = Ft::new("qr", &["--n", "1024", "--nb", "32"]);
+    let (out, json) = ft.run(&["--grid", "2x2", "--resume", &d, "--kill", "job@16:bcast", "--check"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r = report(json, &out);
+    assert!(r.ok && residuals_pass(&r), "{r:?}");
+    assert_eq!(r.resumed_at_step, Some(step), "{r:?}");
+    assert!(!dir.exists(), "{d} left behind");
+}
+
+#[cfg(feature = "full-tests")]
+#[test]
+fn cg_lost_whole_resumes_in_the_failure_free_number_of_iterations() {
+    let shape = ["--n", "400", "--nb", "16"];
+    let (out, json) = Ft::new("cg", &shape).run(&["--grid", "2x2"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let want = report(json, &out).iterations.expect("iterations");
+    let (out, json, dir) = lost("cg", &shape, "job@40:dot", &["--recovery", "auto"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r = report(json, &out);
+    assert!(r.ok && residuals_pass(&r) && r.resumed_at_step.is_some(), "{r:?}");
+    assert_eq!(r.iterations, Some(want), "{r:?}");
+    assert!(!dir.exists(), "{} left behind", dir.display());
+}
+
+#[test]
+fn a_run_without_a_loss_saves_its_checkpoints_and_removes_them_unless_kept() {
+    let dir = fresh_dir("kept");
+    let d = dir.display().to_string();
+    let ft = Ft::new("qr", &["--n", "1024", "--nb", "32"]);
+    let (out, json) = ft.run(&[
+        "--grid",
+        "1x2",
+        "--checkpoint-every",
+        "0.02",
+        "--checkpoint-dir",
+        &d,
+        "--keep-checkpoints",
+        "--check",
+    ]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r = report(json, &out);
+    let saved = r.checkpoints.clone().unwrap_or_default();
+    assert!(!saved.is_empty() && saved.windows(2).all(|w| w[0].step < w[1].step), "{r:?}");
+    assert!(saved.iter().all(|c| c.bytes > 0 && c.write_ms > 0.0), "{r:?}");
+    assert!(out.stdout.contains("periodic checkpoints: "), "{}", out.stdout);
+    // Kept: the manifest and at most two generations.
+    let gens = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("gen-"))
+        .count();
+    assert!(dir.join("manifest").exists() && (1..=2).contains(&gens), "{gens} generations in {d}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
