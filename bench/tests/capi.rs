@@ -111,6 +111,29 @@ fn a_scalapack_style_c_program_survives_a_kill_in_pdgeqrf_ft_and_matches_lapack(
 }
 
 #[test]
+fn a_c_programs_job_lost_whole_resumes_from_its_periodic_checkpoint() {
+    // FTLA_CHECKPOINT_EVERY through `ftla launch`; the whole job lost in
+    // the QR (its runtime daemon killed): the launcher resumes it under
+    // --recovery auto, and every process's results are LAPACK's.
+    let dir = std::env::temp_dir().join(format!("ftla-capi-periodic-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.display().to_string();
+    let prog = example().display().to_string();
+    let lib = lib_dir().display().to_string();
+    let args =
+        ["launch", "--np", "4", "--recovery", "auto", "--checkpoint-dir", &d, "--", &prog, "256", "32", "2", "2"];
+    let env = [("FTLA_KILL", "job@qr:6:update"), ("FTLA_CHECKPOINT_EVERY", "0.01"), ("LD_LIBRARY_PATH", lib.as_str())];
+    let out = common::ftla_with(&args, &env);
+    assert!(
+        out.stderr.contains("ftla: the job was lost") && out.stderr.contains("resuming the job from it"),
+        "{}",
+        out.stderr
+    );
+    all_equal(&out, None);
+    assert!(!dir.exists(), "{d} left behind");
+}
+
+#[test]
 fn two_losses_in_one_process_row_are_a_distinct_info_on_every_survivor() {
     let out = launch(&[], "0@qr:3:update,1@qr:3:update");
     let got = lines(&out);
