@@ -164,14 +164,6 @@ int ftla_comm_split(h_t comm, int color, int key, h_t *out) {
   *out = HCOMM(c);
   return rc;
 }
-int ftla_comm_node_size(h_t comm, int *size) {
-  MPI_Comm node = MPI_COMM_NULL;
-  int rc = MPI_Comm_split_type(COMM(comm), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  if (rc != MPI_SUCCESS) return rc;
-  rc = MPI_Comm_size(node, size);
-  MPI_Comm_free(&node);
-  return rc;
-}
 int ftla_comm_free(h_t *comm) {
   MPI_Comm c = COMM(*comm);
   if (c == MPI_COMM_NULL || c == MPI_COMM_WORLD || c == MPI_COMM_SELF) return MPI_SUCCESS;

@@ -314,12 +314,17 @@ impl Comm {
     }
 
     /// Collective: how many processes of this communicator share this
-    /// one's node (`MPI_Comm_split_type`, `MPI_COMM_TYPE_SHARED`).
+    /// one's node (by host name).
+    ///
+    /// One all-gather of a hash of the host name, on this communicator:
+    /// no new communicator. (`MPI_Comm_split_type` creates one, and Open
+    /// MPI 5.0 crashes in `ompi_comm_revoke_local` when it learns of a
+    /// process failure while it activates a communicator being built:
+    /// seen when a process is lost during a repair's last step.)
     pub fn node_size(&self) -> Result<usize> {
-        let mut size: c_int = 0;
-        // SAFETY: valid handle; `size` is an out-parameter.
-        self.chk(unsafe { ffi::ftla_comm_node_size(self.h, &mut size) })?;
-        Ok(size.max(0) as usize)
+        let mine = host_hash();
+        let all = self.allgather(&[mine])?;
+        Ok(all.iter().filter(|&&h| h == mine).count().max(1))
     }
 
     /// `MPI_Barrier`.
@@ -569,4 +574,20 @@ impl Drop for Comm {
             unsafe { ffi::ftla_comm_free(&mut self.h) };
         }
     }
+}
+
+/// A hash of this host's name (FNV-1a), as an `i64` for the all-gather.
+fn host_hash() -> i64 {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length.
+    let n = if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0 {
+        buf.iter().position(|&b| b == 0).unwrap_or(buf.len())
+    } else {
+        0
+    };
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in &buf[..n] {
+        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    h as i64
 }

@@ -51,7 +51,6 @@ extern "C" {
     pub fn ftla_comm_remote_size(comm: Handle, size: *mut c_int) -> c_int;
     pub fn ftla_comm_dup(comm: Handle, out: *mut Handle) -> c_int;
     pub fn ftla_comm_split(comm: Handle, color: c_int, key: c_int, out: *mut Handle) -> c_int;
-    pub fn ftla_comm_node_size(comm: Handle, size: *mut c_int) -> c_int;
     pub fn ftla_comm_free(comm: *mut Handle) -> c_int;
     pub fn ftla_comm_disconnect(comm: *mut Handle) -> c_int;
     pub fn ftla_comm_get_parent(out: *mut Handle) -> c_int;
