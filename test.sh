@@ -40,7 +40,8 @@ if [ "$tier" = core ]; then
   cargo run --quiet -p ftla-bench -- soak --op lu --recovery cof --runs 2 --seed 20261123
 else
   echo "== tests (core and full tiers) [$(since)]"
-  cargo test --workspace --all-features --quiet 2>&1
+  # (Every test binary runs, so that one failure hides no other.)
+  cargo test --workspace --all-features --no-fail-fast --quiet 2>&1
   echo "== soaks (long) [$(since)]"
   cargo build --release --quiet -p ftla-bench
   soak="$here/target/release/ftla soak --seed 20261129"

@@ -265,8 +265,8 @@ const CG_KILL: &str = concat!(
 fn parse_interval(s: &str) -> Result<f64, String> {
     s.parse::<f64>()
         .ok()
-        .filter(|x| x.is_finite() && *x > 0.0)
-        .ok_or_else(|| format!("`{s}`: must be a positive number of seconds"))
+        .filter(|x| x.is_finite() && *x >= 0.0)
+        .ok_or_else(|| format!("`{s}`: must be a number of seconds, 0 or more"))
 }
 
 fn parse_policy(s: &str) -> Result<Policy, String> {
@@ -386,7 +386,8 @@ pub struct FtArgs {
     #[arg(long, value_name = "D", requires = "ft")]
     pub checkpoint_dir: Option<PathBuf>,
     /// With --ft: save a periodic checkpoint of the call in progress at the
-    /// first commit point every SECONDS (fractions allowed), which survives
+    /// first commit point every SECONDS (fractions allowed; 0: at every
+    /// commit point, for tests and very long steps), which survives
     /// the loss of the whole job (a lost node): resume it with --resume D.
     /// At most two generations are on disk; the checkpoints are deleted
     /// after a successful finish unless --keep-checkpoints.

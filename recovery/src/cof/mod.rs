@@ -79,8 +79,8 @@ pub struct RegionOptions {
     /// Restarts of the run before this job.
     pub restarts: u32,
     /// Periodic checkpoints, this often, in [`RegionOptions::dir`]
-    /// (`None`: none; see [`periodic`]). They outlive the loss of the
-    /// whole job, which no other recovery does.
+    /// (`None`: none; zero: at every commit point; see [`periodic`]). They
+    /// outlive the loss of the whole job, which no other recovery does.
     pub checkpoint_every: Option<std::time::Duration>,
     /// Keep the periodic checkpoints after every call of the region
     /// completed (by default they are removed then).
@@ -117,9 +117,9 @@ impl RegionOptions {
                 Some(s) => Some(
                     s.parse::<f64>()
                         .ok()
-                        .filter(|x| x.is_finite() && *x > 0.0)
+                        .filter(|x| x.is_finite() && *x >= 0.0)
                         .map(std::time::Duration::from_secs_f64)
-                        .ok_or_else(|| bad(CHECKPOINT_EVERY_VAR, "must be a positive number of seconds"))?,
+                        .ok_or_else(|| bad(CHECKPOINT_EVERY_VAR, "must be a number of seconds, 0 or more"))?,
                 ),
             },
             keep_checkpoints: var(KEEP_CHECKPOINTS_VAR).is_some_and(|s| s != "0"),
@@ -173,21 +173,9 @@ pub struct Snapshot<'a> {
 /// which rebuilds them if it can and names the files if it cannot.
 pub(crate) fn save(grid: &Grid, opts: &RegionOptions, log: &StatusLog, saving: Saving<'_>) -> Error {
     let dir = opts.dir();
+    // (The failure is one more recovery of the run.)
     let epoch = opts.epoch_base.saturating_add(grid.epoch()).saturating_add(1);
-    let mut header = Header {
-        run_id: opts.run_id,
-        restarts: opts.restarts,
-        epoch,
-        p: grid.nprow(),
-        q: grid.npcol(),
-        rank: grid.rank(),
-        repairs: log.repairs(),
-        call: None,
-        saved_at_ms: 0.0,
-        save_ms: 0.0,
-        payload_len: 0,
-        payload_crc: 0,
-    };
+    let mut header = header_of(grid, opts, log, epoch);
     let current = log.current();
     let step = current.map_or(0, |(_, c)| c.committed);
     let written = match saving {
@@ -222,6 +210,26 @@ pub(crate) fn save(grid: &Grid, opts: &RegionOptions, log: &StatusLog, saving: S
     }
     grid.meet_before_exit(EXIT_CHECKPOINTED);
     Error::Checkpointed { dir: dir.display().to_string(), step, epoch }
+}
+
+/// The header of this process's checkpoint, the call left out: the run,
+/// the grid, this rank, the region's repairs, and the run's recoveries
+/// `epoch`.
+pub(crate) fn header_of(grid: &Grid, opts: &RegionOptions, log: &StatusLog, epoch: u32) -> Header {
+    Header {
+        run_id: opts.run_id,
+        restarts: opts.restarts,
+        epoch,
+        p: grid.nprow(),
+        q: grid.npcol(),
+        rank: grid.rank(),
+        repairs: log.repairs(),
+        call: None,
+        saved_at_ms: 0.0,
+        save_ms: 0.0,
+        payload_len: 0,
+        payload_crc: 0,
+    }
 }
 
 /// A job resuming from checkpoints: what every rank agreed on when its

@@ -288,32 +288,20 @@ pub(crate) fn save(
         let _ = std::fs::remove_dir(&old);
     }
     let epoch = opts.epoch_base.saturating_add(grid.epoch());
-    let mut header = file::Header {
-        run_id: opts.run_id,
-        restarts: opts.restarts,
-        epoch,
-        p: grid.nprow(),
-        q: grid.npcol(),
-        rank: grid.rank(),
-        repairs: log.repairs(),
-        call: Some(file::SavedCall {
-            index: index as u64,
-            name: call.name.clone(),
-            committed: call.committed,
-            state: call.replicated.clone(),
-            description: snapshot.description,
-            phase: snapshot.phase,
-            detect_ms: 0.0,
-            elapsed_s: snapshot.elapsed_s,
-            history: snapshot.history,
-            arrays: snapshot.arrays.iter().map(|a| a.len() as u64).collect(),
-            tolerated_losses: snapshot.tolerated_losses as u32,
-        }),
-        saved_at_ms: 0.0,
-        save_ms: 0.0,
-        payload_len: 0,
-        payload_crc: 0,
-    };
+    let mut header = super::header_of(grid, opts, log, epoch);
+    header.call = Some(file::SavedCall {
+        index: index as u64,
+        name: call.name.clone(),
+        committed: call.committed,
+        state: call.replicated.clone(),
+        description: snapshot.description,
+        phase: snapshot.phase,
+        detect_ms: 0.0,
+        elapsed_s: snapshot.elapsed_s,
+        history: snapshot.history,
+        arrays: snapshot.arrays.iter().map(|a| a.len() as u64).collect(),
+        tolerated_losses: snapshot.tolerated_losses as u32,
+    });
     let gen_dir = generation_dir(&dir, generation);
     let written = file::write(&gen_dir, &mut header, &snapshot.arrays);
     let mine = match &written {
@@ -398,6 +386,16 @@ mod tests {
         bytes[8] = 2;
         std::fs::write(&path, &bytes).unwrap();
         assert!(read_manifest(dir.path()).unwrap_err().contains("format version 2"));
+    }
+
+    #[test]
+    fn a_save_is_due_once_the_interval_has_passed_and_at_every_commit_with_zero() {
+        let mut p = Periodic::new(Some(Duration::from_secs(3600)), 0);
+        assert!(!p.due());
+        p.since -= Duration::from_secs(3601);
+        assert!(p.due());
+        assert!(Periodic::new(Some(Duration::ZERO), 0).due());
+        assert!(!Periodic::new(None, 0).due());
     }
 
     #[test]
