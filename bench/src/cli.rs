@@ -404,7 +404,9 @@ pub struct FtArgs {
     pub max_restarts: u32,
     /// With --ft: start from the checkpoints an earlier run left in D
     /// (under --recovery cof unless auto is given), with the same matrix
-    /// options.
+    /// options, on the grid of the save or another --grid (QR, LU and CG
+    /// periodic checkpoints with every file there; the blocks are
+    /// redistributed and the checksums encoded for the new grid).
     #[arg(long, value_name = "D", requires = "ft")]
     pub resume: Option<PathBuf>,
     /// With --ft: a silent error on rank R at STEP (each command says

@@ -91,15 +91,72 @@ fn without_restarts_the_lost_job_says_how_to_resume_and_resume_carries_on() {
     let (step, generation) = newest_named(&out.stderr).expect("the checkpoint named");
     assert_eq!((step, generation), (16, 16), "{}", out.stderr);
     assert!(dir.join("manifest").exists() && dir.join(format!("gen-{generation}")).exists());
-    // `--resume D` carries on (the kill does not fire again: the loss of
-    // the job was one recovery).
+    // `--resume D` carries on, here on another grid, of two processes (the
+    // saved blocks redistributed, the checksums encoded for 1x2; the kill
+    // does not fire again: the loss of the job was one recovery).
     let ft = Ft::new("qr", &["--n", "1024", "--nb", "32"]);
-    let (out, json) = ft.run(&["--grid", "2x2", "--resume", &d, "--kill", "job@16:bcast", "--check"]);
+    let (out, json) = ft.run(&["--grid", "1x2", "--resume", &d, "--kill", "job@16:bcast", "--check", "--verify"]);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     let r = report(json, &out);
     assert!(r.ok && residuals_pass(&r), "{r:?}");
-    assert_eq!(r.resumed_at_step, Some(step), "{r:?}");
+    assert!(r.checksum_check.as_ref().is_some_and(|c| c.ok), "{r:?}");
+    assert_eq!((r.resumed_at_step, r.grid), (Some(step), [1, 2]), "{r:?}");
+    // (Every file of the 2x2 save removed, those of ranks 2 and 3 too.)
     assert!(!dir.exists(), "{d} left behind");
+}
+
+/// The whole job lost (exit 78, the checkpoint kept), then resumed with
+/// `--resume` on `to`; returns the resumed run's report.
+#[cfg(feature = "full-tests")]
+fn lost_then_resumed_on(
+    op: &'static str,
+    from: &str,
+    to: &str,
+    kill: &str,
+    more: &[&str],
+) -> (harness::Captured, ftla_bench::report::FactorReport) {
+    let dir = fresh_dir(&format!("{op}-{from}-{to}"));
+    let d = dir.display().to_string();
+    let shape = ["--n", "400", "--nb", "32"];
+    let ft = Ft::new(op, &shape);
+    let mut args = vec!["--grid", from, "--checkpoint-every", "0", "--checkpoint-dir", &d, "--kill", kill];
+    args.extend(more);
+    let (out, _) = ft.run(&args);
+    assert_eq!(out.code, Some(blacs_ft::launch::EXIT_JOB_LOST), "{}\n{}", out.stdout, out.stderr);
+    let mut args = vec!["--grid", to, "--resume", &d, "--check", "--verify"];
+    args.extend(more);
+    let (out, json) = ft.run(&args);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r = report(json, &out);
+    assert!(r.ok && residuals_pass(&r), "{r:?}");
+    assert!(r.checksum_check.as_ref().is_some_and(|c| c.ok), "{r:?}");
+    assert!(r.resumed_at_step.is_some(), "{r:?}");
+    assert!(!dir.exists(), "{d} left behind");
+    (out, r)
+}
+
+#[cfg(feature = "full-tests")]
+#[test]
+fn lu_resumes_on_fewer_and_on_more_process_rows() {
+    // 2x2 -> 1x2: at step 7, which one process row would have left half
+    // updated (its deferred far update): the resumed state is put in that
+    // form again.
+    let (_, r) = lost_then_resumed_on("lu", "2x2", "1x2", "job@7:update", &[]);
+    assert_eq!(r.resumed_at_step, Some(7), "{r:?}");
+    // 1x2 -> 2x2: a one-row grid saves only at commit points whose state
+    // any grid resumes (not at 7 steps, whose last left half its update to
+    // the next one: the newest is at 6).
+    let (_, r) = lost_then_resumed_on("lu", "1x2", "2x2", "job@7:update", &[]);
+    assert_eq!(r.resumed_at_step, Some(6), "{r:?}");
+    // 2x3 -> 2x2 with the rotating layout.
+    lost_then_resumed_on("lu", "2x3", "2x2", "job@5:panel", &["--layout", "rotating", "--checksums", "1"]);
+}
+
+#[cfg(feature = "full-tests")]
+#[test]
+fn qr_resumes_on_another_shape_with_the_checksums_of_its_layout() {
+    let (_, r) = lost_then_resumed_on("qr", "1x3", "2x3", "job@6:panel", &["--layout", "rotating", "--checksums", "2"]);
+    assert_eq!((r.resumed_at_step, r.grid), (Some(6), [2, 3]), "{r:?}");
 }
 
 #[cfg(feature = "full-tests")]
@@ -137,5 +194,54 @@ fn a_run_without_a_loss_saves_its_checkpoints_and_removes_them_unless_kept() {
         .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("gen-"))
         .count();
     assert!(dir.join("manifest").exists() && (1..=2).contains(&gens), "{gens} generations in {d}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[cfg(feature = "full-tests")]
+#[test]
+fn cg_resumes_on_another_grid_in_the_failure_free_number_of_iterations() {
+    let (out, json) = Ft::new("cg", &["--n", "400", "--nb", "32"]).run(&["--grid", "1x2", "--jacobi"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let want = report(json, &out).iterations.expect("iterations");
+    let (_, r) = lost_then_resumed_on("cg", "2x2", "1x2", "job@6:matvec", &["--jacobi"]);
+    assert_eq!((r.iterations, r.resumed_at_step), (Some(want), Some(6)), "{r:?}");
+}
+
+#[cfg(feature = "full-tests")]
+#[test]
+fn a_save_that_only_its_own_grid_resumes_is_refused_elsewhere_with_the_reason() {
+    let shape = ["--n", "400", "--nb", "32"];
+    let refused = |op: &'static str, d: &str, to: &str, why: &str| {
+        let (out, _) = Ft::new(op, &shape).run(&["--grid", to, "--resume", d, "--check"]);
+        assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
+        let all = format!("{}{}", out.stdout, out.stderr);
+        assert!(all.contains(why), "{all}");
+    };
+    // A file of the save missing: only the saving grid's checksums rebuild
+    // it; there it is.
+    let dir = fresh_dir("missing");
+    let d = dir.display().to_string();
+    let ft = Ft::new("qr", &shape);
+    let (out, _) =
+        ft.run(&["--grid", "2x2", "--checkpoint-every", "0", "--checkpoint-dir", &d, "--kill", "job@6:update"]);
+    assert_eq!(out.code, Some(blacs_ft::launch::EXIT_JOB_LOST), "{}\n{}", out.stdout, out.stderr);
+    let (step, generation) = newest_named(&out.stderr).expect("the checkpoint named");
+    std::fs::remove_file(dir.join(format!("gen-{generation}/rank-3.ckpt"))).unwrap();
+    refused("qr", &d, "1x2", "missing: a save of a 2x2 grid resumes on a 1x2 grid only with every file of it");
+    let (out, json) = ft.run(&["--grid", "2x2", "--resume", &d, "--check"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r = report(json, &out);
+    assert!(r.ok && residuals_pass(&r) && r.resumed_at_step == Some(step), "{r:?}");
+    // A solve's checkpoint resumes on its own grid.
+    let dir = fresh_dir("solve");
+    let d = dir.display().to_string();
+    let lu = Ft::new("lu", &["--n", "400", "--nb", "32", "--solve"]);
+    let (out, _) =
+        lu.run(&["--grid", "2x2", "--checkpoint-every", "0", "--checkpoint-dir", &d, "--kill", "job@getrs:3"]);
+    assert_eq!(out.code, Some(blacs_ft::launch::EXIT_JOB_LOST), "{}\n{}", out.stdout, out.stderr);
+    let (out, _) = lu.run(&["--grid", "1x2", "--resume", &d, "--check"]);
+    assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
+    let all = format!("{}{}", out.stdout, out.stderr);
+    assert!(all.contains("saved on a 2x2 grid: getrs resumes on the grid of its save only"), "{all}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -201,7 +201,7 @@ impl Region {
                 region.pending = Pending::Checkpoint(Box::new(resumed));
             } else {
                 // Nothing was in progress: the job simply starts afresh.
-                cof::file::remove(&resumed.dir, region.grid.rank());
+                cof::file::remove(&resumed.dir, region.grid.rank(), region.grid.size());
                 region.job = JobStart::RestartedAfresh;
             }
         }
@@ -263,7 +263,7 @@ impl Region {
     pub fn remove_checkpoints_when_done(&self) {
         let done = self.log.calls().iter().all(|c| c.status == CallStatus::Done);
         if done && !self.options.keep_checkpoints && (self.periodic.every.is_some() || self.periodic.complete > 0) {
-            cof::periodic::remove_all(&self.options.dir(), self.grid.rank());
+            cof::periodic::remove_all(&self.options.dir(), self.grid.rank(), self.grid.size());
         }
     }
 
@@ -307,7 +307,7 @@ impl Region {
             // repaired in place and starts afresh: its checkpoint is of no
             // use any more.
             self.pending = Pending::Nothing;
-            cof::file::remove(&self.options.dir(), self.grid.rank());
+            cof::file::remove(&self.options.dir(), self.grid.rank(), self.grid.size());
         }
         let at = self.log.position() as u64;
         if self.resuming().is_none_or(|call| call.index != at) {
@@ -603,7 +603,7 @@ impl Region {
     pub fn forget_checkpoint(&self, resumed: &cof::Resumed) {
         // (A periodic generation stays until a newer one is complete.)
         if resumed.generation.is_none() {
-            cof::file::remove(&resumed.dir, self.grid.rank());
+            cof::file::remove(&resumed.dir, self.grid.rank(), self.grid.size());
         }
     }
 

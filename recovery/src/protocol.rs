@@ -35,7 +35,7 @@
 //!   committed state instead of the repair, and in the restarted job the
 //!   load, after which the lost blocks are rebuilt as after a repair.
 
-use crate::cof::{self, Resumed, Saving, Snapshot};
+use crate::cof::{self, Resumed, SavedGrid, Saving, Snapshot};
 use crate::{codec, CallState, Region, Replicated};
 use blacs_ft::{Grid, RepairMode, Scope};
 use serde::de::DeserializeOwned;
@@ -187,6 +187,33 @@ pub trait Algorithm {
     /// ...): a checkpoint saves them after a failure (checkpoint-on-failure)
     /// and the restarted call loads them, in this order.
     fn saved_arrays(&mut self) -> Vec<&mut [f64]>;
+
+    /// Local, at the start of a call resumed from checkpoints saved on
+    /// another grid (`saved`): reads this process's blocks of the
+    /// committed state from the saving grid's files into the arrays of
+    /// [`Algorithm::saved_arrays`], checksums and sums left to
+    /// [`Algorithm::reencode`]. The error names a file and the reason. By
+    /// default a call resumes on the grid of its save only (the same
+    /// refusal on every process).
+    fn read_saved_elsewhere(&mut self, saved: &SavedGrid) -> Result<(), (String, String)> {
+        let file = saved.files.first().map(|f| f.0.display().to_string()).unwrap_or_default();
+        Err((file, format!("saved on a {} grid: {} resumes on the grid of its save only", saved.shape(), Self::OP)))
+    }
+
+    /// Whether the committed state at `committed` steps (global) is the
+    /// same whatever the grid, so that a checkpoint of it resumes on any
+    /// grid ([`Algorithm::read_saved_elsewhere`]); a periodic save falls
+    /// on the next commit point where it is. Yes by default.
+    fn portable_at(&self, _committed: u64) -> bool {
+        true
+    }
+
+    /// Collective, once every process read its blocks
+    /// ([`Algorithm::read_saved_elsewhere`]): the checksums (and the
+    /// left-factor sums) encoded for this grid at `committed` steps.
+    fn reencode(&mut self, _grid: &Grid, _committed: u64) -> Result<(), Self::Error> {
+        Ok(())
+    }
 
     /// Runs `save` on [`Algorithm::saved_arrays`] as the last commit left
     /// them (a periodic checkpoint, taken right after a commit). A driver
@@ -675,6 +702,27 @@ fn load<A: Algorithm>(region: &Region, alg: &mut A, from: &Resumed) -> Result<Lo
         }
         .into());
     }
+    if let Some(saved) = &from.elsewhere {
+        // (Saved on another grid: every process reads its blocks from the
+        // files that hold them, and the checksums are encoded anew.)
+        let lost_meanwhile = || blacs_ft::Error::Unrecoverable {
+            reason: format!(
+                "a process was lost while the checkpoints of the {} grid were loaded onto this grid; they are intact: \
+                 resume again",
+                saved.shape()
+            ),
+        };
+        let read = cof::agree_on(grid, alg.read_saved_elsewhere(saved));
+        read.map_err(|e| if e.is_process_failure() { lost_meanwhile() } else { e })?;
+        alg.reencode(grid, call.committed)
+            .map_err(|e| if e.is_process_failure() { lost_meanwhile().into() } else { e })?;
+        let times = CofBreakdown {
+            save_ms: from.reference.save_ms,
+            relaunch_ms: (from.started_ms - from.reference.saved_at_ms).max(0.0),
+            load_ms: from.load_ms + t.elapsed().as_secs_f64() * 1e3,
+        };
+        return Ok(Loaded { times, valid: true, lost: false });
+    }
     let local = match &from.own {
         None => Ok(()),
         Some((path, header, offset)) => cof::file::read_payload(path, header, *offset, &mut alg.saved_arrays())
@@ -724,7 +772,8 @@ fn steps<A: Algorithm>(
     while *committed < alg.steps() {
         let k = *committed;
         let periodic = region.periodic_checkpoints();
-        let flags = ALIVE | if region.checkpoint_due() { SAVE } else { 0 };
+        // (A state that only this grid can resume waits for the next commit.)
+        let flags = ALIVE | if region.checkpoint_due() && alg.portable_at(k + 1) { SAVE } else { 0 };
         let grid = region.grid();
         let mut clock = PhaseClock::new(A::OP, k, A::STEP_PHASES.first().copied().unwrap_or(Phase::Commit));
         let attempt = alg.exchange(grid, k, &mut clock).and_then(|mut scratch| {

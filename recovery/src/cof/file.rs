@@ -273,20 +273,45 @@ pub fn read_payload(path: &Path, h: &Header, offset: u64, arrays: &mut [&mut [f6
              call)"
         ));
     }
-    let f = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
-    let mut at = offset;
-    let mut crc = crc32fast::Hasher::new();
-    let mut buf = vec![0u8; CHUNK * 8];
-    for a in arrays.iter_mut() {
-        for chunk in a.chunks_mut(CHUNK) {
-            let b = &mut buf[..chunk.len() * 8];
-            f.read_exact_at(b, at).map_err(|e| format!("cannot read the payload: {e}"))?;
-            at += b.len() as u64;
-            crc.update(b);
-            for (x, c) in chunk.iter_mut().zip(b.chunks_exact(8)) {
-                *x = f64::from_le_bytes(c.try_into().expect("8 bytes"));
-            }
+    // (The arrays one after the other, as the stream delivers them.)
+    let starts: Vec<u64> = want.iter().scan(0, |at, &n| Some(std::mem::replace(at, *at + n))).collect();
+    stream_payload(path, h, offset, |at, values| {
+        let mut done = 0;
+        while done < values.len() {
+            let v = at + done as u64;
+            let a = starts.partition_point(|&s| s <= v) - 1;
+            let from = (v - starts[a]) as usize;
+            let n = (arrays[a].len() - from).min(values.len() - done);
+            arrays[a][from..from + n].copy_from_slice(&values[done..done + n]);
+            done += n;
         }
+    })
+}
+
+/// Streams the payload of the checkpoint at `path` (header `h` at payload
+/// `offset`, from [`read_header`]) through `sink`, in chunks of values with
+/// the index of their first value in the payload (the arrays one after the
+/// other), and checks its CRC at the end: a corrupt payload is an error,
+/// and a reader takes what the sink kept only on `Ok`. What a process
+/// reads of another process's file (a resume on another grid) comes this
+/// way, without holding the whole file.
+pub fn stream_payload(path: &Path, h: &Header, offset: u64, mut sink: impl FnMut(u64, &[f64])) -> Result<(), String> {
+    let f = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+    let total = h.payload_len / 8;
+    let mut crc = crc32fast::Hasher::new();
+    let mut bytes = vec![0u8; CHUNK * 8];
+    let mut values = vec![0.0f64; CHUNK];
+    let mut at = 0u64;
+    while at < total {
+        let n = (total - at).min(CHUNK as u64) as usize;
+        let b = &mut bytes[..n * 8];
+        f.read_exact_at(b, offset + at * 8).map_err(|e| format!("cannot read the payload: {e}"))?;
+        crc.update(b);
+        for (x, c) in values[..n].iter_mut().zip(b.chunks_exact(8)) {
+            *x = f64::from_le_bytes(c.try_into().expect("8 bytes"));
+        }
+        sink(at, &values[..n]);
+        at += n as u64;
     }
     if crc.finalize() != h.payload_crc {
         return Err("payload checksum mismatch (the file is corrupt)".into());
@@ -295,10 +320,31 @@ pub fn read_payload(path: &Path, h: &Header, offset: u64, arrays: &mut [&mut [f6
 }
 
 /// Removes grid rank `rank`'s checkpoint and any temporary file of it in
-/// `dir` (after a successful finish).
-pub fn remove(dir: &Path, rank: i32) {
+/// `dir` (after a successful finish), on a grid of `size` processes: grid
+/// rank 0 also removes the files of ranks `size` and above, which a save
+/// on a larger grid left (a job resumed on a smaller one).
+pub fn remove(dir: &Path, rank: i32, size: i32) {
     let _ = std::fs::remove_file(path_of(dir, rank));
     let _ = std::fs::remove_file(temp_of(dir, rank));
+    if rank != 0 {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(r) = name.to_str().and_then(rank_of_file) else { continue };
+        if r >= size {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// The grid rank whose checkpoint (or its temporary file) is called
+/// `name` (`rank-R.ckpt`, `.rank-R.ckpt.tmp`).
+pub fn rank_of_file(name: &str) -> Option<i32> {
+    let r = name.strip_prefix("rank-").and_then(|n| n.strip_suffix(".ckpt"));
+    let r = r.or_else(|| name.strip_prefix(".rank-").and_then(|n| n.strip_suffix(".ckpt.tmp")))?;
+    r.parse().ok().filter(|&r: &i32| r >= 0)
 }
 
 #[cfg(test)]

@@ -254,6 +254,27 @@ pub struct Resumed {
     /// failure). A generation stays on disk until a newer one is
     /// complete: a job lost again before that resumes from it again.
     pub generation: Option<u64>,
+    /// The save was made on another grid (`own` is then `None`): every
+    /// file of it, which the call redistributes onto this grid.
+    pub elsewhere: Option<SavedGrid>,
+}
+
+/// A save made on another grid than the resuming job's: its shape and
+/// every process's file, checked (the same save, the same run).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SavedGrid {
+    /// The saving grid's shape.
+    pub p: i32,
+    pub q: i32,
+    /// Each of its grid ranks' file, header and payload offset, by rank.
+    pub files: Vec<(PathBuf, Header, u64)>,
+}
+
+impl SavedGrid {
+    /// "PxQ".
+    pub fn shape(&self) -> String {
+        format!("{}x{}", self.p, self.q)
+    }
 }
 
 /// Collective: every rank gets `Ok` when every `local` is `Ok`, else the
@@ -317,6 +338,20 @@ fn mismatch(mine: &Header, reference: &Header, holder: i32) -> String {
 pub(crate) fn load(grid: &Grid, dir: &Path, run_id: Option<u64>) -> Result<Resumed, Error> {
     let t = Instant::now();
     let started_ms = file::unix_ms();
+    if let Some((p, q)) = saving_grid(grid, dir)?.filter(|&s| s != (grid.nprow(), grid.npcol())) {
+        let saved = load_elsewhere(grid, dir, run_id, p, q)?;
+        let reference = saved.files[0].1.clone();
+        return Ok(Resumed {
+            dir: dir.to_path_buf(),
+            reference,
+            reference_file: saved.files[0].0.clone(),
+            own: None,
+            started_ms,
+            load_ms: t.elapsed().as_secs_f64() * 1e3,
+            generation: None,
+            elsewhere: Some(saved),
+        });
+    }
     let me = grid.rank();
     let path = file::path_of(dir, me);
     let name = path.display().to_string();
@@ -397,5 +432,97 @@ pub(crate) fn load(grid: &Grid, dir: &Path, run_id: Option<u64>) -> Result<Resum
         started_ms,
         load_ms: t.elapsed().as_secs_f64() * 1e3,
         generation: None,
+        elsewhere: None,
     })
+}
+
+/// Collective: the grid shape the checkpoints in `dir` were saved on, as
+/// the header of its lowest-numbered readable file says (grid rank 0
+/// reads it, every rank gets it); `None` when no file there reads (the
+/// usual checks then say why).
+fn saving_grid(grid: &Grid, dir: &Path) -> Result<Option<(i32, i32)>, Error> {
+    let mine = if grid.rank() == 0 {
+        let mut ranks: Vec<i32> = std::fs::read_dir(dir)
+            .map(|d| {
+                d.flatten()
+                    .filter_map(|e| e.file_name().to_str().filter(|n| !n.starts_with('.')).and_then(file::rank_of_file))
+                    .collect()
+            })
+            .unwrap_or_default();
+        ranks.sort_unstable();
+        let shape = ranks.iter().find_map(|&r| file::read_header(&file::path_of(dir, r)).ok().map(|(h, _)| (h.p, h.q)));
+        crate::codec::encode(&shape)
+    } else {
+        Vec::new()
+    };
+    let bytes = grid.broadcast_vec(mine, 0)?;
+    Ok(crate::codec::decode::<Option<(i32, i32)>>(&bytes).flatten())
+}
+
+/// Collective: the checks of a save made on a `p`×`q` grid that a job on
+/// another grid resumes: every one of its files is there and reads, each
+/// written by its rank of that grid, all of one save of one run (of
+/// `run_id`, when given). Every rank reads every header (small) and gets
+/// the same answer.
+///
+/// # Errors
+/// The same [`Error::Checkpoint`] on every rank, naming the file: one
+/// missing (its blocks are rebuilt from the checksums only on the grid of
+/// the save, whose layout they are in: resume there), unreadable, or of
+/// another save, grid position or run.
+fn load_elsewhere(grid: &Grid, dir: &Path, run_id: Option<u64>, p: i32, q: i32) -> Result<SavedGrid, Error> {
+    if p < 1 || q < 1 {
+        let file = file::path_of(dir, 0).display().to_string();
+        return Err(Error::Checkpoint { file, reason: format!("saved on a {p}x{q} grid, which cannot be") });
+    }
+    let on = |r: i32| file::path_of(dir, r);
+    let mut files: Vec<(PathBuf, Header, u64)> = Vec::with_capacity((p * q).max(0) as usize);
+    let mut local = Ok(());
+    for r in 0..p * q {
+        let path = on(r);
+        let name = path.display().to_string();
+        if !path.exists() {
+            local = Err((
+                name,
+                format!(
+                    "missing: a save of a {p}x{q} grid resumes on a {}x{} grid only with every file of it (resume on \
+                     a {p}x{q} grid, whose checksums rebuild a missing file)",
+                    grid.nprow(),
+                    grid.npcol()
+                ),
+            ));
+            break;
+        }
+        match file::read_header(&path) {
+            Ok((h, offset)) => {
+                let fits = if let Some(id) = run_id.filter(|&id| id != h.run_id) {
+                    Err(format!("from another run (run {:016x}; this job resumes run {id:016x})", h.run_id))
+                } else if h.rank != r || (h.p, h.q) != (p, q) {
+                    Err(format!(
+                        "written by grid rank {} of a {}x{} grid, where rank {r} of a {p}x{q} grid's is expected",
+                        h.rank, h.p, h.q
+                    ))
+                } else if let Some((_, first, _)) = files.first() {
+                    if h.identity() == first.identity() {
+                        Ok(())
+                    } else {
+                        Err(mismatch(&h, first, 0))
+                    }
+                } else {
+                    Ok(())
+                };
+                if let Err(reason) = fits {
+                    local = Err((name, reason));
+                    break;
+                }
+                files.push((path, h, offset));
+            }
+            Err(reason) => {
+                local = Err((name, reason));
+                break;
+            }
+        }
+    }
+    agree_on(grid, local)?;
+    Ok(SavedGrid { p, q, files })
 }

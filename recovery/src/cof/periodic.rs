@@ -162,15 +162,16 @@ pub fn resume_dir(dir: &Path) -> Result<(PathBuf, Option<Manifest>), String> {
     }
 }
 
-/// Removes every generation and the manifest from `dir` (each rank its own
-/// files; the directories and the manifest go when they are empty or on
-/// grid rank 0).
-pub fn remove_all(dir: &Path, rank: i32) {
+/// Removes every generation and the manifest from `dir` (each rank of a
+/// grid of `size` its own files, grid rank 0 those of larger grids too;
+/// the directories and the manifest go when they are empty or on grid
+/// rank 0).
+pub fn remove_all(dir: &Path, rank: i32, size: i32) {
     if let Ok(entries) = std::fs::read_dir(dir) {
         for e in entries.flatten() {
             let name = e.file_name();
             if name.to_str().is_some_and(|n| n.starts_with("gen-")) {
-                file::remove(&e.path(), rank);
+                file::remove(&e.path(), rank, size);
                 let _ = std::fs::remove_dir(e.path());
             }
         }
@@ -284,7 +285,7 @@ pub(crate) fn save(
     // Only the newest complete generation is kept while this one is written.
     if periodic.complete > 1 {
         let old = generation_dir(&dir, periodic.complete - 1);
-        file::remove(&old, grid.rank());
+        file::remove(&old, grid.rank(), grid.size());
         let _ = std::fs::remove_dir(&old);
     }
     let epoch = opts.epoch_base.saturating_add(grid.epoch());

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::{Grid, PendingBcast};
 use checksum::ChecksumLayout;
+use recovery::cof::SavedGrid;
 use recovery::protocol::{self, Algorithm, Phase, PhaseClock};
 use recovery::Region;
 use recovery::Replicated;
@@ -159,6 +160,21 @@ pub(crate) trait PanelSteps {
     }
     /// The local commit of step `k`.
     fn commit(&mut self, driver: &mut PanelDriver<Self::Panel>, grid: &Grid, k: u64, scratch: Self::Scratch);
+    /// Whether the committed state at `committed` steps on a grid of
+    /// `layout` holds an update that this grid's next step completes (LU's
+    /// deferred far update on one process row): a checkpoint of it resumes
+    /// on that grid only. No by default.
+    fn grid_bound_at(&self, _layout: &ChecksumLayout, _committed: u64) -> bool {
+        false
+    }
+    /// Collective, on a call resumed at `committed` steps from a save on
+    /// another grid, once every process read its blocks (before the
+    /// checksums are encoded): puts the state in the form this grid's
+    /// steps expect at that commit (LU on one process row takes a deferred
+    /// update out again). Nothing by default.
+    fn after_regrid(&mut self, _driver: &mut PanelDriver<Self::Panel>, _grid: &Grid, _committed: u64) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// A panel factorization on the step-commit protocol: its steps, and the
@@ -275,5 +291,20 @@ impl<S: PanelSteps> Algorithm for PanelFactorization<S> {
 
     fn with_committed_arrays(&mut self, save: &mut dyn FnMut(&[&[f64]])) {
         self.driver.with_committed_arrays(save)
+    }
+
+    fn portable_at(&self, committed: u64) -> bool {
+        !self.steps.grid_bound_at(&self.driver.layout, committed)
+    }
+
+    fn read_saved_elsewhere(&mut self, saved: &SavedGrid) -> std::result::Result<(), (String, String)> {
+        let grid_bound = |layout: &ChecksumLayout, committed: u64| self.steps.grid_bound_at(layout, committed);
+        let runs = super::regrid::matrix_runs(&self.driver.ext, &self.driver.layout, saved, grid_bound)?;
+        super::regrid::fetch(saved, runs, &mut [self.driver.ext.matrix.local_mut()])
+    }
+
+    fn reencode(&mut self, grid: &Grid, committed: u64) -> Result<()> {
+        self.steps.after_regrid(&mut self.driver, grid, committed)?;
+        super::verify::reencode_checksums(grid, &mut self.driver.ext, &self.driver.layout, committed as usize)
     }
 }

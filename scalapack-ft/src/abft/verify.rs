@@ -31,11 +31,10 @@ pub(crate) fn verify_checksums(
     layout: &ChecksumLayout,
     committed: usize,
 ) -> Result<ChecksumCheck> {
-    let (lr, ld, nb) = (ext.matrix.local_rows(), ext.matrix.lld(), ext.matrix.nb());
+    let (lr, ld) = (ext.matrix.local_rows(), ext.matrix.lld());
     let mycol = grid.mycol() as usize;
     let rows: Vec<usize> = (0..lr).map(|li| ext.matrix.global_row(li)).collect();
-    // Factored columns (R and V final); see the rebuild.
-    let done_cols = (committed * nb).min(layout.m().min(layout.n()));
+    let done_cols = finished_cols(ext, layout, committed);
     let mut scale = [0.0f64];
     let data_cols = ext.matrix.local_cols_before(layout.n());
     for x in ext.matrix.local()[..data_cols * ld].iter() {
@@ -44,29 +43,9 @@ pub(crate) fn verify_checksums(
     grid.max(Scope::All, &mut scale)?;
     let (mut worst_c, mut worst_d, mut worst_g) = (0.0f64, 0.0f64, 0usize);
     for g in 0..layout.groups() {
-        let members = layout.group_members(g).map_err(layout_err)?;
         let (mut dc, mut dd) = (0.0f64, 0.0f64);
         for i in 0..layout.checksums() {
-            let mut csum = vec![0.0; lr * nb];
-            let mut dsum = vec![0.0; lr * nb];
-            for bc in members.clone() {
-                let Some(cols) = ext.local_block(bc) else { continue };
-                let w = layout.weight(i, bc - members.start);
-                for (c, lj) in cols.enumerate() {
-                    let gj = bc * nb + c;
-                    let finished = gj < done_cols;
-                    for (li, &gi) in rows.iter().enumerate() {
-                        let x = w * ext.matrix.local()[lj * ld + li];
-                        if finished && gi > gj {
-                            dsum[c * lr + li] += x;
-                        } else {
-                            csum[c * lr + li] += x;
-                        }
-                    }
-                }
-            }
-            grid.sum(Scope::Row, &mut csum, None)?;
-            grid.sum(Scope::Row, &mut dsum, None)?;
+            let (csum, dsum) = recomputed_sums(grid, ext, layout, &rows, done_cols, g, i)?;
             // Each stored replica against the recomputed sums (the checksum
             // crate's relation check; only the largest defect is kept here).
             let defect = |stored: &[f64], sum: &[f64]| -> Result<f64> {
@@ -102,4 +81,80 @@ pub(crate) fn verify_checksums(
         ok: worst_c <= tolerance && worst_d <= tolerance,
         worst_group: worst_g,
     })
+}
+
+/// The columns factored at `committed` steps (R and V, or U and L, final;
+/// see the rebuild).
+fn finished_cols(ext: &Extended, layout: &ChecksumLayout, committed: usize) -> usize {
+    (committed * ext.matrix.nb()).min(layout.m().min(layout.n()))
+}
+
+/// Collective along the process row: checksum `i` of group `g` recomputed
+/// from the group's blocks, as the relations at `done_cols` finished
+/// columns have it: (C_g^(i), the weighted sums of the transformed columns
+/// with the finished ones' strictly-lower part left out; D_g^(i), the
+/// weighted row sums of that strictly-lower part), each local rows × nb.
+fn recomputed_sums(
+    grid: &Grid,
+    ext: &Extended,
+    layout: &ChecksumLayout,
+    rows: &[usize],
+    done_cols: usize,
+    g: usize,
+    i: usize,
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let (lr, ld, nb) = (ext.matrix.local_rows(), ext.matrix.lld(), ext.matrix.nb());
+    let members = layout.group_members(g).map_err(layout_err)?;
+    let mut csum = vec![0.0; lr * nb];
+    let mut dsum = vec![0.0; lr * nb];
+    for bc in members.clone() {
+        let Some(cols) = ext.local_block(bc) else { continue };
+        let w = layout.weight(i, bc - members.start);
+        for (c, lj) in cols.enumerate() {
+            let gj = bc * nb + c;
+            let finished = gj < done_cols;
+            for (li, &gi) in rows.iter().enumerate() {
+                let x = w * ext.matrix.local()[lj * ld + li];
+                if finished && gi > gj {
+                    dsum[c * lr + li] += x;
+                } else {
+                    csum[c * lr + li] += x;
+                }
+            }
+        }
+    }
+    grid.sum(Scope::Row, &mut csum, None)?;
+    grid.sum(Scope::Row, &mut dsum, None)?;
+    Ok((csum, dsum))
+}
+
+/// Collective: every checksum replica C_g^(i) and every D_g^(i) written
+/// anew from the blocks, as the relations at `committed` steps have them
+/// (what [`verify_checksums`] checks) — the encoding of a call resumed on
+/// another grid at its saved step (see `super::regrid`).
+pub(crate) fn reencode_checksums(
+    grid: &Grid,
+    ext: &mut Extended,
+    layout: &ChecksumLayout,
+    committed: usize,
+) -> Result<()> {
+    let mycol = grid.mycol() as usize;
+    let rows: Vec<usize> = (0..ext.matrix.local_rows()).map(|li| ext.matrix.global_row(li)).collect();
+    let done_cols = finished_cols(ext, layout, committed);
+    for g in 0..layout.groups() {
+        for i in 0..layout.checksums() {
+            let (csum, dsum) = recomputed_sums(grid, ext, layout, &rows, done_cols, g, i)?;
+            for bc in layout.replica_block_cols(g, i).map_err(layout_err)? {
+                if let Some(copy) = ext.block_mut(bc) {
+                    copy.copy_from_slice(&csum);
+                }
+            }
+            if layout.held(g, mycol).is_some_and(|h| h.index == i) {
+                if let Some(Some(d)) = ext.left_sums.get_mut(g) {
+                    d[..dsum.len()].copy_from_slice(&dsum);
+                }
+            }
+        }
+    }
+    Ok(())
 }

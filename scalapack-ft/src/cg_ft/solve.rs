@@ -7,8 +7,8 @@
 //! updates the vectors and the replicated scalars locally.
 
 use crate::abft::{
-    check_layout, encode_checksums, rebuild_lost_blocks, set_up_call, verify_checksums, ChecksumCheck, Extended,
-    FtOptions, FtWorkspace, MatrixShape,
+    check_layout, encode_checksums, rebuild_lost_blocks, reencode_checksums, regrid, set_up_call, verify_checksums,
+    ChecksumCheck, Extended, FtOptions, FtWorkspace, MatrixShape,
 };
 use crate::args::{check_two_process_columns, pdcg};
 use crate::cg::iteration::{self, ColumnSums, Operator, Scalars};
@@ -16,8 +16,10 @@ use crate::cg::vectors::Vectors;
 use crate::cg::{solve as cg_solve, CgOptions, CgReport, Detection};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
+use blacs_ft::index::numroc;
 use blacs_ft::{Grid, Scope};
 use checksum::ChecksumLayout;
+use recovery::cof::SavedGrid;
 use recovery::protocol::{self, Algorithm, Phase, PhaseClock};
 use recovery::Region;
 use serde::{Deserialize, Serialize};
@@ -414,6 +416,58 @@ impl Algorithm for CgSteps<'_> {
         let mut v = self.ext.saved_arrays();
         v.extend(self.v.arrays_mut(lr, self.opts.jacobi));
         v
+    }
+
+    /// A's blocks as a factorization's at step 0; the vectors' entries of
+    /// this process's rows from the file of process column 0 of the row
+    /// that held them (every process of a row holds the same).
+    fn read_saved_elsewhere(&mut self, saved: &SavedGrid) -> std::result::Result<(), (String, String)> {
+        self.inputs = None;
+        let mut runs = regrid::matrix_runs(&self.ext, &self.layout, saved, |_, _| false)?;
+        let (p, q) = (saved.p as usize, saved.q as usize);
+        let (m, mb) = (self.ext.matrix.m(), self.ext.matrix.mb());
+        let lr = self.ext.matrix.local_rows();
+        let rows: Vec<usize> = (0..lr).map(|l| self.ext.matrix.global_row(l)).collect();
+        let vectors = if self.opts.jacobi { 5 } else { 4 };
+        for pr in 0..p {
+            let row_runs = regrid::runs_on(&rows, mb, p, pr);
+            if row_runs.is_empty() {
+                continue;
+            }
+            let (path, header, _) = &saved.files[pr * q];
+            let old_lr = numroc(m, mb, pr, 0, p) as u64;
+            let arrays = header.call.as_ref().map(|c| c.arrays.clone()).unwrap_or_default();
+            let first =
+                arrays.len().checked_sub(vectors).filter(|&f| f >= 1 && arrays[f..].iter().all(|&l| l == old_lr));
+            let Some(first) = first else {
+                let why = format!(
+                    "holds local arrays of {arrays:?} values, not the {vectors} vectors of {old_lr} of its rows last"
+                );
+                return Err((path.display().to_string(), why));
+            };
+            let start: u64 = arrays[..first].iter().sum();
+            for v in 0..vectors {
+                for &(to, from, len) in &row_runs {
+                    runs[pr * q].push(regrid::Run {
+                        from: start + v as u64 * old_lr + from as u64,
+                        dest: 1 + v,
+                        to,
+                        len,
+                    });
+                }
+            }
+        }
+        let mut dests = vec![self.ext.matrix.local_mut()];
+        dests.extend(self.v.arrays_mut(lr, self.opts.jacobi));
+        regrid::fetch(saved, runs, &mut dests)
+    }
+
+    /// A's checksums as at its encoding (A never changes), and its column
+    /// sums.
+    fn reencode(&mut self, grid: &Grid, _committed: u64) -> Result<()> {
+        reencode_checksums(grid, &mut self.ext, &self.layout, 0)?;
+        self.sums = ColumnSums::of(grid, &self.ext.matrix, self.lc)?;
+        Ok(())
     }
 }
 

@@ -148,6 +148,32 @@ impl TwoPanels {
     }
 }
 
+/// Collective over the process row, on a call resumed at `k` committed
+/// steps from a save on another grid, where this grid's step `k − 1`
+/// deferred its far update (see [`defers`]): the saved state is complete,
+/// so the update of the far columns' rows below panel `k − 1` is taken out
+/// again (added back), and step `k` completes it as on this grid. Returns
+/// the kept panel, as [`resend`] does.
+pub(super) fn defer_again(grid: &Grid, ext: &mut Extended, layout: &ChecksumLayout, k: usize) -> Result<Deferred> {
+    let kept = resend(grid, ext, k)?;
+    let (j0, jb, lw) = (kept.panel.j0, kept.panel.jb, kept.panel.lw);
+    let below = j0 + jb;
+    let far = far_columns(ext, layout, k - 1);
+    let start = far.start.max(ext.matrix.local_cols_before(below));
+    let cols = start..far.end.max(start);
+    // (One process row: local rows are global rows.)
+    let rows = ext.matrix.local_rows().saturating_sub(below);
+    if !cols.is_empty() && rows > 0 {
+        let lld = ext.matrix.lld();
+        let mut u = Vec::new();
+        crate::matrix::pack(ext.matrix.local(), lld, j0..below, cols.clone(), &mut u);
+        let l = &kept.panel.l()[jb..];
+        let c = &mut ext.matrix.local_mut()[below + cols.start * lld..];
+        blas::dgemm(Trans::No, Trans::No, rows, cols.len(), jb, 1.0, l, lw, &u, jb, 1.0, c, lld);
+    }
+    Ok(kept)
+}
+
 /// Collective over the process row, in step `k`'s phase 1 after a repair
 /// (every process dropped the kept panel): step `k − 1`'s panel L, sent
 /// by its owner from A.

@@ -270,6 +270,21 @@ impl PanelSteps for LuSteps {
         self.state
     }
 
+    fn grid_bound_at(&self, layout: &ChecksumLayout, committed: u64) -> bool {
+        // (One process row defers the far update of an even step to the
+        // next one: see `deferred`.)
+        layout.p() == 1 && committed > 0 && deferred::defers(layout, committed as usize - 1, self.nsteps as usize)
+    }
+
+    fn after_regrid(&mut self, d: &mut PanelDriver<Panel>, grid: &Grid, committed: u64) -> Result<()> {
+        // (A state saved on another grid is complete; here the last step
+        // would have left its far update to the next one.)
+        if self.grid_bound_at(&d.layout, committed) {
+            self.deferred = Some(deferred::defer_again(grid, &mut d.ext, &d.layout, committed as usize)?);
+        }
+        Ok(())
+    }
+
     fn exchange(
         &mut self,
         d: &mut PanelDriver<Panel>,

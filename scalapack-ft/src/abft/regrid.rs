@@ -1,0 +1,193 @@
+//! A checkpoint resumed on another grid (docs/cof.md, "Resume on another
+//! grid"): each process reads the blocks it owns on this grid (and a CG's
+//! vector entries of its rows) from the saving grid's files, then the
+//! checksums and the left-factor sums are encoded anew for this grid's
+//! layout at the saved step ([`super::verify::reencode_checksums`]).
+//!
+//! A block's owner and local place on either grid follow from the grid's
+//! shape and the block size alone, so nothing but the files is needed: a
+//! process streams each file that holds one of its blocks once (the
+//! file's CRC checked as it goes) and keeps only its blocks.
+
+use super::extended::Extended;
+use blacs_ft::index::numroc;
+use checksum::ChecksumLayout;
+use recovery::cof::{file, SavedGrid};
+
+/// A run of values copied from a saved file's payload into one of this
+/// process's arrays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Run {
+    /// Index in the saved payload.
+    pub from: u64,
+    /// Which of the destination arrays (see [`fetch`]), and the index there.
+    pub dest: usize,
+    pub to: usize,
+    pub len: usize,
+}
+
+/// Local indices on a 1-D block-cyclic distribution (block `b`, `procs`
+/// processes, source 0): the owner of global index `g` and its local index
+/// there.
+fn owner_and_local(g: usize, b: usize, procs: usize) -> (usize, usize) {
+    let block = g / b;
+    (block % procs, (block / procs) * b + g % b)
+}
+
+/// Runs of consecutive local indices (`locals`, global index of each)
+/// whose place on the saving grid is one owner `old` and consecutive
+/// there: (this process's first local index, the saving process's, length).
+pub(crate) fn runs_on(globals: &[usize], b: usize, procs: usize, old: usize) -> Vec<(usize, usize, usize)> {
+    let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+    for (l, &g) in globals.iter().enumerate() {
+        let (owner, ol) = owner_and_local(g, b, procs);
+        if owner != old {
+            continue;
+        }
+        match runs.last_mut() {
+            Some((l0, o0, n)) if *l0 + *n == l && *o0 + *n == ol => *n += 1,
+            _ => runs.push((l, ol, 1)),
+        }
+    }
+    runs
+}
+
+/// Local: where this process's data blocks of `ext` (columns before
+/// `layout.n()`) are in `saved`, the checkpoint of the same call on a
+/// `saved.p`×`saved.q` grid: runs into destination 0 (the extended
+/// matrix's local array), by saving rank. The checksum columns and the
+/// D_g are left to the re-encoding; padding stays zero.
+///
+/// `grid_bound` says whether a state saved on a grid of the given layout
+/// at the given committed steps resumes on that grid only (see
+/// `PanelSteps::grid_bound_at`): such a save is refused.
+///
+/// # Errors
+/// The file and the reason: a save that resumes on its own grid only, or
+/// a file whose arrays are not those of its rank on the saving grid.
+pub(crate) fn matrix_runs(
+    ext: &Extended,
+    layout: &ChecksumLayout,
+    saved: &SavedGrid,
+    grid_bound: impl Fn(&ChecksumLayout, u64) -> bool,
+) -> Result<Vec<Vec<Run>>, (String, String)> {
+    let (m, n, mb, nb) = (ext.matrix.m(), layout.n(), ext.matrix.mb(), ext.matrix.nb());
+    let (p, q) = (saved.p as usize, saved.q as usize);
+    let first = &saved.files[0].0;
+    let old_layout = ChecksumLayout::new(layout.kind(), m, n, nb, p, q)
+        .map_err(|e| named(first, format!("its checksum layout on the {} grid: {e}", saved.shape())))?;
+    let committed = saved.files[0].1.call.as_ref().map_or(0, |c| c.committed);
+    if grid_bound(&old_layout, committed) {
+        return Err(named(
+            first,
+            format!(
+                "saved at step {committed} with an update still to complete on the {} grid of the save (a failure \
+                 between two steps of one process row): it resumes on that grid only",
+                saved.shape()
+            ),
+        ));
+    }
+    let rows: Vec<usize> = (0..ext.matrix.local_rows()).map(|l| ext.matrix.global_row(l)).collect();
+    let cols: Vec<usize> =
+        (0..ext.matrix.local_cols_before(n)).map(|l| ext.matrix.global_col(l)).filter(|&g| g < n).collect();
+    let ld = ext.matrix.lld();
+    let mut by_file = Vec::with_capacity(saved.files.len());
+    for (r, (path, header, _)) in saved.files.iter().enumerate() {
+        let (pr, pc) = (r / q, r % q);
+        let row_runs = runs_on(&rows, mb, p, pr);
+        let col_runs = runs_on(&cols, nb, q, pc);
+        let mut wanted = Vec::new();
+        if !row_runs.is_empty() && !col_runs.is_empty() {
+            let old_ld = numroc(m, mb, pr, 0, p).max(1);
+            let old_len = old_ld * numroc(old_layout.n_extended(), nb, pc, 0, q);
+            let arrays = header.call.as_ref().map(|c| c.arrays.clone()).unwrap_or_default();
+            if arrays.first() != Some(&(old_len as u64)) {
+                return Err(named(
+                    path,
+                    format!(
+                        "holds local arrays of {arrays:?} values; grid rank {r} of a {} grid holds {old_len} of the \
+                         extended matrix first",
+                        saved.shape()
+                    ),
+                ));
+            }
+            for &(lc, oc, nc) in &col_runs {
+                for c in 0..nc {
+                    for &(lr, or, len) in &row_runs {
+                        wanted.push(Run {
+                            from: ((oc + c) * old_ld + or) as u64,
+                            dest: 0,
+                            to: (lc + c) * ld + lr,
+                            len,
+                        });
+                    }
+                }
+            }
+        }
+        by_file.push(wanted);
+    }
+    Ok(by_file)
+}
+
+fn named(path: &std::path::Path, why: String) -> (String, String) {
+    (path.display().to_string(), why)
+}
+
+/// Local: copies every run (`runs`, by saving rank) from the saved files
+/// into `dests`, streaming each file that holds one once (its CRC checked:
+/// nothing of a corrupt file is kept).
+///
+/// # Errors
+/// The file and the reason: one that cannot be read, or is corrupt.
+pub(crate) fn fetch(
+    saved: &SavedGrid,
+    mut runs: Vec<Vec<Run>>,
+    dests: &mut [&mut [f64]],
+) -> Result<(), (String, String)> {
+    for ((path, header, offset), wanted) in saved.files.iter().zip(runs.iter_mut()) {
+        if wanted.is_empty() {
+            continue;
+        }
+        wanted.sort_unstable_by_key(|w| w.from);
+        let mut next = 0;
+        file::stream_payload(path, header, *offset, |at, values| {
+            let end = at + values.len() as u64;
+            while let Some(w) = wanted.get(next).copied() {
+                if w.from >= end {
+                    break;
+                }
+                let (lo, hi) = (w.from.max(at), (w.from + w.len as u64).min(end));
+                if lo < hi {
+                    let skip = (lo - w.from) as usize;
+                    dests[w.dest][w.to + skip..w.to + skip + (hi - lo) as usize]
+                        .copy_from_slice(&values[(lo - at) as usize..(hi - at) as usize]);
+                }
+                if w.from + w.len as u64 > end {
+                    break;
+                }
+                next += 1;
+            }
+        })
+        .map_err(|why| named(path, why))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_join_consecutive_indices_of_one_owner() {
+        // Blocks of 2 over 3 processes: globals 0..12 -> owners 0 0 1 1 2 2 0 0 1 1 2 2.
+        let globals: Vec<usize> = (0..12).collect();
+        assert_eq!(runs_on(&globals, 2, 3, 0), vec![(0, 0, 2), (6, 2, 2)]);
+        assert_eq!(runs_on(&globals, 2, 3, 2), vec![(4, 0, 2), (10, 2, 2)]);
+        // This process's locals are globals 2, 3, 8, 9 (owner 1 of 3); on
+        // a grid of 2 they are owner 1's locals 0, 1 and 2, 3 then owner 0's ...
+        let mine = [2, 3, 8, 9];
+        assert_eq!(runs_on(&mine, 2, 2, 1), vec![(0, 0, 2)]);
+        assert_eq!(runs_on(&mine, 2, 2, 0), vec![(2, 4, 2)]);
+        assert_eq!(owner_and_local(9, 2, 2), (0, 5));
+    }
+}
