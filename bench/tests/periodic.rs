@@ -188,12 +188,17 @@ fn a_run_without_a_loss_saves_its_checkpoints_and_removes_them_unless_kept() {
     assert_eq!(saved.iter().map(|c| c.step).collect::<Vec<_>>(), (1..=32).collect::<Vec<_>>(), "{r:?}");
     assert!(saved.iter().all(|c| c.bytes > 0 && c.write_ms > 0.0), "{r:?}");
     assert!(out.stdout.contains("periodic checkpoints: "), "{}", out.stdout);
-    // Kept: the manifest and at most two generations.
-    let gens = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("gen-"))
-        .count();
-    assert!(dir.join("manifest").exists() && (1..=2).contains(&gens), "{gens} generations in {d}");
+    // Incremental: what no later step changes is written once, so a save's
+    // volume falls as the factorization proceeds (the last one holds
+    // little more than the last panel's rows).
+    let (first, last) = (saved[0].bytes, saved[31].bytes);
+    assert!(saved.windows(2).all(|w| w[1].bytes <= w[0].bytes) && last * 20 < first, "{r:?}");
+    // Kept: the manifest, at most two generations and the base files.
+    let names: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let gens = names.iter().filter(|n| n.starts_with("gen-")).count();
+    assert!(dir.join("manifest").exists() && (1..=2).contains(&gens), "{names:?} in {d}");
+    assert_eq!(names.iter().filter(|n| n.starts_with("base-")).count(), 1, "{names:?} in {d}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -135,7 +135,7 @@ impl Region {
             pending: if joining { Pending::Joining } else { Pending::Nothing },
             protected: if joining { protected::Registry::joining() } else { protected::Registry::default() },
             ends_at_unrecoverable: false,
-            periodic: cof::periodic::Periodic::new(None, 0),
+            periodic: cof::periodic::Periodic::new(None, 0, None),
             resumed_at: None,
         };
         if joining {
@@ -176,7 +176,7 @@ impl Region {
             // are inside their recovery; it received their log instead.
             options.resume = false;
         }
-        let mut newest_generation = 0;
+        let (mut newest_generation, mut newest_base) = (0, None);
         if options.resume {
             let dir = options.dir();
             // (The launcher names the run it resumes.)
@@ -188,7 +188,8 @@ impl Region {
                 reason,
             })?;
             let mut resumed = cof::load(&region.grid, &from, run_id)?;
-            resumed.generation = manifest.map(|m| m.generation);
+            resumed.generation = manifest.as_ref().map(|m| m.generation);
+            newest_base = manifest.and_then(|m| m.base);
             region.resumed_at = resumed.reference.call.as_ref().map(|c| c.committed);
             newest_generation = resumed.generation.unwrap_or(0);
             // Later saves carry on the run these checkpoints came from.
@@ -205,7 +206,7 @@ impl Region {
                 region.job = JobStart::RestartedAfresh;
             }
         }
-        region.periodic = cof::periodic::Periodic::new(options.checkpoint_every, newest_generation);
+        region.periodic = cof::periodic::Periodic::new(options.checkpoint_every, newest_generation, newest_base);
         region.options = options;
         Ok(region)
     }

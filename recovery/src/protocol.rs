@@ -35,6 +35,7 @@
 //!   committed state instead of the repair, and in the restarted job the
 //!   load, after which the lost blocks are rebuilt as after a repair.
 
+use crate::cof::incremental::Frozen;
 use crate::cof::{self, Resumed, SavedGrid, Saving, Snapshot};
 use crate::{codec, CallState, Region, Replicated};
 use blacs_ft::{Grid, RepairMode, Scope};
@@ -198,6 +199,16 @@ pub trait Algorithm {
     fn read_saved_elsewhere(&mut self, saved: &SavedGrid) -> Result<(), (String, String)> {
         let file = saved.files.first().map(|f| f.0.display().to_string()).unwrap_or_default();
         Err((file, format!("saved on a {} grid: {} resumes on the grid of its save only", saved.shape(), Self::OP)))
+    }
+
+    /// What no later step changes of each of the first arrays of
+    /// [`Algorithm::saved_arrays`] at `committed` steps (local; the arrays
+    /// after them change): a periodic checkpoint writes it once and then
+    /// only the rest (incremental; see [`cof::incremental`]). It never
+    /// shrinks from one commit point to a later one. `None` (the default):
+    /// every array is saved whole.
+    fn frozen_at(&self, _committed: u64) -> Option<Vec<Frozen>> {
+        None
     }
 
     /// Whether the committed state at `committed` steps (global) is the
@@ -639,6 +650,7 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
                 elapsed_s,
                 history,
                 tolerated_losses,
+                frozen: None,
             }),
         };
         Ok(self.region.repair_or_save(saving)?.mode)
@@ -829,6 +841,8 @@ fn save_checkpoint<A: Algorithm>(
 ) -> Result<(), A::Error> {
     let description = codec::encode(&alg.call());
     let tolerated_losses = alg.tolerated_losses();
+    let committed = region.log().current().map_or(0, |(_, c)| c.committed);
+    let frozen = alg.frozen_at(committed);
     let mut saved = None;
     alg.with_committed_arrays(&mut |arrays| {
         saved = Some(region.check_checkpoint_room(arrays.iter().map(|a| a.len() as u64 * 8).sum()).and_then(|()| {
@@ -840,6 +854,7 @@ fn save_checkpoint<A: Algorithm>(
                 elapsed_s,
                 history: history.to_vec(),
                 tolerated_losses,
+                frozen: frozen.clone(),
             })
         }));
     });

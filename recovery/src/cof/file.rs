@@ -13,6 +13,7 @@
 //! payload: the arrays' f64 values, one after the other
 //! ```
 
+use super::incremental::{self, BaseRef};
 use crate::codec;
 use crate::record::{Phase, RecoveryRecord};
 use serde::{Deserialize, Serialize};
@@ -25,13 +26,14 @@ use std::path::{Path, PathBuf};
 const MAGIC: &[u8; 8] = b"FTLACKPT";
 /// The format this build writes and reads (2: the header in the one
 /// codec, with typed call records; 3: a saved call records the losses per
-/// process row its checksums rebuild; an older file is refused, naming
-/// it).
-pub const FORMAT_VERSION: u32 = 3;
+/// process row its checksums rebuild; 4: a periodic checkpoint may be
+/// incremental, its frozen part in a base file; an older file is refused,
+/// naming it).
+pub const FORMAT_VERSION: u32 = 4;
 /// Bytes before the header: magic, version, header length.
 const LEAD: usize = 16;
 /// Values converted per write or read (1 MiB of payload).
-const CHUNK: usize = 1 << 17;
+pub(crate) const CHUNK: usize = 1 << 17;
 
 /// The interrupted call a checkpoint holds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -62,6 +64,11 @@ pub struct SavedCall {
     /// Lost processes per process row the call's checksums rebuild: more
     /// missing files in one row are refused as unrecoverable.
     pub tolerated_losses: u32,
+    /// An incremental periodic checkpoint: the base file that holds the
+    /// frozen part of the first array (the payload holds the rest of it,
+    /// then the other arrays). `None`: the payload holds every array
+    /// whole.
+    pub incremental: Option<BaseRef>,
 }
 
 /// What a checkpoint file says about itself.
@@ -138,6 +145,13 @@ impl Header {
             c.detect_ms = 0.0;
             c.elapsed_s = 0.0;
             c.arrays.clear();
+            if let Some(b) = &mut c.incremental {
+                // (Each process's base file and its frozen part are its own.)
+                b.file.clear();
+                b.len = 0;
+                b.crc = 0;
+                b.frozen.clear();
+            }
         }
         h.to_bytes()
     }
@@ -273,16 +287,31 @@ pub fn read_payload(path: &Path, h: &Header, offset: u64, arrays: &mut [&mut [f6
              call)"
         ));
     }
-    // (The arrays one after the other, as the stream delivers them.)
-    let starts: Vec<u64> = want.iter().scan(0, |at, &n| Some(std::mem::replace(at, *at + n))).collect();
+    // (The payload's values in order, as the stream delivers them: the
+    // arrays one after the other, of each only its unfrozen part when the
+    // checkpoint is incremental.)
+    let mut runs: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
+    let incremental = h.call.as_ref().and_then(|c| c.incremental.as_ref());
+    if let Some(b) = incremental {
+        incremental::read_base(path.parent().unwrap_or(path), b, arrays)?;
+    }
+    for (a, &len) in want.iter().enumerate() {
+        match incremental.and_then(|b| b.frozen.get(a)) {
+            Some(&f) => runs.extend(incremental::unfrozen_runs(f, len).into_iter().map(|r| (a, r))),
+            None => runs.push((a, 0..len as usize)),
+        }
+    }
+    let starts: Vec<u64> =
+        runs.iter().scan(0, |at, (_, r)| Some(std::mem::replace(at, *at + r.len() as u64))).collect();
     stream_payload(path, h, offset, |at, values| {
         let mut done = 0;
         while done < values.len() {
             let v = at + done as u64;
-            let a = starts.partition_point(|&s| s <= v) - 1;
-            let from = (v - starts[a]) as usize;
-            let n = (arrays[a].len() - from).min(values.len() - done);
-            arrays[a][from..from + n].copy_from_slice(&values[done..done + n]);
+            let k = starts.partition_point(|&s| s <= v) - 1;
+            let (a, run) = &runs[k];
+            let from = run.start + (v - starts[k]) as usize;
+            let n = (run.end - from).min(values.len() - done);
+            arrays[*a][from..from + n].copy_from_slice(&values[done..done + n]);
             done += n;
         }
     })
@@ -373,6 +402,7 @@ mod tests {
                 history: vec![],
                 arrays: vec![3, 2],
                 tolerated_losses: 1,
+                incremental: None,
             }),
             saved_at_ms: 0.0,
             save_ms: 0.0,
@@ -382,7 +412,7 @@ mod tests {
     }
 
     /// The bytes before the payload of [`header`] 1 with one earlier
-    /// recovery, in format [`FORMAT_VERSION`] 3.
+    /// recovery, in format [`FORMAT_VERSION`] 4.
     fn pinned_header() -> Header {
         let mut h = header(1);
         if let Some(c) = &mut h.call {
@@ -409,13 +439,13 @@ mod tests {
     /// [`FORMAT_VERSION`] (older files are then refused by name) and the
     /// new bytes written here.
     #[test]
-    fn the_bytes_of_format_3_are_pinned() {
-        assert_eq!(FORMAT_VERSION, 3, "a new format: pin its bytes below");
+    fn the_bytes_of_format_4_are_pinned() {
+        assert_eq!(FORMAT_VERSION, 4, "a new format: pin its bytes below");
         let hex: String = lead(&pinned_header()).iter().map(|b| format!("{b:02x}")).collect();
         let expected = concat!(
             "46544c41434b5054", // "FTLACKPT"
-            "03000000",         // version 3
-            "90000000",         // header length
+            "04000000",         // version 4
+            "91000000",         // header length
             // run 0xABCD, restarts 0, epoch 1, 2x2, rank 1, repairs 0;
             // a call: index 0, "pdgeqrf_ft", 3 committed, state [1, 2, 3],
             // its description (8, 8, 2), phase update (tag 5), detect
@@ -438,14 +468,15 @@ mod tests {
             "000000000000e03f0000000000408f4000000000000000400000000000548f40",
             "02",
             "01000000000000f03f0000000000308f40000000000000f03f",
-            // ... arrays [3, 2], 1 loss per row tolerated; saved at 0 ms,
-            // in 0 ms; a payload of 40 bytes, CRC 0xDEADBEEF.
+            // ... arrays [3, 2], 1 loss per row tolerated, not incremental;
+            // saved at 0 ms, in 0 ms; a payload of 40 bytes, CRC 0xDEADBEEF.
             "020302",
             "01",
+            "00",
             "00000000000000000000000000000000",
             "2800000000000000",
             "efbeadde",
-            "7a1c0cc6" // the header's CRC
+            "fa63f3a7" // the header's CRC
         );
         assert_eq!(hex, expected);
     }
@@ -468,7 +499,7 @@ mod tests {
         // Another process's arrays do not fit.
         let mut z = vec![0.0; 4];
         assert!(read_payload(&path, &back, offset, &mut [&mut z]).unwrap_err().contains("needs [4]"));
-        remove(dir.path(), 1);
+        remove(dir.path(), 1, 2);
         assert!(!path.exists());
     }
 
@@ -503,13 +534,14 @@ mod tests {
         bad[8] = 9;
         std::fs::write(&path, &bad).unwrap();
         assert!(read_header(&path).unwrap_err().contains("format version 9"));
-        // A checkpoint of the formats before the one codec, and before the
-        // saved call recorded the losses per row its checksums rebuild.
-        for old in [1u8, 2] {
+        // A checkpoint of the formats before the one codec, before the
+        // saved call recorded the losses per row its checksums rebuild,
+        // and before incremental checkpoints.
+        for old in [1u8, 2, 3] {
             bad[8] = old;
             std::fs::write(&path, &bad).unwrap();
             let e = read_header(&path).unwrap_err();
-            assert!(e.contains(&format!("format version {old}; this build reads version 3")), "{e}");
+            assert!(e.contains(&format!("format version {old}; this build reads version 4")), "{e}");
         }
     }
 

@@ -19,6 +19,7 @@
 //! kind is possible. Spawning, shrinking and merging are not needed.
 
 pub mod file;
+pub mod incremental;
 pub mod periodic;
 
 pub use file::{Header, SavedCall};
@@ -164,6 +165,10 @@ pub struct Snapshot<'a> {
     /// Lost processes per process row the call's checksums rebuild
     /// (`protocol::Algorithm::tolerated_losses`).
     pub tolerated_losses: usize,
+    /// What no later step changes of each of the first arrays (a
+    /// periodic checkpoint writes it once; see [`incremental`]); `None`:
+    /// every array is saved whole.
+    pub frozen: Option<Vec<incremental::Frozen>>,
 }
 
 /// Writes this process's checkpoint (`saving`) and waits for the other
@@ -196,6 +201,7 @@ pub(crate) fn save(grid: &Grid, opts: &RegionOptions, log: &StatusLog, saving: S
                     history: s.history,
                     arrays: s.arrays.iter().map(|a| a.len() as u64).collect(),
                     tolerated_losses: s.tolerated_losses as u32,
+                    incremental: None,
                 });
                 file::write(&dir, &mut header, &s.arrays)
             }

@@ -28,6 +28,7 @@
 //! until a newer one is complete.
 
 use super::file::{self, unix_ms, FORMAT_VERSION};
+use super::incremental::{self, Base};
 use super::{agree_on, RegionOptions, Snapshot};
 use crate::codec;
 use crate::StatusLog;
@@ -65,6 +66,9 @@ pub struct Manifest {
     pub saved_at_ms: f64,
     /// Bytes of the generation, every rank's file.
     pub bytes: u64,
+    /// The base directory its files name (`base-J-C`: an incremental
+    /// checkpoint's frozen parts), if any.
+    pub base: Option<String>,
 }
 
 /// One periodic save of a call, the same on every rank.
@@ -74,7 +78,9 @@ pub struct CheckpointRecord {
     pub step: u64,
     /// Its generation.
     pub generation: u64,
-    /// Bytes written, every rank's file together.
+    /// Bytes written, every rank's files together: the generation's files
+    /// and what the save appended to the base files (an incremental
+    /// checkpoint writes the frozen part once).
     pub bytes: u64,
     /// From the commit to the generation complete on every rank (the
     /// slowest rank's write included).
@@ -173,6 +179,9 @@ pub fn remove_all(dir: &Path, rank: i32, size: i32) {
             if name.to_str().is_some_and(|n| n.starts_with("gen-")) {
                 file::remove(&e.path(), rank, size);
                 let _ = std::fs::remove_dir(e.path());
+            } else if rank == 0 && name.to_str().is_some_and(|n| n.starts_with("base-")) {
+                // (Every call of the region is over on every rank.)
+                let _ = std::fs::remove_dir_all(e.path());
             }
         }
     }
@@ -195,11 +204,27 @@ pub(crate) struct Periodic {
     pub records: Vec<CheckpointRecord>,
     /// Whether the directory was found to hold two generations' room.
     pub room_checked: bool,
+    /// This process's base file for the call it saves (incremental
+    /// checkpoints), once it has written one.
+    pub base: Option<Base>,
+    /// The base directory the newest complete generation names (kept with
+    /// its generation).
+    pub newest_base: Option<String>,
 }
 
 impl Periodic {
-    pub fn new(every: Option<Duration>, complete: u64) -> Periodic {
-        Periodic { every, since: Instant::now(), complete, records: Vec::new(), room_checked: false }
+    /// `complete`: the newest complete generation in the directory, and
+    /// the base directory it names.
+    pub fn new(every: Option<Duration>, complete: u64, newest_base: Option<String>) -> Periodic {
+        Periodic {
+            every,
+            since: Instant::now(),
+            complete,
+            records: Vec::new(),
+            room_checked: false,
+            base: None,
+            newest_base,
+        }
     }
 
     /// Whether the step about to commit should be saved: grid rank 0's
@@ -290,6 +315,47 @@ pub(crate) fn save(
     }
     let epoch = opts.epoch_base.saturating_add(grid.epoch());
     let mut header = super::header_of(grid, opts, log, epoch);
+    let lengths: Vec<u64> = snapshot.arrays.iter().map(|a| a.len() as u64).collect();
+    // An incremental checkpoint: what froze since the last save is appended
+    // to this process's base file, and the generation holds the rest.
+    let mut appended = 0;
+    let incremental = match &snapshot.frozen {
+        Some(frozen) => {
+            if !periodic.base.as_ref().is_some_and(|b| b.fits(index as u64, frozen)) {
+                periodic.base = None;
+            }
+            let base = match periodic.base.take() {
+                Some(b) => Ok(b),
+                None => {
+                    let lds: Vec<u64> = frozen.iter().map(|f| f.ld).collect();
+                    Base::create(&dir, opts.restarts, index as u64, grid.rank(), grid.epoch(), &lds)
+                }
+            };
+            base.and_then(|mut b| {
+                let added = b.append(&snapshot.arrays, frozen);
+                let r = b.reference();
+                periodic.base = Some(b);
+                added.map(|n| {
+                    appended = n;
+                    r
+                })
+            })
+            .map(Some)
+        }
+        None => Ok(None),
+    };
+    let arrays: Vec<&[f64]> = match &incremental {
+        Ok(Some(b)) => (0..snapshot.arrays.len())
+            .flat_map(|a| match b.frozen.get(a) {
+                Some(&f) => {
+                    incremental::unfrozen_runs(f, lengths[a]).into_iter().map(|r| &snapshot.arrays[a][r]).collect()
+                }
+                None => vec![snapshot.arrays[a]],
+            })
+            .collect(),
+        _ => snapshot.arrays.clone(),
+    };
+    let base_dir = incremental.as_ref().ok().and_then(|b| b.as_ref().map(|b| b.dir.clone()));
     header.call = Some(file::SavedCall {
         index: index as u64,
         name: call.name.clone(),
@@ -300,13 +366,14 @@ pub(crate) fn save(
         detect_ms: 0.0,
         elapsed_s: snapshot.elapsed_s,
         history: snapshot.history,
-        arrays: snapshot.arrays.iter().map(|a| a.len() as u64).collect(),
+        arrays: lengths,
         tolerated_losses: snapshot.tolerated_losses as u32,
+        incremental: incremental.clone().ok().flatten(),
     });
     let gen_dir = generation_dir(&dir, generation);
-    let written = file::write(&gen_dir, &mut header, &snapshot.arrays);
+    let written = incremental.and_then(|_| file::write(&gen_dir, &mut header, &arrays));
     let mine = match &written {
-        Ok(path) => std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+        Ok(path) => std::fs::metadata(path).map(|m| m.len()).unwrap_or(0) + appended,
         Err(_) => 0,
     };
     // (Kill points: `R@checkpoint:G:write`, a process or the job lost
@@ -330,11 +397,26 @@ pub(crate) fn save(
         epoch,
         saved_at_ms: unix_ms(),
         bytes,
+        base: base_dir,
     };
     let named = if grid.rank() == 0 { write_manifest(&dir, &manifest) } else { Ok(()) };
+    if named.is_ok() && grid.rank() == 0 {
+        // Base directories that neither this generation nor the one before
+        // it names (an earlier job's or call's) are of no use any more.
+        let keep = [manifest.base.clone(), periodic.newest_base.clone()];
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.starts_with("base-") && !keep.iter().any(|k| k.as_deref() == Some(name.as_str())) {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+    }
     grid.inject(POINTS, generation, "manifest");
     agree_on(grid, named.map_err(|e| (dir.join(MANIFEST).display().to_string(), e)))?;
     periodic.complete = generation;
+    periodic.newest_base = manifest.base;
     periodic.since = Instant::now();
     let mut slowest = [t.elapsed().as_secs_f64() * 1e3];
     grid.max(Scope::All, &mut slowest)?;
@@ -364,6 +446,7 @@ mod tests {
             epoch: 1,
             saved_at_ms: 12.5,
             bytes: 4096,
+            base: Some("base-0-0".into()),
         }
     }
 
@@ -391,12 +474,12 @@ mod tests {
 
     #[test]
     fn a_save_is_due_once_the_interval_has_passed_and_at_every_commit_with_zero() {
-        let mut p = Periodic::new(Some(Duration::from_secs(3600)), 0);
+        let mut p = Periodic::new(Some(Duration::from_secs(3600)), 0, None);
         assert!(!p.due());
         p.since -= Duration::from_secs(3601);
         assert!(p.due());
-        assert!(Periodic::new(Some(Duration::ZERO), 0).due());
-        assert!(!Periodic::new(None, 0).due());
+        assert!(Periodic::new(Some(Duration::ZERO), 0, None).due());
+        assert!(!Periodic::new(None, 0, None).due());
     }
 
     #[test]

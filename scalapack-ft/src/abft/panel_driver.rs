@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::{Grid, PendingBcast};
 use checksum::ChecksumLayout;
+use recovery::cof::incremental::Frozen;
 use recovery::cof::SavedGrid;
 use recovery::protocol::{self, Algorithm, Phase, PhaseClock};
 use recovery::Region;
@@ -130,6 +131,11 @@ pub(crate) trait PanelSteps {
     type State: Replicated;
     /// The operation's name in kill points.
     const OP: &'static str;
+    /// Whether later steps move the rows of the finished columns' left
+    /// factor (LU's row interchanges permute L; QR's V never changes):
+    /// then only the finished rows are frozen (see
+    /// `recovery::protocol::Algorithm::frozen_at`).
+    const LEFT_FACTOR_MOVES: bool;
     /// The phases of a step's phase 1, in order.
     const STEP_PHASES: &'static [Phase];
 
@@ -291,6 +297,26 @@ impl<S: PanelSteps> Algorithm for PanelFactorization<S> {
 
     fn with_committed_arrays(&mut self, save: &mut dyn FnMut(&[&[f64]])) {
         self.driver.with_committed_arrays(save)
+    }
+
+    /// No later step changes the finished rows (of R or U, and the rows
+    /// of D_g beside them) nor QR's finished columns (V and R) and the
+    /// D_g of its finished groups.
+    fn frozen_at(&self, committed: u64) -> Option<Vec<Frozen>> {
+        let (ext, layout) = (&self.driver.ext, &self.driver.layout);
+        let m = &ext.matrix;
+        let done = (committed as usize * m.nb()).min(layout.m().min(layout.n()));
+        let rows = m.local_rows_before(done) as u64;
+        let cols = if S::LEFT_FACTOR_MOVES { 0 } else { m.local_cols_before(done) as u64 };
+        let mut frozen = vec![Frozen { ld: m.lld() as u64, rows, cols }];
+        // (The D_g this process holds, in the order of `saved_arrays`.)
+        let (lr, nb) = (m.local_rows() as u64, m.nb() as u64);
+        let finished_groups = layout.finished_groups(committed as usize);
+        for (g, _) in ext.left_sums.iter().enumerate().filter(|(_, d)| d.is_some()) {
+            let whole = !S::LEFT_FACTOR_MOVES && g < finished_groups;
+            frozen.push(Frozen { ld: lr, rows: if whole { lr } else { rows }, cols: if whole { nb } else { 0 } });
+        }
+        Some(frozen)
     }
 
     fn portable_at(&self, committed: u64) -> bool {

@@ -6,8 +6,8 @@
 //!
 //! A block's owner and local place on either grid follow from the grid's
 //! shape and the block size alone, so nothing but the files is needed: a
-//! process streams each file that holds one of its blocks once (the
-//! file's CRC checked as it goes) and keeps only its blocks.
+//! process reads each file that holds one of its blocks once (the file's
+//! CRCs checked) and keeps only its blocks.
 
 use super::extended::Extended;
 use blacs_ft::index::numroc;
@@ -133,42 +133,40 @@ fn named(path: &std::path::Path, why: String) -> (String, String) {
     (path.display().to_string(), why)
 }
 
-/// Local: copies every run (`runs`, by saving rank) from the saved files
-/// into `dests`, streaming each file that holds one once (its CRC checked:
-/// nothing of a corrupt file is kept).
+/// Local: copies every run (`runs`, by saving rank; `from` indexes the
+/// saved arrays one after the other) from the saved files into `dests`.
+/// Each file that holds one is read once, whole (an incremental
+/// checkpoint's base file too), its CRCs checked: nothing of a corrupt
+/// file is kept. One saved file's arrays are in memory at a time.
 ///
 /// # Errors
-/// The file and the reason: one that cannot be read, or is corrupt.
-pub(crate) fn fetch(
-    saved: &SavedGrid,
-    mut runs: Vec<Vec<Run>>,
-    dests: &mut [&mut [f64]],
-) -> Result<(), (String, String)> {
-    for ((path, header, offset), wanted) in saved.files.iter().zip(runs.iter_mut()) {
+/// The file and the reason: one that cannot be read, is corrupt, or does
+/// not fit in memory.
+pub(crate) fn fetch(saved: &SavedGrid, runs: Vec<Vec<Run>>, dests: &mut [&mut [f64]]) -> Result<(), (String, String)> {
+    for ((path, header, offset), wanted) in saved.files.iter().zip(runs) {
         if wanted.is_empty() {
             continue;
         }
-        wanted.sort_unstable_by_key(|w| w.from);
-        let mut next = 0;
-        file::stream_payload(path, header, *offset, |at, values| {
-            let end = at + values.len() as u64;
-            while let Some(w) = wanted.get(next).copied() {
-                if w.from >= end {
-                    break;
-                }
-                let (lo, hi) = (w.from.max(at), (w.from + w.len as u64).min(end));
-                if lo < hi {
-                    let skip = (lo - w.from) as usize;
-                    dests[w.dest][w.to + skip..w.to + skip + (hi - lo) as usize]
-                        .copy_from_slice(&values[(lo - at) as usize..(hi - at) as usize]);
-                }
-                if w.from + w.len as u64 > end {
-                    break;
-                }
-                next += 1;
-            }
-        })
-        .map_err(|why| named(path, why))?;
+        let lengths = header.call.as_ref().map(|c| c.arrays.clone()).unwrap_or_default();
+        let mut arrays = Vec::with_capacity(lengths.len());
+        for &len in &lengths {
+            let mut a: Vec<f64> = Vec::new();
+            a.try_reserve_exact(len as usize)
+                .map_err(|_| named(path, format!("cannot get {} MiB of memory to read it", (len * 8) >> 20)))?;
+            a.resize(len as usize, 0.0);
+            arrays.push(a);
+        }
+        let mut slices: Vec<&mut [f64]> = arrays.iter_mut().map(|a| a.as_mut_slice()).collect();
+        file::read_payload(path, header, *offset, &mut slices).map_err(|why| named(path, why))?;
+        let starts: Vec<u64> = lengths.iter().scan(0, |at, &n| Some(std::mem::replace(at, *at + n))).collect();
+        for w in wanted {
+            let a = starts.partition_point(|&s| s <= w.from) - 1;
+            let from = (w.from - starts[a]) as usize;
+            let source = arrays[a].get(from..from + w.len).ok_or_else(|| {
+                named(path, format!("holds local arrays of {lengths:?} values, too short for its blocks"))
+            })?;
+            dests[w.dest][w.to..w.to + w.len].copy_from_slice(source);
+        }
     }
     Ok(())
 }

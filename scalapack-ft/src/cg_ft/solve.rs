@@ -19,6 +19,7 @@ use crate::matrix::DistMatrix;
 use blacs_ft::index::numroc;
 use blacs_ft::{Grid, Scope};
 use checksum::ChecksumLayout;
+use recovery::cof::incremental::Frozen;
 use recovery::cof::SavedGrid;
 use recovery::protocol::{self, Algorithm, Phase, PhaseClock};
 use recovery::Region;
@@ -409,13 +410,21 @@ impl Algorithm for CgSteps<'_> {
         CgCall { matrix: self.ext.shape(), tol: o.tol, maxit: o.maxit, jacobi: o.jacobi }
     }
 
-    /// A and its sums, then the vectors (restored processes take no inputs).
+    /// A with its checksums, then the vectors (restored processes take no
+    /// inputs). (The left-factor sums of a factorization stay zero here:
+    /// nothing is finished.)
     fn saved_arrays(&mut self) -> Vec<&mut [f64]> {
         self.inputs = None;
         let lr = self.ext.matrix.local_rows();
-        let mut v = self.ext.saved_arrays();
+        let mut v = vec![self.ext.matrix.local_mut()];
         v.extend(self.v.arrays_mut(lr, self.opts.jacobi));
         v
+    }
+
+    /// A with its checksums never changes: written once.
+    fn frozen_at(&self, _committed: u64) -> Option<Vec<Frozen>> {
+        let m = &self.ext.matrix;
+        Some(vec![Frozen { ld: m.lld() as u64, rows: m.lld() as u64, cols: m.local_cols() as u64 }])
     }
 
     /// A's blocks as a factorization's at step 0; the vectors' entries of

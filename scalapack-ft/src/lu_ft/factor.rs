@@ -247,6 +247,7 @@ impl PanelSteps for LuSteps {
     type Scratch = StepScratch;
     type State = LuState;
     const OP: &'static str = crate::drivers::PDGETRF_FT.kill_op;
+    const LEFT_FACTOR_MOVES: bool = true;
     const STEP_PHASES: &'static [Phase] = STEP_PHASES;
 
     fn steps(&self) -> u64 {

@@ -204,6 +204,7 @@ impl PanelSteps for QrSteps {
     type Scratch = StepScratch;
     type State = Vec<f64>;
     const OP: &'static str = crate::drivers::PDGEQRF_FT.kill_op;
+    const LEFT_FACTOR_MOVES: bool = false;
     const STEP_PHASES: &'static [Phase] = STEP_PHASES;
 
     fn steps(&self) -> u64 {
