@@ -262,11 +262,18 @@ const CG_KILL: &str = concat!(
     repair_points!()
 );
 
-fn parse_interval(s: &str) -> Result<f64, String> {
+fn parse_interval(s: &str) -> Result<String, String> {
+    if s == "auto" {
+        return Ok(s.to_string());
+    }
+    blacs_ft::launch::CheckpointInterval::parse(s, None).map(|_| s.to_string())
+}
+
+fn parse_hours(s: &str) -> Result<f64, String> {
     s.parse::<f64>()
         .ok()
-        .filter(|x| x.is_finite() && *x >= 0.0)
-        .ok_or_else(|| format!("`{s}`: must be a number of seconds, 0 or more"))
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .ok_or_else(|| format!("`{s}`: must be a number of hours, more than 0"))
 }
 
 fn parse_policy(s: &str) -> Result<Policy, String> {
@@ -387,12 +394,18 @@ pub struct FtArgs {
     pub checkpoint_dir: Option<PathBuf>,
     /// With --ft: save a periodic checkpoint of the call in progress at the
     /// first commit point every SECONDS (fractions allowed; 0: at every
-    /// commit point, for tests and very long steps), which survives
-    /// the loss of the whole job (a lost node): resume it with --resume D.
-    /// At most two generations are on disk; the checkpoints are deleted
-    /// after a successful finish unless --keep-checkpoints.
-    #[arg(long, value_name = "SECONDS", requires = "ft", value_parser = parse_interval)]
-    pub checkpoint_every: Option<f64>,
+    /// commit point, for tests and very long steps; auto: Young and Daly's
+    /// √(2·C·MTBF), C the first checkpoint's cost, with --mtbf), which
+    /// survives the loss of the whole job (a lost node): resume it with
+    /// --resume D. Incremental (what no later step changes is written
+    /// once); at most two generations are on disk; deleted after a
+    /// successful finish unless --keep-checkpoints.
+    #[arg(long, value_name = "SECONDS|auto", requires = "ft", value_parser = parse_interval)]
+    pub checkpoint_every: Option<String>,
+    /// With --checkpoint-every auto: the mean time between failures that
+    /// end the whole job (a lost node), in hours.
+    #[arg(long, value_name = "HOURS", requires = "checkpoint_every", value_parser = parse_hours)]
+    pub mtbf: Option<f64>,
     /// With --checkpoint-every: keep the checkpoints after a successful
     /// finish.
     #[arg(long, requires = "checkpoint_every")]

@@ -543,8 +543,10 @@ struct FtOutcome {
     residuals: factors::Residuals,
     restarts: usize,
     restart_repairs: Vec<RestartEntry>,
-    /// The periodic checkpoints saved, and the step the job resumed from.
+    /// The periodic checkpoints saved, their interval in force at the end
+    /// (seconds), and the step the job resumed from.
     checkpoints: Vec<CheckpointEntry>,
+    checkpoint_interval_s: Option<f64>,
     resumed_at_step: Option<u64>,
     compare: Option<Compare>,
     /// The local DGEMM rate measured in the same run.
@@ -616,6 +618,11 @@ fn measure(
     let mut at = [region.resumed_at_step().map_or(-1, |s| s as i64)];
     region.grid().max(Scope::All, &mut at)?;
     let resumed_at_step = u64::try_from(at[0]).ok();
+    // (Young and Daly's interval is known where the first checkpoint was
+    // taken: not on a replacement that joined later.)
+    let mut every = [region.checkpoint_interval().map_or(-1.0, |d| d.as_secs_f64())];
+    region.grid().max(Scope::All, &mut every)?;
+    let checkpoint_interval_s = (every[0] >= 0.0).then_some(every[0]);
     Ok(FtOutcome {
         m,
         n,
@@ -627,6 +634,7 @@ fn measure(
         restarts,
         restart_repairs,
         checkpoints,
+        checkpoint_interval_s,
         resumed_at_step,
         compare,
         dgemm,
@@ -777,8 +785,21 @@ impl FtOutcome {
             let steps: Vec<String> = self.checkpoints.iter().map(|c| c.step.to_string()).collect();
             let mib = self.checkpoints.iter().map(|c| c.bytes as f64).sum::<f64>() / n / (1 << 20) as f64;
             let ms = self.checkpoints.iter().map(|c| c.write_ms).sum::<f64>() / n;
+            let asked = a.ft.as_ref().and_then(|f| f.checkpoint_every);
+            let every = match (self.checkpoint_interval_s, asked) {
+                (Some(s), Some(blacs_ft::launch::CheckpointInterval::YoungDaly { mtbf })) => {
+                    let h = mtbf.as_secs_f64() / 3600.0;
+                    let mtbf = if h >= 1.0 { format!("{h:.1} h") } else { format!("{:.0} s", h * 3600.0) };
+                    format!(
+                        ", every {s:.1} s (Young/Daly: √(2 × {:.2} s, the first one's cost, × MTBF {mtbf}))",
+                        self.checkpoints[0].write_ms / 1e3
+                    )
+                }
+                (Some(s), _) if s > 0.0 => format!(", every {s:.1} s"),
+                _ => String::new(),
+            };
             lines.push(format!(
-                "periodic checkpoints: {} (after steps {}), {mib:.1} MiB and {ms:.0} ms each on average",
+                "periodic checkpoints: {} (after steps {}), {mib:.1} MiB and {ms:.0} ms each on average{every}",
                 steps.len(),
                 steps.join(", ")
             ));
@@ -815,6 +836,7 @@ impl FtOutcome {
         r.restarts = Some(self.restarts);
         r.restart_repairs = Some(self.restart_repairs.clone());
         r.checkpoints = (!self.checkpoints.is_empty()).then(|| self.checkpoints.clone());
+        r.checkpoint_interval_s = self.checkpoint_interval_s;
         r.resumed_at_step = self.resumed_at_step;
         r.overhead_model = Some(self.report.overhead_model);
         r.checksum_layout = Some(ft.layout);

@@ -153,7 +153,11 @@ fn launch_program(a: cli::LaunchProgramArgs) -> ! {
         (p, _) => p,
     };
     // (Periodic checkpoints of a C program: FTLA_CHECKPOINT_EVERY.)
-    let every = std::env::var(blacs_ft::launch::CHECKPOINT_EVERY_VAR).ok().and_then(|s| s.parse::<f64>().ok());
+    let var = |v: &str| std::env::var(v).ok().filter(|s| !s.is_empty());
+    let every = var(blacs_ft::launch::CHECKPOINT_EVERY_VAR).map(|s| {
+        blacs_ft::launch::CheckpointInterval::parse(&s, var(blacs_ft::launch::MTBF_VAR).as_deref())
+            .unwrap_or_else(|e| usage_error("launch", format!("{}: {e}", blacs_ft::launch::CHECKPOINT_EVERY_VAR)))
+    });
     let cof = (policy != recovery::Policy::InPlace || every.is_some()).then(|| {
         let dir = a.resume.clone().or_else(|| a.checkpoint_dir.clone());
         let mut c = cof_relaunch(policy, dir, a.max_restarts, a.resume.as_deref());

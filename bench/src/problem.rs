@@ -69,9 +69,9 @@ pub struct FtJob {
     pub checkpoint_dir: Option<std::path::PathBuf>,
     pub max_restarts: u32,
     pub resume: Option<std::path::PathBuf>,
-    /// Periodic checkpoints (`--checkpoint-every`, seconds), kept after a
+    /// Periodic checkpoints (`--checkpoint-every`, `--mtbf`), kept after a
     /// successful finish with `--keep-checkpoints`.
-    pub checkpoint_every: Option<f64>,
+    pub checkpoint_every: Option<blacs_ft::launch::CheckpointInterval>,
     pub keep_checkpoints: bool,
     /// The checksum layout (`--layout`, `--checksums`).
     pub layout: scalapack_ft::abft::LayoutKind,
@@ -230,6 +230,13 @@ impl FactorJob {
             }
         }
         let layout = ft.layout.kind(ft.checksums)?;
+        let checkpoint_every = match &ft.checkpoint_every {
+            None => None,
+            Some(every) => Some(
+                blacs_ft::launch::CheckpointInterval::parse(every, ft.mtbf.map(|h| h.to_string()).as_deref())
+                    .map_err(|e| format!("--checkpoint-every: {e}"))?,
+            ),
+        };
         self.ft = Some(FtJob {
             layout,
             spares: ft.spares,
@@ -243,7 +250,7 @@ impl FactorJob {
             checkpoint_dir: ft.resume.clone().or_else(|| ft.checkpoint_dir.clone()),
             max_restarts: ft.max_restarts,
             resume: ft.resume.clone(),
-            checkpoint_every: ft.checkpoint_every,
+            checkpoint_every,
             keep_checkpoints: ft.keep_checkpoints,
         });
         Ok(self)

@@ -294,6 +294,11 @@ pub struct FactorReport {
     /// The periodic checkpoints this job saved (`--checkpoint-every`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoints: Option<Vec<CheckpointEntry>>,
+    /// Their interval in force at the end, in seconds (with
+    /// `--checkpoint-every auto`, Young and Daly's from the first one's
+    /// cost).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_interval_s: Option<f64>,
     /// The committed steps this job resumed from (a periodic checkpoint or
     /// one saved on a failure): the work done before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -356,6 +361,7 @@ impl FactorReport {
             restarts: None,
             restart_repairs: None,
             checkpoints: None,
+            checkpoint_interval_s: None,
             resumed_at_step: None,
             overhead_model: None,
             checksum_layout: None,

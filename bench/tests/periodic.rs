@@ -250,3 +250,24 @@ fn a_save_that_only_its_own_grid_resumes_is_refused_elsewhere_with_the_reason() 
     assert!(all.contains("saved on a 2x2 grid: getrs resumes on the grid of its save only"), "{all}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[cfg(feature = "full-tests")]
+#[test]
+fn the_auto_interval_is_young_and_dalys_from_the_first_checkpoints_cost() {
+    let dir = fresh_dir("auto");
+    let d = dir.display().to_string();
+    // MTBF 1.8 s: an interval well inside the run.
+    let ft = Ft::new("qr", &["--n", "1024", "--nb", "32"]);
+    let (out, json) =
+        ft.run(&["--grid", "1x2", "--checkpoint-every", "auto", "--mtbf", "0.0005", "--checkpoint-dir", &d, "--check"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r = report(json, &out);
+    let saved = r.checkpoints.clone().unwrap_or_default();
+    // The first at the first commit point; then √(2·C·MTBF).
+    assert_eq!(saved.first().map(|c| c.step), Some(1), "{r:?}");
+    let want = (2.0 * saved[0].write_ms / 1e3 * 1.8).sqrt();
+    let got = r.checkpoint_interval_s.expect("the interval");
+    assert!((got - want).abs() <= 1e-3 * want + 1e-3, "{got} s, want {want} s: {r:?}");
+    assert!(out.stdout.contains("(Young/Daly: √(2 × "), "{}", out.stdout);
+    assert!(!dir.exists(), "{d} left behind");
+}

@@ -160,6 +160,15 @@
  * replacement can be had) the survivors instead save their state and exit
  * with FTLA_EXIT_CHECKPOINTED inside the call; ftla launch starts the job
  * again and the call resumes from the files.
+ *
+ * Periodic checkpoints (FTLA_CHECKPOINT_EVERY=SECONDS, or auto with
+ * FTLA_MTBF=HOURS for Young and Daly's interval; FTLA_KEEP_CHECKPOINTS=1
+ * keeps them after a successful finish) outlive the loss of the whole
+ * job, which no process survives (a lost node): the fault-tolerant call in
+ * progress saves its committed state incrementally at a commit point,
+ * and ftla launch, finding the job lost, resumes it from the newest
+ * complete checkpoint (FTLA_RECOVERY=auto or cof) or exits with 78 and
+ * names the command that resumes it (ftla launch --resume DIR).
  */
 
 

@@ -224,6 +224,13 @@ impl Region {
         &self.periodic.records
     }
 
+    /// The interval of the periodic checkpoints in force (`None`: none):
+    /// the one asked for, or Young and Daly's once this job's first
+    /// checkpoint measured its cost. Grid rank 0's decides.
+    pub fn checkpoint_interval(&self) -> Option<std::time::Duration> {
+        self.periodic.every
+    }
+
     /// Whether this job saves periodic checkpoints.
     pub(crate) fn periodic_checkpoints(&self) -> bool {
         self.periodic.every.is_some()

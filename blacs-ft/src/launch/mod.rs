@@ -17,6 +17,7 @@
 //! its own). SIGINT, SIGTERM and SIGHUP are forwarded to the job; nothing of
 //! it outlives the launcher.
 
+mod interval;
 mod job;
 mod outcome;
 mod processes;
@@ -24,6 +25,7 @@ mod stderr;
 mod timeout;
 
 use crate::members::{self, Register};
+pub use interval::{CheckpointInterval, MTBF_VAR};
 use job::launch_once;
 pub use outcome::{write_outcome, write_outcome_unless_failed, write_status, Outcome};
 use processes::{install_signal_handlers, now_nanos, STOP_SIGNAL};
@@ -117,8 +119,8 @@ pub struct CofRelaunch {
     pub policy: &'static str,
     /// Recoveries of the run before its first job here (a resumed run's).
     pub epoch_base: u32,
-    /// Periodic checkpoints, every this many seconds (`None`: none).
-    pub checkpoint_every: Option<f64>,
+    /// Periodic checkpoints (`None`: none).
+    pub checkpoint_every: Option<CheckpointInterval>,
     /// Keep the periodic checkpoints after a successful finish.
     pub keep_checkpoints: bool,
     /// The newest complete periodic checkpoint in a directory, if any (a
@@ -141,6 +143,7 @@ pub struct SavedGeneration {
 impl CofRelaunch {
     /// The environment of one job of the run.
     fn env(&self, restarts: u32, epoch_base: u32, resume: bool) -> Vec<(&'static str, String)> {
+        let (every, mtbf) = self.checkpoint_every.map(CheckpointInterval::to_env).unwrap_or_default();
         vec![
             (RECOVERY_VAR, self.policy.to_string()),
             (CHECKPOINT_DIR_VAR, self.dir.display().to_string()),
@@ -148,7 +151,8 @@ impl CofRelaunch {
             (RESUME_VAR, if resume { "1" } else { "" }.to_string()),
             (EPOCH_BASE_VAR, epoch_base.to_string()),
             (RESTARTS_VAR, restarts.to_string()),
-            (CHECKPOINT_EVERY_VAR, self.checkpoint_every.map(|s| s.to_string()).unwrap_or_default()),
+            (CHECKPOINT_EVERY_VAR, every),
+            (MTBF_VAR, mtbf),
             (KEEP_CHECKPOINTS_VAR, if self.keep_checkpoints { "1" } else { "" }.to_string()),
         ]
     }
@@ -350,6 +354,7 @@ const FORWARDED: &[&str] = &[
     RUN_ID_VAR,
     RESUME_VAR,
     CHECKPOINT_EVERY_VAR,
+    MTBF_VAR,
     KEEP_CHECKPOINTS_VAR,
     EPOCH_BASE_VAR,
     RESTARTS_VAR,

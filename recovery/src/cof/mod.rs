@@ -27,8 +27,8 @@ pub use periodic::{CheckpointRecord, Manifest};
 
 use crate::StatusLog;
 use blacs_ft::launch::{
-    CHECKPOINT_DIR_VAR, CHECKPOINT_EVERY_VAR, EPOCH_BASE_VAR, EXIT_CHECKPOINTED, KEEP_CHECKPOINTS_VAR, RECOVERY_VAR,
-    RESTARTS_VAR, RESUME_VAR, RUN_ID_VAR,
+    CheckpointInterval, CHECKPOINT_DIR_VAR, CHECKPOINT_EVERY_VAR, EPOCH_BASE_VAR, EXIT_CHECKPOINTED,
+    KEEP_CHECKPOINTS_VAR, MTBF_VAR, RECOVERY_VAR, RESTARTS_VAR, RESUME_VAR, RUN_ID_VAR,
 };
 use blacs_ft::{Error, Grid, Scope};
 use std::path::{Path, PathBuf};
@@ -79,10 +79,11 @@ pub struct RegionOptions {
     pub epoch_base: u32,
     /// Restarts of the run before this job.
     pub restarts: u32,
-    /// Periodic checkpoints, this often, in [`RegionOptions::dir`]
-    /// (`None`: none; zero: at every commit point; see [`periodic`]). They
-    /// outlive the loss of the whole job, which no other recovery does.
-    pub checkpoint_every: Option<std::time::Duration>,
+    /// Periodic checkpoints in [`RegionOptions::dir`] (`None`: none; every
+    /// so often, zero: at every commit point; or at Young and Daly's
+    /// interval; see [`periodic`]). They outlive the loss of the whole
+    /// job, which no other recovery does.
+    pub checkpoint_every: Option<CheckpointInterval>,
     /// Keep the periodic checkpoints after every call of the region
     /// completed (by default they are removed then).
     pub keep_checkpoints: bool,
@@ -91,8 +92,10 @@ pub struct RegionOptions {
 impl RegionOptions {
     /// The settings the launcher (`ftla`, `ftla launch`) passes to every
     /// process: `FTLA_RECOVERY`, `FTLA_CHECKPOINT_DIR`, `FTLA_RUN_ID`,
-    /// `FTLA_RESUME`, `FTLA_EPOCH_BASE`, `FTLA_RESTARTS` (unset or empty:
-    /// the defaults, in-place repair).
+    /// `FTLA_RESUME`, `FTLA_EPOCH_BASE`, `FTLA_RESTARTS`,
+    /// `FTLA_CHECKPOINT_EVERY` (with `auto`, `FTLA_MTBF`),
+    /// `FTLA_KEEP_CHECKPOINTS` (unset or empty: the defaults, in-place
+    /// repair).
     pub fn from_env() -> Result<RegionOptions, Error> {
         let var = |v: &str| std::env::var(v).ok().filter(|s| !s.is_empty());
         let bad = |v: &str, why: &str| Error::invalid(v, why.to_string());
@@ -116,11 +119,8 @@ impl RegionOptions {
             checkpoint_every: match var(CHECKPOINT_EVERY_VAR) {
                 None => None,
                 Some(s) => Some(
-                    s.parse::<f64>()
-                        .ok()
-                        .filter(|x| x.is_finite() && *x >= 0.0)
-                        .map(std::time::Duration::from_secs_f64)
-                        .ok_or_else(|| bad(CHECKPOINT_EVERY_VAR, "must be a number of seconds, 0 or more"))?,
+                    CheckpointInterval::parse(&s, var(MTBF_VAR).as_deref())
+                        .map_err(|why| bad(CHECKPOINT_EVERY_VAR, &why))?,
                 ),
             },
             keep_checkpoints: var(KEEP_CHECKPOINTS_VAR).is_some_and(|s| s != "0"),

@@ -32,6 +32,7 @@ use super::incremental::{self, Base};
 use super::{agree_on, RegionOptions, Snapshot};
 use crate::codec;
 use crate::StatusLog;
+use blacs_ft::launch::CheckpointInterval;
 use blacs_ft::{Error, Grid, Scope};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
@@ -194,7 +195,10 @@ pub fn remove_all(dir: &Path, rank: i32, size: i32) {
 /// The periodic checkpoints of a region.
 #[derive(Debug)]
 pub(crate) struct Periodic {
-    /// The interval (`None`: no periodic checkpoint).
+    /// The interval asked for (`None`: no periodic checkpoint).
+    pub interval: Option<CheckpointInterval>,
+    /// The interval in force: the one asked for, or Young and Daly's once
+    /// the first checkpoint's cost is known.
     pub every: Option<Duration>,
     /// Since when (grid rank 0's clock decides).
     pub since: Instant,
@@ -215,9 +219,10 @@ pub(crate) struct Periodic {
 impl Periodic {
     /// `complete`: the newest complete generation in the directory, and
     /// the base directory it names.
-    pub fn new(every: Option<Duration>, complete: u64, newest_base: Option<String>) -> Periodic {
+    pub fn new(interval: Option<CheckpointInterval>, complete: u64, newest_base: Option<String>) -> Periodic {
         Periodic {
-            every,
+            interval,
+            every: interval.map(CheckpointInterval::before_first),
             since: Instant::now(),
             complete,
             records: Vec::new(),
@@ -428,6 +433,11 @@ pub(crate) fn save(
         slowest[0]
     );
     periodic.records.push(record.clone());
+    if periodic.records.len() == 1 {
+        // (The same on every rank: the slowest rank's cost.)
+        let first = Duration::from_secs_f64(record.write_ms / 1e3);
+        periodic.every = periodic.interval.map(|i| i.after_first(first));
+    }
     Ok(record)
 }
 
@@ -474,11 +484,11 @@ mod tests {
 
     #[test]
     fn a_save_is_due_once_the_interval_has_passed_and_at_every_commit_with_zero() {
-        let mut p = Periodic::new(Some(Duration::from_secs(3600)), 0, None);
+        let mut p = Periodic::new(Some(CheckpointInterval::Every(Duration::from_secs(3600))), 0, None);
         assert!(!p.due());
         p.since -= Duration::from_secs(3601);
         assert!(p.due());
-        assert!(Periodic::new(Some(Duration::ZERO), 0, None).due());
+        assert!(Periodic::new(Some(CheckpointInterval::Every(Duration::ZERO)), 0, None).due());
         assert!(!Periodic::new(None, 0, None).due());
     }
 
