@@ -410,6 +410,13 @@ pub struct FtArgs {
     /// finish.
     #[arg(long, requires = "checkpoint_every")]
     pub keep_checkpoints: bool,
+    /// With --checkpoint-every: save the checksum columns too (the parity
+    /// that rebuilds files missing for up to the layout's losses per
+    /// process row, when resuming on the grid of the save: checkpoints on
+    /// node-local disks). Without it the checkpoints hold the data only,
+    /// and the checksums are encoded again when resuming.
+    #[arg(long, requires = "checkpoint_every")]
+    pub checkpoint_parity: bool,
     /// With --recovery cof|auto: restarts from checkpoints allowed; 0 stops
     /// after the first save, leaving the checkpoints for --resume (exit
     /// code 76).
@@ -638,8 +645,12 @@ pub enum DemoScenario {
     Spare,
     /// MPI_Comm_spawn starts a new process in the lost rank's place.
     Spawn,
-    /// The spare scenario, then the spawn scenario, each its own job.
-    Both,
+    /// A lost node: the whole job ends, no process survives; a new job
+    /// resumes it from its periodic checkpoint on a smaller grid.
+    Node,
+    /// The three scenarios, one after the other.
+    #[value(alias = "both")]
+    All,
 }
 
 /// `ftla demo`.
@@ -657,15 +668,17 @@ pub struct DemoArgs {
     /// Grid rank SIGKILLed halfway through.
     #[arg(long, value_name = "R", default_value_t = 1)]
     pub kill: i32,
-    /// How the lost rank is replaced: spare (a parked hot spare, milliseconds), spawn (a new process
-    /// started by MPI_Comm_spawn, about a second), or both, one job after the other (default).
-    #[arg(long, value_enum, default_value = "both")]
+    /// How the loss is recovered: spare (a parked hot spare, milliseconds), spawn (a new process
+    /// started by MPI_Comm_spawn, about a second), node (the whole job lost, as with a lost node, and
+    /// resumed from its periodic checkpoint on a smaller grid), or all three, one after the other
+    /// (default).
+    #[arg(long, value_enum, default_value = "all")]
     pub scenario: DemoScenario,
     /// Hot spares parked in the spare scenario (the spawn scenario has none).
     #[arg(long, value_name = "S", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub spares: u32,
-    /// Write the results as JSON to FILE (with --scenario both: the spare scenario's; the spawn
-    /// scenario's to FILE with the extension .spawn.json).
+    /// Write the results as JSON to FILE (with --scenario all: the spare scenario's; the spawn
+    /// and node scenarios' to FILE with the extensions .spawn.json and .node.json).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     #[command(flatten)]

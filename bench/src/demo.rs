@@ -1,11 +1,12 @@
 //! The demos. `ftla demo`: the fault-tolerant QR loses a rank halfway
 //! through, first replaced by a hot spare, then by a spawned process, each
-//! scenario its own job (the factorization itself is `ftla qr --ft`'s run,
+//! scenario its own job; then it loses its whole job (as a lost node does)
+//! and a new job resumes it from its periodic checkpoint on a smaller grid (the factorization itself is `ftla qr --ft`'s run,
 //! [`crate::problem::FactorJob::demo`]). `ftla grid-demo`: a grid that
 //! loses a rank to SIGKILL mid-run, repairs itself and shows that the
 //! repaired grid computes correctly.
 
-use crate::cli::{usage_error, DemoArgs, DemoScenario, GridDemoArgs};
+use crate::cli::{usage_error, DemoArgs, DemoScenario, GridDemoArgs, GridShape};
 use crate::problem::FactorJob;
 use crate::session::{agree_on_repair, start};
 use blacs_ft::{verify_grid, Grid, Injector, Scope};
@@ -22,12 +23,12 @@ pub fn one_scenario(mut a: DemoArgs) -> DemoArgs {
     a
 }
 
-/// `ftla demo --scenario both`, outside MPI: the spare scenario, then the
-/// spawn scenario, each a job of its own (`ftla demo --scenario …`), and
-/// one line on what the spawn costs. Returns the exit code: the first
-/// scenario's that was not 0.
-pub fn run_both(a: DemoArgs) -> i32 {
-    // Bad options are refused once, before either job starts.
+/// `ftla demo` (`--scenario all`), outside MPI: the spare scenario, then
+/// the spawn scenario, each a job of its own (`ftla demo --scenario …`),
+/// one line on what the spawn costs, then the node scenario (two jobs).
+/// Returns the exit code: the first scenario's that was not 0.
+pub fn run_all(a: DemoArgs) -> i32 {
+    // Bad options are refused once, before any job starts.
     if let Err(e) = FactorJob::demo(&a) {
         usage_error("demo", e);
     }
@@ -42,25 +43,113 @@ pub fn run_both(a: DemoArgs) -> i32 {
     let scratch = |name: &str| std::env::temp_dir().join(format!("ftla-demo-{}-{name}.json", std::process::id()));
     let spare_json = a.json.clone().unwrap_or_else(|| scratch("spare"));
     let spawn_json = a.json.as_ref().map_or_else(|| scratch("spawn"), |f| f.with_extension("spawn.json"));
-    println!("ftla demo, scenario 1 of 2: a hot spare ({} parked at start-up) replaces the lost rank", a.spares);
+    let node_json = a.json.as_ref().map_or_else(|| scratch("node"), |f| f.with_extension("node.json"));
+    println!("ftla demo, scenario 1 of 3: a hot spare ({} parked at start-up) replaces the lost rank", a.spares);
     let spare = run_scenario(&exe, &a, DemoScenario::Spare, &spare_json);
     println!();
-    println!("ftla demo, scenario 2 of 2: no spare; MPI_Comm_spawn starts a new process in the lost rank's place");
+    println!("ftla demo, scenario 2 of 3: no spare; MPI_Comm_spawn starts a new process in the lost rank's place");
     let spawn = run_scenario(&exe, &a, DemoScenario::Spawn, &spawn_json);
     if let (Some(s), Some(p)) = (read_report(&spare_json), read_report(&spawn_json)) {
         if let Some(line) = spawn_cost(&s, &p) {
             println!("{line}");
         }
     }
+    println!();
+    let node = node_scenario(&exe, &a, &node_json, "ftla demo, scenario 3 of 3");
     if a.json.is_none() {
-        let _ = std::fs::remove_file(&spare_json);
-        let _ = std::fs::remove_file(&spawn_json);
+        for f in [&spare_json, &spawn_json, &node_json] {
+            let _ = std::fs::remove_file(f);
+        }
     }
-    if spare != 0 {
-        spare
+    [spare, spawn, node].into_iter().find(|&c| c != 0).unwrap_or(0)
+}
+
+/// `ftla demo --scenario node`, outside MPI (two jobs); returns the exit
+/// code.
+pub fn run_node(a: &DemoArgs) -> i32 {
+    if let Err(e) = FactorJob::demo(a) {
+        usage_error("demo", e);
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        eprintln!("ftla demo: cannot find this program to run the scenario");
+        return 1;
+    };
+    let scratch = std::env::temp_dir().join(format!("ftla-demo-{}-node.json", std::process::id()));
+    let json = a.json.clone().unwrap_or(scratch);
+    let code = node_scenario(&exe, a, &json, "ftla demo");
+    if a.json.is_none() {
+        let _ = std::fs::remove_file(&json);
+    }
+    code
+}
+
+/// The grid the node scenario resumes on: one process row fewer, else one
+/// process column fewer (Q ≥ 2), else the same.
+fn smaller_grid(g: GridShape) -> GridShape {
+    match (g.p, g.q) {
+        (p, q) if p > 1 => GridShape { p: p - 1, q },
+        (p, q) if q > 2 => GridShape { p, q: q - 1 },
+        _ => g,
+    }
+}
+
+/// The node scenario: `ftla qr --ft` saves periodic checkpoints (the first
+/// at the first commit point, then at Young and Daly's interval for a
+/// job-ending failure every 4 s) and loses its whole job halfway through
+/// (`job@qr:STEP:update`: its runtime daemon SIGKILLed, as a lost node
+/// does; exit code 78); a second job resumes it from the newest checkpoint
+/// on a smaller grid. Returns the exit code: the resumed job's.
+fn node_scenario(exe: &Path, a: &DemoArgs, json: &Path, title: &str) -> i32 {
+    let smaller = smaller_grid(a.grid);
+    let step = a.n.div_ceil(a.nb) / 2;
+    let dir = std::env::temp_dir().join(format!("ftla-demo-{}-checkpoints", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    println!(
+        "{title}: a lost node ends the whole job (no process survives to repair); a new job resumes it from its \
+         periodic checkpoint, on a {smaller} grid"
+    );
+    let job = |grid: GridShape, more: &[&str]| {
+        use std::os::unix::process::ExitStatusExt;
+        let mut cmd = std::process::Command::new(exe);
+        cmd.env_remove(blacs_ft::launch::JOB_TAG_VAR).env_remove("FTLA_KILL");
+        cmd.args(["qr", "--ft", "--grid", &grid.to_string(), "--n", &a.n.to_string(), "--nb", &a.nb.to_string()]);
+        cmd.args(more);
+        if let Some(t) = a.launch.timeout {
+            cmd.args(["--timeout", &t.to_string()]);
+        }
+        match cmd.status() {
+            Ok(s) => s.code().or_else(|| s.signal().map(|n| 128 + n)).unwrap_or(1),
+            Err(e) => {
+                eprintln!("ftla demo: cannot start the node scenario: {e}");
+                1
+            }
+        }
+    };
+    let d = dir.display().to_string();
+    let kill = format!("job@qr:{step}:update");
+    let lost =
+        job(a.grid, &["--checkpoint-every", "auto", "--mtbf", "0.0011", "--checkpoint-dir", &d, "--kill", &kill]);
+    let code = if lost == blacs_ft::launch::EXIT_JOB_LOST {
+        println!("the job was lost at step {step}; resuming it on a {smaller} grid from its newest checkpoint");
+        let json = json.display().to_string();
+        job(smaller, &["--resume", &d, "--check", "--verify", "--json", &json])
     } else {
-        spawn
+        eprintln!("ftla demo: the job to be lost ended with exit code {lost}, not {}", blacs_ft::launch::EXIT_JOB_LOST);
+        if lost == 0 {
+            1
+        } else {
+            lost
+        }
+    };
+    if let Some(r) = read_report(json).filter(|_| code == 0) {
+        if let Some(at) = r.resumed_at_step {
+            println!(
+                "the work of steps 0 to {at} was kept (the newest checkpoint's), steps {at} to {step} were done again"
+            );
+        }
     }
+    let _ = std::fs::remove_dir_all(&dir);
+    code
 }
 
 /// Runs `ftla demo --scenario S` with the other options as given; returns

@@ -57,8 +57,11 @@ fn main() {
         // Commands that are one MPI job.
         Command::GridDemo(a) => ("grid-demo", demo::DemoJob::new(&a).map(Job::GridDemo), a.launch),
         Command::Repair(a) => ("repair", repair::RepairJob::new(&a).map(Job::Repair), a.launch),
-        Command::Demo(a) if a.scenario == cli::DemoScenario::Both && !inside_mpi() => {
-            std::process::exit(demo::run_both(a))
+        Command::Demo(a) if a.scenario == cli::DemoScenario::All && !inside_mpi() => {
+            std::process::exit(demo::run_all(a))
+        }
+        Command::Demo(a) if a.scenario == cli::DemoScenario::Node && !inside_mpi() => {
+            std::process::exit(demo::run_node(&a))
         }
         Command::Demo(a) => {
             let a = demo::one_scenario(a);
@@ -129,6 +132,7 @@ fn launch_job(job: &Job, launch: &LaunchArgs) -> ! {
             let mut c = cof_relaunch(ft.recovery, ft.checkpoint_dir.clone(), ft.max_restarts, ft.resume.as_deref());
             c.checkpoint_every = ft.checkpoint_every;
             c.keep_checkpoints = ft.keep_checkpoints;
+            c.checkpoint_parity = ft.checkpoint_parity;
             Some(c)
         }
         _ => None,
@@ -163,6 +167,7 @@ fn launch_program(a: cli::LaunchProgramArgs) -> ! {
         let mut c = cof_relaunch(policy, dir, a.max_restarts, a.resume.as_deref());
         c.checkpoint_every = every;
         c.keep_checkpoints = std::env::var(blacs_ft::launch::KEEP_CHECKPOINTS_VAR).is_ok_and(|s| s == "1");
+        c.checkpoint_parity = std::env::var(blacs_ft::launch::CHECKPOINT_PARITY_VAR).is_ok_and(|s| s == "1");
         c
     });
     relaunch(&Relaunch {

@@ -73,6 +73,7 @@ pub struct FtJob {
     /// successful finish with `--keep-checkpoints`.
     pub checkpoint_every: Option<blacs_ft::launch::CheckpointInterval>,
     pub keep_checkpoints: bool,
+    pub checkpoint_parity: bool,
     /// The checksum layout (`--layout`, `--checksums`).
     pub layout: scalapack_ft::abft::LayoutKind,
 }
@@ -252,6 +253,7 @@ impl FactorJob {
             resume: ft.resume.clone(),
             checkpoint_every,
             keep_checkpoints: ft.keep_checkpoints,
+            checkpoint_parity: ft.checkpoint_parity,
         });
         Ok(self)
     }

@@ -214,7 +214,7 @@ fn cg_resumes_on_another_grid_in_the_failure_free_number_of_iterations() {
 
 #[cfg(feature = "full-tests")]
 #[test]
-fn a_save_that_only_its_own_grid_resumes_is_refused_elsewhere_with_the_reason() {
+fn a_save_missing_a_file_is_refused_with_the_reason_unless_its_parity_rebuilds_it() {
     let shape = ["--n", "400", "--nb", "32"];
     let refused = |op: &'static str, d: &str, to: &str, why: &str| {
         let (out, _) = Ft::new(op, &shape).run(&["--grid", to, "--resume", d, "--check"]);
@@ -222,21 +222,32 @@ fn a_save_that_only_its_own_grid_resumes_is_refused_elsewhere_with_the_reason() 
         let all = format!("{}{}", out.stdout, out.stderr);
         assert!(all.contains(why), "{all}");
     };
-    // A file of the save missing: only the saving grid's checksums rebuild
-    // it; there it is.
-    let dir = fresh_dir("missing");
-    let d = dir.display().to_string();
-    let ft = Ft::new("qr", &shape);
-    let (out, _) =
-        ft.run(&["--grid", "2x2", "--checkpoint-every", "0", "--checkpoint-dir", &d, "--kill", "job@6:update"]);
-    assert_eq!(out.code, Some(blacs_ft::launch::EXIT_JOB_LOST), "{}\n{}", out.stdout, out.stderr);
-    let (step, generation) = newest_named(&out.stderr).expect("the checkpoint named");
-    std::fs::remove_file(dir.join(format!("gen-{generation}/rank-3.ckpt"))).unwrap();
+    // A file of the save missing. Saved with the data only (the default),
+    // nothing rebuilds it; saved with the checksums (--checkpoint-parity),
+    // they rebuild it on the grid of the save.
+    let lost_with_a_file_missing = |name: &str, more: &[&str]| {
+        let dir = fresh_dir(name);
+        let d = dir.display().to_string();
+        let mut args =
+            vec!["--grid", "2x2", "--checkpoint-every", "0", "--checkpoint-dir", &d, "--kill", "job@6:update"];
+        args.extend(more);
+        let (out, _) = Ft::new("qr", &shape).run(&args);
+        assert_eq!(out.code, Some(blacs_ft::launch::EXIT_JOB_LOST), "{}\n{}", out.stdout, out.stderr);
+        let (step, generation) = newest_named(&out.stderr).expect("the checkpoint named");
+        std::fs::remove_file(dir.join(format!("gen-{generation}/rank-3.ckpt"))).unwrap();
+        (dir, d, step)
+    };
+    let (dir, d, _) = lost_with_a_file_missing("data-only", &[]);
+    refused("qr", &d, "2x2", "missing: the checkpoint holds the data only");
     refused("qr", &d, "1x2", "missing: a save of a 2x2 grid resumes on a 1x2 grid only with every file of it");
-    let (out, json) = ft.run(&["--grid", "2x2", "--resume", &d, "--check"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    let (dir, d, step) = lost_with_a_file_missing("parity", &["--checkpoint-parity"]);
+    refused("qr", &d, "1x2", "missing: a save of a 2x2 grid resumes on a 1x2 grid only with every file of it");
+    let (out, json) = Ft::new("qr", &shape).run(&["--grid", "2x2", "--resume", &d, "--check"]);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     let r = report(json, &out);
     assert!(r.ok && residuals_pass(&r) && r.resumed_at_step == Some(step), "{r:?}");
+    assert!(!dir.exists(), "{d} left behind");
     // A solve's checkpoint resumes on its own grid.
     let dir = fresh_dir("solve");
     let d = dir.display().to_string();

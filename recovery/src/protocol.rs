@@ -227,15 +227,23 @@ pub trait Algorithm {
     }
 
     /// Runs `save` on [`Algorithm::saved_arrays`] as the last commit left
-    /// them (a periodic checkpoint, taken right after a commit). A driver
-    /// whose commit already started the next step (a look-ahead that
-    /// factors the next panel in place) puts the committed values back for
-    /// the save and its own after it; by default the arrays as they are.
-    fn with_committed_arrays(&mut self, save: &mut dyn FnMut(&[&[f64]])) {
+    /// them (a periodic checkpoint, taken right after a commit), and on the
+    /// parts of them that hold the call's data (the checksum columns and
+    /// sums left out, which [`Algorithm::reencode`] encodes again when
+    /// resuming; `None`: no such parts, the arrays are saved whole). A
+    /// driver whose commit already started the next step (a look-ahead
+    /// that factors the next panel in place) puts the committed values back
+    /// for the save and its own after it; by default the arrays as they
+    /// are, whole.
+    fn with_committed_arrays(&mut self, save: &mut SaveArrays<'_>) {
         let arrays: Vec<&[f64]> = self.saved_arrays().into_iter().map(|a| &*a).collect();
-        save(&arrays);
+        save(&arrays, None);
     }
 }
+
+/// What [`Algorithm::with_committed_arrays`] runs: a save, given the
+/// arrays whole and the parts of them that hold the data.
+pub type SaveArrays<'s> = dyn FnMut(&[&[f64]], Option<Vec<&[f64]>>) + 's;
 
 /// What a fault-tolerant call did besides computing.
 #[derive(Clone, Debug)]
@@ -651,6 +659,7 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
                 history,
                 tolerated_losses,
                 frozen: None,
+                data_only: false,
             }),
         };
         Ok(self.region.repair_or_save(saving)?.mode)
@@ -842,11 +851,21 @@ fn save_checkpoint<A: Algorithm>(
     let description = codec::encode(&alg.call());
     let tolerated_losses = alg.tolerated_losses();
     let committed = region.log().current().map_or(0, |(_, c)| c.committed);
-    let frozen = alg.frozen_at(committed);
+    let mut frozen = alg.frozen_at(committed);
+    let parity = region.options().checkpoint_parity;
     let mut saved = None;
-    alg.with_committed_arrays(&mut |arrays| {
+    alg.with_committed_arrays(&mut |all, data| {
+        // (Without parity only the data: the checksums are encoded again
+        // when resuming.)
+        let data = data.filter(|_| !parity);
+        let data_only = data.is_some();
+        let arrays = data.unwrap_or_else(|| all.to_vec());
+        if let Some(f) = frozen.as_mut() {
+            f.truncate(arrays.len());
+        }
         saved = Some(region.check_checkpoint_room(arrays.iter().map(|a| a.len() as u64 * 8).sum()).and_then(|()| {
             region.save_checkpoint(Snapshot {
+                data_only,
                 arrays: arrays.to_vec(),
                 description: description.clone(),
                 phase: Phase::Commit,

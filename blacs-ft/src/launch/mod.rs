@@ -58,6 +58,12 @@ pub const RESUME_VAR: &str = "FTLA_RESUME";
 pub const CHECKPOINT_EVERY_VAR: &str = "FTLA_CHECKPOINT_EVERY";
 /// Set to `1` to keep the periodic checkpoints after a successful run.
 pub const KEEP_CHECKPOINTS_VAR: &str = "FTLA_KEEP_CHECKPOINTS";
+/// Set to `1`: periodic checkpoints save the checksum columns (and the
+/// left-factor sums) too, so that files missing for up to the layout's
+/// losses per process row are rebuilt when resuming on the grid of the
+/// save (node-local disks); by default they hold the data only and the
+/// checksums are encoded again when resuming.
+pub const CHECKPOINT_PARITY_VAR: &str = "FTLA_CHECKPOINT_PARITY";
 /// Recoveries before this job (repair epochs of the jobs before it, each
 /// restart counting one): kills of earlier epochs do not fire again.
 pub const EPOCH_BASE_VAR: &str = "FTLA_EPOCH_BASE";
@@ -123,6 +129,9 @@ pub struct CofRelaunch {
     pub checkpoint_every: Option<CheckpointInterval>,
     /// Keep the periodic checkpoints after a successful finish.
     pub keep_checkpoints: bool,
+    /// Periodic checkpoints save the checksum columns too (the parity
+    /// that rebuilds missing files).
+    pub checkpoint_parity: bool,
     /// The newest complete periodic checkpoint in a directory, if any (a
     /// job that ended with no outcome then was lost, not a process, and
     /// can be resumed).
@@ -154,6 +163,7 @@ impl CofRelaunch {
             (CHECKPOINT_EVERY_VAR, every),
             (MTBF_VAR, mtbf),
             (KEEP_CHECKPOINTS_VAR, if self.keep_checkpoints { "1" } else { "" }.to_string()),
+            (CHECKPOINT_PARITY_VAR, if self.checkpoint_parity { "1" } else { "" }.to_string()),
         ]
     }
 }
@@ -356,6 +366,7 @@ const FORWARDED: &[&str] = &[
     CHECKPOINT_EVERY_VAR,
     MTBF_VAR,
     KEEP_CHECKPOINTS_VAR,
+    CHECKPOINT_PARITY_VAR,
     EPOCH_BASE_VAR,
     RESTARTS_VAR,
     crate::universe::REFUSE_SPAWN_VAR,

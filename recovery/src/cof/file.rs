@@ -69,6 +69,10 @@ pub struct SavedCall {
     /// then the other arrays). `None`: the payload holds every array
     /// whole.
     pub incremental: Option<BaseRef>,
+    /// The arrays hold the call's data only (a periodic checkpoint without
+    /// parity): the checksums are encoded again when it resumes, which
+    /// needs every file of the save.
+    pub data_only: bool,
 }
 
 /// What a checkpoint file says about itself.
@@ -403,6 +407,7 @@ mod tests {
                 arrays: vec![3, 2],
                 tolerated_losses: 1,
                 incremental: None,
+                data_only: false,
             }),
             saved_at_ms: 0.0,
             save_ms: 0.0,
@@ -445,7 +450,7 @@ mod tests {
         let expected = concat!(
             "46544c41434b5054", // "FTLACKPT"
             "04000000",         // version 4
-            "91000000",         // header length
+            "92000000",         // header length
             // run 0xABCD, restarts 0, epoch 1, 2x2, rank 1, repairs 0;
             // a call: index 0, "pdgeqrf_ft", 3 committed, state [1, 2, 3],
             // its description (8, 8, 2), phase update (tag 5), detect
@@ -468,15 +473,17 @@ mod tests {
             "000000000000e03f0000000000408f4000000000000000400000000000548f40",
             "02",
             "01000000000000f03f0000000000308f40000000000000f03f",
-            // ... arrays [3, 2], 1 loss per row tolerated, not incremental;
-            // saved at 0 ms, in 0 ms; a payload of 40 bytes, CRC 0xDEADBEEF.
+            // ... arrays [3, 2], 1 loss per row tolerated, not incremental,
+            // the arrays whole (not the data only); saved at 0 ms, in 0 ms;
+            // a payload of 40 bytes, CRC 0xDEADBEEF.
             "020302",
             "01",
+            "00",
             "00",
             "00000000000000000000000000000000",
             "2800000000000000",
             "efbeadde",
-            "fa63f3a7" // the header's CRC
+            "301b4242" // the header's CRC
         );
         assert_eq!(hex, expected);
     }

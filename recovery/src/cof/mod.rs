@@ -27,8 +27,8 @@ pub use periodic::{CheckpointRecord, Manifest};
 
 use crate::StatusLog;
 use blacs_ft::launch::{
-    CheckpointInterval, CHECKPOINT_DIR_VAR, CHECKPOINT_EVERY_VAR, EPOCH_BASE_VAR, EXIT_CHECKPOINTED,
-    KEEP_CHECKPOINTS_VAR, MTBF_VAR, RECOVERY_VAR, RESTARTS_VAR, RESUME_VAR, RUN_ID_VAR,
+    CheckpointInterval, CHECKPOINT_DIR_VAR, CHECKPOINT_EVERY_VAR, CHECKPOINT_PARITY_VAR, EPOCH_BASE_VAR,
+    EXIT_CHECKPOINTED, KEEP_CHECKPOINTS_VAR, MTBF_VAR, RECOVERY_VAR, RESTARTS_VAR, RESUME_VAR, RUN_ID_VAR,
 };
 use blacs_ft::{Error, Grid, Scope};
 use std::path::{Path, PathBuf};
@@ -87,6 +87,13 @@ pub struct RegionOptions {
     /// Keep the periodic checkpoints after every call of the region
     /// completed (by default they are removed then).
     pub keep_checkpoints: bool,
+    /// Periodic checkpoints save the checksum columns and left-factor sums
+    /// too: files missing for up to the layout's losses per process row
+    /// are then rebuilt when resuming on the grid of the save (checkpoints
+    /// on node-local disks). By default they hold the data only, and the
+    /// checksums are encoded again when resuming (a file missing is then
+    /// refused).
+    pub checkpoint_parity: bool,
 }
 
 impl RegionOptions {
@@ -124,6 +131,7 @@ impl RegionOptions {
                 ),
             },
             keep_checkpoints: var(KEEP_CHECKPOINTS_VAR).is_some_and(|s| s != "0"),
+            checkpoint_parity: var(CHECKPOINT_PARITY_VAR).is_some_and(|s| s != "0"),
         })
     }
 
@@ -169,6 +177,9 @@ pub struct Snapshot<'a> {
     /// periodic checkpoint writes it once; see [`incremental`]); `None`:
     /// every array is saved whole.
     pub frozen: Option<Vec<incremental::Frozen>>,
+    /// The arrays hold the data only (`protocol::Algorithm::data_arrays`):
+    /// the checksums are encoded again when resuming.
+    pub data_only: bool,
 }
 
 /// Writes this process's checkpoint (`saving`) and waits for the other
@@ -202,6 +213,7 @@ pub(crate) fn save(grid: &Grid, opts: &RegionOptions, log: &StatusLog, saving: S
                     arrays: s.arrays.iter().map(|a| a.len() as u64).collect(),
                     tolerated_losses: s.tolerated_losses as u32,
                     incremental: None,
+                    data_only: false,
                 });
                 file::write(&dir, &mut header, &s.arrays)
             }
@@ -344,7 +356,10 @@ fn mismatch(mine: &Header, reference: &Header, holder: i32) -> String {
 pub(crate) fn load(grid: &Grid, dir: &Path, run_id: Option<u64>) -> Result<Resumed, Error> {
     let t = Instant::now();
     let started_ms = file::unix_ms();
-    if let Some((p, q)) = saving_grid(grid, dir)?.filter(|&s| s != (grid.nprow(), grid.npcol())) {
+    // (A save made elsewhere, or of the data only, is redistributed onto
+    // this grid and its checksums encoded again.)
+    let here = (grid.nprow(), grid.npcol());
+    if let Some((p, q, _)) = saving_grid(grid, dir)?.filter(|&(p, q, data_only)| data_only || (p, q) != here) {
         let saved = load_elsewhere(grid, dir, run_id, p, q)?;
         let reference = saved.files[0].1.clone();
         return Ok(Resumed {
@@ -442,11 +457,11 @@ pub(crate) fn load(grid: &Grid, dir: &Path, run_id: Option<u64>) -> Result<Resum
     })
 }
 
-/// Collective: the grid shape the checkpoints in `dir` were saved on, as
-/// the header of its lowest-numbered readable file says (grid rank 0
-/// reads it, every rank gets it); `None` when no file there reads (the
-/// usual checks then say why).
-fn saving_grid(grid: &Grid, dir: &Path) -> Result<Option<(i32, i32)>, Error> {
+/// Collective: the grid shape the checkpoints in `dir` were saved on, and
+/// whether they hold the data only, as the header of its lowest-numbered
+/// readable file says (grid rank 0 reads it, every rank gets it); `None`
+/// when no file there reads (the usual checks then say why).
+fn saving_grid(grid: &Grid, dir: &Path) -> Result<Option<(i32, i32, bool)>, Error> {
     let mine = if grid.rank() == 0 {
         let mut ranks: Vec<i32> = std::fs::read_dir(dir)
             .map(|d| {
@@ -456,13 +471,16 @@ fn saving_grid(grid: &Grid, dir: &Path) -> Result<Option<(i32, i32)>, Error> {
             })
             .unwrap_or_default();
         ranks.sort_unstable();
-        let shape = ranks.iter().find_map(|&r| file::read_header(&file::path_of(dir, r)).ok().map(|(h, _)| (h.p, h.q)));
+        let shape = ranks.iter().find_map(|&r| {
+            let (h, _) = file::read_header(&file::path_of(dir, r)).ok()?;
+            Some((h.p, h.q, h.call.as_ref().is_some_and(|c| c.data_only)))
+        });
         crate::codec::encode(&shape)
     } else {
         Vec::new()
     };
     let bytes = grid.broadcast_vec(mine, 0)?;
-    Ok(crate::codec::decode::<Option<(i32, i32)>>(&bytes).flatten())
+    Ok(crate::codec::decode::<Option<(i32, i32, bool)>>(&bytes).flatten())
 }
 
 /// Collective: the checks of a save made on a `p`×`q` grid that a job on
@@ -488,15 +506,20 @@ fn load_elsewhere(grid: &Grid, dir: &Path, run_id: Option<u64>, p: i32, q: i32) 
         let path = on(r);
         let name = path.display().to_string();
         if !path.exists() {
-            local = Err((
-                name,
+            let why = if (p, q) == (grid.nprow(), grid.npcol()) {
+                "missing: the checkpoint holds the data only (its checksums are encoded again when resuming), so \
+                 a missing file cannot be rebuilt (periodic checkpoints with --checkpoint-parity save the checksums \
+                 that rebuild one)"
+                    .to_string()
+            } else {
                 format!(
                     "missing: a save of a {p}x{q} grid resumes on a {}x{} grid only with every file of it (resume on \
-                     a {p}x{q} grid, whose checksums rebuild a missing file)",
+                     a {p}x{q} grid, where checksums saved with --checkpoint-parity rebuild a missing file)",
                     grid.nprow(),
                     grid.npcol()
-                ),
-            ));
+                )
+            };
+            local = Err((name, why));
             break;
         }
         match file::read_header(&path) {

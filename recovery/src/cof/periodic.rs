@@ -374,6 +374,7 @@ pub(crate) fn save(
         arrays: lengths,
         tolerated_losses: snapshot.tolerated_losses as u32,
         incremental: incremental.clone().ok().flatten(),
+        data_only: snapshot.data_only,
     });
     let gen_dir = generation_dir(&dir, generation);
     let written = incremental.and_then(|_| file::write(&gen_dir, &mut header, &arrays));

@@ -197,6 +197,12 @@ impl Extended {
         v
     }
 
+    /// The length of the prefix of the local array that holds the data
+    /// columns (and padding): what comes before the checksum columns.
+    pub fn data_len(&self, layout: &ChecksumLayout) -> usize {
+        self.matrix.lld() * self.matrix.local_cols_before(layout.checksum_col0())
+    }
+
     /// Local column range of extended block column `bc`, if this process holds it.
     pub fn local_block(&self, bc: usize) -> Option<std::ops::Range<usize>> {
         let nb = self.matrix.nb();

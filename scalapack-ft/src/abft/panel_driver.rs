@@ -102,7 +102,7 @@ impl<P> PanelDriver<P> {
     /// factored ahead (in place, its broadcast in flight from a copy of
     /// its own) is swapped out for its backup during the save and back in
     /// after it.
-    pub fn with_committed_arrays(&mut self, save: &mut dyn FnMut(&[&[f64]])) {
+    pub fn with_committed_arrays(&mut self, save: &mut recovery::protocol::SaveArrays<'_>) {
         let swap = self.ahead.as_ref().filter(|a| !a.backup.is_empty()).map(|a| (a.lc0, a.backup.clone()));
         let ahead = swap.as_ref().map(|(lc0, b)| {
             let current = self.ext.panel_backup(*lc0, b.len() / self.ext.matrix.lld().max(1));
@@ -110,8 +110,10 @@ impl<P> PanelDriver<P> {
             (*lc0, current)
         });
         {
+            let data_len = self.ext.data_len(&self.layout);
             let arrays: Vec<&[f64]> = self.ext.saved_arrays().into_iter().map(|a| &*a).collect();
-            save(&arrays);
+            let data = vec![&arrays[0][..data_len]];
+            save(&arrays, Some(data));
         }
         if let Some((lc0, current)) = ahead {
             self.ext.restore_panel(lc0, &current);
@@ -295,7 +297,7 @@ impl<S: PanelSteps> Algorithm for PanelFactorization<S> {
         self.driver.saved_arrays()
     }
 
-    fn with_committed_arrays(&mut self, save: &mut dyn FnMut(&[&[f64]])) {
+    fn with_committed_arrays(&mut self, save: &mut recovery::protocol::SaveArrays<'_>) {
         self.driver.with_committed_arrays(save)
     }
 

@@ -99,8 +99,12 @@ pub(crate) fn matrix_runs(
         let mut wanted = Vec::new();
         if !row_runs.is_empty() && !col_runs.is_empty() {
             let old_ld = numroc(m, mb, pr, 0, p).max(1);
-            let old_len = old_ld * numroc(old_layout.n_extended(), nb, pc, 0, q);
+            // (The extended matrix whole, or its data columns only.)
+            let whole = old_ld * numroc(old_layout.n_extended(), nb, pc, 0, q);
+            let data = old_ld * numroc(old_layout.checksum_col0(), nb, pc, 0, q);
             let arrays = header.call.as_ref().map(|c| c.arrays.clone()).unwrap_or_default();
+            let data_only = header.call.as_ref().is_some_and(|c| c.data_only);
+            let old_len = if data_only { data } else { whole };
             if arrays.first() != Some(&(old_len as u64)) {
                 return Err(named(
                     path,

@@ -421,6 +421,15 @@ impl Algorithm for CgSteps<'_> {
         v
     }
 
+    /// The data: A without its checksum columns, and the vectors.
+    fn with_committed_arrays(&mut self, save: &mut recovery::protocol::SaveArrays<'_>) {
+        let data_len = self.ext.data_len(&self.layout);
+        let arrays: Vec<&[f64]> = self.saved_arrays().into_iter().map(|a| &*a).collect();
+        let mut data = vec![&arrays[0][..data_len]];
+        data.extend(arrays[1..].iter().copied());
+        save(&arrays, Some(data));
+    }
+
     /// A with its checksums never changes: written once.
     fn frozen_at(&self, _committed: u64) -> Option<Vec<Frozen>> {
         let m = &self.ext.matrix;

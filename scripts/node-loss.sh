@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The loss of a whole node, for real (needs root and iproute2): a job over
+# two "nodes" (network namespaces with a PRRTE daemon each, see
+# scripts/netns-nodes.sh) saves periodic checkpoints, and node 1 — every
+# process on it, its daemon too — is SIGKILLed mid-run. Open MPI ends the
+# whole job (no process survives to repair or save); ftla says the job was
+# lost (exit code 78) and names its newest checkpoint. The job is then
+# resumed on the node that is left, on a smaller grid (1x2), and must give
+# the failure-free result.
+#
+#   scripts/node-loss.sh [qr|lu|cg] [N]      (defaults: qr 3072)
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+op=${1:-qr}; n=${2:-3072}
+nodes="$here/scripts/netns-nodes.sh"
+work=$(mktemp -d)
+dir="$work/ckpt"
+cleanup() { "$nodes" down >/dev/null 2>&1 || true; rm -rf "$work"; }
+trap cleanup EXIT
+"$here/scripts/setup.sh" >/dev/null
+cargo build --release --quiet -p ftla-bench --manifest-path "$here/Cargo.toml"
+ftla="$here/target/release/ftla"
+export PATH="$here/.venv/bin:$PATH"
+"$nodes" down >/dev/null 2>&1 || true
+both=$("$nodes" up 2 2)
+echo "== $op N=$n on a 2x2 grid over nodes ftn1 and ftn2 (2 slots each; ranks 0 and 2 on ftn1)"
+FTLA_MPIEXEC_ARGS="$both" timeout 300 "$ftla" "$op" --ft --grid 2x2 --n "$n" --checkpoint-every 0.5 \
+  --checkpoint-dir "$dir" --check >"$work/lost.log" 2>&1 &
+job=$!
+# Node 1 is lost once two generations are complete.
+for _ in $(seq 1 1200); do
+  [ -f "$dir/manifest" ] && [ "$(ls -d "$dir"/gen-* 2>/dev/null | wc -l)" -ge 2 ] && break
+  kill -0 "$job" 2>/dev/null || break
+  sleep 0.1
+done
+"$nodes" kill 1
+code=0; wait "$job" || code=$?
+cat "$work/lost.log"
+if [ "$code" != 78 ] || ! grep -q "the job was lost" "$work/lost.log"; then
+  echo "FAIL: the lost job's exit code is $code (want 78, the job lost with a checkpoint)"; exit 1
+fi
+echo "== resumed on node ftn2 alone, a 1x2 grid"
+FTLA_MPIEXEC_ARGS="$("$nodes" hosts 2)" timeout 300 "$ftla" "$op" --ft --grid 1x2 --n "$n" --resume "$dir" \
+  --check --json "$work/resumed.json" 2>&1 | tee "$work/resumed.log"
+python3 - "$work/resumed.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["ok"], r
+assert r.get("resumed_at_step", 0) > 0, r
+print(f"node-loss: resumed at step {r['resumed_at_step']} on {r['grid'][0]}x{r['grid'][1]}: ok")
+PY
