@@ -10,7 +10,9 @@
 #                      none of which may hang or give a wrong answer
 #   ./test.sh --full   the core tier and the full tier: the kill matrices,
 #                      the repeated recoveries of every layer (the cargo
-#                      feature `full-tests`), and the long soaks
+#                      feature `full-tests`), the long soaks, and a node
+#                      lost for real (scripts/node-loss.sh: needs root and
+#                      iproute2)
 #
 # tests/README.md maps which test covers what; scripts/fault-matrix.sh runs
 # the whole fault matrix.
@@ -51,5 +53,7 @@ else
   $soak --op lu --recovery cof --runs 12
   $soak --op qr --recovery auto --runs 12
   $soak --op lu --layout rotating --checksums 2 --runs 12
+  echo "== a node lost for real (network namespaces) [$(since)]"
+  scripts/node-loss.sh qr 2048
 fi
 echo "== $tier tier passed in $(since)"

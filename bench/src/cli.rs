@@ -131,6 +131,16 @@ pub struct LaunchArgs {
     /// (nothing can be repaired in place).
     #[arg(long)]
     pub no_ft: bool,
+    /// Where the grid ranks go among the processes: default (grid rank r
+    /// on the r-th process), or spread (the processes of each node in
+    /// distinct process rows, so that a lost node takes at most one
+    /// process of a row: the checksums rebuild it; FTLA_PLACEMENT).
+    #[arg(long, value_name = "PLACEMENT", value_parser = parse_placement)]
+    pub placement: Option<blacs_ft::placement::Placement>,
+}
+
+fn parse_placement(s: &str) -> Result<blacs_ft::placement::Placement, String> {
+    blacs_ft::placement::Placement::parse(s).ok_or_else(|| format!("`{s}`: must be default or spread"))
 }
 
 /// `ftla launch`.

@@ -548,6 +548,10 @@ struct FtOutcome {
     checkpoints: Vec<CheckpointEntry>,
     checkpoint_interval_s: Option<f64>,
     resumed_at_step: Option<u64>,
+    /// How the grid ranks were placed on the nodes, and the node of each
+    /// (grid rank 0's view, at the start).
+    placement: blacs_ft::placement::Placement,
+    nodes: Vec<u32>,
     compare: Option<Compare>,
     /// The local DGEMM rate measured in the same run.
     dgemm: f64,
@@ -623,7 +627,10 @@ fn measure(
     let mut every = [region.checkpoint_interval().map_or(-1.0, |d| d.as_secs_f64())];
     region.grid().max(Scope::All, &mut every)?;
     let checkpoint_interval_s = (every[0] >= 0.0).then_some(every[0]);
+    let (placement, nodes) = (region.grid().placement(), region.grid().start_nodes().to_vec());
     Ok(FtOutcome {
+        placement,
+        nodes,
         m,
         n,
         secs,
@@ -743,6 +750,22 @@ impl FtOutcome {
         if let Some(e) = &self.singular {
             lines.push(format!("{e} (INFO {} on every rank)", e.info()));
         }
+        let nodes = self.nodes.iter().max().map_or(0, |&n| n as usize + 1);
+        if self.placement == blacs_ft::placement::Placement::Spread && nodes > 0 {
+            let q = a.grid.q as usize;
+            let most = (0..self.nodes.len() / q.max(1))
+                .flat_map(|row| {
+                    let mine = &self.nodes[row * q..(row + 1) * q];
+                    mine.iter().map(move |n| mine.iter().filter(|m| *m == n).count())
+                })
+                .max()
+                .unwrap_or(0);
+            lines.push(format!(
+                "placement spread: {nodes} node(s), each holding at most {most} process(es) of a process row \
+                 (nodes of the grid ranks: {:?})",
+                self.nodes
+            ));
+        }
         let mut checks = Vec::new();
         if let Some(r) = res.residual {
             checks.push(match a.op {
@@ -837,6 +860,8 @@ impl FtOutcome {
         r.restart_repairs = Some(self.restart_repairs.clone());
         r.checkpoints = (!self.checkpoints.is_empty()).then(|| self.checkpoints.clone());
         r.checkpoint_interval_s = self.checkpoint_interval_s;
+        r.placement = Some(self.placement.name().to_string());
+        r.nodes = (!self.nodes.is_empty()).then(|| self.nodes.clone());
         r.resumed_at_step = self.resumed_at_step;
         r.overhead_model = Some(self.report.overhead_model);
         r.checksum_layout = Some(ft.layout);

@@ -123,8 +123,17 @@ fn refuse_ftla_kill(name: &str) {
     }
 }
 
+/// Hands `--placement` to every process of the job (`FTLA_PLACEMENT`, which
+/// the launcher passes on).
+fn pass_placement(launch: &LaunchArgs) {
+    if let Some(p) = launch.placement {
+        std::env::set_var(blacs_ft::placement::PLACEMENT_VAR, p.name());
+    }
+}
+
 /// Re-executes this command under `mpiexec`; never returns.
 fn launch_job(job: &Job, launch: &LaunchArgs) -> ! {
+    pass_placement(launch);
     let cof = match job {
         Job::Factor(FactorJob { ft: Some(ft), .. })
             if ft.recovery != recovery::Policy::InPlace || ft.checkpoint_every.is_some() =>
@@ -148,6 +157,7 @@ fn launch_job(job: &Job, launch: &LaunchArgs) -> ! {
 
 /// `ftla launch`: any program under mpiexec; never returns.
 fn launch_program(a: cli::LaunchProgramArgs) -> ! {
+    pass_placement(&a.launch);
     if a.recovery == recovery::Policy::Cof && a.spares > 0 {
         usage_error("launch", "--spares needs --recovery inplace or auto (cof does not repair the grid in place)");
     }

@@ -299,6 +299,13 @@ pub struct FactorReport {
     /// cost).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint_interval_s: Option<f64>,
+    /// How the grid ranks were placed on the nodes (`default`, `spread`:
+    /// `--placement`), and the node of each grid rank at the start
+    /// (numbered from 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<Vec<u32>>,
     /// The committed steps this job resumed from (a periodic checkpoint or
     /// one saved on a failure): the work done before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -362,6 +369,8 @@ impl FactorReport {
             restart_repairs: None,
             checkpoints: None,
             checkpoint_interval_s: None,
+            placement: None,
+            nodes: None,
             resumed_at_step: None,
             overhead_model: None,
             checksum_layout: None,

@@ -35,7 +35,7 @@ pub fn start_preparing<T>(p: i32, q: i32, injector: Injector, prepare: impl FnOn
             spare = true;
             prepared = Some(prepare());
         }
-        Grid::join(&mut rt, comm, p, q, GridOptions { injector, kills_from_env: false })
+        Grid::join(&mut rt, comm, p, q, GridOptions { injector, kills_from_env: false, placement: None })
     });
     match joined {
         Ok(Joined::Active(grid)) => (Session { rt, grid }, prepared),

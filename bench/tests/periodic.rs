@@ -282,3 +282,37 @@ fn the_auto_interval_is_young_and_dalys_from_the_first_checkpoints_cost() {
     assert!(out.stdout.contains("(Young/Daly: √(2 × "), "{}", out.stdout);
     assert!(!dir.exists(), "{d} left behind");
 }
+
+#[cfg(feature = "full-tests")]
+#[test]
+fn a_lost_nodes_files_are_rebuilt_when_its_processes_were_spread_over_the_process_rows() {
+    use common::ftla_with;
+    // Two "nodes" of two processes each, filled in turn (as `--map-by
+    // slot` does): in the default order node a holds process row 0 whole;
+    // spread puts its processes in rows 0 and 1 (grid ranks 0 and 2).
+    let nodes = [("FTLA_TEST_NODES", "a,a,b,b")];
+    let dir = fresh_dir("spread");
+    let d = dir.display().to_string();
+    let json = std::env::temp_dir().join(format!("ftla-periodic-spread-{}.json", std::process::id()));
+    let j = json.display().to_string();
+    let qr = ["qr", "--ft", "--grid", "2x2", "--n", "400", "--nb", "32", "--placement", "spread"];
+    let mut lost = qr.to_vec();
+    lost.extend(["--checkpoint-every", "0", "--checkpoint-parity", "--checkpoint-dir", &d, "--kill", "job@6:update"]);
+    let out = ftla_with(&lost, &nodes);
+    assert_eq!(out.code, Some(blacs_ft::launch::EXIT_JOB_LOST), "{}\n{}", out.stdout, out.stderr);
+    let (step, generation) = newest_named(&out.stderr).expect("the checkpoint named");
+    // The node's disk is gone with it: its files, one per process row.
+    for r in [0, 2] {
+        std::fs::remove_file(dir.join(format!("gen-{generation}/rank-{r}.ckpt"))).unwrap();
+    }
+    let mut resumed = qr.to_vec();
+    resumed.extend(["--resume", &d, "--check", "--json", &j]);
+    let out = ftla_with(&resumed, &nodes);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r: ftla_bench::report::FactorReport = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(r.ok && residuals_pass(&r) && r.resumed_at_step == Some(step), "{r:?}");
+    assert_eq!((r.placement.as_deref(), r.nodes.clone()), (Some("spread"), Some(vec![0, 1, 0, 1])), "{r:?}");
+    assert!(out.stdout.contains("placement spread: 2 node(s), each holding at most 1 process(es) of a process row"));
+    let _ = std::fs::remove_file(&json);
+    assert!(!dir.exists(), "{d} left behind");
+}

@@ -577,7 +577,7 @@ impl Drop for Comm {
 }
 
 /// A hash of this host's name (FNV-1a), as an `i64` for the all-gather.
-fn host_hash() -> i64 {
+pub(crate) fn host_hash() -> i64 {
     let mut buf = [0u8; 256];
     // SAFETY: the buffer is valid for its length.
     let n = if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0 {
@@ -585,8 +585,13 @@ fn host_hash() -> i64 {
     } else {
         0
     };
+    hash_name(&buf[..n])
+}
+
+/// FNV-1a of a node's name.
+pub(crate) fn hash_name(name: &[u8]) -> i64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in &buf[..n] {
+    for &b in name {
         h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
     }
     h as i64

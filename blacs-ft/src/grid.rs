@@ -5,6 +5,7 @@
 use crate::comm::{Comm, Element, PendingAgree, PendingBcast, ReduceOp};
 use crate::error::{Error, Result};
 use crate::inject::{Injector, KillSpec};
+use crate::placement::Placement;
 use crate::report::{RepairMode, RepairReport};
 use crate::runtime::{note_failure, trace, LaunchCommand, Runtime, UlfmStatus};
 use crate::universe::{Universe, EXIT_ABANDONED, SPARE};
@@ -79,12 +80,15 @@ pub struct GridOptions {
     /// its kills without asking, and an unparsable `FTLA_KILL` is an error
     /// of the join. A program that reads them itself sets it to `false`.
     pub kills_from_env: bool,
+    /// Where the grid ranks go among the processes (`None`: as
+    /// `FTLA_PLACEMENT` says, the default order when it is unset).
+    pub placement: Option<Placement>,
 }
 
 impl Default for GridOptions {
     /// No kills but those of `FTLA_KILL`.
     fn default() -> GridOptions {
-        GridOptions { injector: Injector::none(), kills_from_env: true }
+        GridOptions { injector: Injector::none(), kills_from_env: true, placement: None }
     }
 }
 
@@ -92,7 +96,7 @@ impl GridOptions {
     /// No kills at all, whatever `FTLA_KILL` says (a program or test that
     /// must not fail on purpose).
     pub fn without_kills() -> GridOptions {
-        GridOptions { injector: Injector::none(), kills_from_env: false }
+        GridOptions { injector: Injector::none(), kills_from_env: false, placement: None }
     }
 
     /// The kills of the join: `injector`, with `FTLA_KILL`'s when asked.
@@ -138,6 +142,11 @@ pub struct Grid {
     /// Lost processes per process row that the data being computed can be
     /// rebuilt from (see [`Grid::set_losses_tolerated_per_row`]).
     tolerated_per_row: Option<usize>,
+    /// How the grid ranks were placed on the processes, and the node of
+    /// each grid rank then (numbered from 0 in the order of grid rank 0's
+    /// process on; empty on a spawned replacement, which did not see it).
+    placement: Placement,
+    start_nodes: Vec<u32>,
 }
 
 /// Checks a grid shape against the number of processes (`(global)` args).
@@ -163,9 +172,10 @@ impl Grid {
     ///
     /// * `rt` (local): the MPI runtime of this process.
     /// * `comm` (global): the communicator to build from, typically
-    ///   [`Runtime::world_dup`]. Its first `p*q` ranks become grid ranks in
-    ///   order; the rest become parked hot spares. A spawned replacement
-    ///   ignores it and joins the survivors through its parent.
+    ///   [`Runtime::world_dup`]. Its first `p*q` ranks become grid ranks (in
+    ///   order, or spread over their nodes: [`GridOptions::placement`]);
+    ///   the rest become parked hot spares. A spawned replacement ignores it
+    ///   and joins the survivors through its parent.
     /// * `p`, `q` (global): grid shape. A spawned replacement may pass
     ///   `p = q = 0` to take the shape of the job it joins (a program that
     ///   learns the shape only after it joined, e.g. through the C ABI's
@@ -179,16 +189,66 @@ impl Grid {
     /// needed, then returns [`Joined::Active`], or until the job ends,
     /// then returns [`Joined::Released`].
     pub fn join(rt: &mut Runtime, comm: Comm, p: i32, q: i32, opts: GridOptions) -> Result<Joined> {
+        let asked = opts.placement;
         let injector = opts.kills()?;
         if let Some(parent) = rt.take_parent() {
             drop(comm);
             return Grid::join_spawned(rt, parent, p, q, injector);
         }
         check_shape(p, q, comm.size())?;
+        let placement = match asked {
+            Some(pl) => pl,
+            None => Placement::from_env()?,
+        };
         let n = comm.size();
-        let roles = (0..n).map(|u| if u < p * q { u as i64 } else { SPARE }).collect();
+        let mut roles: Vec<i64> = (0..n).map(|u| if u < p * q { u as i64 } else { SPARE }).collect();
+        // (Every process's node: its host, or the test's stand-in.)
+        let mine = match crate::placement::test_nodes() {
+            Some(names) => names.get(comm.rank() as usize).map_or(-1, |s| crate::comm::hash_name(s.as_bytes())),
+            None => crate::comm::host_hash(),
+        };
+        let nodes = comm.allgather(&[mine])?;
+        if placement == Placement::Spread {
+            let spread = crate::placement::spread_roles(&nodes, p, q);
+            roles[..spread.len()].copy_from_slice(&spread);
+        }
+        // The node of each grid rank, numbered in the order they appear.
+        let mut by_rank = vec![0i64; (p * q) as usize];
+        for (u, &r) in roles.iter().enumerate() {
+            if r >= 0 {
+                by_rank[r as usize] = nodes[u];
+            }
+        }
+        let mut seen: Vec<i64> = Vec::new();
+        let start_nodes: Vec<u32> = by_rank
+            .iter()
+            .map(|x| match seen.iter().position(|s| s == x) {
+                Some(i) => i as u32,
+                None => {
+                    seen.push(*x);
+                    (seen.len() - 1) as u32
+                }
+            })
+            .collect();
         let universe = Universe { comm, roles, epoch: 0, p, q, losses: Vec::new(), first_spawn: None };
-        Grid::enter(rt.ulfm(), rt.launch().clone(), universe, injector, None)
+        let mut joined = Grid::enter(rt.ulfm(), rt.launch().clone(), universe, injector, None)?;
+        if let Joined::Active(g) = &mut joined {
+            g.placement = placement;
+            g.start_nodes = start_nodes;
+        }
+        Ok(joined)
+    }
+
+    /// How the grid ranks were placed on the processes when the grid was
+    /// built (local; see [`Placement`]).
+    pub fn placement(&self) -> Placement {
+        self.placement
+    }
+
+    /// The node of each grid rank when the grid was built (local; nodes
+    /// numbered from 0 in grid rank order; empty on a spawned replacement).
+    pub fn start_nodes(&self) -> &[u32] {
+        &self.start_nodes
     }
 
     /// Whether [`Grid::join`] with these arguments will park this process as
@@ -305,6 +365,8 @@ impl Grid {
                         pending_error: None,
                         newcomer: replacement.is_some(),
                         tolerated_per_row: None,
+                        placement: Placement::Default,
+                        start_nodes: Vec::new(),
                     };
                     return Ok(Joined::Active(Box::new(grid)));
                 }

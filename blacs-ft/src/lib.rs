@@ -38,6 +38,7 @@ pub mod inject;
 pub mod launch;
 mod malloc_tuning;
 mod members;
+pub mod placement;
 mod report;
 mod runtime;
 #[doc(hidden)]

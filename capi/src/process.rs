@@ -94,7 +94,13 @@ fn start() -> Option<Process> {
         // A replacement takes the shape of the job it joins: its program
         // asks for the grid only after Cftla_pinfo told it its place.
         let grid = rt.world_dup().and_then(|c| {
-            Grid::join(&mut rt, c, 0, 0, GridOptions { injector: injector.clone(), kills_from_env: false })
+            Grid::join(
+                &mut rt,
+                c,
+                0,
+                0,
+                GridOptions { injector: injector.clone(), kills_from_env: false, placement: None },
+            )
         });
         match grid {
             Ok(Joined::Active(g)) => joined = Some(g),
@@ -146,7 +152,7 @@ impl Process {
             }
             None => {
                 let rt = self.rt.as_mut().ok_or("MPI was finished (Cftla_exit)")?;
-                let opts = GridOptions { injector: self.injector.clone(), kills_from_env: false };
+                let opts = GridOptions { injector: self.injector.clone(), kills_from_env: false, placement: None };
                 let mut spare = false;
                 let joined = rt.world_dup().and_then(|c| {
                     spare = Grid::parks_as_spare(rt, &c, nprow, npcol);

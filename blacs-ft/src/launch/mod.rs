@@ -374,6 +374,8 @@ const FORWARDED: &[&str] = &[
     // (Every process's calls use one layout, on other hosts too.)
     LAYOUT_VAR,
     CHECKSUMS_VAR,
+    crate::placement::PLACEMENT_VAR,
+    crate::placement::TEST_NODES_VAR,
 ];
 
 /// Launches of one job when the launcher itself fails to start.
