@@ -588,7 +588,10 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
         // would start from).
         self.region.commit(committed, self.alg.state());
         self.holds_state = loaded.valid;
+        // (This process's file; or, for a save read from every file (made on
+        // another grid, or of the data only), the reference's.)
         let own = from.own.as_ref().and_then(|(_, h, _)| h.call.as_ref());
+        let own = own.or_else(|| from.elsewhere.as_ref().and(from.reference.call.as_ref()));
         let failure = Failure {
             phase: own.map_or(Phase::Commit, |c| c.phase),
             detect_ms: own.map_or(0.0, |c| c.detect_ms),

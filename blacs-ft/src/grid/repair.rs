@@ -1,0 +1,193 @@
+//! The grid after a failure: raising a local error, the repair that hands
+//! back the same shape, ranks and coordinates, and the end of the job.
+
+use super::*;
+
+impl Grid {
+    /// Raises a local error while other ranks may be blocked in a collective
+    /// with this one: revokes the grid's communicators so they return
+    /// [`Error::Revoked`]. Every rank (this one too) then calls
+    /// [`Grid::recover`], which returns the same [`Error::Remote`] everywhere.
+    /// Needs ULFM; without it, use [`Grid::agree_ok`] before communicating.
+    pub fn raise(&mut self, message: impl Into<String>) -> Error {
+        let message = message.into();
+        self.pending_error = Some(message.clone());
+        match self.ulfm.require() {
+            Ok(()) => {
+                note_failure();
+                self.revoke_all();
+                Error::Revoked
+            }
+            Err(e) => e,
+        }
+    }
+
+    /// Declares how many lost processes per process row the data being
+    /// computed can be rebuilt from (`None`: no limit, the default), and
+    /// returns the limit it replaces. Local; every grid rank declares the
+    /// same around the same computation (a fault-tolerant routine, for its
+    /// duration).
+    ///
+    /// # Fault tolerance
+    /// A repair that finds more processes of one process row gone than the
+    /// lowest limit any live process declared returns the same
+    /// [`Error::Unrecoverable`] on every live process of the job (hot
+    /// spares included), before it spawns or promotes anyone: no
+    /// replacement is started only to be told that its blocks are lost.
+    pub fn set_losses_tolerated_per_row(&mut self, tolerated: Option<usize>) -> Option<usize> {
+        std::mem::replace(&mut self.tolerated_per_row, tolerated)
+    }
+
+    /// The resilient-region entry after an error: revoke every grid
+    /// communicator, repair (shrink, hand dead ranks to spares or spawn
+    /// replacements, merge, split back to the same ranks and coordinates),
+    /// then agree on raised local errors.
+    ///
+    /// Returns the repair's report, or [`Error::Remote`] (the same on every
+    /// rank) when a rank raised a local error, or [`Error::Unrecoverable`]
+    /// when the grid cannot be repaired.
+    ///
+    /// # Fault tolerance
+    /// Failures during the repair restart it on what is left; a failed spawn
+    /// with no spare left is reported, never waited on.
+    pub fn recover(&mut self) -> Result<RepairReport> {
+        self.ulfm.require()?;
+        self.revoke_all();
+        let mut report = self.universe.repair(&self.launch, &self.injector, self.tolerated_per_row)?;
+        self.injector.set_losses(&self.universe.losses);
+        let (mut builds, mut built_in) = (0, self.universe.epoch);
+        loop {
+            if self.universe.epoch != built_in {
+                (builds, built_in) = (0, self.universe.epoch);
+            }
+            builds += 1;
+            let t = std::time::Instant::now();
+            let settled = match build_comms(&self.universe, &self.injector, builds) {
+                Ok(Some((all, row, col))) => {
+                    if all.rank() != self.rank {
+                        return Err(Error::Unrecoverable {
+                            reason: format!("grid rank changed from {} to {} in repair", self.rank, all.rank()),
+                        });
+                    }
+                    // The repaired communicators are in place whatever the
+                    // error agreement below says.
+                    self.all = all;
+                    self.row = row;
+                    self.col = col;
+                    agree_on_pending(&self.all, self.rank, self.pending_error.as_deref())
+                }
+                Ok(None) => Err(Error::Unrecoverable { reason: "a grid rank lost its place in the repair".into() }),
+                Err(e) => Err(e),
+            };
+            trace!("grid rank {} settle after repair: {:?}", self.rank, settled);
+            let split_ms = t.elapsed().as_secs_f64() * 1e3;
+            match settled {
+                Ok(()) => {
+                    self.pending_error = None;
+                    report.split_ms += split_ms;
+                    report.total_ms += split_ms;
+                    self.repairs.push(report.clone());
+                    return Ok(report);
+                }
+                Err(e) if e.is_process_failure() => {
+                    // Another failure while settling: repair again and
+                    // report both repairs as one. Revoke the new grid
+                    // communicators first: a process that settled may be
+                    // blocked on them already.
+                    self.revoke_all();
+                    let more = self.universe.repair(&self.launch, &self.injector, self.tolerated_per_row)?;
+                    self.injector.set_losses(&self.universe.losses);
+                    report = merge_reports(report, more);
+                }
+                Err(e) => {
+                    self.pending_error = None;
+                    report.split_ms += split_ms;
+                    report.total_ms += split_ms;
+                    self.repairs.push(report);
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// Grid ranks this process knows to have failed (local; empty without
+    /// ULFM).
+    pub fn failed_grid_ranks(&self) -> Vec<i32> {
+        if self.ulfm == UlfmStatus::Available {
+            self.all.failed_ranks()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Best effort, after a failure that is not repaired in place (the
+    /// survivors saved checkpoints and leave): every live grid rank waits
+    /// here until all of them got here, so that nobody's exit ends the job
+    /// while another one still writes. An agreement, which works on the
+    /// revoked communicators; bounded by the repair timeout (past it this
+    /// process exits with `code`). Errors are ignored.
+    pub fn meet_before_exit(&self, code: i32) {
+        if self.ulfm == UlfmStatus::Available {
+            let _bound =
+                Deadline::arm_with_code("survivors meeting before they exit", crate::watchdog::repair_timeout(), code);
+            let _ = self.all.agree(1);
+        }
+    }
+
+    /// Ends the job for the grid (call once, from every grid rank, at the
+    /// end): a barrier so that no rank leaves while others still print or
+    /// communicate, then the parked spares are released. Errors are ignored:
+    /// the job is over either way.
+    pub fn close(self) {
+        let _ = self.all.barrier();
+        if self.rank == 0 {
+            for (u, &role) in self.universe.roles.iter().enumerate() {
+                if role == SPARE {
+                    let _ = self.universe.comm.send(&[RELEASE], u as i32, TAG_SPARE_CONTROL);
+                }
+            }
+        }
+    }
+}
+
+/// The agreement that closes every repair: if a rank raised a local error
+/// (`pending`), every rank returns the same [`Error::Remote`].
+pub(super) fn agree_on_pending(all: &Comm, me: i32, pending: Option<&str>) -> Result<()> {
+    let mut who = [if pending.is_some() { me as i64 } else { i64::MAX }];
+    all.allreduce(&mut who, ReduceOp::Min)?;
+    if who[0] == i64::MAX {
+        return Ok(());
+    }
+    let culprit = who[0] as i32;
+    let message = broadcast_string(all, if culprit == me { pending.unwrap_or("") } else { "" }, culprit)?;
+    Err(Error::Remote { rank: culprit, message })
+}
+
+/// One report for a repair that needed a second round.
+fn merge_reports(mut a: RepairReport, b: RepairReport) -> RepairReport {
+    a.epoch = b.epoch;
+    if b.mode == RepairMode::Spawn || a.mode == RepairMode::NoLoss {
+        a.mode = b.mode;
+    }
+    a.killed.extend(b.killed);
+    a.killed.sort_unstable();
+    a.killed.dedup();
+    a.lost_spares += b.lost_spares;
+    a.attempts += b.attempts;
+    a.revoke_ms += b.revoke_ms;
+    a.shrink_ms += b.shrink_ms;
+    a.spawn_ms += b.spawn_ms;
+    a.merge_ms += b.merge_ms;
+    a.split_ms += b.split_ms;
+    a.total_ms += b.total_ms;
+    a
+}
+
+/// Broadcasts a UTF-8 string from `root`.
+fn broadcast_string(comm: &Comm, s: &str, root: i32) -> Result<String> {
+    let mut len = [s.len() as i64];
+    comm.bcast(&mut len, root)?;
+    let mut bytes = if comm.rank() == root { s.as_bytes().to_vec() } else { vec![0u8; len[0].max(0) as usize] };
+    comm.bcast(&mut bytes, root)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
