@@ -141,7 +141,7 @@ fn repair_times_each_phase_and_writes_json() {
 
 #[cfg(feature = "full-tests")]
 #[test]
-fn the_qr_demo_recovers_by_a_spare_then_by_a_spawn_and_says_what_the_spawn_costs() {
+fn the_qr_demo_recovers_by_a_spare_then_by_a_spawn_then_from_a_checkpoint_on_a_smaller_grid() {
     // A smaller matrix than the default keeps the test short.
     let out = ftla(&["demo", "--n", "512", "--timeout", "120"]);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
@@ -150,11 +150,16 @@ fn the_qr_demo_recovers_by_a_spare_then_by_a_spawn_and_says_what_the_spawn_costs
     let spare = out.stdout.find("recovered ranks [1] at step 4 (update phase) by spare");
     let spawn = out.stdout.find("recovered ranks [1] at step 4 (update phase) by spawn");
     assert!(matches!((spare, spawn), (Some(a), Some(b)) if a < b), "{}", out.stdout);
-    for (s, times) in [("residual", 2), ("orthogonality", 2), ("checksums consistent", 2), ("overhead: plain QR", 2)] {
+    for (s, times) in [("residual", 3), ("orthogonality", 3), ("checksums consistent", 3), ("overhead: plain QR", 2)] {
         assert_eq!(out.stdout.matches(s).count(), times, "`{s}`:\n{}", out.stdout);
     }
+    assert!(out.stdout.contains("the spawn's cost: its repair took"), "{}", out.stdout);
+    // Third, the whole job lost at step 4 and resumed on 1x2 from its
+    // newest checkpoint.
+    assert!(out.stderr.contains("ftla: the job was lost"), "{}", out.stderr);
+    assert!(out.stdout.contains("resuming it on a 1x2 grid from its newest checkpoint"), "{}", out.stdout);
     let last = out.stdout.lines().last().unwrap_or_default();
-    assert!(last.starts_with("the spawn's cost: its repair took") && last.contains("MPI_Comm_spawn"), "{}", out.stdout);
+    assert!(last.starts_with("the work of steps 0 to ") && last.ends_with("were done again"), "{}", out.stdout);
 }
 
 #[test]
