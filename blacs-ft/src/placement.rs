@@ -81,14 +81,27 @@ pub(crate) fn spread_roles(nodes: &[i64], p: i32, q: i32) -> Vec<i64> {
     roles
 }
 
-/// Whether every node (`node_of[r]`: the node of grid rank `r`) holds at
-/// most `f` processes of each process row of a `q`-column grid.
-pub fn nodes_hold_at_most(node_of: &[i64], q: i32, f: usize) -> bool {
-    let rows = node_of.len() / q.max(1) as usize;
-    (0..rows).all(|row| {
-        let mine = &node_of[row * q as usize..(row + 1) * q as usize];
-        mine.iter().all(|n| mine.iter().filter(|m| *m == n).count() <= f)
-    })
+/// The most processes of one process row that one node holds, over the
+/// rows of a `q`-column grid (`node_of[r]`: the node of grid rank `r`).
+pub fn most_per_row<T: PartialEq>(node_of: &[T], q: usize) -> usize {
+    let q = q.max(1);
+    node_of.chunks(q).flat_map(|row| row.iter().map(move |n| row.iter().filter(|m| *m == n).count())).max().unwrap_or(0)
+}
+
+/// Nodes numbered from 0 in the order they first appear (`nodes`: a
+/// node's identity per grid rank).
+pub(crate) fn numbered<T: PartialEq + Copy>(nodes: &[T]) -> Vec<u32> {
+    let mut seen: Vec<T> = Vec::new();
+    nodes
+        .iter()
+        .map(|x| match seen.iter().position(|s| s == x) {
+            Some(i) => i as u32,
+            None => {
+                seen.push(*x);
+                (seen.len() - 1) as u32
+            }
+        })
+        .collect()
 }
 
 /// The node names of `FTLA_TEST_NODES`, if set: one per process.
@@ -106,14 +119,15 @@ mod tests {
         // Two nodes of two processes each, filled in turn (--map-by slot):
         // by default node 0 holds row 0 whole.
         let nodes = [7, 7, 9, 9];
-        assert!(!nodes_hold_at_most(&nodes, 2, 1));
+        assert_eq!(most_per_row(&nodes, 2), 2);
+        assert_eq!(numbered(&nodes), vec![0, 0, 1, 1]);
         let roles = spread_roles(&nodes, 2, 2);
         assert_eq!(roles, vec![0, 2, 1, 3]);
         let mut node_of = vec![0; 4];
         for (u, &r) in roles.iter().enumerate() {
             node_of[r as usize] = nodes[u];
         }
-        assert!(nodes_hold_at_most(&node_of, 2, 1));
+        assert_eq!(most_per_row(&node_of, 2), 1);
         // 2x3 over three nodes of two, and a spare past the grid.
         let nodes = [1, 1, 2, 2, 3, 3, 3];
         let roles = spread_roles(&nodes, 2, 3);
@@ -125,7 +139,7 @@ mod tests {
         for (u, &r) in roles.iter().enumerate() {
             node_of[r as usize] = nodes[u];
         }
-        assert!(nodes_hold_at_most(&node_of, 3, 1));
+        assert_eq!(most_per_row(&node_of, 3), 1);
         assert_eq!(Placement::parse("spread"), Some(Placement::Spread));
         assert_eq!(Placement::parse("rows"), None);
     }

@@ -740,11 +740,7 @@ fn load<A: Algorithm>(region: &Region, alg: &mut A, from: &Resumed) -> Result<Lo
         read.map_err(|e| if e.is_process_failure() { lost_meanwhile() } else { e })?;
         alg.reencode(grid, call.committed)
             .map_err(|e| if e.is_process_failure() { lost_meanwhile().into() } else { e })?;
-        let times = CofBreakdown {
-            save_ms: from.reference.save_ms,
-            relaunch_ms: (from.started_ms - from.reference.saved_at_ms).max(0.0),
-            load_ms: from.load_ms + t.elapsed().as_secs_f64() * 1e3,
-        };
+        let times = load_times(from, Some(&from.reference), t);
         return Ok(Loaded { times, valid: true, lost: false });
     }
     let local = match &from.own {
@@ -765,12 +761,19 @@ fn load<A: Algorithm>(region: &Region, alg: &mut A, from: &Resumed) -> Result<Lo
         Err(e) if e.is_process_failure() => true,
         Err(e) => return Err(e.into()),
     };
-    let times = CofBreakdown {
-        save_ms: from.own.as_ref().map_or(0.0, |(_, h, _)| h.save_ms),
-        relaunch_ms: from.own.as_ref().map_or(0.0, |(_, h, _)| (from.started_ms - h.saved_at_ms).max(0.0)),
-        load_ms: from.load_ms + t.elapsed().as_secs_f64() * 1e3,
-    };
+    let times = load_times(from, from.own.as_ref().map(|(_, h, _)| h), t);
     Ok(Loaded { times, valid: read && from.own.is_some(), lost })
+}
+
+/// The checkpoint parts of a restored call's recovery as this process saw
+/// them: the save and the relaunch after it (from `saved`'s header, none
+/// without one), and the load (since `t`).
+fn load_times(from: &Resumed, saved: Option<&cof::Header>, t: Instant) -> CofBreakdown {
+    CofBreakdown {
+        save_ms: saved.map_or(0.0, |h| h.save_ms),
+        relaunch_ms: saved.map_or(0.0, |h| (from.started_ms - h.saved_at_ms).max(0.0)),
+        load_ms: from.load_ms + t.elapsed().as_secs_f64() * 1e3,
+    }
 }
 
 /// Steps `committed..`; on an error this process is at the last committed

@@ -77,14 +77,7 @@ impl FtOutcome {
         }
         let nodes = self.nodes.iter().max().map_or(0, |&n| n as usize + 1);
         if self.placement == blacs_ft::placement::Placement::Spread && nodes > 0 {
-            let q = a.grid.q as usize;
-            let most = (0..self.nodes.len() / q.max(1))
-                .flat_map(|row| {
-                    let mine = &self.nodes[row * q..(row + 1) * q];
-                    mine.iter().map(move |n| mine.iter().filter(|m| *m == n).count())
-                })
-                .max()
-                .unwrap_or(0);
+            let most = blacs_ft::placement::most_per_row(&self.nodes, a.grid.q as usize);
             lines.push(format!(
                 "placement spread: {nodes} node(s), each holding at most {most} process(es) of a process row \
                  (nodes of the grid ranks: {:?})",

@@ -56,17 +56,7 @@ impl Grid {
                 by_rank[r as usize] = nodes[u];
             }
         }
-        let mut seen: Vec<i64> = Vec::new();
-        let start_nodes: Vec<u32> = by_rank
-            .iter()
-            .map(|x| match seen.iter().position(|s| s == x) {
-                Some(i) => i as u32,
-                None => {
-                    seen.push(*x);
-                    (seen.len() - 1) as u32
-                }
-            })
-            .collect();
+        let start_nodes = crate::placement::numbered(&by_rank);
         let universe = Universe { comm, roles, epoch: 0, p, q, losses: Vec::new(), first_spawn: None };
         let mut joined = Grid::enter(rt.ulfm(), rt.launch().clone(), universe, injector, None)?;
         if let Joined::Active(g) = &mut joined {
