@@ -1,7 +1,8 @@
 //! The one path every driver call of the C ABI takes: the grid, the local
-//! argument checks turned into one verdict on every process, the routine
-//! run (repairing where it lost a process), and the errors turned into
-//! INFO.
+//! argument checks, the call through the region's call gate
+//! ([`recovery::gate`]: the status log, one verdict on every process —
+//! a fault-tolerant routine's is its driver's —, the repair of a process
+//! lost before the first commit point), and the errors turned into INFO.
 //!
 //! Every call, plain or fault tolerant, is recorded in the region's status
 //! log, so that a replacement process — which runs the program from the
@@ -12,10 +13,10 @@
 use crate::kept::KeptFactors;
 use crate::lost::ArrayArg;
 use crate::process::{self, Context};
-use recovery::protocol::ProtocolError;
+use recovery::gate::{self, Ended};
+use recovery::Region;
 use scalapack_ft::args::{arg_error, entry};
-use scalapack_ft::error::agree_on_arguments;
-use scalapack_ft::{Error, Grid, Result};
+use scalapack_ft::{drivers, Error, Grid, Result};
 use std::os::raw::c_int;
 
 /// INFO of a process failure ftla could not recover from (two processes
@@ -112,18 +113,27 @@ pub(crate) struct Routine {
     pub ctxt_desc: u32,
 }
 
+impl Routine {
+    /// The routine as the region's call gate knows it (a fault-tolerant
+    /// one with its driver's kill operation, from the catalogue of
+    /// drivers).
+    fn gate(&self) -> gate::Routine {
+        let protection = match self.protection {
+            Protection::FaultTolerant => gate::Protection::FaultTolerant {
+                kill_op: drivers::Driver::by_routine(self.log_name).map_or(self.log_name, |d| d.kill_op),
+                keeps_result: self.keeps_result,
+            },
+            Protection::Plain => gate::Protection::Plain,
+        };
+        gate::Routine { name: self.name, log_name: self.log_name, protection }
+    }
+}
+
 /// What a routine's checked arguments say about its work.
 pub(crate) trait Work {
     /// Nothing to compute (a zero dimension): the call returns at once on
     /// every process, without communicating and without a log record.
     fn is_empty(&self) -> bool;
-}
-
-/// How a call ended well.
-enum Ended {
-    Computed,
-    /// On a replacement: the call had completed before it joined.
-    ResultLost,
 }
 
 /// Writes INFO.
@@ -190,7 +200,7 @@ pub(crate) fn run_local<T>(r: &Routine, info: *mut c_int, f: impl FnOnce(&Grid, 
 ///   them) and the kept factors; it returns what `body` works on (the
 ///   caller's matrices, imported). It runs after the call's meeting with
 ///   the other processes has copied mended factors into a replacement's
-///   arrays (and again should a repair in the verdict copy more).
+///   arrays (and again after a repair before the verdict).
 /// * `body`: the routine; it copies its results back itself (also on an
 ///   error that leaves results, such as a singular U). Its flag says the
 ///   call completed before this replacement joined: its matrix results
@@ -212,7 +222,11 @@ pub(crate) fn run<P: Work>(
     let Some(ctx) = process.context.as_mut() else {
         return no_grid(r, info);
     };
-    let outcome = call(ctx, r, arrays, check, &mut body);
+    // An array the call overwrites is the program's data for it: factors
+    // kept for it go (every process makes the same calls, so every process
+    // lets them go here).
+    ctx.kept.release_overwritten(arrays);
+    let outcome = gate::call(&mut CallSite { ctx: &mut *ctx, r, arrays, check, body: &mut body }, &r.gate());
     // The record of lost outputs follows what the call did to its arrays
     // here.
     match &outcome {
@@ -256,229 +270,51 @@ pub(crate) fn run<P: Work>(
     }
 }
 
-fn call<P: Work>(
-    ctx: &mut Context,
-    r: &Routine,
-    arrays: &[ArrayArg],
-    check: impl Fn(&Grid, c_int, &KeptFactors) -> Result<P>,
-    body: &mut impl FnMut(&mut Context, &mut P, bool) -> Result<()>,
-) -> Result<Ended> {
-    // An array the call overwrites is the program's data for it: factors
-    // kept for it go (every process makes the same calls, so every process
-    // lets them go here).
-    ctx.kept.release_overwritten(arrays);
-    let checked = |ctx: &Context| check(ctx.region.grid(), ctx.ictxt, &ctx.kept);
-    // A call that every process refused before (a replacement running the
-    // program from the top): the same error again, nothing collective.
-    if let Some(error) = ctx.region.log().next_refusal(r.log_name).map(Error::from_record) {
-        drop(ctx.region.enter_call(r.log_name));
-        return Err(error);
-    }
-    // A replacement making a call that completed before it joined: the
-    // survivors are past it. Nothing collective.
-    let lost = ctx.region.next_call_completed_before_joining(r.log_name);
-    if lost {
-        let mut p = checked(ctx)?;
-        if p.is_empty() {
-            drop(ctx.region.enter_call(r.log_name));
-            return Ok(Ended::Computed);
-        }
-        match r.protection {
-            // The driver finds the call done in the log and fills in the
-            // replicated outputs; one that keeps its result keeps a hollow
-            // copy, which the next meeting fills. A routine of two calls in
-            // the log whose second was interrupted joins the survivors'
-            // recovery there, and computes. (A singular U: the
-            // factorization was complete; one that keeps its result kept
-            // it, and says INFO = i as on the survivors.)
-            Protection::FaultTolerant => match body(ctx, &mut p, true) {
-                Ok(()) if r.keeps_result || !ctx.region.current_call_completed_before_joining() => {
-                    return Ok(Ended::Computed)
-                }
-                Err(e @ Error::Singular { .. }) if r.keeps_result => return Err(e),
-                Ok(()) | Err(Error::Singular { .. }) => {}
-                Err(e) => return Err(e),
-            },
-            Protection::Plain => drop(ctx.region.enter_call(r.log_name)),
-        }
-        return Ok(Ended::ResultLost);
-    }
-    if ctx.region.is_joining() {
-        // A replacement joining the survivors' recovery of the interrupted
-        // call: they are inside it, past its argument checks.
-        let mut p = match (checked(ctx), r.protection) {
-            (Ok(p), Protection::FaultTolerant) => p,
-            (Ok(_), Protection::Plain) => {
-                let e = format!("{} was called where the survivors are inside a fault-tolerant call", r.name);
-                return Err(refuse(ctx, e));
-            }
-            (Err(e), _) => return Err(refuse(ctx, e.to_string())),
-        };
-        return attempt(ctx, r, &mut p, body);
-    }
-    // The first point where the processes meet after a repair between
-    // calls: the region mends its protected results and a replacement's
-    // arrays get its mended factors, before the checks read them.
-    let mended = meet(ctx);
-    // Its inputs: none may be an output this process lost (only a
-    // replacement knows; the verdict tells everybody).
-    let local = checked(ctx).and_then(|p| ctx.lost.check(r.name, ctx.region.grid(), arrays).map(|()| p));
-    let written = verdict(ctx, Some(r), local.as_ref().map(|_| ()).map_err(Clone::clone), mended)?;
-    let mut p = local?;
-    if written > 0 {
-        // (A repair during the verdict gave this process factors that the
-        // checks had not seen: they look again, locally.)
-        p = checked(ctx)?;
-    }
-    if p.is_empty() {
-        // (After the verdict, as ScaLAPACK checks its arguments before a
-        // quick return: a process with bad arguments is never left alone
-        // in an agreement.)
-        drop(ctx.region.enter_call(r.log_name));
-        ctx.region.complete(&Vec::<f64>::new());
-        return Ok(Ended::Computed);
-    }
-    attempt(ctx, r, &mut p, body)
+/// One call of the C ABI at the region's call gate.
+struct CallSite<'c, C, B> {
+    ctx: &'c mut Context,
+    r: &'c Routine,
+    arrays: &'c [ArrayArg],
+    check: C,
+    body: &'c mut B,
 }
 
-/// Where survivors and replacements meet after a repair (every fresh
-/// call's start, and the verdict after a repair in it): the region mends
-/// its protected results — collective when a repair happened since its
-/// last mend, the same on every process, and nothing otherwise — then the
-/// kept factors a replacement held hollow are copied into its arrays
-/// ([`KeptFactors::settle`]). Returns how many arrays were written here.
-fn meet(ctx: &mut Context) -> Result<usize> {
-    ctx.region.mend_protected()?;
-    Ok(ctx.kept.settle(ctx.region.grid(), &mut ctx.lost))
-}
+impl<P, C, B> gate::Site for CallSite<'_, C, B>
+where
+    P: Work,
+    C: Fn(&Grid, c_int, &KeptFactors) -> Result<P>,
+    B: FnMut(&mut Context, &mut P, bool) -> Result<()>,
+{
+    type Args = P;
+    type Error = Error;
 
-/// A joining replacement that cannot take part: every process returns the
-/// same error (see `recovery::Region::refuse_join`).
-fn refuse(ctx: &mut Context, why: String) -> Error {
-    let who = ctx.region.grid().rank();
-    ctx.region.refuse_join(format!("replacement grid rank {who}: {why}")).into()
-}
-
-/// The verdict on the call's start, the same on every process: an
-/// agreement on whether every process passed its checks and mended its
-/// protected results (`mended`, the call's meeting; a process lost
-/// meanwhile: repair, meet and agree again — a replacement, which runs the
-/// program from the top, meets the survivors here); on a refusal, the
-/// error of the lowest process that failed them, which the log records as
-/// `refused`'s (a replacement running the program from the top then gets
-/// it without meeting anybody). Returns how many of this process's arrays
-/// the meetings after a repair wrote (see [`meet`]).
-fn verdict(
-    ctx: &mut Context,
-    refused: Option<&Routine>,
-    local: Result<()>,
-    mut mended: Result<usize>,
-) -> Result<usize> {
-    let mut written = 0;
-    loop {
-        let ok = local.is_ok() && mended.is_ok();
-        match ctx.region.grid().agree(ok) {
-            Ok(true) => return Ok(written),
-            // (This process's mend lost a process: repair with the others,
-            // whose agreement or refusal fails on the revoked grid.)
-            Ok(false) if mended.is_err() => {
-                ctx.region.repair()?;
-            }
-            Ok(false) => {
-                match agree_on_arguments(ctx.region.grid(), local.clone()) {
-                    // (Its broadcast lost a process: as below.)
-                    Err(e) if e.is_process_failure() => {
-                        ctx.region.repair()?;
-                    }
-                    Err(e) => {
-                        if let Some(r) = refused {
-                            drop(ctx.region.enter_call(r.log_name));
-                            ctx.region.refuse_call(e.to_record());
-                        }
-                        return Err(e);
-                    }
-                    // (The process that refused is gone.)
-                    Ok(()) => return Err(local.err().unwrap_or(Error::Grid(blacs_ft::Error::Revoked))),
-                }
-            }
-            Err(e) if e.is_process_failure() => {
-                ctx.region.repair()?;
-            }
-            Err(e) => return Err(e.into()),
-        }
-        mended = meet(ctx);
-        if let Ok(n) = mended {
-            written += n;
-        }
+    fn region(&mut self) -> &mut Region {
+        &mut self.ctx.region
     }
-}
 
-/// Runs the routine once its start is agreed.
-///
-/// A fault-tolerant routine repairs inside itself; one that lost a
-/// process before its first commit point (its input untouched) returns a
-/// process failure on every process: the grid is repaired and the call
-/// starts over, from its verdict, with the replacement.
-///
-/// A plain routine ends with an agreement on whether every process came
-/// through it; if not, the grid is repaired and every process returns the
-/// process failure (`FTLA_INFO_PROCESS_LOST`).
-fn attempt<P: Work>(
-    ctx: &mut Context,
-    r: &Routine,
-    p: &mut P,
-    body: &mut impl FnMut(&mut Context, &mut P, bool) -> Result<()>,
-) -> Result<Ended> {
-    loop {
-        if r.protection == Protection::FaultTolerant {
-            let start = ctx.region.log().position();
-            match body(ctx, p, false) {
-                Err(e) if e.is_process_failure() => {
-                    ctx.region.repair()?;
-                    // The routine runs again from its first call in the log.
-                    // The replacement meets the survivors where the log
-                    // sends it: where that first call had completed (the
-                    // factorization of a least-squares solve whose solve
-                    // failed before its first commit), it re-runs the
-                    // routine without a verdict, as a call completed before
-                    // it joined, and so do the survivors; otherwise the call
-                    // starts afresh for it, with its meeting and verdict.
-                    ctx.region.rewind_to(start);
-                    if !ctx.region.log().next_is_done(r.log_name) {
-                        let mended = meet(ctx);
-                        verdict(ctx, None, Ok(()), mended)?;
-                    }
-                    continue;
-                }
-                other => return other.map(|()| Ended::Computed),
-            }
-        }
-        drop(ctx.region.enter_call(r.log_name));
-        // (A kill point for tests: `FTLA_KILL=RANK@ftla_pdgeqrf:0:call`.)
-        ctx.region.grid().inject(r.log_name, 0, "call");
-        let outcome = body(ctx, p, false);
-        let came_through = !matches!(&outcome, Err(e) if e.is_process_failure());
-        return match ctx.region.grid().agree(came_through) {
-            Ok(true) => {
-                // (Its other errors are results or agreed: the call is over
-                // for everybody, and a replacement skips it.)
-                ctx.region.complete(&Vec::<f64>::new());
-                outcome.map(|()| Ended::Computed)
-            }
-            Ok(false) => {
-                ctx.region.abandon_call();
-                ctx.region.repair()?;
-                Err(Error::Grid(blacs_ft::Error::ProcFailed { ranks: Vec::new() }))
-            }
-            Err(e) if e.is_process_failure() => {
-                ctx.region.abandon_call();
-                ctx.region.repair()?;
-                Err(e.into())
-            }
-            Err(e) => {
-                ctx.region.abandon_call();
-                Err(e.into())
-            }
-        };
+    /// A replacement's kept factors, mended by the region, are copied into
+    /// its arrays ([`KeptFactors::settle`]).
+    fn settle(&mut self) {
+        self.ctx.kept.settle(self.ctx.region.grid(), &mut self.ctx.lost);
+    }
+
+    fn check(&mut self) -> Result<P> {
+        (self.check)(self.ctx.region.grid(), self.ctx.ictxt, &self.ctx.kept)
+    }
+
+    fn check_inputs(&mut self) -> Result<()> {
+        self.ctx.lost.check(self.r.name, self.ctx.region.grid(), self.arrays)
+    }
+
+    fn is_empty(args: &P) -> bool {
+        args.is_empty()
+    }
+
+    fn run(&mut self, args: &mut P, completed_before_joining: bool) -> Result<()> {
+        (self.body)(self.ctx, args, completed_before_joining)
+    }
+
+    fn explain(grid: &Grid, local: Result<()>) -> Error {
+        scalapack_ft::error::agreed_refusal(grid, local)
     }
 }

@@ -25,6 +25,7 @@
 
 pub mod codec;
 pub mod cof;
+pub mod gate;
 pub mod protected;
 pub mod protocol;
 pub mod record;
@@ -426,7 +427,7 @@ impl Region {
     /// Called by a fault-tolerant library call when it starts. Returns what
     /// the log says about it, and whether this process is a replacement that
     /// must join the survivors' rebuild of this call (instead of starting).
-    pub fn enter_call(&mut self, name: &str) -> (CallState, bool) {
+    pub(crate) fn enter_call(&mut self, name: &str) -> (CallState, bool) {
         self.protected.prune_before(self.log.position());
         let state = self.log.enter(name);
         let joining = self.is_joining() && matches!(state, CallState::Resume { .. });
@@ -454,7 +455,7 @@ impl Region {
     /// (before it protected anything), on every process alike. The call
     /// then returns a process-failure error; [`Region::run`] repairs and
     /// runs the body again, the call starting afresh everywhere.
-    pub fn abandon_call(&mut self) {
+    pub(crate) fn abandon_call(&mut self) {
         self.log.abandon_current();
     }
 
@@ -512,12 +513,12 @@ impl Region {
     }
 
     /// Records a commit of the current call (step count and its replicated state).
-    pub fn commit(&mut self, committed: u64, replicated: &impl Replicated) {
+    pub(crate) fn commit(&mut self, committed: u64, replicated: &impl Replicated) {
         self.log.commit(committed, replicated.to_bytes());
     }
 
     /// Records the current call as completed (with its replicated outputs).
-    pub fn complete(&mut self, replicated: &impl Replicated) {
+    pub(crate) fn complete(&mut self, replicated: &impl Replicated) {
         self.log.complete(replicated.to_bytes());
     }
 
@@ -526,7 +527,7 @@ impl Region {
     /// agreed error: a re-run of the body, or a replacement that runs it
     /// from the top, gets the same error from the log without
     /// communicating, and goes on as the survivors did.
-    pub fn refuse_call(&mut self, error: Vec<u8>) {
+    pub(crate) fn refuse_call(&mut self, error: Vec<u8>) {
         self.log.refuse(error);
     }
 
@@ -640,9 +641,9 @@ impl Region {
     /// [`StatusLog::position`] taken earlier), as [`Region::run`] does
     /// before it runs its body again: for a caller that runs a routine of
     /// several library calls again itself after a process failure escaped
-    /// it (the C ABI's least squares: its factorization completed, its
+    /// it (the call gate's least squares: its factorization completed, its
     /// solve failed before its first commit point).
-    pub fn rewind_to(&mut self, position: usize) {
+    pub(crate) fn rewind_to(&mut self, position: usize) {
         self.log.rewind_to(position);
     }
 

@@ -57,6 +57,11 @@ pub trait ProtocolError: From<blacs_ft::Error> + fmt::Display {
     /// The error back from [`ProtocolError::to_record`]'s bytes (something
     /// that says what it could read when they are not such a record).
     fn from_record(bytes: &[u8]) -> Self;
+    /// True for a result a routine reports as an error (ScaLAPACK's INFO
+    /// > 0, such as a zero pivot): its call completed.
+    fn is_result(&self) -> bool {
+        false
+    }
 }
 
 impl ProtocolError for blacs_ft::Error {
@@ -363,7 +368,42 @@ pub fn agree_to_start<S, E: ProtocolError>(
     // the replacements' protected results are rebuilt first.
     // (Every process agrees even when its mend failed: the agreement is
     // where they all learn of it.)
-    let mended = region.mend_protected();
+    let mended = region.mend_protected().map(drop);
+    agree_on_start(region, op, mended, local, explain)
+}
+
+/// The verdict of a call entered in the log without its driver
+/// ([`crate::gate`]: a plain routine, a call with nothing to compute, or a
+/// fault-tolerant call whose caller's own checks failed on this process):
+/// the same agreement as [`agree_to_start`]'s, which the drivers' make
+/// on the processes whose checks passed, and the same record of a refusal.
+/// `mended`: this process's mend of the protected results, made by the
+/// caller before its checks. A fault-tolerant call (`driver`: its kill
+/// operation) first takes its checkpoint in a resumed job, as the driver
+/// does.
+pub(crate) fn enter_and_agree<E: ProtocolError>(
+    region: &mut Region,
+    name: &str,
+    driver: Option<&str>,
+    mended: Result<(), blacs_ft::Error>,
+    local: Result<(), E>,
+    explain: impl FnOnce(&Grid, Result<(), E>) -> E,
+) -> Result<(), E> {
+    if driver.is_some() {
+        drop(region.take_resumed(name)?);
+    }
+    drop(region.enter_call(name));
+    agree_on_start(region, driver.unwrap_or(name), mended, local, explain)
+}
+
+/// The agreement of [`agree_to_start`] once this process has mended.
+fn agree_on_start<E: ProtocolError>(
+    region: &mut Region,
+    op: &str,
+    mended: Result<(), blacs_ft::Error>,
+    local: Result<(), E>,
+    explain: impl FnOnce(&Grid, Result<(), E>) -> E,
+) -> Result<(), E> {
     let grid = region.grid();
     grid.inject(op, 0, Phase::Args.name());
     let verdict = grid.agree(local.is_ok() && mended.is_ok());

@@ -130,6 +130,10 @@ impl recovery::protocol::ProtocolError for Error {
         Agreed::of(self, -1).to_bytes()
     }
 
+    fn is_result(&self) -> bool {
+        matches!(self, Error::Singular { .. } | Error::NotPositiveDefinite { .. })
+    }
+
     fn from_record(bytes: &[u8]) -> Self {
         match Agreed::from_bytes(bytes) {
             Some(agreed) => agreed.error(),
@@ -218,6 +222,16 @@ pub fn agree_on_arguments(grid: &blacs_ft::Grid, local: Result<()>) -> Result<()
         },
         Agreed::error,
     ))
+}
+
+/// Collective, after an agreement that some process failed its local
+/// checks (`local`, this process's): the agreed error
+/// ([`agree_on_arguments`]) — every call's verdict explains a refusal so,
+/// whoever makes it (a driver, or the C ABI's call gate for a process
+/// whose own checks failed). A process failure when the process that
+/// failed its checks is gone.
+pub fn agreed_refusal(grid: &blacs_ft::Grid, local: Result<()>) -> Error {
+    agree_on_arguments(grid, local).err().unwrap_or_else(|| blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into())
 }
 
 /// Local: [`Error::InputLost`] of `routine` when this process's part of

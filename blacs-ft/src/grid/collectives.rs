@@ -166,6 +166,14 @@ impl Grid {
         self.finish_agree(started)
     }
 
+    /// How many agreements ([`Grid::agree`], [`Grid::start_agree`],
+    /// [`Grid::start_agree_bits`]) this process has started on the grid:
+    /// the count of a protocol's collective decisions, for tests and
+    /// profiles (local; a replacement counts from its join).
+    pub fn agreements_started(&self) -> u64 {
+        self.agreements.get()
+    }
+
     /// Starts [`Grid::agree`] and returns at once, so that local work can
     /// overlap the agreement; [`Grid::finish_agree`] completes it. Every
     /// rank starts its agreements in the same order.
@@ -179,6 +187,7 @@ impl Grid {
     /// set (the step-commit protocol's "save this step").
     pub fn start_agree_bits(&self, flags: i32) -> Result<GridAgreement> {
         let flags = flags & ((1 << AGREED_BITS) - 1);
+        self.agreements.set(self.agreements.get() + 1);
         if self.ulfm == UlfmStatus::Available {
             return Ok(GridAgreement(Agreement::Pending(self.fail(self.all.start_agree(flags))?)));
         }

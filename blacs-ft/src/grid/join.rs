@@ -194,6 +194,7 @@ impl Grid {
                         tolerated_per_row: None,
                         placement: Placement::Default,
                         start_nodes: Vec::new(),
+                        agreements: std::cell::Cell::new(0),
                     };
                     return Ok(Joined::Active(Box::new(grid)));
                 }

@@ -156,6 +156,9 @@ pub struct Grid {
     /// process on; empty on a spawned replacement, which did not see it).
     placement: Placement,
     start_nodes: Vec<u32>,
+    /// Agreements this process started on the grid (see
+    /// [`Grid::agreements_started`]).
+    agreements: std::cell::Cell<u64>,
 }
 
 /// Checks a grid shape against the number of processes (`(global)` args).

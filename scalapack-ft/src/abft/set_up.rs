@@ -4,7 +4,7 @@
 use super::extended::{Extended, Start};
 use super::workspace::FtWorkspace;
 use super::Holding;
-use crate::error::{agree_on_arguments, Error, Result};
+use crate::error::{agreed_refusal, Error, Result};
 use crate::matrix::DistMatrix;
 use checksum::{ChecksumLayout, LayoutError, LayoutKind};
 use recovery::{protocol, Region};
@@ -86,11 +86,7 @@ pub(crate) fn set_up_call<S>(
 /// returns the same typed error (the lowest failing rank's), and a refusal
 /// stays in the region's log.
 fn agree_to_start<S>(region: &mut Region, op: &str, start: &protocol::Start<S>, check: Result<()>) -> Result<()> {
-    protocol::agree_to_start(region, op, start, check, |grid, local| {
-        agree_on_arguments(grid, local)
-            .err()
-            .unwrap_or_else(|| blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into())
-    })
+    protocol::agree_to_start(region, op, start, check, agreed_refusal)
 }
 
 /// Collective, after the verdict of a call that takes protected factors
