@@ -8,7 +8,9 @@
 #   scripts/netns-nodes.sh up N [SLOTS]  create nodes ftn1..ftnN; prints the
 #                                        launcher arguments (FTLA_MPIEXEC_ARGS)
 #   scripts/netns-nodes.sh hosts K...    launcher arguments for nodes K... only
-#   scripts/netns-nodes.sh kill K        lose node K: SIGKILL all its processes
+#   scripts/netns-nodes.sh kill K        lose node K: SIGKILL all its processes;
+#                                        the node stays down (no daemon starts
+#                                        there again, as on a dead host)
 #   scripts/netns-nodes.sh down          remove the nodes
 #
 # Addresses 10.200.0.0/24 on bridge ftbr0 (.1 this machine, .1K node K).
@@ -25,7 +27,7 @@ up)
   ip link show ftbr0 >/dev/null 2>&1 || {
     ip link add ftbr0 type bridge; ip addr add 10.200.0.1/24 dev ftbr0; ip link set ftbr0 up
   }
-  : > "$dir/hosts"
+  : > "$dir/hosts"; rm -f "$dir"/ftn*.down
   for k in $(seq 1 "$n"); do
     if ! ip netns list | grep -qw "ftn$k"; then
       ip netns add "ftn$k"
@@ -43,6 +45,9 @@ up)
 #!/bin/bash
 while [[ ${1:-} == -* ]]; do shift; done
 host=$1; shift
+if [ -e "$(dirname "$0")/$host.down" ]; then
+  echo "ssh: connect to host $host port 22: No route to host" >&2; exit 255
+fi
 exec ip netns exec "$host" unshare --uts bash -c "hostname $host; $*"
 AGENT
   chmod +x "$dir/agent"
@@ -55,7 +60,7 @@ hosts)
   args "$f"
   ;;
 kill)
-  k=${2:?K}; pids=$(ip netns pids "ftn$k" || true)
+  k=${2:?K}; touch "$dir/ftn$k.down"; pids=$(ip netns pids "ftn$k" || true)
   [ -n "$pids" ] && kill -9 $pids
   echo "node ftn$k lost: $(echo $pids | wc -w) processes SIGKILLed"
   ;;

@@ -2,11 +2,14 @@
 # The loss of a whole node, for real (needs root and iproute2): a job over
 # two "nodes" (network namespaces with a PRRTE daemon each, see
 # scripts/netns-nodes.sh) saves periodic checkpoints, and node 1 — every
-# process on it, its daemon too — is SIGKILLed mid-run. Open MPI ends the
-# whole job (no process survives to repair or save); ftla says the job was
-# lost (exit code 78) and names its newest checkpoint. The job is then
-# resumed on the node that is left, on a smaller grid (1x2), and must give
-# the failure-free result.
+# process on it, its daemon too — is SIGKILLed mid-run and stays down.
+# Open MPI ends the whole job (no process survives to repair or save).
+#   1. Under --recovery inplace, ftla says the job was lost (exit code 78)
+#      and names its newest checkpoint; the job is then resumed by hand on
+#      the node that is left, on a smaller grid (1x2).
+#   2. Under --recovery auto, the launcher finds node 1 down and resumes
+#      the job by itself on the largest grid node 2's slots hold (1x2).
+# Both must give the failure-free result.
 #
 #   scripts/node-loss.sh [qr|lu|cg] [N]      (defaults: qr 3072)
 set -euo pipefail
@@ -48,4 +51,31 @@ r = json.load(open(sys.argv[1]))
 assert r["ok"], r
 assert r.get("resumed_at_step", 0) > 0, r
 print(f"node-loss: resumed at step {r['resumed_at_step']} on {r['grid'][0]}x{r['grid'][1]}: ok")
+PY
+
+echo "== again under --recovery auto: the launcher resumes on the node left by itself"
+"$nodes" down >/dev/null 2>&1 || true
+both=$("$nodes" up 2 2)
+rm -rf "$dir"
+FTLA_MPIEXEC_ARGS="$both" timeout 300 "$ftla" "$op" --ft --grid 2x2 --n "$n" --checkpoint-every 0.5 \
+  --checkpoint-dir "$dir" --recovery auto --check --json "$work/auto.json" >"$work/auto.log" 2>&1 &
+job=$!
+for _ in $(seq 1 1200); do
+  [ -f "$dir/manifest" ] && [ "$(ls -d "$dir"/gen-* 2>/dev/null | wc -l)" -ge 2 ] && break
+  kill -0 "$job" 2>/dev/null || break
+  sleep 0.1
+done
+"$nodes" kill 1
+code=0; wait "$job" || code=$?
+cat "$work/auto.log"
+if [ "$code" != 0 ] || ! grep -q "on a 1x2 grid (was 2x2)" "$work/auto.log"; then
+  echo "FAIL: the job lost under --recovery auto exited $code (want 0, resumed on 1x2 by the launcher)"; exit 1
+fi
+python3 - "$work/auto.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["ok"], r
+assert r.get("resumed_at_step", 0) > 0, r
+assert r["grid"] == [1, 2], r["grid"]
+print(f"node-loss: resumed by the launcher at step {r['resumed_at_step']} on 1x2: ok")
 PY

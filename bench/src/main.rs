@@ -80,7 +80,14 @@ fn main() {
             ("cg", FactorJob::from_cg(a).map(Job::Factor), launch)
         }
     };
-    let job = job.unwrap_or_else(|e| usage_error(name, e));
+    let mut job = job.unwrap_or_else(|e| usage_error(name, e));
+    if let (true, Job::Factor(a)) = (inside_mpi(), &mut job) {
+        // A job the launcher resumes on fewer slots than it started on.
+        if let Some(g) = std::env::var(blacs_ft::launch::GRID_VAR).ok().filter(|g| !g.is_empty()) {
+            a.grid = cli::parse_grid(&g)
+                .unwrap_or_else(|e| usage_error(name, format!("{}: {e}", blacs_ft::launch::GRID_VAR)));
+        }
+    }
     if !inside_mpi() {
         if let Job::Factor(a) = &job {
             if let Err(e) = a.check_memory() {
@@ -146,12 +153,27 @@ fn launch_job(job: &Job, launch: &LaunchArgs) -> ! {
         }
         _ => None,
     };
+    // (Its checkpoints resume on any grid: a job lost with a node resumes
+    // on the largest grid the hosts left hold.)
+    let grid = match job {
+        Job::Factor(FactorJob { ft: Some(ft), grid, .. }) => Some(blacs_ft::launch::JobGrid {
+            p: grid.p as u32,
+            q: grid.q as u32,
+            min_q: match ft.layout {
+                scalapack_ft::abft::LayoutKind::ReverseNeighbor => 2,
+                scalapack_ft::abft::LayoutKind::Rotating { checksums } => checksums as u32 + 1,
+            },
+            spares: ft.spares,
+        }),
+        _ => None,
+    };
     relaunch(&Relaunch {
         nprocs: job.nprocs(),
         timeout: launch.timeout.filter(|&t| t > 0).map(Duration::from_secs),
         ulfm: !launch.no_ft,
         cof,
         program: None,
+        grid,
     })
 }
 
@@ -186,6 +208,7 @@ fn launch_program(a: cli::LaunchProgramArgs) -> ! {
         ulfm: !a.launch.no_ft,
         cof,
         program: Some(a.program),
+        grid: None,
     })
 }
 

@@ -49,6 +49,7 @@ fn main() {
             ulfm: true,
             cof: None,
             program: None,
+            grid: None,
         });
     }
     let mut rt = Runtime::init().expect("MPI start-up");

@@ -12,7 +12,7 @@ use harness::Captured;
 /// the outcome it reported.
 fn qr_ft(kill: &str) -> (Captured, String) {
     let program = vec![env!("CARGO_BIN_EXE_qr-ft").to_string()];
-    let job = Relaunch { nprocs: 4, timeout: None, ulfm: true, cof: None, program: Some(program) };
+    let job = Relaunch { nprocs: 4, timeout: None, ulfm: true, cof: None, program: Some(program), grid: None };
     let mut cmd = mpiexec_command(&job);
     let status = std::env::temp_dir().join(format!("ftla-example-qr-ft-{}.status", std::process::id()));
     let _ = std::fs::remove_file(&status);

@@ -12,6 +12,12 @@ use std::fmt;
 /// failure can surface and where kills can be injected (`R@OP:STEP:PHASE`).
 /// Ordered as a call meets them ([`Phase::ALL`]).
 ///
+/// A vocabulary of the kinds of work a step does, not a list of drivers:
+/// each driver names the phases its steps go through, in order, in its
+/// entry of the catalogue of drivers (`scalapack_ft::drivers`), and the
+/// protocol reads them from its `Algorithm`. A new driver reuses these; a
+/// new kind of work is a new variant with a new tag.
+///
 /// Its wire tags are stable ([`blacs_ft::stable_tags!`]): status logs and
 /// checkpoint files hold it; a new phase takes a new tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -20,19 +26,20 @@ pub enum Phase {
     Args,
     /// The encoding of the checksums, before step 0.
     Encode,
-    /// The panel factorization (QR: Householder; LU: with its pivot search).
+    /// The factorization of a step's panel (with its pivot search where
+    /// it pivots).
     Panel,
-    /// The row interchanges of a step's pivots (LU).
+    /// The row interchanges of a step's pivots.
     Swap,
-    /// The broadcasts of a step (the panel along the process rows; LU: the
-    /// block row of U down the process columns).
+    /// The broadcasts of a step (a panel along the process rows, a block
+    /// row down the process columns).
     Bcast,
-    /// The update's reduction into scratch (QR).
+    /// The trailing update, or its reduction into scratch.
     Update,
-    /// A distributed matrix-vector product (CG: A·p, checked against the
-    /// column checksums).
+    /// A distributed matrix-vector product (checked against the column
+    /// checksums).
     Matvec,
-    /// The inner products of an iteration, reduced over the grid (CG).
+    /// Inner products reduced over the grid.
     Dot,
     /// The step's agreement and its local commit.
     Commit,

@@ -31,6 +31,7 @@ pub fn relaunch_outside_mpi(nprocs: i32, timeout_s: u64, ulfm: bool, cof: Option
             ulfm,
             cof,
             program: None,
+            grid: None,
         });
     }
 }

@@ -95,6 +95,7 @@ fn main() {
             ulfm: true,
             cof: None,
             program: None,
+            grid: None,
         });
     }
     blas::use_single_thread();

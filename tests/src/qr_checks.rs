@@ -53,6 +53,7 @@ fn main() {
             ulfm: true,
             cof: None,
             program: None,
+            grid: None,
         });
     }
     scalapack_ft::blas::use_single_thread();

@@ -140,8 +140,9 @@ impl FtOutcome {
                 _ => String::new(),
             };
             lines.push(format!(
-                "periodic checkpoints: {} (after steps {}), {mib:.1} MiB and {ms:.0} ms each on average{every}",
+                "periodic checkpoints: {} (after step{} {}), {mib:.1} MiB and {ms:.0} ms each on average{every}",
                 steps.len(),
+                if steps.len() == 1 { "" } else { "s" },
                 steps.join(", ")
             ));
         }

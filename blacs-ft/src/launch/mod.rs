@@ -21,6 +21,7 @@ mod interval;
 mod job;
 mod outcome;
 mod processes;
+mod slots;
 mod stderr;
 mod timeout;
 
@@ -30,6 +31,7 @@ use job::launch_once;
 pub use outcome::{write_outcome, write_outcome_unless_failed, write_status, Outcome};
 use processes::{install_signal_handlers, now_nanos, STOP_SIGNAL};
 pub use processes::{kill_tagged, tagged_processes};
+pub use slots::{grid_for_slots, HostList, JobGrid, GRID_VAR};
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -106,6 +108,11 @@ pub struct Relaunch {
     /// own arguments). A program that reports no outcome (see
     /// [`write_outcome`]) ends the launcher with `mpiexec`'s exit code.
     pub program: Option<Vec<String>>,
+    /// The program's grid, when it can resume on another one (see
+    /// [`GRID_VAR`]): a job lost with its node then resumes on the largest
+    /// grid the hosts left hold. `None`: it resumes on the same number of
+    /// processes only.
+    pub grid: Option<JobGrid>,
 }
 
 /// How the launcher runs a job that saves checkpoints: on a failure
@@ -273,6 +280,8 @@ pub fn relaunch(r: &Relaunch) -> ! {
         );
     }
     let started = Instant::now();
+    // (A job lost with its node runs again on the hosts left.)
+    let mut job = r.clone();
     let mut restarts = 0;
     let mut epoch_base = r.cof.as_ref().map_or(0, |c| c.epoch_base);
     let mut attempt = 0;
@@ -284,7 +293,7 @@ pub fn relaunch(r: &Relaunch) -> ! {
             std::process::exit(128 + sig);
         }
         let env = r.cof.as_ref().map(|c| c.env(restarts, epoch_base, c.resume || restarts > 0)).unwrap_or_default();
-        let (code, outcome, launcher_failed) = launch_once(r, started, &env);
+        let (code, outcome, launcher_failed) = launch_once(&job, started, &env);
         match (Outcome::parse(&outcome), &r.cof) {
             (Some(Outcome::Checkpointed { epoch }), Some(cof)) if restarts < cof.max_restarts => {
                 restarts += 1;
@@ -336,13 +345,18 @@ pub fn relaunch(r: &Relaunch) -> ! {
                 saved.routine, saved.step, saved.generation
             );
             if cof.policy != "inplace" && restarts < cof.max_restarts {
-                restarts += 1;
-                // (The loss of the job counts as one recovery: kills of
-                // earlier epochs do not fire again.)
-                epoch_base = saved.epoch + 1;
-                attempt = 0;
-                eprintln!("ftla: resuming the job from it (restart {restarts} of at most {})", cof.max_restarts);
-                continue;
+                if let Some(shape) = where_to_resume(&mut job) {
+                    restarts += 1;
+                    // (The loss of the job counts as one recovery: kills of
+                    // earlier epochs do not fire again.)
+                    epoch_base = saved.epoch + 1;
+                    attempt = 0;
+                    eprintln!(
+                        "ftla: resuming the job from it{shape} (restart {restarts} of at most {})",
+                        cof.max_restarts
+                    );
+                    continue;
+                }
             }
             eprintln!("ftla: resume it with the same command and --resume {dir}");
             std::process::exit(EXIT_JOB_LOST);
@@ -354,6 +368,51 @@ pub fn relaunch(r: &Relaunch) -> ! {
         eprintln!("ftla: the job ended without reporting an outcome (mpiexec exit code {code})");
         std::process::exit(1);
     }
+}
+
+/// Where a lost job runs again: on the hosts of its `mpiexec` arguments
+/// that still start a process (the job's host list is narrowed to them),
+/// with its grid when their slots hold it, otherwise on the largest grid
+/// they hold ([`grid_for_slots`], told to the job by [`GRID_VAR`]). Says
+/// what changed, and returns the words for the launcher's line (empty on
+/// this machine alone, which is there, or with every host answering), or
+/// `None` (with the reason said) when the job cannot run on them.
+fn where_to_resume(job: &mut Relaunch) -> Option<String> {
+    let args = std::env::var("FTLA_MPIEXEC_ARGS").unwrap_or_default();
+    let hosts = match HostList::parse(&args) {
+        Ok(Some(h)) => h,
+        Ok(None) => return Some(String::new()),
+        Err(e) => {
+            eprintln!("ftla: cannot read the job's hosts to resume it: {e}");
+            return None;
+        }
+    };
+    let left = hosts.answering();
+    if left.hosts.len() == hosts.hosts.len() {
+        return Some(String::new());
+    }
+    let gone: Vec<&str> = hosts.hosts.iter().filter(|h| !left.hosts.contains(h)).map(|(h, _)| h.as_str()).collect();
+    let slots = left.slots();
+    eprintln!("ftla: host(s) {} no longer start a process; {slots} slot(s) left", gone.join(", "));
+    if slots == 0 {
+        return None;
+    }
+    std::env::set_var("FTLA_MPIEXEC_ARGS", left.args());
+    if slots >= job.nprocs {
+        return Some(format!(" on the hosts left ({slots} slots)"));
+    }
+    let Some(grid) = job.grid else {
+        eprintln!("ftla: the job needs {} processes; this program cannot resume on another grid by itself", job.nprocs);
+        return None;
+    };
+    let Some((p, q)) = grid_for_slots(grid.p, grid.q, grid.min_q, slots) else {
+        eprintln!("ftla: {slots} slot(s) hold no grid of at least {} process columns", grid.min_q);
+        return None;
+    };
+    let spares = grid.spares.min(slots - p * q);
+    job.nprocs = p * q + spares;
+    std::env::set_var(GRID_VAR, format!("{p}x{q}"));
+    Some(format!(" on a {p}x{q} grid (was {}x{}) on the hosts left", grid.p, grid.q))
 }
 
 /// The variables of recovery and of the checksum layout passed on to
@@ -376,6 +435,7 @@ const FORWARDED: &[&str] = &[
     CHECKSUMS_VAR,
     crate::placement::PLACEMENT_VAR,
     crate::placement::TEST_NODES_VAR,
+    GRID_VAR,
 ];
 
 /// Launches of one job when the launcher itself fails to start.
@@ -405,7 +465,8 @@ mod tests {
 
     #[test]
     fn the_checksum_layout_reaches_every_process_on_every_host() {
-        let r = Relaunch { nprocs: 4, timeout: None, ulfm: true, cof: None, program: Some(vec!["app".into()]) };
+        let r =
+            Relaunch { nprocs: 4, timeout: None, ulfm: true, cof: None, program: Some(vec!["app".into()]), grid: None };
         let args: Vec<String> = mpiexec_command(&r).get_args().map(|a| a.to_string_lossy().into_owned()).collect();
         for var in [LAYOUT_VAR, CHECKSUMS_VAR] {
             assert!(args.windows(2).any(|w| w[0] == "-x" && w[1] == var), "{var} not passed on: {args:?}");
@@ -415,7 +476,8 @@ mod tests {
     #[test]
     fn every_job_of_a_fault_tolerant_launch_is_recoverable_spawned_ones_too() {
         let args = |ulfm: bool| -> Vec<String> {
-            let r = Relaunch { nprocs: 4, timeout: None, ulfm, cof: None, program: Some(vec!["app".into()]) };
+            let r =
+                Relaunch { nprocs: 4, timeout: None, ulfm, cof: None, program: Some(vec!["app".into()]), grid: None };
             mpiexec_command(&r).get_args().map(|a| a.to_string_lossy().into_owned()).collect()
         };
         let ft = args(true);
