@@ -36,10 +36,10 @@ if [ "$tier" = core ]; then
   echo "== tests (core tier) [$(since)]"
   cargo test --workspace --quiet 2>&1
   echo "== soak (short; the long ones: ./test.sh --full) [$(since)]"
-  cargo run --quiet -p ftla-bench -- soak --runs 5 --seed 20261123
-  cargo run --quiet -p ftla-bench -- soak --op lu --runs 3 --seed 20261123
-  cargo run --quiet -p ftla-bench -- soak --op cg --runs 2 --seed 20261123
-  cargo run --quiet -p ftla-bench -- soak --op lu --recovery cof --runs 2 --seed 20261123
+  cargo run --quiet -p ftla-bench -- soak --runs 3 --seed 20261123
+  cargo run --quiet -p ftla-bench -- soak --op lu --runs 2 --seed 20261123
+  cargo run --quiet -p ftla-bench -- soak --op cg --runs 1 --seed 20261123
+  cargo run --quiet -p ftla-bench -- soak --op lu --recovery cof --runs 1 --seed 20261123
 else
   echo "== tests (core and full tiers) [$(since)]"
   # (Every test binary runs, so that one failure hides no other.)

@@ -107,10 +107,13 @@ fn cg_resumes_from_checkpoints_after_each_rank_is_killed_early_midway_and_late()
     for kill in harness::cases!(k, core = 1) {
         survives_cof(&cg, &[kill]);
     }
-    // No iteration lost or added by a restart.
-    let dir = fresh_dir("cg-its");
-    let (out, json) = run_cof(&cg, &dir, "2@30:dot", &[]);
-    assert_eq!(report(json, &out).iterations, Some(want), "{}", out.stdout);
+    // No iteration lost or added by a restart. (The full tier: the core
+    // tier's CG iterations are checked across a repair in cg_ft.rs.)
+    if cfg!(feature = "full-tests") {
+        let dir = fresh_dir("cg-its");
+        let (out, json) = run_cof(&cg, &dir, "2@30:dot", &[]);
+        assert_eq!(report(json, &out).iterations, Some(want), "{}", out.stdout);
+    }
 }
 
 #[test]
