@@ -352,6 +352,11 @@ pub struct MatrixArgs {
     /// Write the results as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write every rank's timeline of the run (its parts: panel, bcast,
+    /// update, …) to FILE in the Chrome trace format (Perfetto,
+    /// chrome://tracing).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
 }
 
 /// The fault-tolerant run and its failures.

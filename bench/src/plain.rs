@@ -55,9 +55,12 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
         );
     }
     grid.barrier(Scope::All)?;
+    recovery::profile::start(a.trace.is_some());
     let t = Instant::now();
     let mut factors = Outputs::of(a);
-    let singular = factors.factor(grid, &mut mat)?;
+    let singular = factors.factor(grid, &mut mat);
+    let profile = recovery::profile::stop().unwrap_or_default();
+    let singular = singular?;
     let mut secs = [t.elapsed().as_secs_f64()];
     grid.max(Scope::All, &mut secs)?;
     let mut report = FactorReport::new(a.op.name(), [a.grid.p, a.grid.q], m, n, a.nb);
@@ -75,7 +78,13 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
     report.dgemm_gflops = dgemm;
     report.blas_kernel = blas::kernel_name();
     report.blas_threads_per_rank = Some(1);
+    report.phases_s = Some(crate::phases::seconds_by_name(&profile));
     report.ok = ok;
+    if let Some(path) = &a.trace {
+        if let Err(e) = crate::phases::write_trace(grid, &profile.spans, path) {
+            eprintln!("ftla: {e}");
+        }
+    }
     let mut summary = format!(
         "{} {m}x{n} NB {} on {}: {:.3} s, {:.1} Gflop/s ({:.0} % of the ranks' summed local DGEMM rate){}",
         a.op.name(),
@@ -97,6 +106,7 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
     }
     if root {
         println!("{summary}{}", if ok { "" } else { "  FAILED" });
+        println!("  {}", crate::phases::line(&profile));
         if let Some(path) = &a.json {
             if let Err(e) = write_json(path, &report) {
                 eprintln!("ftla: {e}");

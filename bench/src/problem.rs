@@ -29,6 +29,8 @@ pub struct FactorJob {
     pub output: Option<PathBuf>,
     pub check: bool,
     pub json: Option<PathBuf>,
+    /// `--trace FILE`: every rank's timeline.
+    pub trace: Option<PathBuf>,
     /// The fault-tolerant run, if asked for.
     pub ft: Option<FtJob>,
     /// LU `--solve`, QR `--lstsq`: the system solved with the factors.
@@ -280,6 +282,7 @@ impl FactorJob {
             output: None,
             check: true,
             json: a.json.clone(),
+            trace: None,
             solve: None,
             cg: Default::default(),
             qr: Default::default(),
@@ -335,6 +338,7 @@ impl FactorJob {
             output: a.output.clone(),
             check: a.check,
             json: a.json.clone(),
+            trace: a.trace.clone(),
             ft: None,
             solve: None,
             cg: Default::default(),

@@ -306,6 +306,12 @@ pub struct FactorReport {
     pub placement: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nodes: Option<Vec<u32>>,
+    /// Seconds per part of the main run on grid rank 0 (`panel`, `bcast`,
+    /// `swap`, `update`, `encode`, `commit`, `wait` — in agreements —,
+    /// `checkpoint`, `recovery`, …: `recovery::profile::Part`); they sum
+    /// to its wall time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases_s: Option<std::collections::BTreeMap<String, f64>>,
     /// The committed steps this job resumed from (a periodic checkpoint or
     /// one saved on a failure): the work done before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -371,6 +377,7 @@ impl FactorReport {
             checkpoint_interval_s: None,
             placement: None,
             nodes: None,
+            phases_s: None,
             resumed_at_step: None,
             overhead_model: None,
             checksum_layout: None,

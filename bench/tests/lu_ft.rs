@@ -219,3 +219,43 @@ fn verify_reports_a_flipped_element_and_compare_pairs_the_runs() {
     assert!(out.stdout.contains("overhead: plain LU"), "{}", out.stdout);
     assert!(out.stdout.contains("repetition 2: recovered ranks [1] at step 3"), "{}", out.stdout);
 }
+
+/// Where the time goes: `phases_s` in the JSON of a plain and a
+/// fault-tolerant run (grid rank 0's parts, which sum to the run's time),
+/// and `--trace`'s file, every rank's timeline in the Chrome trace format.
+#[test]
+fn every_run_says_where_its_time_went_and_traces_every_rank() {
+    let dir = std::env::temp_dir().join(format!("ftla-phases-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for ft in [false, true] {
+        let (json, trace) = (dir.join(format!("r{ft}.json")), dir.join(format!("r{ft}.trace")));
+        let (j, t) = (json.to_str().unwrap(), trace.to_str().unwrap());
+        let mut args = vec!["lu", "--grid", "1x2", "--n", "512", "--nb", "32", "--json", j, "--trace", t];
+        if ft {
+            args.push("--ft");
+        }
+        let out = ftla(&args);
+        assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+        assert!(out.stdout.contains("time per part (grid rank 0): "), "{}", out.stdout);
+        let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let phases = r["phases_s"].as_object().unwrap_or_else(|| panic!("no phases_s: {r}"));
+        for name in ["panel", "update"] {
+            assert!(phases.get(name).and_then(|v| v.as_f64()).is_some_and(|s| s > 0.0), "{name}: {phases:?}");
+        }
+        if ft {
+            assert!(phases.contains_key("encode") && phases.contains_key("wait"), "{phases:?}");
+        }
+        // Rank 0's parts against the slowest rank's time.
+        let sum: f64 = phases.values().map(|v| v.as_f64().unwrap()).sum();
+        let time = r["time_s"].as_f64().unwrap();
+        assert!((sum - time).abs() <= 0.1 * time + 0.01, "parts {sum} s, time {time} s: {phases:?}");
+        let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+        let events = t["traceEvents"].as_array().unwrap();
+        let spans: Vec<&serde_json::Value> = events.iter().filter(|e| e["ph"] == "X").collect();
+        for rank in [0, 1] {
+            assert!(spans.iter().any(|e| e["pid"] == rank && e["name"] == "update"), "rank {rank}: {t}");
+        }
+        assert!(spans.iter().all(|e| e["dur"].as_f64().is_some_and(|d| d >= 0.0) && e["ts"].as_f64().is_some()));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -37,6 +37,7 @@
 
 use crate::cof::incremental::Frozen;
 use crate::cof::{self, Resumed, SavedGrid, Saving, Snapshot};
+use crate::profile::{self, Part};
 use crate::{codec, CallState, Region, Replicated};
 use blacs_ft::{Grid, RepairMode, Scope};
 use serde::de::DeserializeOwned;
@@ -120,6 +121,7 @@ impl PhaseClock {
     fn mark(&mut self, phase: Phase) {
         self.phase = phase;
         self.since = Instant::now();
+        profile::enter(phase.into(), self.step);
     }
 
     /// The phase the step is in.
@@ -405,6 +407,7 @@ fn agree_on_start<E: ProtocolError>(
     explain: impl FnOnce(&Grid, Result<(), E>) -> E,
 ) -> Result<(), E> {
     let grid = region.grid();
+    profile::enter(Part::Args, 0);
     grid.inject(op, 0, Phase::Args.name());
     let verdict = grid.agree(local.is_ok() && mended.is_ok());
     let error = match (verdict, mended) {
@@ -591,6 +594,7 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
     fn encode_and_protect(&mut self) -> Result<(), A::Error> {
         let grid = self.region.grid();
         let t = Instant::now();
+        profile::enter(Part::Encode, 0);
         grid.inject(A::OP, 0, Phase::Encode.name());
         let encoded = self.alg.encode(grid);
         blacs_ft::trace!("rank {}: encode {:.1} ms", grid.rank(), t.elapsed().as_secs_f64() * 1e3);
@@ -647,6 +651,7 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
     /// Recovers from `failure`: the repair (again while processes are lost
     /// during it), then the rebuild at the committed step, and one record.
     fn recover(&mut self, failure: Failure) -> Result<(), A::Error> {
+        let _recovering = profile::part(Part::Recovery, Some(self.committed));
         let Failure { phase, detect_ms, mut first } = failure;
         let record = loop {
             let t = Instant::now();
@@ -847,6 +852,7 @@ fn steps<A: Algorithm>(
             // Phase 2: the commit point, with the algorithm's local work
             // overlapping it.
             clock.mark(Phase::Commit);
+            profile::enter(Part::Wait, k);
             let mut started = grid.start_agree_bits(flags)?;
             alg.while_agreeing(&mut scratch, &mut || grid.progress_agree(&mut started));
             let agreed = grid.finish_agree_bits(started)?;
@@ -870,6 +876,7 @@ fn steps<A: Algorithm>(
         };
         // (A process killed here dies after agreeing: the survivors commit.)
         grid.inject(A::OP, k, Phase::Commit.name());
+        profile::enter(Part::Commit, k);
         alg.commit(grid, k, scratch);
         *committed = k + 1;
         region.commit(*committed, alg.state());
@@ -877,6 +884,7 @@ fn steps<A: Algorithm>(
             // A failure during the save is one at the next step's start:
             // the step is committed, the generation left incomplete.
             let since = Instant::now();
+            let _saving = profile::part(Part::Checkpoint, Some(k));
             save(region, alg).map_err(|error| StepFailure { error, phase: Phase::Commit, since })?;
         }
     }
@@ -949,6 +957,7 @@ fn finish<A: Algorithm>(
     verify: bool,
 ) -> Result<Option<A::Check>, StepFailure<A::Error>> {
     let since = Instant::now();
+    profile::enter(Part::Commit, committed);
     let grid = region.grid();
     let fail = |error: A::Error| StepFailure { error, phase: Phase::Commit, since };
     let check = if verify {

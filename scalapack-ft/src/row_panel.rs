@@ -6,6 +6,7 @@
 
 use crate::error::Result;
 use blacs_ft::{Grid, PendingBcast, Scope};
+use recovery::profile::{self, Part};
 
 /// A factored panel in the form it travels along its process row: one
 /// message of f64 (QR: V and T; LU: the pivots and L).
@@ -23,6 +24,7 @@ pub(crate) trait RowPanel: Sized {
 /// sending `panel` from this process's column and returns at once; `None`
 /// with one process column. The others receive it with [`broadcast_panel`].
 pub(crate) fn start_row_send<P: RowPanel>(grid: &Grid, panel: &P) -> Result<Option<PendingBcast<f64>>> {
+    let _p = profile::part(Part::Bcast, None);
     if grid.npcol() == 1 {
         return Ok(None);
     }
@@ -42,6 +44,7 @@ pub(crate) fn broadcast_panel<P: RowPanel>(
     owner: usize,
     (j0, jb, lrows): (usize, usize, usize),
 ) -> Result<P> {
+    let _p = profile::part(Part::Bcast, None);
     match (mine, sending) {
         (Some(p), sending) => {
             let sending = match sending {

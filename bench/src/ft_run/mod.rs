@@ -235,6 +235,9 @@ struct FtRun {
     /// How often the call was restarted because a process was lost before
     /// its checksums existed.
     restarts: usize,
+    /// Where this process's time went (empty on a replacement, which did
+    /// not start the clock).
+    profile: recovery::profile::Profile,
     /// The repairs behind those restarts.
     restart_repairs: Vec<RestartEntry>,
 }
@@ -283,6 +286,9 @@ fn timed_ft(
     if !joining {
         region.grid().barrier(Scope::All)?;
     }
+    if !joining {
+        recovery::profile::start(a.trace.is_some());
+    }
     let t = Instant::now();
     let mut factors = Outputs::of(a);
     let mut restarts = 0;
@@ -302,7 +308,7 @@ fn timed_ft(
     // repair limit bounds the restarts.)
     // (The region's loop takes the grid's errors: a process failure
     // travels as one, every other error as the body's result.)
-    let (report, singular) = region.run(|region| {
+    let outcome = region.run(|region| {
         let run = (|| {
             if !std::mem::take(&mut first_run) {
                 restarts += 1;
@@ -338,7 +344,9 @@ fn timed_ft(
             Err(scalapack_ft::Error::Grid(e)) if e.is_process_failure() => Err(e),
             other => Ok(other),
         }
-    })??;
+    });
+    let profile = recovery::profile::stop().unwrap_or_default();
+    let (report, singular) = outcome??;
     // The survivors' figures: a replacement's clock and count started late.
     // (When every process that started the clock was replaced, nobody has
     // it: the time is unknown.)
@@ -358,7 +366,17 @@ fn timed_ft(
     // The restarts' repairs, as a process that saw them all tells them (a
     // replacement, or a hot spare promoted, saw fewer).
     let restart_repairs = longest_list(region.grid(), restart_repairs)?;
-    Ok(FtRun { secs, report, factors, singular, fact: mat, shape, restarts: counts[1] as usize, restart_repairs })
+    Ok(FtRun {
+        secs,
+        report,
+        factors,
+        singular,
+        fact: mat,
+        shape,
+        restarts: counts[1] as usize,
+        restart_repairs,
+        profile,
+    })
 }
 
 /// Collective: the longest of the ranks' `list`s (that of a process that
@@ -489,7 +507,12 @@ fn measure(
     // A replacement that joined a later repetition's failure run (`--reps`
     // with `--kill`) learns which one, and goes on from there.
     let start_rep = after_failure_run(region, a, ft, joined, 0)?;
-    let FtRun { secs, report, factors, singular, fact, shape, restart_repairs, .. } = main;
+    let FtRun { secs, report, factors, singular, fact, shape, restart_repairs, profile, .. } = main;
+    if let Some(path) = &a.trace {
+        if let Err(e) = crate::phases::write_trace(region.grid(), &profile.spans, path) {
+            eprintln!("ftla: {e}");
+        }
+    }
     let (m, n) = shape;
     // (Only after the main run: the survivors of a later repetition's
     // failure run go straight on with the comparison.)
@@ -532,6 +555,7 @@ fn measure(
     let checkpoint_interval_s = (every[0] >= 0.0).then_some(every[0]);
     let (placement, nodes) = (region.grid().placement(), region.grid().start_nodes().to_vec());
     Ok(FtOutcome {
+        profile,
         placement,
         nodes,
         m,

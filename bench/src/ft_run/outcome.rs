@@ -31,6 +31,8 @@ pub(super) struct FtOutcome {
     pub(super) compare: Option<Compare>,
     /// The local DGEMM rate measured in the same run.
     pub(super) dgemm: f64,
+    /// Where this process's time went in the main run.
+    pub(super) profile: recovery::profile::Profile,
 }
 
 impl FtOutcome {
@@ -146,6 +148,9 @@ impl FtOutcome {
                 steps.join(", ")
             ));
         }
+        if !self.profile.seconds.is_empty() {
+            lines.push(crate::phases::line(&self.profile));
+        }
         match &self.compare {
             Some(cmp) => lines.extend(compare_lines(cmp, &name, report.overhead_model)),
             None if a.op == Op::Cg => {}
@@ -182,6 +187,7 @@ impl FtOutcome {
         r.placement = Some(self.placement.name().to_string());
         r.nodes = (!self.nodes.is_empty()).then(|| self.nodes.clone());
         r.resumed_at_step = self.resumed_at_step;
+        r.phases_s = (!self.profile.seconds.is_empty()).then(|| crate::phases::seconds_by_name(&self.profile));
         r.overhead_model = Some(self.report.overhead_model);
         r.checksum_layout = Some(ft.layout);
         r.checksum_check = self.report.check.clone();

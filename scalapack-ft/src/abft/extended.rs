@@ -262,6 +262,7 @@ impl Extended {
         lower: &[f64],
         lrows: usize,
     ) {
+        let _sums = recovery::profile::part(recovery::profile::Part::Checksums, None);
         let lr = self.matrix.local_rows();
         let (Ok(g), Ok(t)) = (layout.group_of(k), layout.position_in_group(k)) else { return };
         let Some(held) = layout.held(g, self.matrix.coords().1) else { return };

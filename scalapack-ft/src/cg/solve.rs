@@ -8,6 +8,7 @@ use crate::args::{arg_error, check_first_block_at_origin, check_grid, check_squa
 use crate::error::{agree_on_arguments, check_finite, check_not_lost, Error, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::Grid;
+use recovery::profile;
 
 /// Conjugate gradients (optionally Jacobi-preconditioned) for A·x = b,
 /// A dense symmetric positive definite (only its values are read; it is
@@ -42,14 +43,21 @@ pub fn pdcg(grid: &Grid, a: &DistMatrix, b: &DistMatrix, x: &mut DistMatrix, opt
     let local = check_args(ROUTINE, grid, a, b, x, opts).and_then(|()| check_inputs(ROUTINE, grid, a, b, x));
     agree_on_arguments(grid, local)?;
     let mut v = Vectors::from_inputs(grid, a, b, x, opts.jacobi)?;
-    let mut noop = |_| {};
-    let mut op = Operator { a, lc: a.local_cols(), sums: None, tamper: None, enter: &mut noop, routine: ROUTINE };
+    let mut op = Operator {
+        a,
+        lc: a.local_cols(),
+        sums: None,
+        tamper: None,
+        enter: &mut |phase| profile::enter(phase.into(), 0),
+        routine: ROUTINE,
+    };
     let mut s = Scalars::default();
     let start = iteration::start(&mut op, grid, &v)?;
     iteration::apply_start(&mut v, &mut s, start);
     let mut iterations = 0;
     while !converged(&s, opts) && iterations < opts.maxit {
         iterations += 1;
+        profile::at_step(iterations);
         let step = iteration::iterate(&mut op, grid, &v, &s, iterations)?;
         iteration::apply(&mut v, &mut s, step);
     }

@@ -34,6 +34,7 @@ use crate::blas;
 use crate::error::{agree_on_arguments, check_finite, Error, Result};
 use crate::matrix::{pack, DistMatrix};
 use blacs_ft::{Grid, Scope};
+use recovery::profile::{self, Part};
 use std::ops::Range;
 use std::os::raw::c_int;
 
@@ -173,6 +174,7 @@ impl<'g, 'm> Driver<'g, 'm> {
 
     /// Step `k` with panel `cur`; returns panel `k+1` if there is one.
     fn step(&mut self, k: usize, cur: &Panel) -> Result<Option<Panel>> {
+        profile::at_step(k as u64);
         let (j0, jb) = (cur.j0, cur.jb);
         let ltc = self.a.local_cols_before(j0 + jb);
         let lc = self.a.local_cols();
@@ -235,6 +237,7 @@ impl<'g, 'm> Driver<'g, 'm> {
     /// process of this process column): TRSM for the block row of U on the
     /// diagonal process row, then broadcast down the column into `ubuf`.
     fn block_row(&mut self, cur: &Panel, cols: Range<usize>) -> Result<()> {
+        let _p = profile::part(Part::Update, None);
         let (j0, jb) = (cur.j0, cur.jb);
         let a = &mut *self.a;
         let pr = a.row_owner(j0);
@@ -254,6 +257,7 @@ impl<'g, 'm> Driver<'g, 'm> {
             u.resize(jb * cols.len(), 0.0);
         }
         if a.grid_shape().0 > 1 {
+            let _b = profile::part(Part::Bcast, None);
             self.grid.broadcast(Scope::Column, u, pr as i32)?;
         }
         Ok(())
@@ -262,6 +266,7 @@ impl<'g, 'm> Driver<'g, 'm> {
     /// Step 3 for the local columns `cols`, with the block row of U from
     /// [`Driver::block_row`] (see [`ring::update`]).
     fn gemm(&mut self, cur: &Panel, cols: Range<usize>, inc: Option<&mut dyn Poll>) -> Result<()> {
+        let _p = profile::part(Part::Update, None);
         let a = &mut *self.a;
         let lr0 = a.local_rows_before(cur.j0);
         let lrb = a.local_rows_before(cur.j0 + cur.jb);

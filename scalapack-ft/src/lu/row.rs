@@ -29,6 +29,7 @@ use crate::error::Result;
 use crate::matrix::{pack, DistMatrix};
 use blacs_ft::index::{indxl2g, numroc};
 use blacs_ft::Grid;
+use recovery::profile::{self, Part};
 use std::ops::Range;
 use std::os::raw::c_int;
 
@@ -108,6 +109,7 @@ impl<'g, 'm> RowDriver<'g, 'm> {
 
     /// Step `k` with panel `cur`; returns panel `k+1` if there is one.
     fn step(&mut self, k: usize, cur: &Panel) -> Result<Option<Panel>> {
+        profile::at_step(k as u64);
         let (j0, wk) = (cur.j0, cur.jb);
         let ltc = self.a.local_cols_before(j0 + wk);
         let lc = self.a.local_cols();
@@ -142,6 +144,7 @@ impl<'g, 'm> RowDriver<'g, 'm> {
     /// U12 = L11⁻¹·A12 on the local columns `cols` (all of them trailing),
     /// kept in `ubuf` (`W × cols.len()`).
     fn block_row(&mut self, cur: &Panel, cols: Range<usize>) {
+        let _p = profile::part(Part::Update, None);
         let (j0, wk) = (cur.j0, cur.jb);
         let lld = self.a.lld();
         let data = self.a.local_mut();
@@ -155,6 +158,7 @@ impl<'g, 'm> RowDriver<'g, 'm> {
     /// A22 -= L21·U12 on the local columns `cols` (`ubuf` starts at local
     /// column `ltc`).
     fn update(&mut self, cur: &Panel, ltc: usize, cols: Range<usize>, inc: Option<&mut dyn Poll>) -> Result<()> {
+        let _p = profile::part(Part::Update, None);
         let (j0, wk) = (cur.j0, cur.jb);
         let r0 = j0 + wk;
         let mrows = self.a.m() - r0;
@@ -166,6 +170,7 @@ impl<'g, 'm> RowDriver<'g, 'm> {
     /// Sends this process's columns of panel (`j0`, `w`), rows `j0..M`, to
     /// the leader.
     fn send_piece(&self, j0: usize, w: usize, leader: usize) -> Result<()> {
+        let _p = profile::part(Part::Bcast, None);
         let cols = self.local_cols(j0, w);
         if cols.is_empty() {
             return Ok(());
@@ -264,6 +269,7 @@ impl Gather {
 
     /// Factors the complete panel and sends it on.
     fn factor_and_send(&mut self, grid: &Grid) -> Result<()> {
+        let _p = profile::part(Part::Panel, None);
         let (j0, w, lw) = (self.panel.j0, self.panel.jb, self.panel.lw);
         let mut ip: Vec<c_int> = vec![0; w];
         let info = blas::dgetrf(lw, w, self.panel.l_mut(), lw, &mut ip);
@@ -276,6 +282,7 @@ impl Gather {
 
     /// The factored panel (waits for the missing parts).
     fn finish(mut self, grid: &Grid) -> Result<Panel> {
+        let _p = profile::part(Part::Bcast, None);
         while !self.pending.is_empty() {
             self.receive(grid, self.pending.len() - 1)?;
         }

@@ -8,6 +8,7 @@ use crate::args::{arg_error, check_grid};
 use crate::error::{agree_on_arguments, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::Grid;
+use recovery::profile::{self, Part};
 use std::collections::HashMap;
 use std::ops::Range;
 
@@ -82,6 +83,7 @@ pub(crate) fn compose(swaps: &[(usize, usize)]) -> Vec<(usize, usize)> {
 /// interchanges `swaps`, in order, to the local columns `cols` of `a`.
 /// The column range may differ between process columns.
 pub(crate) fn interchange(grid: &Grid, a: &mut DistMatrix, swaps: &[(usize, usize)], cols: Range<usize>) -> Result<()> {
+    let _p = profile::part(Part::Swap, None);
     exchange_rows(grid, a, swaps, vec![cols])?.apply(a);
     Ok(())
 }

@@ -355,6 +355,8 @@ impl PanelSteps for LuSteps {
     /// through this step in scratch, and factored (look-ahead, see
     /// [`super::early`]).
     fn while_agreeing(&mut self, d: &PanelDriver<Panel>, s: &mut StepScratch, agreed: &mut dyn FnMut() -> bool) {
+        // (Update work overlapping the agreement: not a wait.)
+        let _u = recovery::profile::part(recovery::profile::Part::Update, None);
         let (n0, mn) = (s.panel.j0 + s.panel.jb, self.state.ipiv.len());
         if s.moves.is_some() || s.trail.is_empty() || n0 >= mn || d.ext.matrix.col_owner(n0) != self.mycol {
             return;
@@ -368,10 +370,13 @@ impl PanelSteps for LuSteps {
         d.backup = None;
         let (j0, jb) = (panel.j0, panel.jb);
         let ext = &mut d.ext;
+        recovery::profile::enter(recovery::profile::Part::Swap, k);
         match &moves {
             Some(m) => rows::apply(ext, &cols, m),
             None => rows::swap_in_place(ext, &cols, &swaps),
         }
+        // (The step's block row of U and trailing update are applied here.)
+        recovery::profile::enter(recovery::profile::Part::Update, k);
         let (lr, lld) = (ext.matrix.local_rows(), ext.matrix.lld());
         let lr0 = ext.matrix.local_rows_before(j0);
         let lrb = ext.matrix.local_rows_before(j0 + jb);

@@ -10,6 +10,7 @@ use crate::error::{agree_on_arguments, check_finite, Result};
 use crate::matrix::DistMatrix;
 use crate::row_panel::{broadcast_panel, start_row_send};
 use blacs_ft::Grid;
+use recovery::profile;
 
 /// QR factorization `A = Q·R` of the distributed M×N matrix `a`
 /// (ScaLAPACK `PDGEQRF` with IA = JA = 1).
@@ -96,6 +97,7 @@ fn factor_with_look_ahead(
         ahead = Some(p);
     }
     for (step, &(j0, jb)) in panels.iter().enumerate() {
+        profile::at_step(step as u64);
         let panel = match ahead.take() {
             Some(mine) => mine,
             None => {

@@ -262,6 +262,8 @@ impl PanelSteps for QrSteps {
     /// With one process row W needs no communication: it is formed while
     /// the agreement runs.
     fn while_agreeing(&mut self, d: &PanelDriver<Panel>, s: &mut StepScratch, _agreed: &mut dyn FnMut() -> bool) {
+        // (Update work overlapping the agreement: not a wait.)
+        let _u = recovery::profile::part(recovery::profile::Part::Update, None);
         if s.w.is_none() {
             s.w = Some(s.panel.local_w(&d.ext.matrix, s.cols.clone()));
         }
@@ -272,6 +274,8 @@ impl PanelSteps for QrSteps {
     /// sending it, so that the other process columns find it waiting at the
     /// next step.
     fn commit(&mut self, d: &mut PanelDriver<Panel>, grid: &Grid, k: u64, s: StepScratch) {
+        // (The step's trailing update is applied here, from the scratch.)
+        recovery::profile::enter(recovery::profile::Part::Update, k);
         let k = k as usize;
         let StepScratch { panel, w, cols } = s;
         let mut w = w.unwrap_or_else(|| panel.local_w(&d.ext.matrix, cols.clone()));
