@@ -88,6 +88,9 @@ fn a_hot_spare_takes_over_on_a_2x3_grid() {
     survives("2x3", "1", "4@7:update", "4", 7, "update", "spare");
 }
 
+// (The full tier: the core tier rebuilds two rows at once in LU's
+// spawned_replacements case.)
+#[cfg(feature = "full-tests")]
 #[test]
 fn two_simultaneous_kills_in_different_process_rows_are_both_rebuilt() {
     survives("2x2", "0", "1@4:update,2@4:update", "1, 2", 4, "update", "spawn");
@@ -152,10 +155,14 @@ fn verify_reports_a_flipped_element_and_passes_without_one() {
     assert!(out.stdout.contains("checksums MISMATCH"), "{}", out.stdout);
     let check = report(json, &out).checksum_check.expect("verified");
     assert!(check.max_c_defect > 0.1 && !check.ok, "{check:?}");
-    let (out, json) = ftla(&["--grid", "2x2", "--verify"]);
-    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
-    let check = report(json, &out).checksum_check.expect("verified");
-    assert!(check.max_c_defect <= check.tolerance && check.ok, "{check:?}");
+    // (A clean run's verification: the full tier; the core tier's
+    // `--verify` runs pass in cof.rs.)
+    if cfg!(feature = "full-tests") {
+        let (out, json) = ftla(&["--grid", "2x2", "--verify"]);
+        assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+        let check = report(json, &out).checksum_check.expect("verified");
+        assert!(check.max_c_defect <= check.tolerance && check.ok, "{check:?}");
+    }
 }
 
 #[test]
