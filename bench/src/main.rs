@@ -85,8 +85,11 @@ fn main() {
     if let (true, Job::Factor(a)) = (inside_mpi(), &mut job) {
         // A job the launcher resumes on fewer slots than it started on.
         if let Some(g) = std::env::var(blacs_ft::launch::GRID_VAR).ok().filter(|g| !g.is_empty()) {
-            a.grid = cli::parse_grid(&g)
-                .unwrap_or_else(|e| usage_error(name, format!("{}: {e}", blacs_ft::launch::GRID_VAR)));
+            let (p, q, spares) = blacs_ft::launch::parse_job_grid(&g).unwrap_or_else(|e| usage_error(name, e));
+            a.grid = cli::GridShape { p: p as i32, q: q as i32 };
+            if let Some(ft) = a.ft.as_mut() {
+                ft.spares = spares;
+            }
         }
     }
     if !inside_mpi() {

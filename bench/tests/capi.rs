@@ -503,6 +503,14 @@ fn kept_qr_factors_and_least_squares_survive_a_process_lost() {
         assert!(l.contains("INFO 0 (first 0)") && l.contains("equal to LAPACK's dgels"), "{l}");
     }
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    // One process's LWORK one short, where the minimum-norm solve
+    // transposes A before its factorization's verdict: refused on every
+    // process (never a process alone in an agreement), then solved.
+    let (out, got) = protected_solve(&[], &["gels", "192", "320", "32", "-1", "1", "2"], "");
+    for l in &got {
+        assert!(l.contains("short INFO -14, INFO 0 (first 0)") && l.contains("equal to LAPACK's dgels"), "{l}");
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
 }
 
 #[test]

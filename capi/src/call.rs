@@ -108,6 +108,9 @@ pub(crate) struct Routine {
     /// that completed before it joined returns INFO 0 with a hollow copy
     /// that the next meeting fills (not `FTLA_INFO_RESULT_LOST`).
     pub keeps_result: bool,
+    /// It communicates before its driver's verdict, so the call gate
+    /// agrees on its checks first (`recovery::gate::Protection`).
+    pub agrees_first: bool,
     /// The position of the descriptor that names the grid (INFO
     /// -(pos·100 + 2), its `CTXT` entry, when there is no grid).
     pub ctxt_desc: u32,
@@ -122,6 +125,7 @@ impl Routine {
             Protection::FaultTolerant => gate::Protection::FaultTolerant {
                 kill_op: drivers::Driver::by_routine(self.log_name).map_or(self.log_name, |d| d.kill_op),
                 keeps_result: self.keeps_result,
+                agrees_first: self.agrees_first,
             },
             Protection::Plain => gate::Protection::Plain,
         };
@@ -131,8 +135,9 @@ impl Routine {
 
 /// What a routine's checked arguments say about its work.
 pub(crate) trait Work {
-    /// Nothing to compute (a zero dimension): the call returns at once on
-    /// every process, without communicating and without a log record.
+    /// Nothing to compute (a zero dimension): after the verdict (an
+    /// agreement) the call is complete in the log on every process, and
+    /// returns.
     fn is_empty(&self) -> bool;
 }
 

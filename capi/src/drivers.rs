@@ -146,6 +146,7 @@ const PDGEQRF_FT: Routine = Routine {
     log_name: drivers::PDGEQRF_FT.routine,
     protection: Protection::FaultTolerant,
     keeps_result: true,
+    agrees_first: false,
     ctxt_desc: pdgeqrf::DESCA,
 };
 const PDGEQRF: Routine = Routine {
@@ -153,6 +154,7 @@ const PDGEQRF: Routine = Routine {
     log_name: "ftla_pdgeqrf",
     protection: Protection::Plain,
     keeps_result: false,
+    agrees_first: false,
     ctxt_desc: pdgeqrf::DESCA,
 };
 /// The LU routines of the ABI.
@@ -161,6 +163,7 @@ const PDGETRF_FT: Routine = Routine {
     log_name: drivers::PDGETRF_FT.routine,
     protection: Protection::FaultTolerant,
     keeps_result: true,
+    agrees_first: false,
     ctxt_desc: pdgetrf::DESCA,
 };
 const PDGETRF: Routine = Routine {
@@ -168,6 +171,7 @@ const PDGETRF: Routine = Routine {
     log_name: "ftla_pdgetrf",
     protection: Protection::Plain,
     keeps_result: false,
+    agrees_first: false,
     ctxt_desc: pdgetrf::DESCA,
 };
 
@@ -554,6 +558,7 @@ pub unsafe extern "C" fn ftla_pdgetrs_(
         log_name: "ftla_pdgetrs",
         protection: Protection::Plain,
         keeps_result: false,
+        agrees_first: false,
         ctxt_desc: pdgetrs::DESCA,
     };
     const ROUTINE: &str = R.name;
@@ -661,6 +666,7 @@ pub unsafe extern "C" fn pdcg_ft_(
         log_name: drivers::PDCG_FT.routine,
         protection: Protection::FaultTolerant,
         keeps_result: false,
+        agrees_first: false,
         ctxt_desc: pdcg::DESCA,
     };
     const ROUTINE: &str = R.name;

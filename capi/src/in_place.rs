@@ -108,6 +108,7 @@ const KEPT_LSIZE: Routine = Routine {
     log_name: "ftla_kept_lsize",
     protection: Protection::FaultTolerant,
     keeps_result: false,
+    agrees_first: false,
     ctxt_desc: pdgetrf::DESCA,
 };
 
@@ -232,6 +233,7 @@ pub unsafe extern "C" fn ftla_in_place_(a: *mut f64, desca: *const c_int, lsize:
         log_name: "ftla_in_place",
         protection: Protection::FaultTolerant,
         keeps_result: false,
+        agrees_first: false,
         ctxt_desc: 2,
     };
     let mut guard = process::lock();

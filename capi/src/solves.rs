@@ -194,6 +194,7 @@ pub unsafe extern "C" fn pdgetrs_ft_(
         log_name: drivers::PDGETRS_FT.routine,
         protection: Protection::FaultTolerant,
         keeps_result: false,
+        agrees_first: false,
         ctxt_desc: pdgetrs::DESCA,
     };
     const ROUTINE: &str = R.name;
@@ -320,6 +321,7 @@ pub unsafe extern "C" fn pdormqr_ft_(
         log_name: drivers::PDORMQR_FT.routine,
         protection: Protection::FaultTolerant,
         keeps_result: false,
+        agrees_first: false,
         ctxt_desc: pdormqr::DESCA,
     };
     const ROUTINE: &str = R.name;
@@ -542,6 +544,9 @@ pub unsafe extern "C" fn pdgels_ft_(
         log_name: drivers::PDGEQRF_FT.routine,
         protection: Protection::FaultTolerant,
         keeps_result: false,
+        // (Of fewer rows than columns, it transposes A before its driver's
+        // verdict.)
+        agrees_first: true,
         ctxt_desc: pdgels::DESCA,
     };
     const ROUTINE: &str = R.name;

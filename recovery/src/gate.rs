@@ -20,7 +20,9 @@
 //!   ([`protocol::agree_to_start`]), which takes the caller's checks with
 //!   its own: a process whose caller's checks failed makes the same
 //!   agreement here, without the driver. A plain routine (no driver of the
-//!   protocol), or a call with nothing to compute, is agreed on here.
+//!   protocol), a call with nothing to compute, or a routine that
+//!   communicates before its driver's verdict
+//!   (`agrees_first` of [`Protection::FaultTolerant`]) is agreed on here.
 //!
 //! A process lost before a call's first commit point (its input
 //! untouched) is repaired here and the call starts again from the
@@ -45,6 +47,12 @@ pub enum Protection {
         /// gives the routine's result (a hollow copy, which the next
         /// meeting fills), not [`Ended::ResultLost`].
         keeps_result: bool,
+        /// It communicates before its driver's verdict (a least-squares
+        /// solve of fewer rows than columns transposes A first): the gate
+        /// agrees on the caller's checks first, so that a process whose
+        /// checks failed is never alone in an agreement while the others
+        /// exchange data; the driver's verdict follows.
+        agrees_first: bool,
     },
     /// No protection: a loss during the call loses its result.
     Plain,
@@ -196,9 +204,9 @@ fn start<S: Site>(site: &mut S, routine: &Routine) -> Result<Started<S::Args>, S
         site.settle();
     }
     let checked = site.check().and_then(|args| site.check_inputs().map(|()| args));
-    let driver = match routine.protection {
-        Protection::FaultTolerant { kill_op, .. } => Some(kill_op),
-        Protection::Plain => None,
+    let (driver, agrees_first) = match routine.protection {
+        Protection::FaultTolerant { kill_op, agrees_first, .. } => (Some(kill_op), agrees_first),
+        Protection::Plain => (None, false),
     };
     let (local, args) = match checked {
         Ok(args) => (Ok(()), Some(args)),
@@ -207,10 +215,16 @@ fn start<S: Site>(site: &mut S, routine: &Routine) -> Result<Started<S::Args>, S
     let args = match args {
         // The driver's verdict is the call's: it agrees on these checks
         // with its own.
-        Some(args) if driver.is_some() && mended.is_ok() && !S::is_empty(&args) => return Ok(Started::Run(args)),
+        Some(args) if driver.is_some() && !agrees_first && mended.is_ok() && !S::is_empty(&args) => {
+            return Ok(Started::Run(args))
+        }
         other => other,
     };
-    match protocol::enter_and_agree(site.region(), routine.log_name, driver, mended, local, S::explain) {
+    // (A routine that communicates before its driver's verdict: agreed on
+    // here first, and entered in the log by its driver, or here when
+    // refused or empty.)
+    let enters = !(agrees_first && args.as_ref().is_some_and(|a| !S::is_empty(a)));
+    match protocol::enter_and_agree(site.region(), routine.log_name, driver, enters, mended, local, S::explain) {
         Ok(()) => {}
         Err(e) if e.is_process_failure() => {
             site.region().repair()?;

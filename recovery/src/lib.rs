@@ -539,6 +539,7 @@ impl Region {
     /// in progress and returns [`Error::Checkpointed`] (see
     /// [`Region::repair_or_save`]).
     pub fn repair(&mut self) -> Result<RepairReport, Error> {
+        let _recovering = profile::part(profile::Part::Recovery, None);
         // (A restored call lost a process before it recovered: its
         // checkpoints are still the latest save, and stay.)
         let keep = matches!(self.pending, Pending::Restoring);

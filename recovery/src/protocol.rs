@@ -58,8 +58,8 @@ pub trait ProtocolError: From<blacs_ft::Error> + fmt::Display {
     /// The error back from [`ProtocolError::to_record`]'s bytes (something
     /// that says what it could read when they are not such a record).
     fn from_record(bytes: &[u8]) -> Self;
-    /// True for a result a routine reports as an error (ScaLAPACK's INFO
-    /// > 0, such as a zero pivot): its call completed.
+    /// True for a result a routine reports as an error after completing
+    /// its call (ScaLAPACK's INFO > 0 of a factorization: a zero pivot).
     fn is_result(&self) -> bool {
         false
     }
@@ -382,15 +382,29 @@ pub fn agree_to_start<S, E: ProtocolError>(
 /// `mended`: this process's mend of the protected results, made by the
 /// caller before its checks. A fault-tolerant call (`driver`: its kill
 /// operation) first takes its checkpoint in a resumed job, as the driver
-/// does.
+/// does. With `enters` false (a call agreed on before its driver, which
+/// enters it), the call enters the log only when refused.
 pub(crate) fn enter_and_agree<E: ProtocolError>(
     region: &mut Region,
     name: &str,
     driver: Option<&str>,
+    enters: bool,
     mended: Result<(), blacs_ft::Error>,
     local: Result<(), E>,
     explain: impl FnOnce(&Grid, Result<(), E>) -> E,
 ) -> Result<(), E> {
+    if !enters {
+        let error = match agree(region, driver.unwrap_or(name), mended, local, explain) {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        // (A process lost before the verdict leaves nothing in the log.)
+        if !error.is_process_failure() {
+            drop(region.enter_call(name));
+            region.refuse_call(error.to_record());
+        }
+        return Err(error);
+    }
     if driver.is_some() {
         drop(region.take_resumed(name)?);
     }
@@ -398,8 +412,31 @@ pub(crate) fn enter_and_agree<E: ProtocolError>(
     agree_on_start(region, driver.unwrap_or(name), mended, local, explain)
 }
 
-/// The agreement of [`agree_to_start`] once this process has mended.
+/// The agreement of [`agree_to_start`] once this process has mended, with
+/// the call's record in the log: forgotten after a process failure,
+/// refused otherwise.
 fn agree_on_start<E: ProtocolError>(
+    region: &mut Region,
+    op: &str,
+    mended: Result<(), blacs_ft::Error>,
+    local: Result<(), E>,
+    explain: impl FnOnce(&Grid, Result<(), E>) -> E,
+) -> Result<(), E> {
+    let error = match agree(region, op, mended, local, explain) {
+        Ok(()) => return Ok(()),
+        Err(e) => e,
+    };
+    if error.is_process_failure() {
+        region.abandon_call();
+    } else {
+        region.refuse_call(error.to_record());
+    }
+    Err(error)
+}
+
+/// The verdict's agreement and, on a refusal, its error (the same on
+/// every process).
+fn agree<E: ProtocolError>(
     region: &mut Region,
     op: &str,
     mended: Result<(), blacs_ft::Error>,
@@ -421,11 +458,6 @@ fn agree_on_start<E: ProtocolError>(
         // A process lost before anything was touched.
         (Err(e), Ok(_)) => e.into(),
     };
-    if error.is_process_failure() {
-        region.abandon_call();
-    } else {
-        region.refuse_call(error.to_record());
-    }
     Err(error)
 }
 
@@ -543,7 +575,12 @@ fn run_call<A: Algorithm>(
             call.recover(f)?;
         }
         match call.run_to_the_end(verify) {
-            Ok(check) => return Ok(call.complete(check)),
+            Ok(check) => {
+                // (What the driver does after the protocol: its own part.)
+                let outcome = call.complete(check);
+                profile::enter(Part::Other, 0);
+                return Ok(outcome);
+            }
             Err(f) if f.error.is_process_failure() => failure = Some(f.into()),
             Err(f) => return Err(f.error),
         }

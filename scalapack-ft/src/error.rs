@@ -130,8 +130,10 @@ impl recovery::protocol::ProtocolError for Error {
         Agreed::of(self, -1).to_bytes()
     }
 
+    /// A singular U: the factorization is complete (CG's finding that A
+    /// is not positive definite is not: the solve stopped).
     fn is_result(&self) -> bool {
-        matches!(self, Error::Singular { .. } | Error::NotPositiveDefinite { .. })
+        matches!(self, Error::Singular { .. })
     }
 
     fn from_record(bytes: &[u8]) -> Self {

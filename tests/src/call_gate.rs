@@ -108,7 +108,11 @@ impl Site for QrSite<'_> {
 const FT: Routine = Routine {
     name: "gate_pdgeqrf_ft",
     log_name: scalapack_ft::drivers::PDGEQRF_FT.routine,
-    protection: Protection::FaultTolerant { kill_op: scalapack_ft::drivers::PDGEQRF_FT.kill_op, keeps_result: false },
+    protection: Protection::FaultTolerant {
+        kill_op: scalapack_ft::drivers::PDGEQRF_FT.kill_op,
+        keeps_result: false,
+        agrees_first: false,
+    },
 };
 const PLAIN: Routine = Routine { name: "gate_pdgeqrf", log_name: "gate_pdgeqrf", protection: Protection::Plain };
 

@@ -508,7 +508,9 @@ fn measure(
     // with `--kill`) learns which one, and goes on from there.
     let start_rep = after_failure_run(region, a, ft, joined, 0)?;
     let FtRun { secs, report, factors, singular, fact, shape, restart_repairs, profile, .. } = main;
-    if let Some(path) = &a.trace {
+    // (Collective: not where a replacement joined a later repetition and
+    // the survivors are past the main run.)
+    if let (Some(path), 0) = (&a.trace, start_rep) {
         if let Err(e) = crate::phases::write_trace(region.grid(), &profile.spans, path) {
             eprintln!("ftla: {e}");
         }

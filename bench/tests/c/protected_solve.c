@@ -13,8 +13,11 @@
  *                                        A against dgetrf's L and U
  *   protected_solve qr N NB KILL NRHS    pdgeqrf_ft_, kill, pdormqr_ft_
  *                                        ('T'): Q^T B against dormqr's
- *   protected_solve gels M N NB KILL NRHS  kill, pdgels_ft_ (with its
- *                                        workspace query): X against dgels
+ *   protected_solve gels M N NB KILL NRHS [SHORT]  kill, pdgels_ft_ (with
+ *                                        its workspace query): X against
+ *                                        dgels; with SHORT, grid rank SHORT
+ *                                        first passes an LWORK one short
+ *                                        (refused everywhere: INFO -14)
  *   protected_solve refusals N NB        A or IPIV changed after
  *                                        pdgetrf_ft_, A released, A never
  *                                        factored, SIDE = 'R': refused
@@ -120,7 +123,7 @@ static int qr(int n, int nb, int nrhs) {
     return ok;
 }
 
-static int gels(int m, int n, int nb, int nrhs) {
+static int gels(int m, int n, int nb, int nrhs, int short_on) {
     int mb = imax(m, n);
     Mat a = mat(m, n, nb), b = mat(mb, nrhs, nb);
     fill_a(&a);
@@ -133,6 +136,14 @@ static int gels(int m, int n, int nb, int nrhs) {
     int query_info = info;
     lwork = (int)wq;
     double *work = malloc(sizeof(double) * imax(1, lwork));
+    int refused = 0;
+    if (short_on >= 0) {
+        /* One process's workspace too small: every process refuses the
+         * call (nothing computed), whatever it does first. */
+        int short_lwork = rank == short_on ? lwork - 1 : lwork;
+        pdgels_ft_("N", &m, &n, &nrhs, a.a, &one, &one, a.desc, b.a, &one, &one, b.desc, work, &short_lwork, &info);
+        refused = info;
+    }
     pdgels_ft_("N", &m, &n, &nrhs, a.a, &one, &one, a.desc, b.a, &one, &one, b.desc, work, &lwork, &info);
     first = info;
     if (info == FTLA_INFO_PROCESS_LOST) {
@@ -147,11 +158,11 @@ static int gels(int m, int n, int nb, int nrhs) {
     double *gwork = malloc(sizeof(double) * glwork);
     dgels_("N", &m, &n, &nrhs, g, &m, gb, &mb, gwork, &glwork, &ginfo);
     double x_err = diff(&b, gb, mb, n);
-    int ok = query_info == 0 && lwork > 0 && info == 0 && x_err <= 1e-9;
-    printf("protected_solve: grid rank %d%s: gels %dx%d query INFO %d LWORK %d, INFO %d (first %d), X %s "
-           "(max diff %.1e)\n",
-           rank, who(), m, n, query_info, lwork, info, first, x_err <= 1e-9 ? "equal to LAPACK's dgels" : "DIFFERS",
-           x_err);
+    int ok = query_info == 0 && lwork > 0 && info == 0 && x_err <= 1e-9 && (short_on < 0 || refused == -14);
+    printf("protected_solve: grid rank %d%s: gels %dx%d query INFO %d LWORK %d, short INFO %d, INFO %d (first %d), "
+           "X %s (max diff %.1e)\n",
+           rank, who(), m, n, query_info, lwork, refused, info, first,
+           x_err <= 1e-9 ? "equal to LAPACK's dgels" : "DIFFERS", x_err);
     free(a.a), free(b.a), free(work), free(g), free(gb), free(gwork);
     return ok;
 }
@@ -223,7 +234,7 @@ int main(int argc, char **argv) {
         ok = qr(atoi(argv[2]), atoi(argv[3]), atoi(argv[5]));
     } else if (strcmp(argv[1], "gels") == 0 && argc >= 7) {
         parse_kills(argv[5]);
-        ok = gels(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[6]));
+        ok = gels(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[6]), argc >= 8 && strncmp(argv[7], "--", 2) != 0 ? atoi(argv[7]) : -1);
     } else if (strcmp(argv[1], "refusals") == 0) {
         ok = refusals(atoi(argv[2]), atoi(argv[3]));
     } else {

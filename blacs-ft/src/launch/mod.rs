@@ -31,7 +31,7 @@ use job::launch_once;
 pub use outcome::{write_outcome, write_outcome_unless_failed, write_status, Outcome};
 use processes::{install_signal_handlers, now_nanos, STOP_SIGNAL};
 pub use processes::{kill_tagged, tagged_processes};
-pub use slots::{grid_for_slots, HostList, JobGrid, GRID_VAR};
+pub use slots::{grid_for_slots, parse_job_grid, HostList, JobGrid, GRID_VAR};
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -280,8 +280,10 @@ pub fn relaunch(r: &Relaunch) -> ! {
         );
     }
     let started = Instant::now();
-    // (A job lost with its node runs again on the hosts left.)
+    // (A job lost with its node runs again on the hosts left; a grid for it
+    // is the launcher's to set, never one left in the environment.)
     let mut job = r.clone();
+    std::env::set_var(GRID_VAR, "");
     let mut restarts = 0;
     let mut epoch_base = r.cof.as_ref().map_or(0, |c| c.epoch_base);
     let mut attempt = 0;
@@ -411,8 +413,9 @@ fn where_to_resume(job: &mut Relaunch) -> Option<String> {
     };
     let spares = grid.spares.min(slots - p * q);
     job.nprocs = p * q + spares;
-    std::env::set_var(GRID_VAR, format!("{p}x{q}"));
-    Some(format!(" on a {p}x{q} grid (was {}x{}) on the hosts left", grid.p, grid.q))
+    std::env::set_var(GRID_VAR, format!("{p}x{q}+{spares}"));
+    let kept = if grid.spares > 0 { format!(", {spares} of {} hot spares", grid.spares) } else { String::new() };
+    Some(format!(" on a {p}x{q} grid (was {}x{}{kept}) on the hosts left", grid.p, grid.q))
 }
 
 /// The variables of recovery and of the checksum layout passed on to

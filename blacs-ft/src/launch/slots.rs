@@ -12,9 +12,10 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-/// The grid a job that the launcher resumes on fewer slots runs on
-/// (`PxQ`), in place of the one it was started with. Set by the launcher
-/// only (empty otherwise); the `ftla` tool reads it.
+/// The grid and hot spares a job that the launcher resumes on fewer slots
+/// runs with (`PxQ+S`), in place of those it was started with. Set by the
+/// launcher only (empty otherwise); the `ftla` tool reads it
+/// ([`parse_job_grid`]).
 pub const GRID_VAR: &str = "FTLA_GRID";
 
 /// How long one host may take to start a one-process job before it counts
@@ -56,12 +57,27 @@ pub fn grid_for_slots(p: u32, q: u32, min_q: u32, slots: u32) -> Option<(u32, u3
         .max_by_key(|&(rows, cols)| (rows * cols, rows == p, rows <= cols, std::cmp::Reverse(rows.abs_diff(cols))))
 }
 
+/// [`GRID_VAR`]'s value: the grid's rows and columns, and the hot spares.
+pub fn parse_job_grid(v: &str) -> Result<(u32, u32, u32), String> {
+    let bad = || format!("{GRID_VAR}: wants PxQ+S, got `{v}`");
+    let (grid, spares) = v.split_once('+').unwrap_or((v, "0"));
+    let (p, q) = grid.split_once('x').ok_or_else(bad)?;
+    let n = |s: &str| s.trim().parse::<u32>().map_err(|_| bad());
+    let (p, q, s) = (n(p)?, n(q)?, n(spares)?);
+    if p == 0 || q == 0 {
+        return Err(bad());
+    }
+    Ok((p, q, s))
+}
+
 /// A job's hosts as its `mpiexec` arguments name them, with their slots,
 /// and the other arguments.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostList {
-    /// Each host and its slots, in the list's order.
-    pub hosts: Vec<(String, u32)>,
+    /// Each host and its slots, in the list's order (`None`: not said in
+    /// the hostfile, so `mpiexec`'s default, this machine's count of cores
+    /// for the other hosts too).
+    pub hosts: Vec<(String, Option<u32>)>,
     /// The arguments that do not name hosts.
     rest: Vec<String>,
 }
@@ -82,8 +98,9 @@ impl HostList {
                 Some((f, v)) if f.starts_with('-') => (f, Some(v.to_string())),
                 _ => (w, None),
             };
-            let file = ["--hostfile", "--machinefile", "-hostfile", "--default-hostfile"].contains(&flag);
-            let list = ["--host", "-H"].contains(&flag);
+            let file =
+                ["--hostfile", "-hostfile", "--machinefile", "-machinefile", "--default-hostfile"].contains(&flag);
+            let list = ["--host", "-host", "-H"].contains(&flag);
             if !file && !list {
                 rest.push(w.to_string());
                 continue;
@@ -96,33 +113,48 @@ impl HostList {
                 let text = std::fs::read_to_string(&value).map_err(|e| format!("hostfile {value}: {e}"))?;
                 hosts.extend(text.lines().filter_map(hostfile_line));
             } else {
+                // (`--host H` is one slot.)
                 hosts.extend(value.split(',').filter(|h| !h.is_empty()).map(|h| match h.split_once(':') {
-                    Some((h, n)) => (h.to_string(), n.parse().unwrap_or(1)),
-                    None => (h.to_string(), 1),
+                    Some((h, n)) => (h.to_string(), Some(n.parse().unwrap_or(1))),
+                    None => (h.to_string(), Some(1)),
                 }));
             }
         }
         Ok(named.then_some(HostList { hosts, rest }))
     }
 
-    /// Their slots.
+    /// Their slots; a host whose count the hostfile does not say counts
+    /// as this machine's cores (`mpiexec`'s default).
     pub fn slots(&self) -> u32 {
-        self.hosts.iter().map(|&(_, n)| n).sum()
+        let cores = super::local_cores() as u32;
+        self.hosts.iter().map(|&(_, n)| n.unwrap_or(cores)).sum()
     }
 
-    /// `mpiexec` arguments naming these hosts only (`--host H:N,…`) and the
-    /// others unchanged.
+    /// `mpiexec` arguments naming these hosts only (`--host H:N,…`; `H`
+    /// alone where the count was not said) and the others unchanged.
     pub fn args(&self) -> String {
-        let list: Vec<String> = self.hosts.iter().map(|(h, n)| format!("{h}:{n}")).collect();
+        let list: Vec<String> = self
+            .hosts
+            .iter()
+            .map(|(h, n)| match n {
+                Some(n) => format!("{h}:{n}"),
+                None => h.clone(),
+            })
+            .collect();
         let mut words = self.rest.clone();
         words.extend(["--host".to_string(), list.join(",")]);
         words.join(" ")
     }
 
     /// The hosts that start a process now: each is tried with a
-    /// one-process job (`mpiexec … --host H:1 -n 1 true`, at most 30 s).
+    /// one-process job (`mpiexec … --host H:1 -n 1 true`, at most 30 s;
+    /// all at once).
     pub fn answering(&self) -> HostList {
-        let hosts = self.hosts.iter().filter(|(h, _)| self.starts_a_process(h)).cloned().collect();
+        let up: Vec<bool> = std::thread::scope(|s| {
+            let tries: Vec<_> = self.hosts.iter().map(|(h, _)| s.spawn(move || self.starts_a_process(h))).collect();
+            tries.into_iter().map(|t| t.join().unwrap_or(false)).collect()
+        });
+        let hosts = self.hosts.iter().zip(up).filter(|(_, up)| *up).map(|(h, _)| h.clone()).collect();
         HostList { hosts, rest: self.rest.clone() }
     }
 
@@ -138,12 +170,13 @@ impl HostList {
     }
 }
 
-/// A hostfile line's host and slots (`None` for a blank or comment line).
-fn hostfile_line(line: &str) -> Option<(String, u32)> {
+/// A hostfile line's host and slots, if said (`None` for a blank or
+/// comment line).
+fn hostfile_line(line: &str) -> Option<(String, Option<u32>)> {
     let line = line.split('#').next()?.trim();
     let mut words = line.split_whitespace();
     let host = words.next()?.to_string();
-    let slots = words.find_map(|w| w.strip_prefix("slots=")?.parse().ok()).unwrap_or(1);
+    let slots = words.find_map(|w| w.strip_prefix("slots=")?.parse().ok());
     Some((host, slots))
 }
 
@@ -180,13 +213,20 @@ mod tests {
         std::fs::write(&file, "# nodes\nftn1 slots=2\n\nftn2 slots=3 max_slots=4\nftn3\n").unwrap();
         let args = format!("--hostfile {} --prtemca plm_ssh_agent /x/agent --map-by node", file.display());
         let list = HostList::parse(&args).unwrap().unwrap();
-        assert_eq!(list.hosts, [("ftn1".to_string(), 2), ("ftn2".to_string(), 3), ("ftn3".to_string(), 1)]);
-        assert_eq!(list.slots(), 6);
-        let fewer = HostList { hosts: list.hosts[1..2].to_vec(), rest: list.rest.clone() };
-        assert_eq!(fewer.args(), "--prtemca plm_ssh_agent /x/agent --map-by node --host ftn2:3");
+        let h = |s: &str, n: Option<u32>| (s.to_string(), n);
+        assert_eq!(list.hosts, [h("ftn1", Some(2)), h("ftn2", Some(3)), h("ftn3", None)]);
+        assert_eq!(list.slots(), 5 + crate::launch::local_cores() as u32);
+        let fewer = HostList { hosts: list.hosts[1..].to_vec(), rest: list.rest.clone() };
+        assert_eq!(fewer.args(), "--prtemca plm_ssh_agent /x/agent --map-by node --host ftn2:3,ftn3");
         let list = HostList::parse("--host=a:2,b --mca x y").unwrap().unwrap();
-        assert_eq!(list.hosts, [("a".to_string(), 2), ("b".to_string(), 1)]);
+        assert_eq!(list.hosts, [h("a", Some(2)), h("b", Some(1))]);
         assert_eq!(list.args(), "--mca x y --host a:2,b:1");
+        let list = HostList::parse("-machinefile /dev/null -host c:4").unwrap().unwrap();
+        assert_eq!(list.hosts, [h("c", Some(4))]);
+        assert_eq!(parse_job_grid("1x2+0"), Ok((1, 2, 0)));
+        assert_eq!(parse_job_grid("2x3+1"), Ok((2, 3, 1)));
+        assert_eq!(parse_job_grid("2x2"), Ok((2, 2, 0)));
+        assert!(parse_job_grid("0x2").is_err() && parse_job_grid("2").is_err());
         assert_eq!(HostList::parse("--mca btl self,tcp").unwrap(), None);
         assert!(HostList::parse("--hostfile").is_err());
         assert!(HostList::parse("--hostfile /no/such/file").is_err());
