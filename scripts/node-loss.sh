@@ -24,20 +24,24 @@ trap cleanup EXIT
 cargo build --release --quiet -p ftla-bench --manifest-path "$here/Cargo.toml"
 ftla="$here/target/release/ftla"
 export PATH="$here/.venv/bin:$PATH"
+# Node 1 (every process on it, its daemon too) is lost once the job JOB has
+# two complete generations; sets `code` to the job's exit code.
+lose_node_1() {
+  local job=$1
+  for _ in $(seq 1 1200); do
+    [ -f "$dir/manifest" ] && [ "$(ls -d "$dir"/gen-* 2>/dev/null | wc -l)" -ge 2 ] && break
+    kill -0 "$job" 2>/dev/null || break
+    sleep 0.1
+  done
+  "$nodes" kill 1
+  code=0; wait "$job" || code=$?
+}
 "$nodes" down >/dev/null 2>&1 || true
 both=$("$nodes" up 2 2)
 echo "== $op N=$n on a 2x2 grid over nodes ftn1 and ftn2 (2 slots each; ranks 0 and 2 on ftn1)"
 FTLA_MPIEXEC_ARGS="$both" timeout 300 "$ftla" "$op" --ft --grid 2x2 --n "$n" --checkpoint-every 0.5 \
   --checkpoint-dir "$dir" --check >"$work/lost.log" 2>&1 &
-job=$!
-# Node 1 is lost once two generations are complete.
-for _ in $(seq 1 1200); do
-  [ -f "$dir/manifest" ] && [ "$(ls -d "$dir"/gen-* 2>/dev/null | wc -l)" -ge 2 ] && break
-  kill -0 "$job" 2>/dev/null || break
-  sleep 0.1
-done
-"$nodes" kill 1
-code=0; wait "$job" || code=$?
+lose_node_1 $!
 cat "$work/lost.log"
 if [ "$code" != 78 ] || ! grep -q "the job was lost" "$work/lost.log"; then
   echo "FAIL: the lost job's exit code is $code (want 78, the job lost with a checkpoint)"; exit 1
@@ -59,14 +63,7 @@ both=$("$nodes" up 2 2)
 rm -rf "$dir"
 FTLA_MPIEXEC_ARGS="$both" timeout 300 "$ftla" "$op" --ft --grid 2x2 --n "$n" --checkpoint-every 0.5 \
   --checkpoint-dir "$dir" --recovery auto --check --json "$work/auto.json" >"$work/auto.log" 2>&1 &
-job=$!
-for _ in $(seq 1 1200); do
-  [ -f "$dir/manifest" ] && [ "$(ls -d "$dir"/gen-* 2>/dev/null | wc -l)" -ge 2 ] && break
-  kill -0 "$job" 2>/dev/null || break
-  sleep 0.1
-done
-"$nodes" kill 1
-code=0; wait "$job" || code=$?
+lose_node_1 $!
 cat "$work/auto.log"
 if [ "$code" != 0 ] || ! grep -q "on a 1x2 grid (was 2x2)" "$work/auto.log"; then
   echo "FAIL: the job lost under --recovery auto exited $code (want 0, resumed on 1x2 by the launcher)"; exit 1

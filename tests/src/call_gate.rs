@@ -43,16 +43,7 @@ fn element(i: usize, j: usize) -> f64 {
 fn main() {
     let a = <Args as clap::Parser>::parse();
     ftla_tests::relaunch_outside_mpi(4, a.timeout, true, None);
-    let (rt, mut region) = ftla_tests::join_region("call-gate", 2, 2);
-    let outcome = scenario(&mut region, &a);
-    let grid = region.into_grid();
-    match outcome {
-        Ok(line) => {
-            println!("RANK {}{line}", grid.rank());
-            ftla_tests::finish(rt, grid, Ok(()), &line)
-        }
-        Err(e) => ftla_tests::finish(rt, grid, Err(&e), &e),
-    }
+    ftla_tests::run_scenario("call-gate", 2, 2, |region| scenario(region, &a))
 }
 
 /// A call at the gate: `refuse` makes this process's own check fail;

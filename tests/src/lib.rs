@@ -84,3 +84,19 @@ pub fn finish(rt: Runtime, grid: Box<Grid>, outcome: Result<(), &str>, status: &
     grid.close();
     rt.finish(if outcome.is_ok() { 0 } else { 1 })
 }
+
+/// The usual end of a test driver: joins the `p`×`q` region as `program`,
+/// runs `scenario` on it, prints `RANK r<line>` for its success (the rank
+/// of the grid at the end), and ends the process as [`finish`] does.
+pub fn run_scenario(program: &str, p: i32, q: i32, scenario: impl FnOnce(&mut Region) -> Result<String, String>) -> ! {
+    let (rt, mut region) = join_region(program, p, q);
+    let outcome = scenario(&mut region);
+    let grid = region.into_grid();
+    match outcome {
+        Ok(line) => {
+            println!("RANK {}{line}", grid.rank());
+            finish(rt, grid, Ok(()), &line)
+        }
+        Err(e) => finish(rt, grid, Err(&e), &e),
+    }
+}

@@ -56,16 +56,7 @@ fn element(i: usize, j: usize) -> f64 {
 fn main() {
     let a = <Args as clap::Parser>::parse();
     ftla_tests::relaunch_outside_mpi(4 + a.spares, a.timeout, true, None);
-    let (rt, mut region) = ftla_tests::join_region("lost-input", 2, 2);
-    let outcome = scenario(&mut region, &a);
-    let grid = region.into_grid();
-    match outcome {
-        Ok(line) => {
-            println!("RANK {}{line}", grid.rank());
-            ftla_tests::finish(rt, grid, Ok(()), &line)
-        }
-        Err(e) => ftla_tests::finish(rt, grid, Err(&e), &e),
-    }
+    ftla_tests::run_scenario("lost-input", 2, 2, |region| scenario(region, &a))
 }
 
 /// The program: factor, lose a process, solve; factor again, solve.
