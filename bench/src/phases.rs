@@ -39,12 +39,7 @@ pub fn write_trace(grid: &Grid, mine: &[Span], path: &Path) -> Result<(), String
     // longest timeline.
     let mut flat = Vec::with_capacity(4 * most);
     for s in mine {
-        flat.extend([
-            Part::ALL.iter().position(|&p| p == s.part).unwrap_or(0) as f64,
-            s.step as f64,
-            s.start_us,
-            s.duration_us,
-        ]);
+        flat.extend([s.part.index() as f64, s.step as f64, s.start_us, s.duration_us]);
     }
     flat.resize(4 * most, 0.0);
     let all = grid.allgather(Scope::All, &flat).map_err(|x| x.to_string())?;
@@ -59,7 +54,7 @@ pub fn write_trace(grid: &Grid, mine: &[Span], path: &Path) -> Result<(), String
     for (rank, &n) in count.iter().enumerate() {
         for i in 0..n as usize {
             let v = &all[4 * (rank * most + i)..4 * (rank * most + i) + 4];
-            let part = Part::ALL.get(v[0] as usize).copied().unwrap_or(Part::Other);
+            let part = Part::at(v[0] as usize);
             events.push(serde_json::json!({
                 "name": part.name(),
                 "cat": "ftla",

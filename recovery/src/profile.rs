@@ -14,31 +14,18 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::record::Phase;
 
-/// A part of a call's work.
+/// A part of a call's work: one of the phases of the step-commit
+/// protocol ([`Phase`]: args, encode, panel, swap, bcast, update, matvec,
+/// dot, commit), or work the phases do not name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Part {
-    /// Before the work: argument checks and the verdict.
-    Args,
-    /// The encoding of the checksums.
-    Encode,
-    /// Panel factorizations.
-    Panel,
-    /// Row interchanges.
-    Swap,
-    /// Broadcasts of panels and block rows.
-    Bcast,
-    /// The trailing update (with its checksum columns, in the
-    /// fault-tolerant drivers).
-    Update,
-    /// Matrix-vector products.
-    Matvec,
-    /// Inner products reduced over the grid.
-    Dot,
+    /// The work of a phase (the trailing update counts its checksum
+    /// columns, in the fault-tolerant drivers; commit, a step's local
+    /// commit and the final checks).
+    Step(Phase),
     /// Checksum bookkeeping outside the encoding and the update: the
     /// left-factor sums of finished panels.
     Checksums,
-    /// The local commit of a step (and the final checks).
-    Commit,
     /// Waiting in a step's agreement for the other processes.
     Wait,
     /// Periodic checkpoints.
@@ -49,38 +36,31 @@ pub enum Part {
     Other,
 }
 
-impl Part {
-    /// Every part, in report order.
-    pub const ALL: [Part; 14] = [
-        Part::Args,
-        Part::Encode,
-        Part::Panel,
-        Part::Swap,
-        Part::Bcast,
-        Part::Update,
-        Part::Matvec,
-        Part::Dot,
-        Part::Checksums,
-        Part::Commit,
-        Part::Wait,
-        Part::Checkpoint,
-        Part::Recovery,
-        Part::Other,
-    ];
+/// The parts that are not a phase, in report order after the phases.
+const BEYOND_PHASES: [Part; 5] = [Part::Checksums, Part::Wait, Part::Checkpoint, Part::Recovery, Part::Other];
 
-    /// Its name in reports and traces.
+/// Parts in all.
+const PARTS: usize = Phase::ALL.len() + BEYOND_PHASES.len();
+
+impl Part {
+    pub const ARGS: Part = Part::Step(Phase::Args);
+    pub const ENCODE: Part = Part::Step(Phase::Encode);
+    pub const PANEL: Part = Part::Step(Phase::Panel);
+    pub const SWAP: Part = Part::Step(Phase::Swap);
+    pub const BCAST: Part = Part::Step(Phase::Bcast);
+    pub const UPDATE: Part = Part::Step(Phase::Update);
+    pub const COMMIT: Part = Part::Step(Phase::Commit);
+
+    /// Every part, in report order: the phases, then the others.
+    pub fn all() -> impl Iterator<Item = Part> {
+        Phase::ALL.into_iter().map(Part::Step).chain(BEYOND_PHASES)
+    }
+
+    /// Its name in reports and traces (a phase's is the phase's).
     pub fn name(self) -> &'static str {
         match self {
-            Part::Args => "args",
-            Part::Encode => "encode",
-            Part::Panel => "panel",
-            Part::Swap => "swap",
-            Part::Bcast => "bcast",
-            Part::Update => "update",
-            Part::Matvec => "matvec",
-            Part::Dot => "dot",
+            Part::Step(p) => p.name(),
             Part::Checksums => "checksums",
-            Part::Commit => "commit",
             Part::Wait => "wait",
             Part::Checkpoint => "checkpoint",
             Part::Recovery => "recovery",
@@ -88,24 +68,24 @@ impl Part {
         }
     }
 
-    fn index(self) -> usize {
-        Part::ALL.iter().position(|&p| p == self).unwrap_or(Part::ALL.len() - 1)
+    /// Its place in [`Part::all`] (no search: a mark on every phase).
+    pub fn index(self) -> usize {
+        match self {
+            // (Phase is declared in the order of Phase::ALL.)
+            Part::Step(p) => p as usize,
+            other => Phase::ALL.len() + BEYOND_PHASES.iter().position(|&q| q == other).unwrap_or(0),
+        }
+    }
+
+    /// The part at `index` of [`Part::all`] (`Other` past the end).
+    pub fn at(index: usize) -> Part {
+        Part::all().nth(index).unwrap_or(Part::Other)
     }
 }
 
 impl From<Phase> for Part {
     fn from(p: Phase) -> Part {
-        match p {
-            Phase::Args => Part::Args,
-            Phase::Encode => Part::Encode,
-            Phase::Panel => Part::Panel,
-            Phase::Swap => Part::Swap,
-            Phase::Bcast => Part::Bcast,
-            Phase::Update => Part::Update,
-            Phase::Matvec => Part::Matvec,
-            Phase::Dot => Part::Dot,
-            Phase::Commit => Part::Commit,
-        }
+        Part::Step(p)
     }
 }
 
@@ -123,7 +103,7 @@ pub struct Span {
 /// What a recording gave.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Profile {
-    /// Seconds per part, in [`Part::ALL`]'s order (parts never entered
+    /// Seconds per part, in [`Part::all`]'s order (parts never entered
     /// are left out).
     pub seconds: Vec<(Part, f64)>,
     /// The recording's wall time, seconds.
@@ -134,7 +114,7 @@ pub struct Profile {
 
 struct Recorder {
     started: Instant,
-    seconds: [f64; Part::ALL.len()],
+    seconds: [f64; PARTS],
     current: (Part, u64, Instant),
     spans: Option<Vec<Span>>,
 }
@@ -173,7 +153,7 @@ pub fn start(timeline: bool) {
     RECORDER.with(|r| {
         *r.borrow_mut() = Some(Recorder {
             started: now,
-            seconds: [0.0; Part::ALL.len()],
+            seconds: [0.0; PARTS],
             current: (Part::Other, 0, now),
             spans: timeline.then(Vec::new),
         })
@@ -186,7 +166,7 @@ pub fn stop() -> Option<Profile> {
     RECORDER.with(|r| {
         let mut rec = r.borrow_mut().take()?;
         rec.switch(Part::Other, 0, now);
-        let seconds = Part::ALL.iter().map(|&p| (p, rec.seconds[p.index()])).filter(|&(_, s)| s > 0.0).collect();
+        let seconds = Part::all().map(|p| (p, rec.seconds[p.index()])).filter(|&(_, s)| s > 0.0).collect();
         Some(Profile {
             seconds,
             wall_s: now.duration_since(rec.started).as_secs_f64(),
@@ -250,28 +230,42 @@ mod tests {
     use std::time::Duration;
 
     #[test]
+    fn every_part_has_its_own_place_and_name() {
+        let all: Vec<Part> = Part::all().collect();
+        assert_eq!(all.len(), PARTS);
+        for (i, p) in all.iter().enumerate() {
+            assert_eq!((p.index(), Part::at(i)), (i, *p), "{p:?}");
+        }
+        let mut names: Vec<&str> = all.iter().map(|p| p.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), PARTS);
+        assert_eq!(Part::from(Phase::Update).name(), "update");
+    }
+
+    #[test]
     fn the_parts_sum_to_the_recording_and_guards_give_back_the_part_around_them() {
         assert_eq!(stop(), None);
-        enter(Part::Panel, 0); // (not recording: nothing)
+        enter(Part::PANEL, 0); // (not recording: nothing)
         start(true);
-        enter(Part::Panel, 0);
+        enter(Part::PANEL, 0);
         std::thread::sleep(Duration::from_millis(20));
         {
-            let _g = part(Part::Bcast, None);
+            let _g = part(Part::BCAST, None);
             std::thread::sleep(Duration::from_millis(10));
         }
         std::thread::sleep(Duration::from_millis(10));
-        enter(Part::Update, 1);
+        enter(Part::UPDATE, 1);
         std::thread::sleep(Duration::from_millis(20));
         let p = stop().expect("a recording");
         let s = |part: Part| p.seconds.iter().find(|&&(q, _)| q == part).map_or(0.0, |&(_, s)| s);
-        assert!(s(Part::Panel) >= 0.029 && s(Part::Bcast) >= 0.009 && s(Part::Update) >= 0.019, "{p:?}");
+        assert!(s(Part::PANEL) >= 0.029 && s(Part::BCAST) >= 0.009 && s(Part::UPDATE) >= 0.019, "{p:?}");
         let sum: f64 = p.seconds.iter().map(|&(_, s)| s).sum();
         assert!((sum - p.wall_s).abs() < 1e-6, "{p:?}");
         // Panel, bcast, panel again, update (and the instant before the first mark).
         let parts: Vec<(Part, u64)> =
             p.spans.iter().filter(|s| s.part != Part::Other).map(|s| (s.part, s.step)).collect();
-        assert_eq!(parts, [(Part::Panel, 0), (Part::Bcast, 0), (Part::Panel, 0), (Part::Update, 1)], "{p:?}");
+        assert_eq!(parts, [(Part::PANEL, 0), (Part::BCAST, 0), (Part::PANEL, 0), (Part::UPDATE, 1)], "{p:?}");
         assert!(p.spans.windows(2).all(|w| w[0].start_us <= w[1].start_us + 1.0), "{p:?}");
         assert_eq!(stop(), None);
     }

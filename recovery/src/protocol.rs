@@ -371,7 +371,8 @@ pub fn agree_to_start<S, E: ProtocolError>(
     // (Every process agrees even when its mend failed: the agreement is
     // where they all learn of it.)
     let mended = region.mend_protected().map(drop);
-    agree_on_start(region, op, mended, local, explain)
+    let verdict = agree(region, op, mended, local, explain);
+    record_verdict(region, verdict, None)
 }
 
 /// The verdict of a call entered in the log without its driver
@@ -393,43 +394,34 @@ pub(crate) fn enter_and_agree<E: ProtocolError>(
     local: Result<(), E>,
     explain: impl FnOnce(&Grid, Result<(), E>) -> E,
 ) -> Result<(), E> {
+    let op = driver.unwrap_or(name);
     if !enters {
-        let error = match agree(region, driver.unwrap_or(name), mended, local, explain) {
-            Ok(()) => return Ok(()),
-            Err(e) => e,
-        };
-        // (A process lost before the verdict leaves nothing in the log.)
-        if !error.is_process_failure() {
-            drop(region.enter_call(name));
-            region.refuse_call(error.to_record());
-        }
-        return Err(error);
+        let verdict = agree(region, op, mended, local, explain);
+        return record_verdict(region, verdict, Some(name));
     }
     if driver.is_some() {
         drop(region.take_resumed(name)?);
     }
     drop(region.enter_call(name));
-    agree_on_start(region, driver.unwrap_or(name), mended, local, explain)
+    let verdict = agree(region, op, mended, local, explain);
+    record_verdict(region, verdict, None)
 }
 
-/// The agreement of [`agree_to_start`] once this process has mended, with
-/// the call's record in the log: forgotten after a process failure,
-/// refused otherwise.
-fn agree_on_start<E: ProtocolError>(
-    region: &mut Region,
-    op: &str,
-    mended: Result<(), blacs_ft::Error>,
-    local: Result<(), E>,
-    explain: impl FnOnce(&Grid, Result<(), E>) -> E,
-) -> Result<(), E> {
-    let error = match agree(region, op, mended, local, explain) {
-        Ok(()) => return Ok(()),
-        Err(e) => e,
-    };
-    if error.is_process_failure() {
-        region.abandon_call();
-    } else {
-        region.refuse_call(error.to_record());
+/// The log's record of a verdict that refused: a call entered before it
+/// (`enter` None) is forgotten after a process failure and refused
+/// otherwise; one not entered yet (`enter`: its name) leaves nothing after
+/// a process failure and enters the log as refused otherwise.
+fn record_verdict<E: ProtocolError>(region: &mut Region, verdict: Result<(), E>, enter: Option<&str>) -> Result<(), E> {
+    let Err(error) = verdict else { return Ok(()) };
+    match (error.is_process_failure(), enter) {
+        (true, None) => region.abandon_call(),
+        (true, Some(_)) => {}
+        (false, enter) => {
+            if let Some(name) = enter {
+                drop(region.enter_call(name));
+            }
+            region.refuse_call(error.to_record());
+        }
     }
     Err(error)
 }
@@ -444,7 +436,7 @@ fn agree<E: ProtocolError>(
     explain: impl FnOnce(&Grid, Result<(), E>) -> E,
 ) -> Result<(), E> {
     let grid = region.grid();
-    profile::enter(Part::Args, 0);
+    profile::enter(Part::ARGS, 0);
     grid.inject(op, 0, Phase::Args.name());
     let verdict = grid.agree(local.is_ok() && mended.is_ok());
     let error = match (verdict, mended) {
@@ -631,7 +623,7 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
     fn encode_and_protect(&mut self) -> Result<(), A::Error> {
         let grid = self.region.grid();
         let t = Instant::now();
-        profile::enter(Part::Encode, 0);
+        profile::enter(Part::ENCODE, 0);
         grid.inject(A::OP, 0, Phase::Encode.name());
         let encoded = self.alg.encode(grid);
         blacs_ft::trace!("rank {}: encode {:.1} ms", grid.rank(), t.elapsed().as_secs_f64() * 1e3);
@@ -913,7 +905,7 @@ fn steps<A: Algorithm>(
         };
         // (A process killed here dies after agreeing: the survivors commit.)
         grid.inject(A::OP, k, Phase::Commit.name());
-        profile::enter(Part::Commit, k);
+        profile::enter(Part::COMMIT, k);
         alg.commit(grid, k, scratch);
         *committed = k + 1;
         region.commit(*committed, alg.state());
@@ -994,7 +986,7 @@ fn finish<A: Algorithm>(
     verify: bool,
 ) -> Result<Option<A::Check>, StepFailure<A::Error>> {
     let since = Instant::now();
-    profile::enter(Part::Commit, committed);
+    profile::enter(Part::COMMIT, committed);
     let grid = region.grid();
     let fail = |error: A::Error| StepFailure { error, phase: Phase::Commit, since };
     let check = if verify {

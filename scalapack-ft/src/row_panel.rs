@@ -24,7 +24,7 @@ pub(crate) trait RowPanel: Sized {
 /// sending `panel` from this process's column and returns at once; `None`
 /// with one process column. The others receive it with [`broadcast_panel`].
 pub(crate) fn start_row_send<P: RowPanel>(grid: &Grid, panel: &P) -> Result<Option<PendingBcast<f64>>> {
-    let _p = profile::part(Part::Bcast, None);
+    let _p = profile::part(Part::BCAST, None);
     if grid.npcol() == 1 {
         return Ok(None);
     }
@@ -44,7 +44,7 @@ pub(crate) fn broadcast_panel<P: RowPanel>(
     owner: usize,
     (j0, jb, lrows): (usize, usize, usize),
 ) -> Result<P> {
-    let _p = profile::part(Part::Bcast, None);
+    let _p = profile::part(Part::BCAST, None);
     match (mine, sending) {
         (Some(p), sending) => {
             let sending = match sending {

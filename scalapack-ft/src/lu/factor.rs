@@ -237,7 +237,7 @@ impl<'g, 'm> Driver<'g, 'm> {
     /// process of this process column): TRSM for the block row of U on the
     /// diagonal process row, then broadcast down the column into `ubuf`.
     fn block_row(&mut self, cur: &Panel, cols: Range<usize>) -> Result<()> {
-        let _p = profile::part(Part::Update, None);
+        let _p = profile::part(Part::UPDATE, None);
         let (j0, jb) = (cur.j0, cur.jb);
         let a = &mut *self.a;
         let pr = a.row_owner(j0);
@@ -257,7 +257,7 @@ impl<'g, 'm> Driver<'g, 'm> {
             u.resize(jb * cols.len(), 0.0);
         }
         if a.grid_shape().0 > 1 {
-            let _b = profile::part(Part::Bcast, None);
+            let _b = profile::part(Part::BCAST, None);
             self.grid.broadcast(Scope::Column, u, pr as i32)?;
         }
         Ok(())
@@ -266,7 +266,7 @@ impl<'g, 'm> Driver<'g, 'm> {
     /// Step 3 for the local columns `cols`, with the block row of U from
     /// [`Driver::block_row`] (see [`ring::update`]).
     fn gemm(&mut self, cur: &Panel, cols: Range<usize>, inc: Option<&mut dyn Poll>) -> Result<()> {
-        let _p = profile::part(Part::Update, None);
+        let _p = profile::part(Part::UPDATE, None);
         let a = &mut *self.a;
         let lr0 = a.local_rows_before(cur.j0);
         let lrb = a.local_rows_before(cur.j0 + cur.jb);

@@ -136,7 +136,7 @@ impl Panel {
 /// `j0..j0+jb`, rows `j0..M` of `a` in place (interchanges applied inside
 /// the panel only) and returns it packed for sending.
 pub(crate) fn factor_panel(grid: &Grid, a: &mut DistMatrix, j0: usize, jb: usize) -> Result<Panel> {
-    let _p = profile::part(Part::Panel, None);
+    let _p = profile::part(Part::PANEL, None);
     let lr0 = a.local_rows_before(j0);
     let lw = a.local_rows() - lr0;
     let lc0 = a.local_cols_before(j0);

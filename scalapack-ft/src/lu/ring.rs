@@ -72,7 +72,7 @@ impl Incoming {
 
     /// The panel (waits for it if it has not arrived yet).
     pub fn finish(mut self, grid: &Grid) -> Result<Panel> {
-        let _p = profile::part(Part::Bcast, None);
+        let _p = profile::part(Part::BCAST, None);
         if !self.done {
             self.receive(grid)?;
         }
@@ -97,7 +97,7 @@ impl Poll for Incoming {
 /// Sends a panel that this process column (`owner`) produced to the next
 /// process column of the ring.
 pub(super) fn send_on(grid: &Grid, p: &Panel, owner: usize) -> Result<()> {
-    let _p = profile::part(Part::Bcast, None);
+    let _p = profile::part(Part::BCAST, None);
     let q = grid.npcol() as usize;
     let to = (grid.mycol() as usize + 1) % q;
     if to != owner {

@@ -144,7 +144,7 @@ impl<'g, 'm> RowDriver<'g, 'm> {
     /// U12 = L11⁻¹·A12 on the local columns `cols` (all of them trailing),
     /// kept in `ubuf` (`W × cols.len()`).
     fn block_row(&mut self, cur: &Panel, cols: Range<usize>) {
-        let _p = profile::part(Part::Update, None);
+        let _p = profile::part(Part::UPDATE, None);
         let (j0, wk) = (cur.j0, cur.jb);
         let lld = self.a.lld();
         let data = self.a.local_mut();
@@ -158,7 +158,7 @@ impl<'g, 'm> RowDriver<'g, 'm> {
     /// A22 -= L21·U12 on the local columns `cols` (`ubuf` starts at local
     /// column `ltc`).
     fn update(&mut self, cur: &Panel, ltc: usize, cols: Range<usize>, inc: Option<&mut dyn Poll>) -> Result<()> {
-        let _p = profile::part(Part::Update, None);
+        let _p = profile::part(Part::UPDATE, None);
         let (j0, wk) = (cur.j0, cur.jb);
         let r0 = j0 + wk;
         let mrows = self.a.m() - r0;
@@ -170,7 +170,7 @@ impl<'g, 'm> RowDriver<'g, 'm> {
     /// Sends this process's columns of panel (`j0`, `w`), rows `j0..M`, to
     /// the leader.
     fn send_piece(&self, j0: usize, w: usize, leader: usize) -> Result<()> {
-        let _p = profile::part(Part::Bcast, None);
+        let _p = profile::part(Part::BCAST, None);
         let cols = self.local_cols(j0, w);
         if cols.is_empty() {
             return Ok(());
@@ -269,7 +269,7 @@ impl Gather {
 
     /// Factors the complete panel and sends it on.
     fn factor_and_send(&mut self, grid: &Grid) -> Result<()> {
-        let _p = profile::part(Part::Panel, None);
+        let _p = profile::part(Part::PANEL, None);
         let (j0, w, lw) = (self.panel.j0, self.panel.jb, self.panel.lw);
         let mut ip: Vec<c_int> = vec![0; w];
         let info = blas::dgetrf(lw, w, self.panel.l_mut(), lw, &mut ip);
@@ -282,7 +282,7 @@ impl Gather {
 
     /// The factored panel (waits for the missing parts).
     fn finish(mut self, grid: &Grid) -> Result<Panel> {
-        let _p = profile::part(Part::Bcast, None);
+        let _p = profile::part(Part::BCAST, None);
         while !self.pending.is_empty() {
             self.receive(grid, self.pending.len() - 1)?;
         }

@@ -83,7 +83,7 @@ pub(crate) fn compose(swaps: &[(usize, usize)]) -> Vec<(usize, usize)> {
 /// interchanges `swaps`, in order, to the local columns `cols` of `a`.
 /// The column range may differ between process columns.
 pub(crate) fn interchange(grid: &Grid, a: &mut DistMatrix, swaps: &[(usize, usize)], cols: Range<usize>) -> Result<()> {
-    let _p = profile::part(Part::Swap, None);
+    let _p = profile::part(Part::SWAP, None);
     exchange_rows(grid, a, swaps, vec![cols])?.apply(a);
     Ok(())
 }

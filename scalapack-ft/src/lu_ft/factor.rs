@@ -356,7 +356,7 @@ impl PanelSteps for LuSteps {
     /// [`super::early`]).
     fn while_agreeing(&mut self, d: &PanelDriver<Panel>, s: &mut StepScratch, agreed: &mut dyn FnMut() -> bool) {
         // (Update work overlapping the agreement: not a wait.)
-        let _u = recovery::profile::part(recovery::profile::Part::Update, None);
+        let _u = recovery::profile::part(recovery::profile::Part::UPDATE, None);
         let (n0, mn) = (s.panel.j0 + s.panel.jb, self.state.ipiv.len());
         if s.moves.is_some() || s.trail.is_empty() || n0 >= mn || d.ext.matrix.col_owner(n0) != self.mycol {
             return;
@@ -370,13 +370,13 @@ impl PanelSteps for LuSteps {
         d.backup = None;
         let (j0, jb) = (panel.j0, panel.jb);
         let ext = &mut d.ext;
-        recovery::profile::enter(recovery::profile::Part::Swap, k);
+        recovery::profile::enter(recovery::profile::Part::SWAP, k);
         match &moves {
             Some(m) => rows::apply(ext, &cols, m),
             None => rows::swap_in_place(ext, &cols, &swaps),
         }
         // (The step's block row of U and trailing update are applied here.)
-        recovery::profile::enter(recovery::profile::Part::Update, k);
+        recovery::profile::enter(recovery::profile::Part::UPDATE, k);
         let (lr, lld) = (ext.matrix.local_rows(), ext.matrix.lld());
         let lr0 = ext.matrix.local_rows_before(j0);
         let lrb = ext.matrix.local_rows_before(j0 + jb);

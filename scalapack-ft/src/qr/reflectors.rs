@@ -41,7 +41,7 @@ impl Panel {
     /// `trans = Yes` this is Hᵀ (used by the factorization and by Qᵀ·C).
     /// Collective over the process column when P > 1.
     pub fn apply(&self, grid: &Grid, trans: Trans, c: &mut DistMatrix, cols: Range<usize>) -> Result<()> {
-        let _p = profile::part(Part::Update, None);
+        let _p = profile::part(Part::UPDATE, None);
         let (mut wt, mut vt) = (Vec::new(), Vec::new());
         self.local_wt_into(c, cols.clone(), &mut wt);
         self.reduce_w(grid, &mut wt)?;
@@ -271,7 +271,7 @@ pub fn stored_panel(grid: &Grid, a: &DistMatrix, tau: &[f64], j0: usize, jb: usi
 /// process of the owning process column; collective over that column when
 /// P > 1.
 pub fn factor_panel(grid: &Grid, a: &mut DistMatrix, j0: usize, jb: usize, method: PanelMethod) -> Result<Panel> {
-    let _p = profile::part(Part::Panel, None);
+    let _p = profile::part(Part::PANEL, None);
     let lr0 = a.local_rows_before(j0);
     let lc0 = a.local_cols_before(j0);
     let lrows = a.local_rows() - lr0;

@@ -263,7 +263,7 @@ impl PanelSteps for QrSteps {
     /// the agreement runs.
     fn while_agreeing(&mut self, d: &PanelDriver<Panel>, s: &mut StepScratch, _agreed: &mut dyn FnMut() -> bool) {
         // (Update work overlapping the agreement: not a wait.)
-        let _u = recovery::profile::part(recovery::profile::Part::Update, None);
+        let _u = recovery::profile::part(recovery::profile::Part::UPDATE, None);
         if s.w.is_none() {
             s.w = Some(s.panel.local_w(&d.ext.matrix, s.cols.clone()));
         }
@@ -275,7 +275,7 @@ impl PanelSteps for QrSteps {
     /// next step.
     fn commit(&mut self, d: &mut PanelDriver<Panel>, grid: &Grid, k: u64, s: StepScratch) {
         // (The step's trailing update is applied here, from the scratch.)
-        recovery::profile::enter(recovery::profile::Part::Update, k);
+        recovery::profile::enter(recovery::profile::Part::UPDATE, k);
         let k = k as usize;
         let StepScratch { panel, w, cols } = s;
         let mut w = w.unwrap_or_else(|| panel.local_w(&d.ext.matrix, cols.clone()));
