@@ -59,7 +59,9 @@ pub use runtime::{LaunchCommand, Runtime, UlfmStatus};
 pub use sends::Sends;
 #[doc(hidden)]
 pub use serde as __serde;
-pub use universe::{EXIT_ABANDONED, REFUSE_SPAWN_VAR, REPAIR_ATTEMPTS, REPAIR_POINTS, STALL_SPAWN_VAR};
+pub use universe::{
+    EXIT_ABANDONED, LATE_REVOKE_VAR, REFUSE_SPAWN_VAR, REPAIR_ATTEMPTS, REPAIR_POINTS, STALL_SPAWN_VAR,
+};
 pub use verify::{probe_value, verify_grid, GridCheck};
 pub use watchdog::EXIT_STALLED;
 

@@ -34,6 +34,13 @@ pub const REFUSE_SPAWN_VAR: &str = "FTLA_TEST_REFUSE_SPAWN";
 /// node where the program hangs on a dead file system: that spawn cannot
 /// complete, and the survivors' bound ([`spawn_bound`]) ends the job.
 pub const STALL_SPAWN_VAR: &str = "FTLA_TEST_STALL_SPAWN";
+/// Test switch: `R` or `R@recovery` (`R@checkpoint`): grid rank `R`
+/// revokes the grid at the end of its first recovery (periodic save),
+/// after its last collective, as a process does that learns of a failure
+/// while the others have already left that collective (they completed it
+/// without waiting for this process's share of the result). The processes
+/// must meet at the next agreement and repair together.
+pub const LATE_REVOKE_VAR: &str = "FTLA_TEST_LATE_REVOKE";
 
 /// Obeys [`STALL_SPAWN_VAR`] in a spawned process, before `MPI_Init`:
 /// Open MPI marks a spawned process with `OMPI_PARENT_PORT`, and numbers

@@ -28,7 +28,12 @@
 //!   losses per process row), the
 //!   agreement on the committed step, the hand-over of the replicated state
 //!   to the replacements, the rebuild, and one recovery record the same on
-//!   every process;
+//!   every process, then the recovery's own commit point (an agreement);
+//! * the rule that makes the agreements line up: a process that leaves on
+//!   a process failure seen anywhere but in an agreement (phase 1, a
+//!   periodic save, the verification, the recovery's collectives) first
+//!   meets the others at their next agreement, since they may have
+//!   completed the collective it failed and gone on to wait there;
 //! * the final commit point (with the optional verification), after which
 //!   the call is complete in the region's log;
 //! * under checkpoint-on-failure ([`crate::cof`]), the save of the
@@ -682,14 +687,20 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
     fn recover(&mut self, failure: Failure) -> Result<(), A::Error> {
         let _recovering = profile::part(Part::Recovery, Some(self.committed));
         let Failure { phase, detect_ms, mut first } = failure;
+        // (A recovery repaired again is one recovery: its repairs' times
+        // add up, and its mode is the costliest of theirs.)
+        let (mut mode, mut repair_ms) = (None, 0.0);
         let record = loop {
             let t = Instant::now();
-            let mode = match first {
-                FirstMend::Repair => Some(self.repair_or_save(phase, detect_ms)?),
-                FirstMend::Rebuild => None,
-            };
+            if first == FirstMend::Repair {
+                let this = self.repair_or_save(phase, detect_ms)?;
+                mode = Some(match mode {
+                    Some(m) if mode_order(m) >= mode_order(this) => m,
+                    _ => this,
+                });
+            }
             first = FirstMend::Repair;
-            let repair_ms = t.elapsed().as_secs_f64() * 1e3;
+            repair_ms += t.elapsed().as_secs_f64() * 1e3;
             let cof = self.restarted.as_ref().and_then(|r| r.times);
             let mine = self.holds_state.then_some(Opinion { phase, detect_ms, repair_ms, mode, cof });
             // (The first recovery of a job started again from checkpoints:
@@ -893,6 +904,7 @@ fn steps<A: Algorithm>(
         let (scratch, save_this) = match attempt {
             Ok(s) => s,
             Err(error) => {
+                blacs_ft::trace!("grid rank {}: step {k} failed in {}: {error}", grid.rank(), clock.phase.name());
                 alg.abort(k);
                 // Everyone meets at the commit point even after an error
                 // (the agreement works on revoked communicators): processes
@@ -914,7 +926,19 @@ fn steps<A: Algorithm>(
             // the step is committed, the generation left incomplete.
             let since = Instant::now();
             let _saving = profile::part(Part::Checkpoint, Some(k));
-            save(region, alg).map_err(|error| StepFailure { error, phase: Phase::Commit, since })?;
+            let saved = save(region, alg).and_then(|()| match late_revoke_here(region.grid(), LatePlace::Checkpoint) {
+                true => Err(blacs_ft::Error::Revoked.into()),
+                false => Ok(()),
+            });
+            if let Err(error) = saved {
+                // The save's collectives are no commit point: the others
+                // may have left it for the next step. They meet this
+                // process at the next agreement, the step's commit.
+                if error.is_process_failure() {
+                    let _ = region.grid().agree(false);
+                }
+                return Err(StepFailure { error, phase: Phase::Commit, since });
+            }
         }
     }
     Ok(())
@@ -1023,7 +1047,72 @@ struct Opinion {
 /// lost ranks and the committed step, hand the replicated state over,
 /// rebuild the lost blocks, and agree on one record of the recovery.
 /// `mine` is `None` on a process whose blocks are being rebuilt.
+///
+/// It ends at a commit point, an agreement that every process is done:
+/// its collectives alone may complete on some processes and fail on
+/// others (a process that still waits for its share of the last one when
+/// a process is lost in the next step). Without the agreement those
+/// others would go on to the step and wait at its commit point for a
+/// process that went back to repairing. With it every process either
+/// leaves the recovery or repairs again, and all hold the same record.
 fn after_repair<A: Algorithm>(
+    region: &mut Region,
+    alg: &mut A,
+    committed: &mut u64,
+    recoveries: &mut Vec<RecoveryRecord>,
+    mine: Option<Opinion>,
+    restored: Option<RepairMode>,
+) -> Result<RecoveryRecord, A::Error> {
+    let rebuilt = rebuild_and_record(region, alg, committed, recoveries, mine, restored);
+    let rebuilt = rebuilt.and_then(|record| match late_revoke_here(region.grid(), LatePlace::Recovery) {
+        true => Err(blacs_ft::Error::Revoked.into()),
+        false => Ok(record),
+    });
+    let agreed = region.grid().agree(rebuilt.is_ok());
+    match (rebuilt, agreed) {
+        (Ok(record), Ok(true)) => Ok(record),
+        (Err(e), _) if !e.is_process_failure() => Err(e),
+        (_, Err(e)) => Err(e.into()),
+        _ => Err(blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into()),
+    }
+}
+
+/// Where [`blacs_ft::LATE_REVOKE_VAR`] makes a process learn of a
+/// failure late: the end of a recovery or of a periodic save, after its
+/// last collective.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum LatePlace {
+    Recovery,
+    Checkpoint,
+}
+
+/// Test switch [`blacs_ft::LATE_REVOKE_VAR`] (`RANK` or `RANK@recovery`,
+/// `RANK@checkpoint`): true once per process, on that grid rank, at the
+/// first such place, after revoking the grid.
+fn late_revoke_here(grid: &Grid, place: LatePlace) -> bool {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static FIRED: AtomicBool = AtomicBool::new(false);
+    let Ok(value) = std::env::var(blacs_ft::LATE_REVOKE_VAR) else { return false };
+    let (rank, named) = value.split_once('@').unwrap_or((&value, "recovery"));
+    let at = match named {
+        "recovery" => LatePlace::Recovery,
+        "checkpoint" => LatePlace::Checkpoint,
+        _ => return false,
+    };
+    if rank.parse::<i32>().ok() != Some(grid.rank()) || at != place || FIRED.swap(true, Ordering::Relaxed) {
+        return false;
+    }
+    eprintln!(
+        "ftla: {}: grid rank {} revokes the grid at the end of a {named}",
+        blacs_ft::LATE_REVOKE_VAR,
+        grid.rank()
+    );
+    grid.revoke();
+    true
+}
+
+/// The body of [`after_repair`], before its commit point.
+fn rebuild_and_record<A: Algorithm>(
     region: &mut Region,
     alg: &mut A,
     committed: &mut u64,

@@ -188,6 +188,7 @@ impl Grid {
     pub fn start_agree_bits(&self, flags: i32) -> Result<GridAgreement> {
         let flags = flags & ((1 << AGREED_BITS) - 1);
         self.agreements.set(self.agreements.get() + 1);
+        trace!("grid rank {} starts agreement {} (flags {flags})", self.rank, self.agreements.get());
         if self.ulfm == UlfmStatus::Available {
             return Ok(GridAgreement(Agreement::Pending(self.fail(self.all.start_agree(flags))?)));
         }
@@ -208,7 +209,11 @@ impl Grid {
     pub fn finish_agree_bits(&self, started: GridAgreement) -> Result<i32> {
         match started.0 {
             Agreement::Done(v) => Ok(v),
-            Agreement::Pending(p) => Ok(self.fail(p.wait())? & ((1 << AGREED_BITS) - 1)),
+            Agreement::Pending(p) => {
+                let agreed = p.wait();
+                trace!("grid rank {} ends agreement {}: {agreed:?}", self.rank, self.agreements.get());
+                Ok(self.fail(agreed)? & ((1 << AGREED_BITS) - 1))
+            }
             Agreement::Failed(e) => Err(e),
         }
     }

@@ -294,6 +294,14 @@ impl Grid {
         Ok(self.rank_of(row, col))
     }
 
+    /// Revokes the grid's communicators, as this process does when it
+    /// sees a process failure: every pending and later operation on them
+    /// fails on every process, except the agreement (the commit point
+    /// where the processes meet) and the repair. Without ULFM, nothing.
+    pub fn revoke(&self) {
+        self.revoke_all();
+    }
+
     pub(crate) fn revoke_all(&self) {
         if self.ulfm == UlfmStatus::Available {
             for c in [&self.all, &self.row, &self.col, &self.universe.comm] {

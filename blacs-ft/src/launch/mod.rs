@@ -433,6 +433,7 @@ const FORWARDED: &[&str] = &[
     RESTARTS_VAR,
     crate::universe::REFUSE_SPAWN_VAR,
     crate::universe::STALL_SPAWN_VAR,
+    crate::universe::LATE_REVOKE_VAR,
     // (Every process's calls use one layout, on other hosts too.)
     LAYOUT_VAR,
     CHECKSUMS_VAR,
