@@ -357,6 +357,10 @@ pub struct MatrixArgs {
     /// chrome://tracing).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    /// No progress line (on a terminal a live line, elsewhere one per
+    /// tenth of the flops, once a run has taken two seconds).
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 /// The fault-tolerant run and its failures.

@@ -49,6 +49,15 @@ fn main() {
     if let Some(name) = ignores_ftla_kill(&cli.command) {
         refuse_ftla_kill(name);
     }
+    // (`--quiet`: the ranks show no progress; the launcher passes it on.)
+    if let Command::Qr(cli::QrArgs { matrix, .. })
+    | Command::Lu(cli::LuArgs { matrix, .. })
+    | Command::Cg(cli::CgArgs { matrix, .. }) = &cli.command
+    {
+        if matrix.quiet && !inside_mpi() {
+            std::env::set_var(blacs_ft::launch::PROGRESS_VAR, "off");
+        }
+    }
     let (name, job, launch) = match cli.command {
         // Commands that run their own jobs.
         Command::Baseline(a) => std::process::exit(baseline::run(a)),

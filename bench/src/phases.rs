@@ -1,11 +1,29 @@
 //! Where a run's time goes (`recovery::profile`): the text line and the
 //! JSON's `phases_s` from grid rank 0's recording, and `--trace FILE`,
-//! every rank's timeline in the Chrome trace format.
+//! every rank's timeline in the Chrome trace format; and where a long run
+//! is (`recovery::progress`), on grid rank 0.
 
 use blacs_ft::{Grid, Scope};
 use recovery::profile::{Part, Profile, Span};
 use std::collections::BTreeMap;
 use std::path::Path;
+
+/// Starts this rank's recording (`--trace`: with its timeline) and, on
+/// grid rank 0 unless the launcher said `off` (`--quiet`), the progress
+/// line of the factorization of `a` (or CG's iterations).
+pub fn start_recording(grid: &Grid, a: &crate::problem::FactorJob) {
+    let plan = (grid.rank() == 0).then(recovery::progress::Style::from_env).flatten().map(|style| {
+        let (m, n, nb, op) = (a.m, a.n, a.nb, a.op);
+        let steps = (op != ftla_bench::report::Op::Cg).then(|| m.min(n).div_ceil(nb.max(1)) as u64);
+        recovery::progress::Plan {
+            steps,
+            flops_done: Box::new(move |k| recovery::progress::panel_flops_done(m, n, nb, k, |m, n| op.flops(m, n))),
+            flops: op.flops(m, n),
+            style,
+        }
+    });
+    recovery::profile::start_with_progress(a.trace.is_some(), plan);
+}
 
 /// Seconds per part, by name (to 0.1 ms), for the JSON.
 pub fn seconds_by_name(p: &Profile) -> BTreeMap<String, f64> {

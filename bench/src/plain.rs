@@ -55,7 +55,7 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
         );
     }
     grid.barrier(Scope::All)?;
-    recovery::profile::start(a.trace.is_some());
+    crate::phases::start_recording(grid, a);
     let t = Instant::now();
     let mut factors = Outputs::of(a);
     let singular = factors.factor(grid, &mut mat);

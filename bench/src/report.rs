@@ -219,6 +219,13 @@ pub struct CompareReport {
     pub iterations_ft: Option<Vec<u64>>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub iterations_with_failure: Option<Vec<u64>>,
+    /// Grid rank 0's seconds per part (phase name → seconds, as
+    /// `phases_s`), medians over the repetitions, of the plain and of the
+    /// failure-free FT runs.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub phases_nonft_s: Option<std::collections::BTreeMap<String, f64>>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub phases_ft_s: Option<std::collections::BTreeMap<String, f64>>,
 }
 
 /// The report of one factorization run: `ftla qr|lu` (plain or `--ft`)

@@ -232,7 +232,7 @@ fn every_run_says_where_its_time_went_and_traces_every_rank() {
         let (j, t) = (json.to_str().unwrap(), trace.to_str().unwrap());
         let mut args = vec!["lu", "--grid", "1x2", "--n", "512", "--nb", "32", "--json", j, "--trace", t];
         if ft {
-            args.push("--ft");
+            args.extend(["--ft", "--compare"]);
         }
         let out = ftla(&args);
         assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
@@ -244,6 +244,12 @@ fn every_run_says_where_its_time_went_and_traces_every_rank() {
         }
         if ft {
             assert!(phases.contains_key("encode") && phases.contains_key("wait"), "{phases:?}");
+            // `--compare`: plain and FT side by side.
+            assert!(out.stdout.contains("time per part, plain | FT failure-free (grid rank 0): "), "{}", out.stdout);
+            let (plain, free) = (&r["compare"]["phases_nonft_s"], &r["compare"]["phases_ft_s"]);
+            assert!(plain["update"].as_f64().is_some_and(|s| s > 0.0), "{r}");
+            assert!(free["update"].as_f64().is_some_and(|s| s > 0.0), "{r}");
+            assert!(free["encode"].as_f64().is_some_and(|s| s > 0.0) && plain["encode"] == 0.0, "{r}");
         }
         // Rank 0's parts against the slowest rank's time.
         let sum: f64 = phases.values().map(|v| v.as_f64().unwrap()).sum();
@@ -258,4 +264,25 @@ fn every_run_says_where_its_time_went_and_traces_every_rank() {
         assert!(spans.iter().all(|e| e["dur"].as_f64().is_some_and(|d| d >= 0.0) && e["ts"].as_f64().is_some()));
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A long run says where it is, a line per tenth of the flops once it has
+/// taken two seconds (the launcher's stderr is no terminal here), with the
+/// recoveries so far; `--quiet` says nothing.
+#[cfg(feature = "full-tests")]
+#[test]
+fn a_long_run_says_where_it_is_unless_quiet() {
+    let args = ["qr", "--ft", "--grid", "1x2", "--n", "3072", "--nb", "64", "--kill", "1@12:update"];
+    let out = ftla(&args);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let lines: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("ftla: progress: step ")).collect();
+    assert!(!lines.is_empty(), "{}", out.stderr);
+    let percent = |l: &str| -> u32 { l.split(", ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap() };
+    let said: Vec<u32> = lines.iter().map(|l| percent(l)).collect();
+    assert!(said.windows(2).all(|w| w[0] / 10 < w[1] / 10), "one line per tenth: {said:?}");
+    let last = lines.last().unwrap();
+    assert!(last.starts_with("ftla: progress: step 48 of 48, 100 % of the flops") && last.ends_with(", 1 recovery"));
+    let quiet = ftla(&[&args[..], &["--quiet"]].concat());
+    assert_eq!(quiet.code, Some(0), "{}", quiet.stderr);
+    assert!(!quiet.stderr.contains("ftla: progress:"), "{}", quiet.stderr);
 }

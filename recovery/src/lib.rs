@@ -27,6 +27,7 @@ pub mod codec;
 pub mod cof;
 pub mod gate;
 pub mod profile;
+pub mod progress;
 pub mod protected;
 pub mod protocol;
 pub mod record;

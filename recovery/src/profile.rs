@@ -12,6 +12,7 @@
 use std::cell::RefCell;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use crate::progress::{Plan, Progress};
 use crate::record::Phase;
 
 /// A part of a call's work: one of the phases of the step-commit
@@ -117,6 +118,7 @@ struct Recorder {
     seconds: [f64; PARTS],
     current: (Part, u64, Instant),
     spans: Option<Vec<Span>>,
+    progress: Option<Progress>,
 }
 
 impl Recorder {
@@ -131,6 +133,9 @@ impl Recorder {
             }
         }
         self.current = (part, step, now);
+        if let Some(p) = self.progress.as_mut() {
+            p.observe(part, step, now);
+        }
     }
 }
 
@@ -149,6 +154,12 @@ fn epoch_us(t: Instant) -> f64 {
 /// in [`Part::Other`] until the first mark. A recording in progress is
 /// dropped.
 pub fn start(timeline: bool) {
+    start_with_progress(timeline, None);
+}
+
+/// [`start`], and (`progress`) a progress line fed by the step marks
+/// ([`crate::progress`]).
+pub fn start_with_progress(timeline: bool, progress: Option<Plan>) {
     let now = Instant::now();
     RECORDER.with(|r| {
         *r.borrow_mut() = Some(Recorder {
@@ -156,6 +167,7 @@ pub fn start(timeline: bool) {
             seconds: [0.0; PARTS],
             current: (Part::Other, 0, now),
             spans: timeline.then(Vec::new),
+            progress: progress.map(|plan| Progress::new(plan, now)),
         })
     });
 }

@@ -2,6 +2,7 @@
 //! and the FT run with its failure, and its lines in the report.
 
 use super::*;
+use recovery::profile::Part;
 
 /// The same-run comparison (`--compare`): one sample per repetition,
 /// seconds; every figure reported is derived from them.
@@ -17,6 +18,10 @@ pub(super) struct Sample {
     pub(super) free: f64,
     pub(super) with: Option<f64>,
     pub(super) iterations: Option<(u64, u64, Option<u64>)>,
+    /// Grid rank 0's seconds per part of the plain and of the failure-free
+    /// FT run.
+    pub(super) plain_parts: Vec<(Part, f64)>,
+    pub(super) free_parts: Vec<(Part, f64)>,
 }
 
 impl Compare {
@@ -47,6 +52,21 @@ impl Compare {
         (median(&over) - 1.0, (!failure.is_empty()).then(|| median(&failure) - 1.0))
     }
 
+    /// Grid rank 0's seconds per part, medians over the repetitions, of
+    /// the plain and of the failure-free FT runs (a part a run never
+    /// entered counts 0 s), in [`Part::all`]'s order.
+    pub(super) fn parts(&self) -> Vec<(Part, f64, f64)> {
+        let of = |parts: &[(Part, f64)], part: Part| parts.iter().find(|p| p.0 == part).map_or(0.0, |p| p.1);
+        Part::all()
+            .map(|part| {
+                let plain: Vec<f64> = self.samples.iter().map(|s| of(&s.plain_parts, part)).collect();
+                let free: Vec<f64> = self.samples.iter().map(|s| of(&s.free_parts, part)).collect();
+                (part, median(&plain), median(&free))
+            })
+            .filter(|&(_, p, f)| p > 0.0 || f > 0.0)
+            .collect()
+    }
+
     /// The `compare` object of the JSON report.
     pub(super) fn report(&self) -> CompareReport {
         let (nonft, free, with) = self.medians();
@@ -66,6 +86,8 @@ impl Compare {
             ft_with_failure_time_s: with,
             ft_with_failure_times_s: with.map(|_| self.with_s()),
             paired_failure_overhead: per_failure,
+            phases_nonft_s: Some(self.parts().iter().map(|&(p, s, _)| (p.name().to_string(), round4(s))).collect()),
+            phases_ft_s: Some(self.parts().iter().map(|&(p, _, s)| (p.name().to_string(), round4(s))).collect()),
         }
     }
 }
@@ -75,6 +97,13 @@ pub(super) struct MainRun {
     pub(super) secs: Option<f64>,
     pub(super) iterations: Option<u64>,
     pub(super) had_failure: bool,
+    /// Its seconds per part (grid rank 0's).
+    pub(super) parts: Vec<(Part, f64)>,
+}
+
+/// Seconds to 0.1 ms.
+fn round4(s: f64) -> f64 {
+    (s * 1e4).round() / 1e4
 }
 
 /// `--compare`: pairs of (plain, failure-free FT) factorizations,
@@ -112,14 +141,17 @@ pub(super) fn compare_runs(
         let grid = region.grid();
         let mut plain = make_matrix(grid, a, true)?;
         grid.barrier(Scope::All)?;
+        recovery::profile::start(false);
         let t = Instant::now();
         let mut plain_factors = Outputs::of(a);
-        plain_factors.factor(grid, &mut plain)?;
+        let factored = plain_factors.factor(grid, &mut plain);
+        let plain_parts = recovery::profile::stop().unwrap_or_default().seconds;
+        factored?;
         let mut nonft = [t.elapsed().as_secs_f64()];
         grid.max(Scope::All, &mut nonft)?;
         drop(plain);
-        let (free, free_its) = if rep == 0 && ft.reps == 1 && !main.had_failure {
-            (known(main.secs)?, main.iterations)
+        let (free, free_its, free_parts) = if rep == 0 && ft.reps == 1 && !main.had_failure {
+            (known(main.secs)?, main.iterations, main.parts.clone())
         } else {
             let again = timed_ft(region, a, &FtOptions::default(), &mut None)?;
             if again.had_failure() {
@@ -128,11 +160,18 @@ pub(super) fn compare_runs(
                 }
                 .into());
             }
-            (known(again.secs)?, iterations(&again.factors))
+            (known(again.secs)?, iterations(&again.factors), again.profile.seconds)
         };
         let with = with_now.take();
         let its = iterations(&plain_factors).zip(free_its).map(|(p, f)| (p, f, with.and_then(|w| w.1)));
-        samples.push(Sample { plain: nonft[0], free, with: with.and_then(|w| w.0), iterations: its });
+        samples.push(Sample {
+            plain: nonft[0],
+            free,
+            with: with.and_then(|w| w.0),
+            iterations: its,
+            plain_parts,
+            free_parts,
+        });
     }
     Ok(Compare { samples })
 }
@@ -174,6 +213,11 @@ pub(super) fn compare_lines(cmp: &Compare, name: &str, model: f64) -> Vec<String
         }
         lines.push(l);
     }
+    // Side by side, the largest FT part first.
+    let mut parts = cmp.parts();
+    parts.sort_by(|a, b| b.2.total_cmp(&a.2));
+    let side: Vec<String> = parts.iter().map(|&(part, p, f)| format!("{} {p:.3} | {f:.3} s", part.name())).collect();
+    lines.push(format!("time per part, plain | FT failure-free (grid rank 0{of}): {}", side.join(", ")));
     let c = cmp.report();
     if let (Some(p), Some(f)) = (&c.iterations_nonft, &c.iterations_ft) {
         let w = c.iterations_with_failure.as_ref().map(|w| format!(", with the failure {w:?}")).unwrap_or_default();

@@ -287,7 +287,7 @@ fn timed_ft(
         region.grid().barrier(Scope::All)?;
     }
     if !joining {
-        recovery::profile::start(a.trace.is_some());
+        crate::phases::start_recording(region.grid(), a);
     }
     let t = Instant::now();
     let mut factors = Outputs::of(a);
@@ -534,7 +534,7 @@ fn measure(
     // failure-free FT one.
     let compare = if ft.compare {
         let had_failure = !report.recoveries.is_empty() || restarts > 0;
-        let main = MainRun { secs, iterations: iterations(&factors), had_failure };
+        let main = MainRun { secs, iterations: iterations(&factors), had_failure, parts: profile.seconds.clone() };
         Some(compare_runs(region, a, ft, &opts, &main, start_rep, joined)?)
     } else {
         None

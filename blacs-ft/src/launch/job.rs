@@ -5,7 +5,7 @@
 
 use super::outcome::AT_EXIT_MARK;
 use super::processes::job_tag;
-use super::stderr::filter_launcher_noise;
+use super::stderr::{copy_job_stdout, filter_launcher_noise, LiveLine};
 use super::*;
 
 /// How long the survivors of a stalled repair have to say so (each one's
@@ -46,6 +46,12 @@ pub(super) fn launch_once(r: &Relaunch, since: Instant, env: &[(&'static str, St
         cmd.env("FTLA_KILL", "");
     }
     cmd.stdin(Stdio::null()).stderr(Stdio::piped());
+    // (A live progress line: the job's stdout passes through here too, so
+    // that the line is cleared before any other.)
+    let live = LiveLine::wanted().then(|| std::sync::Arc::new(LiveLine::default()));
+    if live.is_some() {
+        cmd.stdout(Stdio::piped());
+    }
     use std::os::unix::process::CommandExt;
     cmd.process_group(0);
     let mut child = match cmd.spawn() {
@@ -56,7 +62,17 @@ pub(super) fn launch_once(r: &Relaunch, since: Instant, env: &[(&'static str, St
         }
     };
     let pid = child.id() as i32;
-    let filter = child.stderr.take().map(|e| std::thread::spawn(move || filter_launcher_noise(e)));
+    let stdout_copy = match (child.stdout.take(), &live) {
+        (Some(o), Some(l)) => {
+            let l = l.clone();
+            Some(std::thread::spawn(move || copy_job_stdout(o, &l)))
+        }
+        _ => None,
+    };
+    let filter = child.stderr.take().map(|e| {
+        let live = live.clone();
+        std::thread::spawn(move || filter_launcher_noise(e, live.as_deref()))
+    });
     // Ends the job: mpiexec's group, then every tagged process.
     let end_job = |child: &mut std::process::Child| {
         // SAFETY: signalling the job's launcher and its process group.
@@ -181,6 +197,9 @@ pub(super) fn launch_once(r: &Relaunch, since: Instant, env: &[(&'static str, St
     // Stragglers must not outlive the job.
     end_job(&mut child);
     let launcher_failed = filter.map(|f| f.join().unwrap_or(false)).unwrap_or(false);
+    if let Some(c) = stdout_copy {
+        let _ = c.join();
+    }
     let mut outcome = std::fs::read_to_string(&status).unwrap_or_default();
     let _ = std::fs::remove_file(&status);
     // A job that reported nothing but left a periodic checkpoint was lost

@@ -78,6 +78,12 @@ pub const LAYOUT_VAR: &str = "FTLA_LAYOUT";
 pub const CHECKSUMS_VAR: &str = "FTLA_CHECKSUMS";
 /// Environment variable whose value marks every process of one job.
 pub const JOB_TAG_VAR: &str = "FTLA_JOB_TAG";
+/// How the ranks show a long run's progress: `live` (a line the launcher
+/// draws over itself on its terminal), `lines` (a line per tenth of the
+/// work) or `off`. The launcher sets it when it is unset.
+pub const PROGRESS_VAR: &str = "FTLA_PROGRESS";
+/// The start of every progress line a rank prints.
+pub const PROGRESS_PREFIX: &str = "ftla: progress: ";
 /// How long a job may take to end once grid rank 0 reported its outcome
 /// before the launcher ends what is left of it (a replacement blocked in a
 /// repair the survivors gave up, a process stuck in `MPI_Finalize`).
@@ -272,6 +278,13 @@ pub fn mpiexec_command(r: &Relaunch) -> Command {
 /// line: timings are then meaningless.
 pub fn relaunch(r: &Relaunch) -> ! {
     install_signal_handlers();
+    // (The ranks' progress: a live line where this launcher writes to a
+    // terminal, lines elsewhere; `off` when the command said `--quiet`.)
+    if std::env::var(PROGRESS_VAR).map_or(true, |v| v.is_empty()) {
+        // SAFETY: isatty on a file descriptor number.
+        let terminal = unsafe { libc::isatty(2) } == 1;
+        std::env::set_var(PROGRESS_VAR, if terminal { "live" } else { "lines" });
+    }
     if !runs_on_other_hosts() && r.nprocs as usize > local_cores() {
         eprintln!(
             "ftla: {} processes on {} cores: oversubscribed, so timings are not meaningful",
@@ -434,6 +447,7 @@ const FORWARDED: &[&str] = &[
     crate::universe::REFUSE_SPAWN_VAR,
     crate::universe::STALL_SPAWN_VAR,
     crate::universe::LATE_REVOKE_VAR,
+    PROGRESS_VAR,
     // (Every process's calls use one layout, on other hosts too.)
     LAYOUT_VAR,
     CHECKSUMS_VAR,
@@ -448,7 +462,7 @@ pub const LAUNCH_ATTEMPTS: u32 = 3;
 #[cfg(test)]
 mod tests {
     use super::job::name_ranks;
-    use super::stderr::{filter_launcher_noise, is_handled_failure_note};
+    use super::stderr::{copy_job_stderr, filter_launcher_noise, is_handled_failure_note, LiveLine};
     use super::*;
 
     const DASHES: &str = "--------------------------------------------------------------------------";
@@ -508,6 +522,23 @@ mod tests {
     }
 
     #[test]
+    fn on_a_terminal_progress_lines_are_one_line_drawn_over_itself() {
+        let job = "ftla: progress: step 1 of 8\nftla: progress: step 2 of 8\nQR done\nftla: progress: step 3 of 8\n";
+        let mut out = Vec::new();
+        copy_job_stderr(job.as_bytes(), &mut out, Some(&LiveLine::default()));
+        let out = String::from_utf8(out).unwrap();
+        assert_eq!(
+            out,
+            "\r\x1b[Kftla: progress: step 1 of 8\r\x1b[Kftla: progress: step 2 of 8\r\x1b[KQR done\n\r\x1b[K\
+             ftla: progress: step 3 of 8\r\x1b[K"
+        );
+        // Elsewhere they are lines like any other.
+        let mut plain = Vec::new();
+        copy_job_stderr(job.as_bytes(), &mut plain, None);
+        assert_eq!(String::from_utf8(plain).unwrap(), job);
+    }
+
+    #[test]
     fn lost_ranks_are_named_in_words() {
         assert_eq!(name_ranks(&[3]), "grid rank 3");
         assert_eq!(name_ranks(&[0, 1]), "grid ranks 0 and 1");
@@ -518,15 +549,16 @@ mod tests {
     fn a_launcher_that_did_not_start_is_recognised() {
         let failed =
             format!("{DASHES}\nThe PMIx server's listener thread failed to start. We cannot\ncontinue.\n{DASHES}\n");
-        assert!(filter_launcher_noise(failed.as_bytes()));
+        assert!(filter_launcher_noise(failed.as_bytes(), None));
         let killed = format!(
             "rank 1 says hello\n{DASHES}\nprterun noticed that process rank 1 with PID 7 on node vm \
                               exited on\nsignal 9 (Killed).\n{DASHES}\n"
         );
-        assert!(!filter_launcher_noise(killed.as_bytes()));
+        assert!(!filter_launcher_noise(killed.as_bytes(), None));
         // An unterminated block is judged too.
         assert!(filter_launcher_noise(
-            format!("{DASHES}\nThe PMIx server's listener thread failed to start.").as_bytes()
+            format!("{DASHES}\nThe PMIx server's listener thread failed to start.").as_bytes(),
+            None
         ));
     }
 }

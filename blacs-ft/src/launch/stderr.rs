@@ -24,9 +24,55 @@ pub(super) fn is_handled_failure_note(line: &str) -> bool {
 /// (kept with `FTLA_DEBUG`).
 ///
 /// Returns whether the launcher said it failed before starting any rank.
-pub(super) fn filter_launcher_noise(from: impl std::io::Read) -> bool {
+pub(super) fn filter_launcher_noise(from: impl std::io::Read, live: Option<&LiveLine>) -> bool {
+    copy_job_stderr(from, &mut std::io::stderr(), live)
+}
+
+/// The ranks' progress drawn as one line over itself on the launcher's
+/// terminal (its job's output reaches it a whole line at a time, so the
+/// ranks cannot draw it), shared by the copies of the job's stdout and
+/// stderr: any other line clears it first.
+#[derive(Default)]
+pub(super) struct LiveLine(std::sync::Mutex<bool>);
+
+impl LiveLine {
+    /// Whether the launcher draws the progress ([`PROGRESS_VAR`] `live`).
+    pub(super) fn wanted() -> bool {
+        std::env::var(PROGRESS_VAR).is_ok_and(|v| v == "live")
+    }
+
+    fn draw(&self, out: &mut dyn Write, line: &str) {
+        let mut drawn = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = write!(out, "\r\x1b[K{line}");
+        let _ = out.flush();
+        *drawn = true;
+    }
+
+    /// Clears the line from `screen`, if it is drawn.
+    pub(super) fn clear(&self, screen: &mut dyn Write) {
+        let mut drawn = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if std::mem::take(&mut *drawn) {
+            let _ = write!(screen, "\r\x1b[K");
+            let _ = screen.flush();
+        }
+    }
+}
+
+/// Copies the job's stdout to ours, clearing the progress line first.
+pub(super) fn copy_job_stdout(from: impl std::io::Read, live: &LiveLine) {
     use std::io::BufRead;
-    let mut out = std::io::stderr();
+    for line in std::io::BufReader::new(from).lines().map_while(|l| l.ok()) {
+        live.clear(&mut std::io::stderr());
+        let mut out = std::io::stdout();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+}
+
+/// [`filter_launcher_noise`] to `out`; with `live`, the ranks' progress
+/// lines ([`PROGRESS_PREFIX`]) are drawn as one ([`LiveLine`]).
+pub(super) fn copy_job_stderr(from: impl std::io::Read, out: &mut impl Write, live: Option<&LiveLine>) -> bool {
+    use std::io::BufRead;
     let mut block: Option<Vec<String>> = None;
     let mut launcher_failed = false;
     let keep_notes = crate::debug_enabled();
@@ -41,6 +87,13 @@ pub(super) fn filter_launcher_noise(from: impl std::io::Read) -> bool {
             if std::mem::take(&mut after_note) && line.trim().is_empty() {
                 continue;
             }
+        }
+        if let (Some(live), None, true) = (live, &block, line.starts_with(PROGRESS_PREFIX)) {
+            live.draw(out, &line);
+            continue;
+        }
+        if let Some(live) = live {
+            live.clear(out);
         }
         let dashes = line.starts_with("-----") && line.trim_end().chars().all(|c| c == '-');
         match (&mut block, dashes) {
@@ -66,6 +119,9 @@ pub(super) fn filter_launcher_noise(from: impl std::io::Read) -> bool {
                 block = None;
             }
         }
+    }
+    if let Some(live) = live {
+        live.clear(out);
     }
     if let Some(b) = block {
         let text = b.join("\n");
