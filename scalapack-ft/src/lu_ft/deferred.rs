@@ -121,23 +121,25 @@ pub(super) struct TwoPanels {
 }
 
 impl TwoPanels {
-    /// The update of local columns `cols` (all far).
-    pub fn apply(&self, ext: &mut Extended, cols: Range<usize>) {
-        if cols.is_empty() || self.rows == 0 {
+    /// The update of local rows `rows` (of those below both panels) of
+    /// local columns `cols` (all far).
+    pub fn apply(&self, ext: &mut Extended, rows: Range<usize>, cols: Range<usize>) {
+        let rows = rows.start.max(self.below)..rows.end.min(self.below + self.rows);
+        if cols.is_empty() || rows.is_empty() {
             return;
         }
         let lld = ext.matrix.lld();
         let mut u = Vec::new();
         crate::matrix::pack(ext.matrix.local(), lld, self.u0..self.below, cols.clone(), &mut u);
-        let c = &mut ext.matrix.local_mut()[self.below + cols.start * lld..];
+        let c = &mut ext.matrix.local_mut()[rows.start + cols.start * lld..];
         blas::dgemm(
             Trans::No,
             Trans::No,
-            self.rows,
+            rows.len(),
             cols.len(),
             self.k,
             -1.0,
-            &self.l,
+            &self.l[rows.start - self.below..],
             self.rows,
             &u,
             self.k,

@@ -29,9 +29,20 @@ pub(super) struct Early {
     pub next: Panel,
 }
 
-/// Columns of one chunk of an update of `rows` rows by a `jb`-wide panel.
-pub(super) fn chunk_columns(rows: usize, jb: usize) -> usize {
-    ((CHUNK_FLOPS / (2.0 * rows.max(1) as f64 * jb.max(1) as f64)) as usize).max(16)
+/// The tiles (rows, columns) of an update of `rows`×`cols` by a `jb`-wide
+/// panel, in chunks of about [`CHUNK_FLOPS`], column block by column
+/// block. Square: a DGEMM packs both its operands' share of a tile, so a
+/// chunk of a few columns and every row would pack the whole panel again
+/// for little work (with a fast kernel, the packing then costs more than
+/// the flops, and more the wider the panel).
+pub(super) fn tiles(
+    rows: Range<usize>,
+    cols: Range<usize>,
+    jb: usize,
+) -> impl Iterator<Item = (Range<usize>, Range<usize>)> {
+    let side = ((CHUNK_FLOPS / (2.0 * jb.max(1) as f64)).sqrt() as usize).max(64);
+    let starts = move |r: Range<usize>| (r.start..r.end).step_by(side).map(move |a| a..(a + side).min(r.end));
+    starts(cols).flat_map(move |c| starts(rows.clone()).map(move |r| (r, c.clone())))
 }
 
 /// On the owner of the next panel (`nw` columns, the first of `trail`):
@@ -76,5 +87,36 @@ fn update(ext: &Extended, panel: &Panel, swaps: &[(usize, usize)], cols: Range<u
         crate::matrix::pack(out, lw, 0..jb, 0..n, &mut u12);
         let l21 = &panel.l()[jb..];
         blas::dgemm(Trans::No, Trans::No, lw - jb, n, jb, -1.0, l21, lw, &u12, jb, 1.0, &mut out[jb..], lw);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tiles_cover_the_update_once_in_square_chunks() {
+        for (rows, cols, jb) in [(100..4096, 7..2000, 256), (0..50, 0..10, 64), (3..3, 0..100, 32)] {
+            let mut hit = vec![0u8; rows.end * cols.end];
+            let tiles: Vec<_> = tiles(rows.clone(), cols.clone(), jb).collect();
+            for (r, c) in &tiles {
+                for j in c.clone() {
+                    for i in r.clone() {
+                        hit[i + j * rows.end] += 1;
+                    }
+                }
+            }
+            for j in 0..cols.end {
+                for i in 0..rows.end {
+                    assert_eq!(hit[i + j * rows.end], (rows.contains(&i) && cols.contains(&j)) as u8, "{i} {j}");
+                }
+            }
+            // About CHUNK_FLOPS each, square where the update allows.
+            if let Some((r, c)) = tiles.first().filter(|_| rows.len() > 1000) {
+                assert_eq!(r.len(), c.len());
+                let flops = 2.0 * (r.len() * c.len() * jb) as f64;
+                assert!(flops > 0.5 * CHUNK_FLOPS && flops < 1.5 * CHUNK_FLOPS, "{flops}");
+            }
+        }
     }
 }

@@ -422,27 +422,29 @@ impl PanelSteps for LuSteps {
             }
             // `u` holds U's block row from column `u0` on.
             let u0 = if moves.is_none() { rest.start } else { trail.start };
-            let update = |ext: &mut Extended, cols: Range<usize>| {
-                if lrb < lr && !cols.is_empty() {
-                    let l21 = &panel.l()[lrb - lr0..];
+            // Local rows `rows` (of `lrb..lr`) of columns `cols`.
+            let update = |ext: &mut Extended, rows: Range<usize>, cols: Range<usize>| {
+                if !rows.is_empty() && !cols.is_empty() {
+                    let l21 = &panel.l()[rows.start - lr0..];
                     let b = &u[(cols.start - u0) * jb..];
-                    let c = &mut ext.matrix.local_mut()[lrb + cols.start * lld..];
-                    blas::dgemm(Trans::No, Trans::No, lr - lrb, cols.len(), jb, -1.0, l21, lw, b, jb, 1.0, c, lld);
+                    let c = &mut ext.matrix.local_mut()[rows.start + cols.start * lld..];
+                    let m = rows.len();
+                    blas::dgemm(Trans::No, Trans::No, m, cols.len(), jb, -1.0, l21, lw, b, jb, 1.0, c, lld);
                 }
             };
             // The near columns get this panel's update; the far ones this
             // and the last panel's together, or nothing (left to the next
             // step).
-            let update = |ext: &mut Extended, cols: Range<usize>| {
+            let update = |ext: &mut Extended, rows: Range<usize>, cols: Range<usize>| {
                 let (a, b) = (cols.start.max(far.start), cols.end.min(far.end));
                 if a >= b {
-                    return update(ext, cols);
+                    return update(ext, rows, cols);
                 }
-                update(ext, cols.start..a);
+                update(ext, rows.clone(), cols.start..a);
                 if let Some(two) = &two {
-                    two.apply(ext, a..b);
+                    two.apply(ext, rows.clone(), a..b);
                 }
-                update(ext, b..cols.end);
+                update(ext, rows, b..cols.end);
             };
             match early {
                 Some(Early { next, .. }) => {
@@ -456,12 +458,8 @@ impl PanelSteps for LuSteps {
                     let nbackup = ext.panel_backup(ncols.start, next.jb);
                     crate::matrix::unpack(next.l(), ext.matrix.local_mut(), lld, lrb..lr, ncols.clone());
                     let mut ahead: LookAhead = send_ahead(grid, ext, (ncols.start, nbackup), Ok(next));
-                    let step = early::chunk_columns(lr - lrb, jb);
-                    let mut c = rest.start;
-                    while c < rest.end {
-                        let end = (c + step).min(rest.end);
-                        update(ext, c..end);
-                        c = end;
+                    for (rows, cols) in early::tiles(lrb..lr, rest.clone(), jb) {
+                        update(ext, rows, cols);
                         progress(grid, &mut ahead);
                     }
                     if ahead.panel.is_err() {
@@ -470,7 +468,7 @@ impl PanelSteps for LuSteps {
                     }
                     d.ahead = Some(ahead);
                 }
-                None => update(ext, rest),
+                None => update(ext, lrb..lr, rest),
             }
         }
         ext.accumulate_finished(&d.layout, k as usize, j0, jb, panel.l(), lw);
