@@ -305,6 +305,23 @@ fn parse_corrupt(s: &str) -> Result<(i32, u64), String> {
     Ok((r.trim().parse().map_err(|_| "bad rank")?, st.trim().parse().map_err(|_| "bad step")?))
 }
 
+/// `--nb`: a block size, or `auto`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NbArg {
+    Fixed(usize),
+    Auto,
+}
+
+fn parse_nb(s: &str) -> Result<NbArg, String> {
+    match s.trim() {
+        "auto" => Ok(NbArg::Auto),
+        v => match v.parse::<usize>() {
+            Ok(nb) if nb >= 1 => Ok(NbArg::Fixed(nb)),
+            _ => Err(format!("`{v}` is neither a block size (1 or more) nor `auto`")),
+        },
+    }
+}
+
 /// A comma-separated list of grid ranks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RankList(pub Vec<i32>);
@@ -329,9 +346,14 @@ pub struct MatrixArgs {
     /// Rows of the generated matrix (default N).
     #[arg(long, value_name = "M")]
     pub m: Option<usize>,
-    /// Block size of the 2-D block-cyclic layout.
-    #[arg(long, value_name = "NB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
-    pub nb: u64,
+    /// Block size of the 2-D block-cyclic layout, or `auto`: the smallest
+    /// of 64, 128 and 256 at which this machine's DGEMM (one thread, inner
+    /// dimension NB) runs within 5 % of its best, measured by a short probe
+    /// where `ftla` starts (about a second), and at most a quarter of the
+    /// matrix's share of one process row or column. The choice is printed
+    /// and is the JSON's `nb`; kill steps count its panels.
+    #[arg(long, value_name = "NB|auto", default_value = "64", value_parser = parse_nb)]
+    pub nb: NbArg,
     /// Generated matrix: uniform | dd (diagonally dominant) | spd |
     /// poisson2d | cond:C (default: uniform for QR, dd for LU, poisson2d for
     /// CG).

@@ -9,6 +9,7 @@ mod cli;
 mod demo;
 mod factors;
 mod ft_run;
+mod nb_auto;
 mod phases;
 mod plain;
 mod problem;

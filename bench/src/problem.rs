@@ -331,7 +331,10 @@ impl FactorJob {
             grid: a.grid,
             m: a.m.unwrap_or(n),
             n,
-            nb: a.nb as usize,
+            nb: match a.nb {
+                crate::cli::NbArg::Fixed(nb) => nb,
+                crate::cli::NbArg::Auto => crate::nb_auto::choose(a.grid, a.m.unwrap_or(n), n)?,
+            },
             kind: a.matrix.unwrap_or(default_kind),
             seed: a.seed,
             input: a.input.clone(),

@@ -79,6 +79,8 @@ fn bad_arguments_fail_fast_with_a_clear_message() {
         (vec!["cg", "--grid", "2x2", "--n", "100", "--m", "50"], "cg needs a square matrix"),
         (vec!["cg", "--grid", "2x2", "--n", "100", "--maxit", "0"], "--maxit must be at least 1"),
         (vec!["frobnicate"], "unrecognized subcommand"),
+        (vec!["qr", "--n", "100", "--nb", "0"], "neither a block size (1 or more) nor `auto`"),
+        (vec!["qr", "--n", "100", "--nb", "big"], "neither a block size (1 or more) nor `auto`"),
         // A kill that can never fire names the last step.
         (vec!["qr", "--ft", "--grid", "2x2", "--n", "100", "--nb", "16", "--kill", "1@99:panel"], "the last is 6"),
         (vec!["qr", "--ft", "--grid", "2x2", "--n", "100", "--nb", "16", "--kill", "1@2:pivot"], "not a phase of qr"),
@@ -320,4 +322,20 @@ fn launch_runs_any_program_under_mpiexec_and_exits_with_its_outcome() {
     // Nothing to launch.
     let out = ftla(&["launch", "--np", "2"]);
     assert_eq!(out.code, Some(2), "{}", out.stderr);
+}
+
+/// `--nb auto`: the launcher measures, says what it chose and why, and the
+/// job runs with it (here capped by the matrix: a quarter of its share of
+/// a process column, 512 / (4·2) = 64).
+#[test]
+fn nb_auto_says_what_it_chose_and_the_job_uses_it() {
+    let json = std::env::temp_dir().join(format!("ftla-nb-auto-{}.json", std::process::id()));
+    let j = json.display().to_string();
+    let out = ftla(&["qr", "--grid", "1x2", "--n", "512", "--nb", "auto", "--check", "--json", &j, "--timeout", "120"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("ftla: --nb auto: NB 64 (DGEMM Gflop/s by inner dimension"), "{}", out.stderr);
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    assert_eq!(r["nb"], 64, "{r}");
+    assert_eq!(r["ok"], true, "{r}");
 }

@@ -82,6 +82,9 @@ pub const JOB_TAG_VAR: &str = "FTLA_JOB_TAG";
 /// draws over itself on its terminal), `lines` (a line per tenth of the
 /// work) or `off`. The launcher sets it when it is unset.
 pub const PROGRESS_VAR: &str = "FTLA_PROGRESS";
+/// The block size `ftla … --nb auto` chose where it started, for every
+/// process of its job.
+pub const NB_VAR: &str = "FTLA_NB";
 /// The start of every progress line a rank prints.
 pub const PROGRESS_PREFIX: &str = "ftla: progress: ";
 /// How long a job may take to end once grid rank 0 reported its outcome
@@ -448,6 +451,7 @@ const FORWARDED: &[&str] = &[
     crate::universe::STALL_SPAWN_VAR,
     crate::universe::LATE_REVOKE_VAR,
     PROGRESS_VAR,
+    NB_VAR,
     // (Every process's calls use one layout, on other hosts too.)
     LAYOUT_VAR,
     CHECKSUMS_VAR,
