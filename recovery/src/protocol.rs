@@ -30,10 +30,11 @@
 //!   to the replacements, the rebuild, and one recovery record the same on
 //!   every process, then the recovery's own commit point (an agreement);
 //! * the rule that makes the agreements line up: a process that leaves on
-//!   a process failure seen anywhere but in an agreement (phase 1, a
-//!   periodic save, the verification, the recovery's collectives) first
-//!   meets the others at their next agreement, since they may have
-//!   completed the collective it failed and gone on to wait there;
+//!   a process failure seen anywhere but in an agreement (phase 1, the
+//!   verification) first meets the others at their next agreement, since
+//!   they may have completed the collective it failed and gone on to wait
+//!   there; and work made of collectives only (a recovery's end, a
+//!   periodic save) ends at its own commit point ([`at_commit_point`]);
 //! * the final commit point (with the optional verification), after which
 //!   the call is complete in the region's log;
 //! * under checkpoint-on-failure ([`crate::cof`]), the save of the
@@ -709,7 +710,11 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
                 Some(_) => RepairMode::Resume,
                 None => RepairMode::Cof,
             });
-            match after_repair(self.region, self.alg, &mut self.committed, &mut self.recoveries, mine, restored) {
+            let (alg, committed, recoveries) = (&mut *self.alg, &mut self.committed, &mut self.recoveries);
+            let recovered = at_commit_point(self.region, LatePlace::Recovery, |region| {
+                after_repair(region, alg, committed, recoveries, mine, restored)
+            });
+            match recovered {
                 Ok(r) => break r,
                 Err(e) if e.is_process_failure() => continue,
                 Err(e) => return Err(e),
@@ -926,17 +931,9 @@ fn steps<A: Algorithm>(
             // the step is committed, the generation left incomplete.
             let since = Instant::now();
             let _saving = profile::part(Part::Checkpoint, Some(k));
-            let saved = save(region, alg).and_then(|()| match late_revoke_here(region.grid(), LatePlace::Checkpoint) {
-                true => Err(blacs_ft::Error::Revoked.into()),
-                false => Ok(()),
-            });
+            // (Its collectives alone are no commit point.)
+            let saved = at_commit_point(region, LatePlace::Checkpoint, |region| save(region, alg));
             if let Err(error) = saved {
-                // The save's collectives are no commit point: the others
-                // may have left it for the next step. They meet this
-                // process at the next agreement, the step's commit.
-                if error.is_process_failure() {
-                    let _ = region.grid().agree(false);
-                }
                 return Err(StepFailure { error, phase: Phase::Commit, since });
             }
         }
@@ -1043,34 +1040,26 @@ struct Opinion {
     cof: Option<CofBreakdown>,
 }
 
-/// Collective after a repair, over survivors and replacements: agree on the
-/// lost ranks and the committed step, hand the replicated state over,
-/// rebuild the lost blocks, and agree on one record of the recovery.
-/// `mine` is `None` on a process whose blocks are being rebuilt.
-///
-/// It ends at a commit point, an agreement that every process is done:
-/// its collectives alone may complete on some processes and fail on
-/// others (a process that still waits for its share of the last one when
-/// a process is lost in the next step). Without the agreement those
-/// others would go on to the step and wait at its commit point for a
-/// process that went back to repairing. With it every process either
-/// leaves the recovery or repairs again, and all hold the same record.
-fn after_repair<A: Algorithm>(
+/// Collective: `body` (collectives only), then a commit point, an
+/// agreement that every process completed it. Collectives alone may
+/// complete on some processes and fail on others (a process that still
+/// waits for its share of the last one when a process is lost in the next
+/// step); without the agreement those others would go on and wait at the
+/// next step's commit point for a process that went back to repairing.
+/// With it every process leaves with `body`'s result, or all return a
+/// process failure.
+fn at_commit_point<T, E: ProtocolError>(
     region: &mut Region,
-    alg: &mut A,
-    committed: &mut u64,
-    recoveries: &mut Vec<RecoveryRecord>,
-    mine: Option<Opinion>,
-    restored: Option<RepairMode>,
-) -> Result<RecoveryRecord, A::Error> {
-    let rebuilt = rebuild_and_record(region, alg, committed, recoveries, mine, restored);
-    let rebuilt = rebuilt.and_then(|record| match late_revoke_here(region.grid(), LatePlace::Recovery) {
+    place: LatePlace,
+    body: impl FnOnce(&mut Region) -> Result<T, E>,
+) -> Result<T, E> {
+    let done = body(region).and_then(|t| match late_revoke_here(region.grid(), place) {
         true => Err(blacs_ft::Error::Revoked.into()),
-        false => Ok(record),
+        false => Ok(t),
     });
-    let agreed = region.grid().agree(rebuilt.is_ok());
-    match (rebuilt, agreed) {
-        (Ok(record), Ok(true)) => Ok(record),
+    let agreed = region.grid().agree(done.is_ok());
+    match (done, agreed) {
+        (Ok(t), Ok(true)) => Ok(t),
         (Err(e), _) if !e.is_process_failure() => Err(e),
         (_, Err(e)) => Err(e.into()),
         _ => Err(blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into()),
@@ -1111,8 +1100,13 @@ fn late_revoke_here(grid: &Grid, place: LatePlace) -> bool {
     true
 }
 
-/// The body of [`after_repair`], before its commit point.
-fn rebuild_and_record<A: Algorithm>(
+/// Collective after a repair, over survivors and replacements: agree on the
+/// lost ranks and the committed step, hand the replicated state over,
+/// rebuild the lost blocks, and agree on one record of the recovery.
+/// `mine` is `None` on a process whose blocks are being rebuilt. (Run
+/// [`at_commit_point`]: the recovery ends at its own commit point, so that
+/// all leave it or all repair again, holding the same record.)
+fn after_repair<A: Algorithm>(
     region: &mut Region,
     alg: &mut A,
     committed: &mut u64,
