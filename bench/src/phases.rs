@@ -27,7 +27,12 @@ pub fn start_recording(grid: &Grid, a: &crate::problem::FactorJob) {
 
 /// Seconds per part, by name (to 0.1 ms), for the JSON.
 pub fn seconds_by_name(p: &Profile) -> BTreeMap<String, f64> {
-    p.seconds.iter().map(|&(part, s)| (part.name().to_string(), (s * 1e4).round() / 1e4)).collect()
+    by_name(p.seconds.iter().copied())
+}
+
+/// Seconds per part, by name (to 0.1 ms).
+pub fn by_name(parts: impl IntoIterator<Item = (Part, f64)>) -> BTreeMap<String, f64> {
+    parts.into_iter().map(|(part, s)| (part.name().to_string(), (s * 1e4).round() / 1e4)).collect()
 }
 
 /// `time per part (grid rank 0): update 2.41 s (79 %), panel 0.30 s (10 %),

@@ -12,24 +12,15 @@
 
 mod common;
 
-use common::{ftla_with, residuals_pass};
+use common::{fresh_dir, residuals_pass, run_ft_with_json};
 use ftla_bench::report::FactorReport;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Runs `ftla OP --ft --check --json F ARGS` with `FTLA_TEST_LATE_REVOKE`
 /// set to `late`; returns the output, the report and the wall time.
 fn run(op: &str, args: &[&str], late: &str) -> (harness::Captured, Option<FactorReport>, Duration) {
-    let json = std::env::temp_dir().join(format!("ftla-late-{op}-{}.json", std::process::id()));
-    let _ = std::fs::remove_file(&json);
-    let json_arg = json.display().to_string();
-    let mut all = vec![op, "--ft", "--check", "--json", &json_arg];
-    all.extend(args);
-    let started = Instant::now();
-    let out = ftla_with(&all, &[(blacs_ft::LATE_REVOKE_VAR, late)]);
-    let took = started.elapsed();
-    let report = std::fs::read_to_string(&json).ok().map(|t| serde_json::from_str(&t).expect("a report"));
-    let _ = std::fs::remove_file(&json);
-    (out, report, took)
+    let (out, text, took) = run_ft_with_json(op, args, &[(blacs_ft::LATE_REVOKE_VAR, late)]);
+    (out, text.map(|t| serde_json::from_str(&t).expect("a report")), took)
 }
 
 /// The run ended well, in seconds, with the late revocation said, and
@@ -61,8 +52,7 @@ fn a_rank_that_fails_the_end_of_a_recovery_alone_brings_every_rank_back_to_the_r
 fn a_rank_that_fails_the_end_of_a_periodic_save_alone_brings_every_rank_back_to_a_repair() {
     // No process is lost: the others have gone on to the next step, and
     // meet rank 3 at its commit point; the repair finds nothing to replace.
-    let dir = std::env::temp_dir().join(format!("ftla-late-save-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = fresh_dir("late-save");
     let d = dir.display().to_string();
     let args = ["--grid", "2x2", "--n", "400", "--nb", "32", "--checkpoint-every", "0", "--checkpoint-dir", &d];
     let (out, report, took) = run("lu", &args, "3@checkpoint");

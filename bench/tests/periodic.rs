@@ -15,9 +15,7 @@ use common::{report, residuals_pass, Ft};
 use std::path::PathBuf;
 
 fn fresh_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ftla-periodic-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+    common::fresh_dir(&format!("periodic-{name}"))
 }
 
 /// The step and generation the launcher names in "its newest checkpoint,

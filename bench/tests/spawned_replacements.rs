@@ -11,24 +11,8 @@
 
 mod common;
 
-use common::{ftla, ftla_with, residuals_pass};
-use std::time::{Duration, Instant};
-
-/// Runs `ftla OP --ft ARGS --json F --check`; returns the output, the
-/// report and the wall time.
-fn run(op: &str, args: &[&str], env: &[(&str, &str)]) -> (harness::Captured, Option<String>, Duration) {
-    let json = std::env::temp_dir().join(format!("ftla-spawned-{op}-{}.json", std::process::id()));
-    let _ = std::fs::remove_file(&json);
-    let json_arg = json.display().to_string();
-    let mut all = vec![op, "--ft", "--check", "--json", &json_arg];
-    all.extend(args);
-    let started = Instant::now();
-    let out = if env.is_empty() { ftla(&all) } else { ftla_with(&all, env) };
-    let took = started.elapsed();
-    let text = std::fs::read_to_string(&json).ok();
-    let _ = std::fs::remove_file(&json);
-    (out, text, took)
-}
+use common::{residuals_pass, run_ft_with_json as run};
+use std::time::Duration;
 
 /// Two processes of different rows die at `first` (one spawn of two
 /// replacements), then the replacement of `again` dies: three

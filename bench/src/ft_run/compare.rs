@@ -73,6 +73,7 @@ impl Compare {
         let (over, per_failure) = self.paired();
         let its: Vec<_> = self.samples.iter().filter_map(|s| s.iterations).collect();
         let cg = !its.is_empty();
+        let parts = self.parts();
         CompareReport {
             iterations_nonft: cg.then(|| its.iter().map(|i| i.0).collect()),
             iterations_ft: cg.then(|| its.iter().map(|i| i.1).collect()),
@@ -86,8 +87,8 @@ impl Compare {
             ft_with_failure_time_s: with,
             ft_with_failure_times_s: with.map(|_| self.with_s()),
             paired_failure_overhead: per_failure,
-            phases_nonft_s: Some(self.parts().iter().map(|&(p, s, _)| (p.name().to_string(), round4(s))).collect()),
-            phases_ft_s: Some(self.parts().iter().map(|&(p, _, s)| (p.name().to_string(), round4(s))).collect()),
+            phases_nonft_s: Some(crate::phases::by_name(parts.iter().map(|&(p, s, _)| (p, s)))),
+            phases_ft_s: Some(crate::phases::by_name(parts.iter().map(|&(p, _, s)| (p, s)))),
         }
     }
 }
@@ -99,11 +100,6 @@ pub(super) struct MainRun {
     pub(super) had_failure: bool,
     /// Its seconds per part (grid rank 0's).
     pub(super) parts: Vec<(Part, f64)>,
-}
-
-/// Seconds to 0.1 ms.
-fn round4(s: f64) -> f64 {
-    (s * 1e4).round() / 1e4
 }
 
 /// `--compare`: pairs of (plain, failure-free FT) factorizations,

@@ -201,6 +201,31 @@ pub fn ftla_with(args: &[&str], env: &[(&str, &str)]) -> Captured {
     harness::launch(cmd)
 }
 
+/// Runs `ftla OP --ft --check --json F ARGS` with `env` set; returns the
+/// output, the JSON report's text (`None` if none was written) and the
+/// wall time.
+pub fn run_ft_with_json(op: &str, args: &[&str], env: &[(&str, &str)]) -> (Captured, Option<String>, Duration) {
+    let json = std::env::temp_dir().join(format!("ftla-{op}-json-{}.json", std::process::id()));
+    let _ = std::fs::remove_file(&json);
+    let json_arg = json.display().to_string();
+    let mut all = vec![op, "--ft", "--check", "--json", &json_arg];
+    all.extend(args);
+    let started = Instant::now();
+    let out = ftla_with(&all, env);
+    let took = started.elapsed();
+    let text = std::fs::read_to_string(&json).ok();
+    let _ = std::fs::remove_file(&json);
+    (out, text, took)
+}
+
+/// An empty path for a test's files in the temporary directory, named
+/// after the test and this process.
+pub fn fresh_dir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("ftla-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
 /// The report of a run that must have written one.
 pub fn report(r: Option<FactorReport>, out: &Captured) -> FactorReport {
     r.unwrap_or_else(|| panic!("no JSON report:\n{}\n{}", out.stdout, out.stderr))
