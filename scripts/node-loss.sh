@@ -5,8 +5,11 @@
 # process on it, its daemon too — is SIGKILLed mid-run and stays down.
 # Open MPI ends the whole job (no process survives to repair or save).
 #   1. Under --recovery inplace, ftla says the job was lost (exit code 78)
-#      and names its newest checkpoint; the job is then resumed by hand on
-#      the node that is left, on a smaller grid (1x2).
+#      and names its newest checkpoint; node 1's files of it are deleted
+#      (its node-local disk is gone with it; the checkpoints hold the
+#      checksums, --checkpoint-parity) and the job is resumed by hand on
+#      the node that is left, on a smaller grid (1x2): a job on the grid of
+#      the save rebuilds the missing files first.
 #   2. Under --recovery auto, the launcher finds node 1 down and resumes
 #      the job by itself on the largest grid node 2's slots hold (1x2).
 # Both must give the failure-free result.
@@ -40,15 +43,19 @@ lose_node_1() {
 both=$("$nodes" up 2 2)
 echo "== $op N=$n on a 2x2 grid over nodes ftn1 and ftn2 (2 slots each; ranks 0 and 2 on ftn1)"
 FTLA_MPIEXEC_ARGS="$both" timeout 300 "$ftla" "$op" --ft --grid 2x2 --n "$n" --checkpoint-every 0.5 \
-  --checkpoint-dir "$dir" --check >"$work/lost.log" 2>&1 &
+  --checkpoint-parity --checkpoint-dir "$dir" --check >"$work/lost.log" 2>&1 &
 lose_node_1 $!
 cat "$work/lost.log"
 if [ "$code" != 78 ] || ! grep -q "the job was lost" "$work/lost.log"; then
   echo "FAIL: the lost job's exit code is $code (want 78, the job lost with a checkpoint)"; exit 1
 fi
+gen=$(sed -n 's/.*(generation \([0-9]*\)).*/\1/p' "$work/lost.log" | tail -1)
+echo "== node ftn1's disk lost too: $dir/gen-$gen/rank-0.ckpt and rank-2.ckpt deleted"
+rm "$dir/gen-$gen/rank-0.ckpt" "$dir/gen-$gen/rank-2.ckpt"
 echo "== resumed on node ftn2 alone, a 1x2 grid"
 FTLA_MPIEXEC_ARGS="$("$nodes" hosts 2)" timeout 300 "$ftla" "$op" --ft --grid 1x2 --n "$n" --resume "$dir" \
   --check --json "$work/resumed.json" 2>&1 | tee "$work/resumed.log"
+grep -q "rebuilding them from its checksums" "$work/resumed.log" || { echo "FAIL: no rebuild of the lost files"; exit 1; }
 python3 - "$work/resumed.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

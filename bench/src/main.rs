@@ -267,8 +267,31 @@ fn cof_relaunch(
         policy: policy.name(),
         epoch_base,
         newest_checkpoint: Some(newest_checkpoint),
+        save_in: Some(save_in),
         ..Default::default()
     }
+}
+
+/// The save a job resuming from `dir` loads, as saved (for the launcher):
+/// its grid, from its manifest or its lowest-numbered readable file, and
+/// which of that grid's files are missing.
+fn save_in(dir: &std::path::Path) -> Option<blacs_ft::launch::SaveOnGrid> {
+    use recovery::cof::file;
+    let (files, manifest) = recovery::cof::periodic::resume_dir(dir).ok()?;
+    let headers: Vec<_> = std::fs::read_dir(&files)
+        .ok()?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(file::rank_of_file))
+        .filter_map(|r| file::read_header(&file::path_of(&files, r)).ok().map(|(h, _)| (r, h)))
+        .collect();
+    let (p, q) = match (&manifest, headers.iter().min_by_key(|(r, _)| *r)) {
+        (Some(m), _) => (m.p, m.q),
+        (None, Some((_, h))) => (h.p, h.q),
+        (None, None) => return None,
+    };
+    let missing = (0..p * q).filter(|&r| !file::path_of(&files, r).exists()).map(|r| r as u32).collect();
+    let parity = headers.iter().any(|(_, h)| h.call.as_ref().is_some_and(|c| !c.data_only));
+    Some(blacs_ft::launch::SaveOnGrid { p: p as u32, q: q as u32, missing, parity })
 }
 
 /// The newest complete periodic checkpoint in `dir` (for the launcher).

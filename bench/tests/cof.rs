@@ -221,6 +221,15 @@ fn bad_checkpoints_are_refused_on_every_rank_with_the_file_named() {
     // unrecoverable, as in place (exit 3).
     let d = case("two-in-a-row", &|d| std::fs::remove_file(d.join("rank-1.ckpt")).unwrap());
     refused_with(3, qr, &d, "rank-1.ckpt", "all lost in process row 0");
+    // (The same on another grid: the job on the 2x2 grid that would
+    // rebuild them first says so.)
+    refused_with(
+        3,
+        &["qr", "--grid", "1x4", "--n", "256", "--nb", "32"],
+        &d,
+        "rank-1.ckpt",
+        "all lost in process row 0",
+    );
     let d = case("empty", &|d| {
         for f in files_in(d) {
             std::fs::remove_file(d.join(f)).unwrap();
@@ -228,11 +237,16 @@ fn bad_checkpoints_are_refused_on_every_rank_with_the_file_named() {
     });
     refused(qr, &d, "", "no checkpoint file");
     let d = case("grid", &|_| {});
-    // (On another grid every file of the save is needed: rank 0's died.)
-    let elsewhere = "missing: a save of a 2x2 grid resumes on a 1x4 grid only with every file of it";
-    refused(&["qr", "--grid", "1x4", "--n", "256", "--nb", "32"], &d, "rank-0.ckpt", elsewhere);
     refused(&["qr", "--grid", "2x2", "--n", "320", "--nb", "32"], &d, "", "for M=256 N=256 NB=32");
     refused(&["lu", "--grid", "2x2", "--n", "256", "--nb", "32"], &d, "", "saved in pdgeqrf_ft");
+    // On another grid every file of the save is needed: rank 0's died. A
+    // job on the 2x2 grid rebuilds it first, then the 1x4 grid resumes.
+    let g = d.display().to_string();
+    let out = common::ftla(&["qr", "--ft", "--grid", "1x4", "--n", "256", "--nb", "32", "--resume", &g, "--check"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("lacks the file(s) of grid rank(s) [0] of its 2x2 grid"), "{}", out.stderr);
+    assert!(out.stdout.contains("1x4 grid") && out.stdout.contains("residual"), "{}", out.stdout);
+    assert!(!d.exists(), "{g} left behind");
     // A file of another run, slipped in.
     let other = fresh_dir("other");
     leave_checkpoints(&other, "0@3:update");

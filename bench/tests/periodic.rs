@@ -240,24 +240,42 @@ fn a_save_missing_a_file_is_refused_with_the_reason_unless_its_parity_rebuilds_i
     refused("qr", &d, "1x2", "missing: a save of a 2x2 grid resumes on a 1x2 grid only with every file of it");
     let _ = std::fs::remove_dir_all(&dir);
     let (dir, d, step) = lost_with_a_file_missing("parity", &["--checkpoint-parity"]);
-    refused("qr", &d, "1x2", "missing: a save of a 2x2 grid resumes on a 1x2 grid only with every file of it");
     let (out, json) = Ft::new("qr", &shape).run(&["--grid", "2x2", "--resume", &d, "--check"]);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     let r = report(json, &out);
     assert!(r.ok && residuals_pass(&r) && r.resumed_at_step == Some(step), "{r:?}");
     assert!(!dir.exists(), "{d} left behind");
-    // A solve's checkpoint resumes on its own grid.
+    // On another grid: a job on the grid of the save rebuilds the missing
+    // file and saves every file again, then the 1x2 grid reads them all
+    // (two recoveries: the resume that rebuilt rank 3, the restart here).
+    let (dir, d, step) = lost_with_a_file_missing("parity-elsewhere", &["--checkpoint-parity"]);
+    let (out, json) = Ft::new("qr", &shape).run(&["--grid", "1x2", "--resume", &d, "--check", "--verify"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("lacks the file(s) of grid rank(s) [3] of its 2x2 grid"), "{}", out.stderr);
+    assert!(out.stdout.contains("the missing checkpoint files rebuilt"), "{}", out.stdout);
+    let r = report(json, &out);
+    assert!(r.ok && residuals_pass(&r) && r.resumed_at_step == Some(step), "{r:?}");
+    assert!(r.checksum_check.as_ref().is_some_and(|c| c.ok) && r.grid == [1, 2], "{r:?}");
+    let modes: Vec<_> = r.recoveries.iter().flatten().map(|x| (x.mode.as_str(), x.ranks.clone())).collect();
+    assert_eq!(modes, [("resume", vec![3]), ("cof", vec![])], "{r:?}");
+    assert!(!dir.exists(), "{d} left behind");
+    // A solve's checkpoint holds B half solved with the factors of its
+    // grid: on another grid, whose factors the job computed again, the
+    // solve starts again from its input.
     let dir = fresh_dir("solve");
     let d = dir.display().to_string();
     let lu = Ft::new("lu", &["--n", "400", "--nb", "32", "--solve"]);
     let (out, _) =
         lu.run(&["--grid", "2x2", "--checkpoint-every", "0", "--checkpoint-dir", &d, "--kill", "job@getrs:3"]);
     assert_eq!(out.code, Some(blacs_ft::launch::EXIT_JOB_LOST), "{}\n{}", out.stdout, out.stderr);
-    let (out, _) = lu.run(&["--grid", "1x2", "--resume", &d, "--check"]);
-    assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
-    let all = format!("{}{}", out.stdout, out.stderr);
-    assert!(all.contains("saved on a 2x2 grid: getrs resumes on the grid of its save only"), "{all}");
-    let _ = std::fs::remove_dir_all(&dir);
+    let (out, json) = lu.run(&["--grid", "1x2", "--resume", &d, "--check"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let said = "pdgetrs_ft was saved at step 3 on a 2x2 grid, with the factors of that grid; on this 1x2 grid";
+    assert!(out.stderr.contains(said), "{}", out.stderr);
+    let r = report(json, &out);
+    assert!(r.ok && residuals_pass(&r) && r.resumed_at_step.is_none(), "{r:?}");
+    assert!(r.solve_residual.is_some_and(|x| x < 16.0), "{r:?}");
+    assert!(!dir.exists(), "{d} left behind");
 }
 
 #[cfg(feature = "full-tests")]

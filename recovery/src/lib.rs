@@ -192,9 +192,13 @@ impl Region {
             })?;
             let mut resumed = cof::load(&region.grid, &from, run_id)?;
             resumed.generation = manifest.as_ref().map(|m| m.generation);
-            newest_base = manifest.and_then(|m| m.base);
             region.resumed_at = resumed.reference.call.as_ref().map(|c| c.committed);
-            newest_generation = resumed.generation.unwrap_or(0);
+            // (Files saved on a failure after a periodic generation: the
+            // generations stay the run's, numbered on from the newest, and
+            // go with it when the region is done.)
+            let manifest = manifest.or_else(|| cof::periodic::read_manifest(&dir).ok().flatten());
+            newest_generation = manifest.as_ref().map_or(0, |m| m.generation);
+            newest_base = manifest.and_then(|m| m.base);
             // Later saves carry on the run these checkpoints came from.
             options.run_id = resumed.reference.run_id;
             options.restarts = options.restarts.max(resumed.reference.restarts.saturating_add(1));
@@ -339,6 +343,14 @@ impl Region {
             });
         }
         Ok(Some(*r))
+    }
+
+    /// Called by the protocol when a restored call starts again from its
+    /// input instead ([`protocol::start_over_if_saved_elsewhere`]): this
+    /// job resumed nothing.
+    pub(crate) fn restored_afresh(&mut self) {
+        self.restored();
+        self.resumed_at = None;
     }
 
     /// Called by the protocol once a restored call has recovered from its
@@ -570,6 +582,15 @@ impl Region {
                 other => other,
             },
         }
+    }
+
+    /// Collective: writes the call in progress's committed state to every
+    /// process's checkpoint-on-failure file, as a save on a failure does
+    /// (a job that rebuilt its checkpoint's missing files, see
+    /// [`RegionOptions::rebuild_checkpoint`]), and returns the error every
+    /// process returns, [`Error::Checkpointed`].
+    pub(crate) fn save_every_file(&mut self, snapshot: cof::Snapshot<'_>) -> Error {
+        cof::save(&self.grid, &self.options, &self.log, cof::Saving::Call(snapshot))
     }
 
     /// The lowest grid rank this process knows to be alive (itself when it

@@ -341,6 +341,30 @@ pub fn enter<S: Replicated, E: ProtocolError>(region: &mut Region, name: &str) -
     }
 }
 
+/// A call whose state means nothing on another grid than its save's (a
+/// solve: B half solved with factors of that grid, which this job
+/// computed again on its own, possibly with other pivots) starts again
+/// from its input when its checkpoint was saved on another grid; says so
+/// once (grid rank 0), and the checkpoint, of no use here, is forgotten.
+/// Any other start is returned as it is.
+pub fn start_over_if_saved_elsewhere<S>(region: &mut Region, start: Start<S>, name: &str) -> Start<S> {
+    let Start::Restore(r) = start else { return start };
+    let Some(saved) = &r.from.elsewhere else { return Start::Restore(r) };
+    if region.grid().rank() == 0 {
+        eprintln!(
+            "ftla: {name} was saved at step {} on a {} grid, with the factors of that grid; on this {}x{} grid, \
+             whose factors were computed again, it starts again from its input",
+            r.committed,
+            saved.shape(),
+            region.grid().nprow(),
+            region.grid().npcol()
+        );
+    }
+    region.forget_checkpoint(&r.from);
+    region.restored_afresh();
+    Start::Fresh
+}
+
 /// The call's verdict on its start: every process passes its local checks
 /// (its arguments, the input's values, memory for its scratch), and the
 /// verdict is an agreement, which every process leaves with the same answer
@@ -571,6 +595,9 @@ fn run_call<A: Algorithm>(
     loop {
         if let Some(f) = failure.take() {
             call.recover(f)?;
+            if call.rebuilds_its_checkpoint_only() {
+                return Err(call.save_rebuilt().into());
+            }
         }
         match call.run_to_the_end(verify) {
             Ok(check) => {
@@ -756,6 +783,32 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
             }),
         };
         Ok(self.region.repair_or_save(saving)?.mode)
+    }
+
+    /// A restored call of a job that only rebuilds its checkpoint's
+    /// missing files ([`crate::RegionOptions::rebuild_checkpoint`]).
+    fn rebuilds_its_checkpoint_only(&self) -> bool {
+        self.restarted.is_some() && self.region.options().rebuild_checkpoint
+    }
+
+    /// Collective, once the restored call recovered (the missing files'
+    /// blocks rebuilt): every process's committed state saved as the
+    /// checkpoint-on-failure files of the run, complete; the error every
+    /// process returns, [`blacs_ft::Error::Checkpointed`].
+    fn save_rebuilt(&mut self) -> blacs_ft::Error {
+        let snapshot = Snapshot {
+            description: codec::encode(&self.alg.call()),
+            phase: Phase::Commit,
+            detect_ms: 0.0,
+            elapsed_s: self.earlier_s + self.started.elapsed().as_secs_f64(),
+            history: self.recoveries.clone(),
+            tolerated_losses: self.alg.tolerated_losses(),
+            frozen: None,
+            data_only: false,
+            arrays: Vec::new(),
+        };
+        let arrays: Vec<&[f64]> = self.alg.saved_arrays().into_iter().map(|a| &*a).collect();
+        self.region.save_every_file(Snapshot { arrays, ..snapshot })
     }
 
     /// The steps from the committed one, then the final commit point.

@@ -114,7 +114,14 @@ pub fn run(a: FactorJob) -> ! {
         // The survivors saved their state: the job ends for a restart.
         let gone = region.grid().failed_grid_ranks();
         if (0..region.grid().size()).find(|r| !gone.contains(r)) == Some(region.grid().rank()) {
-            println!("ftla {} --ft: {e}", a.op.name());
+            match e {
+                blacs_ft::Error::Checkpointed { dir, step, .. } if region.options().rebuild_checkpoint => println!(
+                    "ftla {} --ft: the missing checkpoint files rebuilt: every process's state at step {step} saved \
+                     in {dir}",
+                    a.op.name()
+                ),
+                _ => println!("ftla {} --ft: {e}", a.op.name()),
+            }
         }
         let epoch = *epoch;
         let detail = e.to_string();

@@ -21,6 +21,7 @@ mod interval;
 mod job;
 mod outcome;
 mod processes;
+mod rebuild;
 mod slots;
 mod stderr;
 mod timeout;
@@ -31,6 +32,8 @@ use job::launch_once;
 pub use outcome::{write_outcome, write_outcome_unless_failed, write_status, Outcome};
 use processes::{install_signal_handlers, now_nanos, STOP_SIGNAL};
 pub use processes::{kill_tagged, tagged_processes};
+use rebuild::rebuild_before_regrid;
+pub use rebuild::SaveOnGrid;
 pub use slots::{grid_for_slots, parse_job_grid, HostList, JobGrid, GRID_VAR};
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -66,6 +69,11 @@ pub const KEEP_CHECKPOINTS_VAR: &str = "FTLA_KEEP_CHECKPOINTS";
 /// save (node-local disks); by default they hold the data only and the
 /// checksums are encoded again when resuming.
 pub const CHECKPOINT_PARITY_VAR: &str = "FTLA_CHECKPOINT_PARITY";
+/// Set to `1` in a job that only rebuilds the files missing from the
+/// checkpoint it resumes (on the grid of the save), saves every process's
+/// file again and ends as a checkpoint-on-failure job does: the launcher
+/// runs one before a save with missing files resumes on another grid.
+pub const REBUILD_CHECKPOINT_VAR: &str = "FTLA_REBUILD_CHECKPOINT";
 /// Recoveries before this job (repair epochs of the jobs before it, each
 /// restart counting one): kills of earlier epochs do not fire again.
 pub const EPOCH_BASE_VAR: &str = "FTLA_EPOCH_BASE";
@@ -152,6 +160,11 @@ pub struct CofRelaunch {
     /// job that ended with no outcome then was lost, not a process, and
     /// can be resumed).
     pub newest_checkpoint: Option<fn(&std::path::Path) -> Option<SavedGeneration>>,
+    /// The save a job resuming from a directory would load (the files
+    /// saved on a failure, else the newest generation): its grid and its
+    /// missing files. A save with missing files that the next job resumes
+    /// on another grid is first rebuilt on its own grid.
+    pub save_in: Option<fn(&std::path::Path) -> Option<SaveOnGrid>>,
 }
 
 /// A periodic checkpoint a lost job left: where to resume it.
@@ -180,6 +193,7 @@ impl CofRelaunch {
             (MTBF_VAR, mtbf),
             (KEEP_CHECKPOINTS_VAR, if self.keep_checkpoints { "1" } else { "" }.to_string()),
             (CHECKPOINT_PARITY_VAR, if self.checkpoint_parity { "1" } else { "" }.to_string()),
+            (REBUILD_CHECKPOINT_VAR, String::new()),
         ]
     }
 }
@@ -303,6 +317,7 @@ pub fn relaunch(r: &Relaunch) -> ! {
     let mut restarts = 0;
     let mut epoch_base = r.cof.as_ref().map_or(0, |c| c.epoch_base);
     let mut attempt = 0;
+    let mut rebuilt = false;
     loop {
         attempt += 1;
         // (A signal that came between two attempts ends the launcher.)
@@ -311,6 +326,14 @@ pub fn relaunch(r: &Relaunch) -> ! {
             std::process::exit(128 + sig);
         }
         let env = r.cof.as_ref().map(|c| c.env(restarts, epoch_base, c.resume || restarts > 0)).unwrap_or_default();
+        // (Once per resume: the rebuilt save is complete.)
+        if let Some(cof) = r.cof.as_ref().filter(|c| (c.resume || restarts > 0) && !rebuilt) {
+            rebuilt = true;
+            if let Some(epoch) = rebuild_before_regrid(&job, cof, started, &env) {
+                epoch_base = epoch;
+                continue;
+            }
+        }
         let (code, outcome, launcher_failed) = launch_once(&job, started, &env);
         match (Outcome::parse(&outcome), &r.cof) {
             (Some(Outcome::Checkpointed { epoch }), Some(cof)) if restarts < cof.max_restarts => {
@@ -369,6 +392,7 @@ pub fn relaunch(r: &Relaunch) -> ! {
                     // earlier epochs do not fire again.)
                     epoch_base = saved.epoch + 1;
                     attempt = 0;
+                    rebuilt = false;
                     eprintln!(
                         "ftla: resuming the job from it{shape} (restart {restarts} of at most {})",
                         cof.max_restarts
@@ -445,6 +469,7 @@ const FORWARDED: &[&str] = &[
     MTBF_VAR,
     KEEP_CHECKPOINTS_VAR,
     CHECKPOINT_PARITY_VAR,
+    REBUILD_CHECKPOINT_VAR,
     EPOCH_BASE_VAR,
     RESTARTS_VAR,
     crate::universe::REFUSE_SPAWN_VAR,

@@ -28,7 +28,8 @@ pub use periodic::{CheckpointRecord, Manifest};
 use crate::StatusLog;
 use blacs_ft::launch::{
     CheckpointInterval, CHECKPOINT_DIR_VAR, CHECKPOINT_EVERY_VAR, CHECKPOINT_PARITY_VAR, EPOCH_BASE_VAR,
-    EXIT_CHECKPOINTED, KEEP_CHECKPOINTS_VAR, MTBF_VAR, RECOVERY_VAR, RESTARTS_VAR, RESUME_VAR, RUN_ID_VAR,
+    EXIT_CHECKPOINTED, KEEP_CHECKPOINTS_VAR, MTBF_VAR, REBUILD_CHECKPOINT_VAR, RECOVERY_VAR, RESTARTS_VAR, RESUME_VAR,
+    RUN_ID_VAR,
 };
 use blacs_ft::{Error, Grid, Scope};
 use std::path::{Path, PathBuf};
@@ -94,6 +95,14 @@ pub struct RegionOptions {
     /// checksums are encoded again when resuming (a file missing is then
     /// refused).
     pub checkpoint_parity: bool,
+    /// A resumed job that only rebuilds its checkpoint's missing files: it
+    /// loads the save on the grid of the save, rebuilds the blocks of the
+    /// processes whose file is missing from the checksums, writes every
+    /// process's file again (as checkpoint-on-failure does) and returns
+    /// [`Error::Checkpointed`] from the interrupted call; another grid
+    /// then resumes the complete save (`ftla` runs such a job itself first,
+    /// with `FTLA_REBUILD_CHECKPOINT=1`).
+    pub rebuild_checkpoint: bool,
 }
 
 impl RegionOptions {
@@ -101,7 +110,8 @@ impl RegionOptions {
     /// process: `FTLA_RECOVERY`, `FTLA_CHECKPOINT_DIR`, `FTLA_RUN_ID`,
     /// `FTLA_RESUME`, `FTLA_EPOCH_BASE`, `FTLA_RESTARTS`,
     /// `FTLA_CHECKPOINT_EVERY` (with `auto`, `FTLA_MTBF`),
-    /// `FTLA_KEEP_CHECKPOINTS` (unset or empty: the defaults, in-place
+    /// `FTLA_KEEP_CHECKPOINTS`, `FTLA_CHECKPOINT_PARITY`,
+    /// `FTLA_REBUILD_CHECKPOINT` (unset or empty: the defaults, in-place
     /// repair).
     pub fn from_env() -> Result<RegionOptions, Error> {
         let var = |v: &str| std::env::var(v).ok().filter(|s| !s.is_empty());
@@ -132,6 +142,7 @@ impl RegionOptions {
             },
             keep_checkpoints: var(KEEP_CHECKPOINTS_VAR).is_some_and(|s| s != "0"),
             checkpoint_parity: var(CHECKPOINT_PARITY_VAR).is_some_and(|s| s != "0"),
+            rebuild_checkpoint: var(REBUILD_CHECKPOINT_VAR).is_some_and(|s| s != "0"),
         })
     }
 
@@ -492,8 +503,10 @@ fn saving_grid(grid: &Grid, dir: &Path) -> Result<Option<(i32, i32, bool)>, Erro
 /// # Errors
 /// The same [`Error::Checkpoint`] on every rank, naming the file: one
 /// missing (its blocks are rebuilt from the checksums only on the grid of
-/// the save, whose layout they are in: resume there), unreadable, or of
-/// another save, grid position or run.
+/// the save, whose layout they are in: a job there with
+/// [`RegionOptions::rebuild_checkpoint`] rebuilds and saves them, which
+/// `ftla` runs itself first), unreadable, or of another save, grid
+/// position or run.
 fn load_elsewhere(grid: &Grid, dir: &Path, run_id: Option<u64>, p: i32, q: i32) -> Result<SavedGrid, Error> {
     if p < 1 || q < 1 {
         let file = file::path_of(dir, 0).display().to_string();
@@ -513,8 +526,10 @@ fn load_elsewhere(grid: &Grid, dir: &Path, run_id: Option<u64>, p: i32, q: i32) 
                     .to_string()
             } else {
                 format!(
-                    "missing: a save of a {p}x{q} grid resumes on a {}x{} grid only with every file of it (resume on \
-                     a {p}x{q} grid, where checksums saved with --checkpoint-parity rebuild a missing file)",
+                    "missing: a save of a {p}x{q} grid resumes on a {}x{} grid only with every file of it; when its \
+                     files hold the checksums (a save on a failure, or periodic with --checkpoint-parity) a job on \
+                     the {p}x{q} grid rebuilds the missing ones first (ftla runs it; a program of its own sets \
+                     FTLA_REBUILD_CHECKPOINT=1 there)",
                     grid.nprow(),
                     grid.npcol()
                 )

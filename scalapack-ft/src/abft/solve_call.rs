@@ -75,6 +75,7 @@ pub(crate) fn run_solve<S: SolveSteps, F: 'static>(
     work: &mut FtWorkspace,
 ) -> Result<FtReport> {
     let start = protocol::enter::<(), Error>(region, args.routine)?;
+    let start = protocol::start_over_if_saved_elsewhere(region, start, args.routine);
     if let Start::Done(()) = start {
         if region.current_call_completed_before_joining() {
             b.set_lost(true);
