@@ -1,21 +1,27 @@
 #!/usr/bin/env bash
-# Ours vs the distribution's ScaLAPACK, in one run: alternates `ftla qr|lu`
-# and `ftla baseline scalapack qr|lu` REPS times on the same grid, N and NB
+# Ours vs the distribution's ScaLAPACK, in one run: alternates `ftla qr|lu|chol`
+# and `ftla baseline scalapack qr|lu|chol` REPS times on the same grid, N and NB
 # (same OpenBLAS kernel: whatever OPENBLAS_CORETYPE this command sees),
 # checks residuals on every run, and prints the median Gflop/s of each side
-# and their ratio. The size is N (square) or MxN (QR: M rows, N columns);
+# and their ratio. The size is N (square) or MxN (QR: M rows, N columns;
+# lu and chol want a square matrix);
 # arguments after REPS go to ours only (e.g. --panel tsqr).
 #   scripts/bench-vs-scalapack.sh qr 1x2 4096 64 5
 #   scripts/bench-vs-scalapack.sh qr 2x1 131072x256 64 5 --panel auto
+#   scripts/bench-vs-scalapack.sh chol 2x2 4096 64 5
 # (On a CPU that the distribution's OpenBLAS does not recognise, it falls
 # back to a slow generic kernel: then name the CPU's kernel for both sides,
 # e.g. OPENBLAS_CORETYPE=Zen on AVX2 AMD parts; every report names the
 # kernel it ran.)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-op=${1:?qr|lu}; grid=${2:?PxQ}; size=${3:?N or MxN}; nb=${4:?NB}; reps=${5:-5}
+op=${1:?qr|lu|chol}; grid=${2:?PxQ}; size=${3:?N or MxN}; nb=${4:?NB}; reps=${5:-5}
 shift $(($# < 5 ? $# : 5))
 ours_extra=("$@")
+case $op in
+  qr | lu | chol) ;;
+  *) echo "$0: unknown operation \`$op' (qr|lu|chol)" >&2; exit 2 ;;
+esac
 if [[ $size == *x* ]]; then
   m=${size%x*}; n=${size#*x}
 else

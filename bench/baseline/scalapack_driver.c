@@ -1,11 +1,13 @@
 /*
- * scalapack_driver.c — the baseline of `ftla baseline scalapack qr|lu`.
+ * scalapack_driver.c — the baseline of `ftla baseline scalapack qr|lu|chol`.
  *
- * Runs the distribution's (Debian) ScaLAPACK PDGEQRF or PDGETRF on a PxQ
- * process grid and reports time and residuals, so that our own factorizations
- * can be compared with the reference library on the same grid, N and NB.
+ * Runs the distribution's (Debian) ScaLAPACK PDGEQRF, PDGETRF or PDPOTRF on a
+ * PxQ process grid and reports time and residuals, so that our own
+ * factorizations can be compared with the reference library on the same grid,
+ * N and NB.
  *
- *   usage: scalapack_driver qr|lu M N NB P Q [seed]
+ *   usage: scalapack_driver qr|lu|chol M N NB P Q [seed]
+ * (lu and chol want M = N.)
  *
  * Build (done on demand by `ftla baseline`, see bench/src/baseline.rs):
  *   /usr/bin/mpicc.openmpi -O2 -o scalapack_driver scalapack_driver.c \
@@ -17,13 +19,21 @@
  * (seed, global i, global j) (0-based), the same function as the `Uniform`
  * kind of scalapack-ft/src/generate.rs, so the matrix depends neither on the
  * grid nor on NB, and equals the one our own code factors for the same seed.
+ * For chol, the `Spd` kind of the same file: a(i,j) = uniform(seed, min(i,j),
+ * max(i,j)) + (i == j ? N : 0), symmetric and strictly diagonally dominant
+ * with a positive diagonal, hence positive definite; both triangles are
+ * stored explicitly.
  *
  * What is measured:
- *   time_s       PDGEQRF (after an LWORK=-1 query, outside the timing) or
- *                PDGETRF, timed with MPI_Wtime between two barriers-aligned
- *                points; the maximum over the ranks.
+ *   time_s       PDGEQRF (after an LWORK=-1 query, outside the timing),
+ *                PDGETRF or PDPOTRF (UPLO='L'), timed with MPI_Wtime between
+ *                two barriers-aligned points; the maximum over the ranks.
  *   residual     QR: ||A - Q R||_1 / (||A||_1 * max(M,N) * eps)
  *                LU: ||P A - L U||_1 / (||A||_1 * N * eps)
+ *                chol: ||A - L L^T||_1 / (||A||_1 * N * eps) (as ScaLAPACK's
+ *                PDPOTRF tester), L the lower triangle of the factors with its
+ *                strictly upper part zeroed, L L^T by PDGEMM, the 1-norm by
+ *                PDLANGE of the full (both triangles) difference
  *   orthogonality (QR only) ||I - Q^T Q||_1 / (M * eps), Q = PDORGQR (M x min(M,N))
  *   eps          PDLAMCH('Precision') = eps*base = 2^-52 = 2.22e-16 (DLAMCH('P'),
  *                the same as DBL_EPSILON; NOT DLAMCH('E') = 2^-53 = 1.11e-16).
@@ -34,7 +44,7 @@
  *   blas_kernel  openblas_get_corename().
  *
  * Output: rank 0 prints ONE line to stdout,
- *   FTLA_BASELINE op=qr m=.. n=.. nb=.. p=.. q=.. seed=.. time_s=.. residual=..
+ *   FTLA_BASELINE op=qr|lu|chol m=.. n=.. nb=.. p=.. q=.. seed=.. time_s=.. residual=..
  *       orthogonality=.. anorm=.. eps=.. dgemm_gflops=.. blas_kernel=.. nprocs=..
  * (space-separated key=value pairs, values without spaces; `orthogonality` is
  * only there for qr). On an error it prints
@@ -70,6 +80,8 @@ extern void pdgeqrf_(const int *m, const int *n, double *a, const int *ia, const
                      double *tau, double *work, const int *lwork, int *info);
 extern void pdgetrf_(const int *m, const int *n, double *a, const int *ia, const int *ja, const int *desca,
                      int *ipiv, int *info);
+extern void pdpotrf_(const char *uplo, const int *n, double *a, const int *ia, const int *ja, const int *desca,
+                     int *info, flen_t);
 extern void pdormqr_(const char *side, const char *trans, const int *m, const int *n, const int *k, double *a,
                      const int *ia, const int *ja, const int *desca, double *tau, double *c, const int *ic,
                      const int *jc, const int *descc, double *work, const int *lwork, int *info, flen_t,
@@ -122,7 +134,7 @@ static void fail(const char *fmt, ...) {
     exit(1);
 }
 
-/* The generator of scalapack-ft/src/generate.rs (MatrixKind::Uniform). */
+/* The generator of scalapack-ft/src/generate.rs (MatrixKind::Uniform and MatrixKind::Spd). */
 #define GOLDEN 0x9E3779B97F4A7C15ULL
 #define STREAM_A 0x41ULL
 static uint64_t mix(uint64_t z) {
@@ -136,6 +148,11 @@ static double uniform(uint64_t seed, uint64_t i, uint64_t j) {
     h = mix(h + i + GOLDEN);
     h = mix(h + j + GOLDEN);
     return (double)(h >> 11) * (1.0 / 9007199254740992.0) - 0.5;
+}
+/* MatrixKind::Spd of an n x n matrix: uniform over (min(i,j), max(i,j)), plus n on the diagonal. */
+static double spd(uint64_t seed, uint64_t n, uint64_t i, uint64_t j) {
+    const double d = i == j ? (double)n : 0.0;
+    return uniform(seed, i < j ? i : j, i < j ? j : i) + d;
 }
 
 /* A distributed matrix: descriptor and local storage (column-major). */
@@ -168,12 +185,14 @@ static Mat mat_new(int m, int n, int nb, const char *what) {
     return x;
 }
 
-static void mat_fill(Mat *x, int nb, uint64_t seed) {
+/* Fills x with the Uniform kind, or the Spd kind (square x) when is_spd. */
+static void mat_fill(Mat *x, int nb, uint64_t seed, int is_spd) {
     for (int lj = 0; lj < x->nloc; lj++) {
         int64_t gj = ((int64_t)(lj / nb) * npcol + mycol) * nb + lj % nb;
         for (int li = 0; li < x->mloc; li++) {
             int64_t gi = ((int64_t)(li / nb) * nprow + myrow) * nb + li % nb;
-            x->a[(size_t)li + (size_t)lj * x->lld] = uniform(seed, (uint64_t)gi, (uint64_t)gj);
+            x->a[(size_t)li + (size_t)lj * x->lld] = is_spd ? spd(seed, (uint64_t)x->n, (uint64_t)gi, (uint64_t)gj)
+                                                            : uniform(seed, (uint64_t)gi, (uint64_t)gj);
         }
     }
 }
@@ -209,14 +228,16 @@ static double dgemm_rate(void) {
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    if (argc < 7 || argc > 8 || (strcmp(argv[1], "qr") != 0 && strcmp(argv[1], "lu") != 0))
-        fail("usage: %s qr|lu M N NB P Q [seed]", argv[0]);
+    if (argc < 7 || argc > 8 ||
+        (strcmp(argv[1], "qr") != 0 && strcmp(argv[1], "lu") != 0 && strcmp(argv[1], "chol") != 0))
+        fail("usage: %s qr|lu|chol M N NB P Q [seed]", argv[0]);
     const int is_qr = strcmp(argv[1], "qr") == 0;
+    const int is_chol = strcmp(argv[1], "chol") == 0;
     const int m = atoi(argv[2]), n = atoi(argv[3]), nb = atoi(argv[4]);
     const int p = atoi(argv[5]), q = atoi(argv[6]);
     const uint64_t seed = argc > 7 ? strtoull(argv[7], NULL, 10) : 1;
     if (m < 1 || n < 1 || nb < 1 || p < 1 || q < 1) fail("M, N, NB, P, Q must be >= 1");
-    if (!is_qr && m != n) fail("lu wants a square matrix (M = N)");
+    if (!is_qr && m != n) fail("%s wants a square matrix (M = N), got M=%d N=%d", argv[1], m, n);
 
     int pnum, nprocs;
     Cblacs_pinfo(&pnum, &nprocs);
@@ -233,7 +254,7 @@ int main(int argc, char **argv) {
         eps = pdlamch_(&ctxt, "P", 1);
         Mat a0 = mat_new(m, n, nb, "A copy");
         Mat af = mat_new(m, n, nb, "A");
-        mat_fill(&a0, nb, seed);
+        mat_fill(&a0, nb, seed, is_chol);
         memcpy(af.a, a0.a, (size_t)af.lld * (size_t)(af.nloc > 0 ? af.nloc : 1) * sizeof(double));
         /* pdlange('1') needs LOCc(N) doubles; be generous. */
         double *nwork = xmalloc((size_t)(mx + 2 * nb) * sizeof(double), "norm work");
@@ -289,6 +310,23 @@ int main(int argc, char **argv) {
             orth = norm1(&w, nwork) / ((double)m * eps);
             free(w.a);
             free(tau);
+        } else if (is_chol) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            t0 = MPI_Wtime();
+            pdpotrf_("L", &n, af.a, &I1, &I1, af.desc, &info, 1);
+            t1 = MPI_Wtime();
+            if (info < 0) fail("PDPOTRF info=%d", info);
+            if (info > 0) fail("PDPOTRF: the leading minor of order %d is not positive definite", info);
+
+            /* L: the lower triangle of the factors, strictly upper part zero; C = L L^T - A. */
+            Mat l = mat_new(n, n, nb, "L"); /* zeroed by mat_new */
+            pdlacpy_("L", &n, &n, af.a, &I1, &I1, af.desc, l.a, &I1, &I1, l.desc, 1);
+            Mat c = af; /* the factors are no longer needed: reuse their storage */
+            memcpy(c.a, a0.a, (size_t)c.lld * (size_t)(c.nloc > 0 ? c.nloc : 1) * sizeof(double));
+            pdgemm_("N", "T", &n, &n, &n, &D1, l.a, &I1, &I1, l.desc, l.a, &I1, &I1, l.desc, &DM1, c.a, &I1, &I1,
+                    c.desc);
+            free(l.a);
+            resid = norm1(&c, nwork) / (anorm * n * eps);
         } else {
             const int lpiv = numroc_(&m, &nb, &myrow, &I0, &nprow) + nb;
             int *ipiv = xmalloc((size_t)lpiv * sizeof(int), "IPIV");

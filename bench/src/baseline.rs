@@ -1,8 +1,9 @@
-//! `ftla baseline scalapack qr|lu`: the distribution's ScaLAPACK as a baseline.
+//! `ftla baseline scalapack qr|lu|chol`: the distribution's ScaLAPACK as a baseline.
 //!
 //! Runs Debian's ScaLAPACK (`libscalapack-openmpi`, Open MPI 4.1, OpenBLAS)
-//! PDGEQRF or PDGETRF on the same grid, size and block size as `ftla qr|lu`,
-//! through the small C driver `bench/baseline/scalapack_driver.c`, and
+//! PDGEQRF, PDGETRF or PDPOTRF on the same grid, size and block size as
+//! `ftla qr|lu|chol`, on the same matrix (the `Uniform` generator kind, `Spd`
+//! for chol), through the small C driver `bench/baseline/scalapack_driver.c`, and
 //! reports the same JSON fields as our own factorizations.
 //!
 //! The driver is compiled on demand with `/usr/bin/mpicc.openmpi` into
@@ -46,14 +47,19 @@ pub struct BaselineJob {
     pub timeout: Option<Duration>,
 }
 
-/// Checks the arguments of `ftla baseline scalapack qr|lu` (clap checked
-/// each on its own).
+/// Checks the arguments of `ftla baseline scalapack qr|lu|chol` (clap
+/// checked each on its own).
 fn validate(a: &BaselineArgs) -> Result<BaselineJob, String> {
     let Library::Scalapack = a.library;
     let op = Op::from(a.op);
     let m = a.m.unwrap_or(a.n);
-    if op == Op::Lu && m != a.n {
-        return Err(format!("lu factors a square matrix: --m {m} differs from --n {}", a.n));
+    match op {
+        Op::Qr => {}
+        Op::Lu | Op::Chol if m != a.n => {
+            return Err(format!("{} factors a square matrix: --m {m} differs from --n {}", op.name(), a.n));
+        }
+        Op::Lu | Op::Chol => {}
+        Op::Cg => return Err("the ScaLAPACK baseline has no cg".to_string()),
     }
     Ok(BaselineJob {
         op,
@@ -118,6 +124,7 @@ fn parse_driver_output(stdout: &str) -> Result<DriverReport, String> {
     let op = match get("op")? {
         "qr" => Op::Qr,
         "lu" => Op::Lu,
+        "chol" => Op::Chol,
         o => return Err(format!("driver output: unknown op `{o}`")),
     };
     let grid = |k: &str| -> Result<i32, String> {
@@ -134,7 +141,7 @@ fn parse_driver_output(stdout: &str) -> Result<DriverReport, String> {
         residual: num("residual")?,
         orthogonality: match op {
             Op::Qr => Some(num("orthogonality")?),
-            Op::Lu | Op::Cg => None,
+            Op::Lu | Op::Chol | Op::Cg => None,
         },
         eps: num("eps")?,
         dgemm_gflops: num("dgemm_gflops")?,
@@ -156,7 +163,7 @@ fn passed(r: &DriverReport) -> bool {
     r.residual < RESIDUAL_OK && r.orthogonality.is_none_or(|o| o < RESIDUAL_OK)
 }
 
-/// The report: the fields of `ftla qr|lu`, plus library, seed and eps.
+/// The report: the fields of `ftla qr|lu|chol`, plus library, seed and eps.
 fn to_report(a: &BaselineJob, r: &DriverReport) -> FactorReport {
     let mut f = FactorReport::new(
         format!("baseline scalapack {}", r.op.name()),
@@ -409,6 +416,10 @@ mod tests {
         assert_eq!((a.m, a.n, a.seed, a.timeout), (500, 300, 7, None));
         let a = run_args("scalapack lu --grid 2x2 --n 300 --m 300 --nb 32");
         assert_eq!((a.op, a.timeout), (Op::Lu, Some(Duration::from_secs(600))));
+        let a = run_args("scalapack chol --grid 2x2 --n 1024 --nb 64 --seed 3");
+        assert_eq!((a.op, a.m, a.n, a.nb, a.seed), (Op::Chol, 1024, 1024, 64, 3));
+        let a = run_args("scalapack chol --grid 1x2 --n 300 --m 300 --nb 32");
+        assert_eq!((a.op, a.m, a.n), (Op::Chol, 300, 300));
     }
 
     #[test]
@@ -428,6 +439,9 @@ mod tests {
             "scalapack qr --grid 1x2 --n 10 --m -3 --nb 2",
             "scalapack qr --grid 1x2 --n 3000000000 --nb 2",
             "scalapack lu --grid 1x2 --n 10 --m 12 --nb 2",
+            "scalapack chol --grid 1x2 --n 10 --m 12 --nb 2",
+            "scalapack chol --grid 1x2 --n 12 --m 10 --nb 2",
+            "scalapack cg --grid 1x2 --n 10 --nb 2",
             "scalapack qr --grid 1x2 --n 10 --nb 2 --bogus",
             "scalapack qr qr --grid 1x2 --n 10 --nb 2",
         ] {
@@ -477,6 +491,28 @@ mod tests {
     }
 
     #[test]
+    fn chol_output_has_no_orthogonality() {
+        let line = "FTLA_BASELINE op=chol m=1024 n=1024 nb=64 p=2 q=2 seed=1 time_s=5.000000000e-02 \
+                    residual=1.234500e-03 anorm=1.5e+03 eps=2.220446e-16 dgemm_gflops=30.25 \
+                    blas_kernel=Haswell nprocs=4";
+        let r = parse_driver_output(line).unwrap();
+        assert_eq!((r.op, r.m, r.n, r.nb, r.p, r.q), (Op::Chol, 1024, 1024, 64, 2, 2));
+        assert_eq!((r.orthogonality, r.residual), (None, 1.2345e-3));
+        assert!(passed(&r));
+        // N³/3 flops in 0.05 s.
+        approx::assert_relative_eq!(gflops(&r), 1024f64.powi(3) / 3.0 / 0.05 / 1e9, max_relative = 1e-9);
+        let j = serde_json::to_value(to_report(&run_args("scalapack chol --grid 2x2 --n 1024 --nb 64"), &r)).unwrap();
+        assert_eq!(j["command"], "baseline scalapack chol");
+        assert!(j.get("orthogonality").is_none() && j["ok"] == true, "{j}");
+        assert!(summary(&r).starts_with("baseline scalapack chol: grid 2x2, N=1024, NB=64"), "{}", summary(&r));
+        let e = parse_driver_output(
+            "FTLA_BASELINE_ERROR rank 1: PDPOTRF: the leading minor of order 7 is not positive definite\n",
+        )
+        .unwrap_err();
+        assert_eq!(e, "rank 1: PDPOTRF: the leading minor of order 7 is not positive definite");
+    }
+
+    #[test]
     fn reports_driver_errors_and_malformed_output() {
         let e = parse_driver_output("FTLA_BASELINE_ERROR rank 0: PDGETRF info=-4\n").unwrap_err();
         assert_eq!(e, "rank 0: PDGETRF info=-4");
@@ -486,7 +522,8 @@ mod tests {
         assert!(parse_driver_output(&QR_LINE.replace("orthogonality=3.132601e-01", "")).is_err());
         assert!(parse_driver_output(&QR_LINE.replace("time_s=1.250000000e+01", "")).is_err());
         assert!(parse_driver_output(&QR_LINE.replace("nb=64", "nb=sixty")).is_err());
-        assert!(parse_driver_output(&QR_LINE.replace("op=qr", "op=chol")).is_err());
+        assert!(parse_driver_output(&QR_LINE.replace("op=qr", "op=cg")).is_err());
+        assert!(parse_driver_output(&QR_LINE.replace("op=qr", "op=svd")).is_err());
     }
 
     #[test]
@@ -535,5 +572,11 @@ mod tests {
             "--allow-run-as-root --oversubscribe --bind-to none -n 6 /t/drv lu 300 300 32 2 3 9"
         );
         assert!(!mpirun_command(&a, Path::new("/t/drv"), false).get_args().any(|w| w == "--allow-run-as-root"));
+        let a = run_args("scalapack chol --grid 1x2 --n 512 --nb 32");
+        let words: Vec<String> = mpirun_command(&a, Path::new("/t/drv"), false)
+            .get_args()
+            .map(|s: &OsStr| s.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(words.join(" "), "--oversubscribe --bind-to none -n 2 /t/drv chol 512 512 32 1 2 1");
     }
 }

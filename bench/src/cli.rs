@@ -83,6 +83,16 @@ pub enum Command {
     /// residuals and the local DGEMM rate in the same JSON fields. Needs
     /// `scripts/setup.sh --scalapack`.
     Baseline(BaselineArgs),
+    /// Cholesky factorization of a symmetric positive definite matrix: pdpotrf.
+    ///
+    /// Factors a generated (default: symmetric uniform plus N on the
+    /// diagonal) or given matrix, A = L·Lᵀ with L in the lower triangle
+    /// (the upper one is not referenced), and reports the time, Gflop/s
+    /// (N³/3), ScaLAPACK's residual ‖A−LLᵀ‖₁/(‖A‖₁·N·eps) and the local
+    /// DGEMM rate measured in the same run. A matrix that is not positive
+    /// definite is reported with ScaLAPACK's INFO (the order of the first
+    /// leading minor that is not), exit code 1.
+    Chol(CholArgs),
     /// Conjugate gradients: pdcg, or the fault-tolerant pdcg_ft (--ft).
     ///
     /// Solves A·x = b for a dense symmetric positive definite A (default:
@@ -638,6 +648,39 @@ pub struct LuArgs {
     pub launch: LaunchArgs,
 }
 
+/// `ftla chol`.
+#[derive(Args, Debug, Clone)]
+#[command(
+    mut_arg("n", |a| help(a, "Order of the generated N×N matrix A (required unless --input)")),
+    mut_arg("m", |a| help(a, "Rows of A: Cholesky factors a square A, so M must equal N (default N)")),
+    mut_arg("matrix", |a| help(a, "Generated matrix: spd (symmetric uniform plus N on the diagonal, default) | \
+        poisson2d | dd | uniform | cond:C (only symmetric positive definite ones factor)")),
+    mut_arg("input", |a| help(a, "Factor the matrix in FILE (.npy <f8, or .mtx array) instead of a generated one \
+        (its lower triangle is read)")),
+    mut_arg("output", |a| help(a, "Write the factored matrix to FILE (.npy or .mtx): L in the lower triangle, the \
+        upper one as given")),
+    mut_arg("check", |a| help(a, "Compute ScaLAPACK's residual check ‖A−LLᵀ‖₁/(‖A‖₁·N·eps)")),
+    mut_arg("nrhs", |a| help(a, "With --solve: the columns of B (default 1; with --rhs, the file's)")),
+    mut_arg("rhs", |a| help(a, "With --solve: read B (N×NRHS, or of length N for one column) from FILE (.npy <f8, \
+        or .mtx array) instead of generating it (entries uniform in [−0.5, 0.5) from --seed)")),
+    mut_arg("solution", |a| help(a, "With --solve: write the solution X (N×NRHS, or of length N for one column) to \
+        FILE (.npy, or .mtx)")),
+)]
+pub struct CholArgs {
+    #[command(flatten)]
+    pub matrix: MatrixArgs,
+    /// Solve A·X = B with the factor (pdpotrs) and report ScaLAPACK's
+    /// solve residual solve_residual = ‖A·X−B‖₁/(‖A‖₁·‖X‖₁·N·eps). The
+    /// time and Gflop/s are then those of the factorization and the solve
+    /// together.
+    #[arg(long)]
+    pub solve: bool,
+    #[command(flatten)]
+    pub system: SolveArgs,
+    #[command(flatten)]
+    pub launch: LaunchArgs,
+}
+
 /// `ftla cg`.
 #[derive(Args, Debug, Clone)]
 #[command(
@@ -785,6 +828,7 @@ pub enum Library {
 pub enum FactorArg {
     Qr,
     Lu,
+    Chol,
 }
 
 impl From<FactorArg> for Op {
@@ -792,6 +836,7 @@ impl From<FactorArg> for Op {
         match o {
             FactorArg::Qr => Op::Qr,
             FactorArg::Lu => Op::Lu,
+            FactorArg::Chol => Op::Chol,
         }
     }
 }

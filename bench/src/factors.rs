@@ -12,7 +12,7 @@ use scalapack_ft::abft::{FtOptions, FtReport, FtWorkspace};
 use scalapack_ft::cg::{cg_flops, pdcg, CgOptions, CgReport};
 use scalapack_ft::dist_io::{write_matrix, write_vector, VectorData};
 use scalapack_ft::generate::{Generator, MatrixKind};
-use scalapack_ft::{cg_ft, lu, lu_ft, qr, qr_ft, DistMatrix, Error};
+use scalapack_ft::{blas, cg_ft, chol, lu, lu_ft, qr, qr_ft, DistMatrix, Error};
 
 /// What a run makes besides the factored matrix: tau or the pivots, and
 /// the solve with them (CG: its solution).
@@ -27,6 +27,23 @@ pub enum Outputs {
     LeastSquares(Box<LstsqSolve>),
     /// LU with `--solve`: the pivots and the solve with the factors.
     LuSolve(Box<LuSolve>),
+    /// Cholesky: L in the lower triangle of the factored matrix, and with
+    /// `--solve` the solve with it.
+    Cholesky(Box<CholSolve>),
+}
+
+/// A Cholesky factorization (`chol`), and with `--solve` the system, B's
+/// seed, and once solved B and X.
+pub struct CholSolve {
+    /// The factorization stopped at a minor that is not positive
+    /// definite: no factor to check, no solve.
+    failed: bool,
+    pub system: Option<SolveJob>,
+    seed: u64,
+    pub b: Option<DistMatrix>,
+    pub x: Option<DistMatrix>,
+    /// Seconds of the solve alone (`pdpotrs`), on this process.
+    pub solve_s: Option<f64>,
 }
 
 /// A solve with LU factors (`lu --solve`): the system, B's seed, and once
@@ -129,6 +146,14 @@ impl Outputs {
                 factored: None,
             })),
             (Op::Lu, None) => Outputs::Pivots(Vec::new()),
+            (Op::Chol, system) => Outputs::Cholesky(Box::new(CholSolve {
+                failed: false,
+                system: system.clone(),
+                seed: a.seed,
+                b: None,
+                x: None,
+                solve_s: None,
+            })),
             (Op::Cg, _) => {
                 Outputs::Solution(Box::new(CgSolve { opts: a.cg.clone(), seed: a.seed, x: None, report: None }))
             }
@@ -150,6 +175,7 @@ impl Outputs {
             }
             // L⁻¹·B and U⁻¹·B: 2·N²·K.
             Outputs::LuSolve(s) => op.flops(m, n) + 2.0 * (n * n * s.system.nrhs) as f64,
+            Outputs::Cholesky(s) => op.flops(m, n) + s.system.as_ref().map_or(0.0, |y| 2.0 * (n * n * y.nrhs) as f64),
             _ => op.flops(m, n),
         }
     }
@@ -169,6 +195,7 @@ impl Outputs {
         match self {
             Outputs::LuSolve(s) => s.solve_s,
             Outputs::LeastSquares(s) => s.solve_s,
+            Outputs::Cholesky(s) => s.solve_s,
             _ => None,
         }
     }
@@ -182,6 +209,7 @@ impl Outputs {
             (Outputs::LuSolve(_), true) => Some("pdgetrs_ft"),
             (Outputs::LeastSquares(_), false) => Some("pdgels"),
             (Outputs::LeastSquares(_), true) => Some("pdgels_ft"),
+            (Outputs::Cholesky(s), _) if s.system.is_some() => Some("pdpotrs"),
             _ => None,
         }
     }
@@ -221,6 +249,24 @@ impl Outputs {
                 }
                 Ok(singular)
             }
+            Outputs::Cholesky(s) => match chol::pdpotrf(grid, blas::Uplo::Lower, mat) {
+                Ok(()) => {
+                    if let Some(system) = &s.system {
+                        let b = solve::right_hand_sides(grid, system, s.seed, mat.m(), mat.nb(), true)?;
+                        let mut x = b.clone();
+                        let t = std::time::Instant::now();
+                        chol::pdpotrs(grid, blas::Uplo::Lower, mat, &mut x)?;
+                        s.solve_s = Some(t.elapsed().as_secs_f64());
+                        (s.b, s.x) = (Some(b), Some(x));
+                    }
+                    Ok(None)
+                }
+                Err(e @ Error::MinorNotPositiveDefinite { .. }) => {
+                    s.failed = true;
+                    Ok(Some(e))
+                }
+                Err(e) => Err(e),
+            },
             Outputs::Solution(s) => {
                 let (b, mut x) = s.vectors(grid, mat)?;
                 let done = singular_is_a_result(pdcg(grid, mat, &b, &mut x, &s.opts));
@@ -246,6 +292,10 @@ impl Outputs {
     ) -> Result<(FtReport, Option<Error>), Error> {
         match self {
             Outputs::Tau(tau, o) => qr_ft::pdgeqrf_ft_with(region, mat, tau, opts, work, o).map(|r| (r, None)),
+            // (`ftla chol` takes no --ft: the plain pdpotrf only, so far.)
+            Outputs::Cholesky(_) => {
+                Err(Error::Grid(blacs_ft::Error::invalid("--ft", "chol has no fault-tolerant form")))
+            }
             Outputs::LeastSquares(s) => {
                 // (A process joining the call reads its blocks of B alone:
                 // the others are already inside the factorization.)
@@ -398,6 +448,18 @@ pub fn check(
     }
     match factors {
         Outputs::Solution(_) | Outputs::Tau(..) => {}
+        Outputs::Cholesky(s) => {
+            if a.check && !s.failed {
+                r.residual = Some(chol::cholesky_residual(grid, blas::Uplo::Lower, &orig, fact)?);
+            }
+            if let (Some(b), Some(x), Some(system)) = (&s.b, &s.x, &s.system) {
+                // (Against the symmetric A of the lower triangle, which is
+                // what was factored.)
+                let sym = chol::symmetrized(grid, blas::Uplo::Lower, &orig)?;
+                r.solve = Some(lu::solve_residual(grid, &sym, x, b)?);
+                solve::write_solution(grid, system, x)?;
+            }
+        }
         Outputs::LeastSquares(s) => {
             let Some(solved) = &s.b else { return Ok(r) };
             let x = solve::with_rows(grid, solved, orig.n())?;
@@ -438,6 +500,8 @@ pub fn write(grid: &Grid, a: &FactorJob, fact: &DistMatrix, factors: &Outputs) -
             write_matrix(grid, fact, out)?;
             write_vector(grid, &out.with_extension("ipiv.npy"), VectorData::I64(ipiv))
         }
+        // (A with L in its lower triangle.)
+        Outputs::Cholesky(_) => write_matrix(grid, fact, out),
         Outputs::LuSolve(s) => {
             write_matrix(grid, fact, out)?;
             write_vector(grid, &out.with_extension("ipiv.npy"), VectorData::I64(&s.ipiv))

@@ -53,7 +53,8 @@ fn main() {
     // (`--quiet`: the ranks show no progress; the launcher passes it on.)
     if let Command::Qr(cli::QrArgs { matrix, .. })
     | Command::Lu(cli::LuArgs { matrix, .. })
-    | Command::Cg(cli::CgArgs { matrix, .. }) = &cli.command
+    | Command::Cg(cli::CgArgs { matrix, .. })
+    | Command::Chol(cli::CholArgs { matrix, .. }) = &cli.command
     {
         if matrix.quiet && !inside_mpi() {
             std::env::set_var(blacs_ft::launch::PROGRESS_VAR, "off");
@@ -89,6 +90,10 @@ fn main() {
         Command::Cg(a) => {
             let launch = a.launch.clone();
             ("cg", FactorJob::from_cg(a).map(Job::Factor), launch)
+        }
+        Command::Chol(a) => {
+            let launch = a.launch.clone();
+            ("chol", FactorJob::from_chol(a).map(Job::Factor), launch)
         }
     };
     let mut job = job.unwrap_or_else(|e| usage_error(name, e));
@@ -130,7 +135,7 @@ fn ignores_ftla_kill(command: &Command) -> Option<&'static str> {
         Command::Baseline(_) => Some("baseline"),
         Command::Soak(_) => Some("soak"),
         Command::Scale(_) => Some("scale"),
-        Command::Qr(_) | Command::Lu(_) | Command::Cg(_) | Command::Launch(_) => None,
+        Command::Qr(_) | Command::Lu(_) | Command::Cg(_) | Command::Chol(_) | Command::Launch(_) => None,
     }
 }
 

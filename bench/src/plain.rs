@@ -1,4 +1,4 @@
-//! `ftla qr`, `ftla lu` and `ftla cg` without `--ft`: factor (or solve
+//! `ftla qr`, `ftla lu`, `ftla chol` and `ftla cg` without `--ft`: factor (or solve
 //! with) a generated or user-supplied matrix on a grid, time it, check it
 //! as ScaLAPACK's testers do, and report Gflop/s next to the local DGEMM
 //! rate measured in the same run.
@@ -64,7 +64,10 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
     let mut secs = [t.elapsed().as_secs_f64()];
     grid.max(Scope::All, &mut secs)?;
     let mut report = FactorReport::new(a.op.name(), [a.grid.p, a.grid.q], m, n, a.nb);
-    report.timed_flops(factors.flops(a.op, m, n), secs[0]);
+    // (A Cholesky that stopped at a minor did not do its flops: no rate.)
+    let stopped = matches!(singular, Some(scalapack_ft::Error::MinorNotPositiveDefinite { .. }));
+    report.timed_flops(if stopped { f64::NAN } else { factors.flops(a.op, m, n) }, secs[0]);
+    report.info = singular.as_ref().map(|e| e.info());
     crate::ft_run::cg_fields(&mut report, &factors);
     let res = factors::check(grid, a, original, &mat, &factors)?;
     factors::write(grid, a, &mat, &factors)?;
@@ -85,16 +88,20 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
             eprintln!("ftla: {e}");
         }
     }
-    let mut summary = format!(
-        "{} {m}x{n} NB {} on {}: {:.3} s, {:.1} Gflop/s ({:.0} % of the ranks' summed local DGEMM rate){}",
-        a.op.name(),
-        a.nb,
-        a.grid,
-        report.time_s,
-        report.gflops,
-        100.0 * report.gflops / (dgemm * grid.size() as f64).max(1e-9),
-        res.summary()
-    );
+    let mut summary = if stopped {
+        format!("{} {m}x{n} NB {} on {}: stopped after {:.3} s", a.op.name(), a.nb, a.grid, report.time_s)
+    } else {
+        format!(
+            "{} {m}x{n} NB {} on {}: {:.3} s, {:.1} Gflop/s ({:.0} % of the ranks' summed local DGEMM rate){}",
+            a.op.name(),
+            a.nb,
+            a.grid,
+            report.time_s,
+            report.gflops,
+            100.0 * report.gflops / (dgemm * grid.size() as f64).max(1e-9),
+            res.summary()
+        )
+    };
     if let Some(s) = factors.solve() {
         summary.push_str(&format!(", {}", crate::ft_run::cg_line(s)));
     }

@@ -3,7 +3,7 @@
 //! the memory it needs, the checks of its kill points, and the one path
 //! that writes its report.
 
-use crate::cli::{CgArgs, GridShape, LuArgs, QrArgs};
+use crate::cli::{CgArgs, CholArgs, GridShape, LuArgs, QrArgs};
 use blacs_ft::inject::{KillSpec, SilentError};
 use blacs_ft::Injector;
 use ftla_bench::report::Op;
@@ -80,19 +80,21 @@ pub struct FtJob {
     pub layout: scalapack_ft::abft::LayoutKind,
 }
 
-/// The fault-tolerant routine of `ftla OP --ft`.
-pub fn op_driver(op: Op) -> &'static Driver {
+/// The fault-tolerant routine of `ftla OP --ft` (`None`: `chol`, plain
+/// only so far).
+pub fn op_driver(op: Op) -> Option<&'static Driver> {
     match op {
-        Op::Qr => &drivers::PDGEQRF_FT,
-        Op::Lu => &drivers::PDGETRF_FT,
-        Op::Cg => &drivers::PDCG_FT,
+        Op::Qr => Some(&drivers::PDGEQRF_FT),
+        Op::Lu => Some(&drivers::PDGETRF_FT),
+        Op::Cg => Some(&drivers::PDCG_FT),
+        Op::Chol => None,
     }
 }
 
 /// The phases where a kill can fire in the fault-tolerant factorization
 /// of `op`: those before step 0, then a step's (its commit last).
 pub fn op_phases(op: Op) -> Vec<Phase> {
-    op_driver(op).phases()
+    op_driver(op).map(|d| d.phases()).unwrap_or_default()
 }
 /// The repair protocol's points (`repair:ATTEMPT:…`, `repair:BUILD:split`)
 /// and the region's (`region:REPAIR:share`); their counters start at 1.
@@ -169,6 +171,18 @@ impl FactorJob {
             }
         };
         Ok(Some(SolveJob { nrhs, rhs: s.rhs.clone(), solution: s.solution.clone() }))
+    }
+
+    /// `ftla chol`.
+    pub fn from_chol(a: CholArgs) -> Result<FactorJob, String> {
+        let mut job = FactorJob::common(Op::Chol, &a.matrix)?;
+        // (An --input matrix's shape is known once it is read: pdpotrf
+        // refuses a non-square one then.)
+        if job.input.is_none() && job.m != job.n {
+            return Err(format!("chol factors a square matrix, got {}x{} (drop --m or set it to --n)", job.m, job.n));
+        }
+        job.solve = job.system("--solve", a.solve, &a.system)?;
+        Ok(job)
     }
 
     /// `ftla cg`.
@@ -325,6 +339,7 @@ impl FactorJob {
             Op::Qr => MatrixKind::Uniform,
             Op::Lu => MatrixKind::DiagonallyDominant,
             Op::Cg => MatrixKind::Poisson2d,
+            Op::Chol => MatrixKind::Spd,
         };
         Ok(FactorJob {
             op,
@@ -377,7 +392,7 @@ impl FactorJob {
         if self.op == Op::Cg {
             return Some(self.cg.maxit + 2);
         }
-        self.shape().and_then(|(m, n)| op_driver(self.op).steps.of(m, n, self.nb))
+        self.shape().and_then(|(m, n)| op_driver(self.op)?.steps.of(m, n, self.nb))
     }
 
     /// The kills completed and checked: every rank is in the grid, every

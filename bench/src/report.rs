@@ -23,22 +23,25 @@ pub enum Op {
     Lu,
     /// `pdcg` / `pdcg_ft`: conjugate gradients.
     Cg,
+    /// `pdpotrf`: Cholesky, A = L·Lᵀ.
+    Chol,
 }
 
 impl Op {
-    /// Lower-case name (`qr`, `lu`, `cg`).
+    /// Lower-case name (`qr`, `lu`, `cg`, `chol`).
     pub fn name(self) -> &'static str {
         match self {
             Op::Qr => "qr",
             Op::Lu => "lu",
             Op::Cg => "cg",
+            Op::Chol => "chol",
         }
     }
 
     /// Floating-point operations of the factorization of an `m`×`n`
     /// matrix: the leading terms of LAPACK's counts, 2MN² − 2N³/3 for QR
     /// (M ≥ N) and MN² − N³/3 for LU (2N³/3 when square), with M and N
-    /// swapped when M < N. For CG, whose count depends on its iterations,
+    /// swapped when M < N; N³/3 for Cholesky. For CG, whose count depends on its iterations,
     /// one matrix-vector product (2N²); see [`scalapack_ft::cg::cg_flops`].
     pub fn flops(self, m: usize, n: usize) -> f64 {
         let (m, n) = (m as f64, n as f64);
@@ -47,6 +50,7 @@ impl Op {
             Op::Qr => 2.0 * big * small * small - 2.0 * small * small * small / 3.0,
             Op::Lu => big * small * small - small * small * small / 3.0,
             Op::Cg => 2.0 * m * n,
+            Op::Chol => small * small * small / 3.0,
         }
     }
 }
@@ -267,6 +271,12 @@ pub struct FactorReport {
     /// solve with the factors.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub solve_residual: Option<f64>,
+    /// ScaLAPACK's INFO of a factorization that found its matrix singular
+    /// (LU: the 1-based index of the zero pivot) or not positive definite
+    /// (Cholesky: the order of the first leading minor that is not); absent
+    /// when INFO = 0.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub info: Option<i32>,
     /// LU with `--solve`, QR with `--lstsq`: seconds of the solve alone
     /// (`pdgetrs`, or `pdgetrs_ft` with its recoveries; `pdgels`'s part
     /// after its factorization, or `pdgels_ft`'s protected solve with its
@@ -378,6 +388,7 @@ impl FactorReport {
             blas_threads_per_rank: None,
             eps: None,
             recoveries: None,
+            info: None,
             restarts: None,
             restart_repairs: None,
             checkpoints: None,

@@ -131,11 +131,12 @@ impl Scenario {
         // (CG: square; its iterations on the 2-D Poisson matrix are at
         // least the grid's width, ⌈√N⌉, so kills up to there fire.)
         let m = if op != Op::Cg && rng.random_bool(0.25) { rng.random_range(n / 2 + nb..=2 * n) } else { n };
-        let steps = crate::problem::op_driver(op).steps.of(m, n, nb).unwrap_or((n as f64).sqrt().ceil() as u64);
+        let steps =
+            crate::problem::op_driver(op).and_then(|d| d.steps.of(m, n, nb)).unwrap_or((n as f64).sqrt().ceil() as u64);
         let solve = match op {
             Op::Lu => m == n,
             Op::Qr => rng.random_bool(0.5),
-            Op::Cg => false,
+            Op::Cg | Op::Chol => false,
         };
         let solve_points = SolvePoints::of(op, m, n, nb);
         // (Checkpoint-on-failure takes no spares.)
@@ -489,7 +490,7 @@ mod tests {
             let points = match op {
                 Op::Lu => vec!["getrs:", "getrs:0:args", "getrs:0:encode", "@app:0"],
                 Op::Qr => vec!["gels:", "gels:0:args", "gels:0:encode"],
-                Op::Cg => vec![],
+                Op::Cg | Op::Chol => vec![],
             };
             for pat in points {
                 assert!(solve_kill(pat), "{op:?}: no {pat} kill drawn");

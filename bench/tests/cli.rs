@@ -19,7 +19,7 @@ fn ftla(args: &[&str]) -> Captured {
 fn help_lists_every_command_and_option() {
     let top = ftla(&["--help"]);
     assert_eq!(top.code, Some(0));
-    for c in ["demo", "grid-demo", "repair", "qr", "lu", "baseline", "soak", "scale", "launch"] {
+    for c in ["demo", "grid-demo", "repair", "qr", "lu", "chol", "baseline", "soak", "scale", "launch"] {
         assert!(top.stdout.contains(&format!("  {c} ")), "{}", top.stdout);
     }
     let rep = ftla(&["repair", "--help"]);

@@ -180,6 +180,39 @@ module ftla
       integer(c_int), intent(out) :: info
     end subroutine
 
+    ! Cholesky factorization without fault tolerance (ScaLAPACK PDPOTRF's
+    ! arguments; UPLO = 'L' or 'U').
+    subroutine ftla_pdpotrf(uplo, n, a, ia, ja, desca, info) bind(C, name="ftla_pdpotrf_")
+      import :: c_int, c_double, c_char
+      character(kind=c_char), intent(in) :: uplo
+      integer(c_int), intent(in) :: n, ia, ja, desca(9)
+      real(c_double), intent(inout) :: a(*)
+      integer(c_int), intent(out) :: info
+    end subroutine
+
+    ! Solves A X = B with the Cholesky factor (ScaLAPACK PDPOTRS's
+    ! arguments). No fault tolerance: on FTLA_INFO_PROCESS_LOST call it
+    ! again.
+    subroutine ftla_pdpotrs(uplo, n, nrhs, a, ia, ja, desca, b, ib, jb, descb, info) &
+        bind(C, name="ftla_pdpotrs_")
+      import :: c_int, c_double, c_char
+      character(kind=c_char), intent(in) :: uplo
+      integer(c_int), intent(in) :: n, nrhs, ia, ja, desca(9), ib, jb, descb(9)
+      real(c_double), intent(in) :: a(*)
+      real(c_double), intent(inout) :: b(*)
+      integer(c_int), intent(out) :: info
+    end subroutine
+
+    ! Factors A and solves A X = B (ScaLAPACK PDPOSV's arguments).
+    subroutine ftla_pdposv(uplo, n, nrhs, a, ia, ja, desca, b, ib, jb, descb, info) &
+        bind(C, name="ftla_pdposv_")
+      import :: c_int, c_double, c_char
+      character(kind=c_char), intent(in) :: uplo
+      integer(c_int), intent(in) :: n, nrhs, ia, ja, desca(9), ib, jb, descb(9)
+      real(c_double), intent(inout) :: a(*), b(*)
+      integer(c_int), intent(out) :: info
+    end subroutine
+
     ! Fault-tolerant conjugate gradients for A x = b, A symmetric positive
     ! definite: PDCG_FT(N, A, IA, JA, DESCA, B, IB, JB, DESCB, X, IX, JX,
     ! DESCX, TOL, MAXIT, ITER, RESID, INFO).

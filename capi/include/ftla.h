@@ -639,6 +639,86 @@ void pdcg_ft_(const int *n,
               double *resid,
               int *info);
 
+// Cholesky factorization of the N×N symmetric positive definite A
+// (ScaLAPACK `PDPOTRF`), ftla's own, not fault tolerant.
+//
+// * `uplo` (global input): `"L"`: A's lower triangle is read and L
+//   (A = L·Lᵀ) written there; `"U"`: the upper one, and U (A = Uᵀ·U).
+//   The other triangle is not referenced.
+// * `n` (global input): the order of A.
+// * `a`, `ia`, `ja`, `desca` (local input/output): A; IA = JA = 1,
+//   MB_A = NB_A, the first block on process (0, 0).
+// * `info` (global output): 0; `-i` or `-(i·100 + j)` for a bad argument
+//   (ScaLAPACK's positions); `k > 0`: the leading minor of order k is not
+//   positive definite, and the factorization stopped there (as
+//   ScaLAPACK's); `FTLA_INFO_PROCESS_LOST` when a process was lost during
+//   the call (the grid repaired, A undefined).
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void ftla_pdpotrf_(const char *uplo,
+                   const int *n,
+                   double *a,
+                   const int *ia,
+                   const int *ja,
+                   const int *desca,
+                   int *info);
+
+// Solves `A·X = B` with the Cholesky factor from `ftla_pdpotrf_`
+// (ScaLAPACK `PDPOTRS`), ftla's own, not fault tolerant.
+//
+// * `uplo` (global input): the triangle of A holding the factor, `"L"` or
+//   `"U"` (as given to the factorization).
+// * `n`, `nrhs` (global input): the order of A and the number of
+//   right-hand sides.
+// * `a`, `ia`, `ja`, `desca` (local input): the factor; IA = JA = 1,
+//   MB_A = NB_A.
+// * `b`, `ib`, `jb`, `descb` (local input/output): the right-hand sides
+//   on entry, the solution on exit; IB = JB = 1, B's rows in A's row
+//   blocks (MB_B = MB_A).
+// * `info` (global output): as `ftla_pdpotrf_`; `FTLA_INFO_INPUT_LOST`
+//   on every process when A is a factor that a replacement process did
+//   not receive (nothing computed: factor again).
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void ftla_pdpotrs_(const char *uplo,
+                   const int *n,
+                   const int *nrhs,
+                   const double *a,
+                   const int *ia,
+                   const int *ja,
+                   const int *desca,
+                   double *b,
+                   const int *ib,
+                   const int *jb,
+                   const int *descb,
+                   int *info);
+
+// Factors the N×N symmetric positive definite A and solves `A·X = B`
+// (ScaLAPACK `PDPOSV`), ftla's own, not fault tolerant: the arguments of
+// `ftla_pdpotrs_`, A overwritten with the factor as `ftla_pdpotrf_`
+// does; INFO = k > 0 when the leading minor of order k is not positive
+// definite (B then unchanged).
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void ftla_pdposv_(const char *uplo,
+                  const int *n,
+                  const int *nrhs,
+                  double *a,
+                  const int *ia,
+                  const int *ja,
+                  const int *desca,
+                  double *b,
+                  const int *ib,
+                  const int *jb,
+                  const int *descb,
+                  int *info);
+
 // Fault-tolerant solve of `A·X = B` or `Aᵀ·X = B` with the LU factors
 // ftla keeps for A (ScaLAPACK `PDGETRS`'s arguments): those of the last
 // `pdgetrf_ft_` given this A with this DESCA.

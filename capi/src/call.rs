@@ -152,7 +152,10 @@ pub(crate) fn set_info(info: *mut c_int, v: c_int) {
 /// ScaLAPACK's INFO for an error of a routine.
 fn info_of(e: &Error) -> c_int {
     match e {
-        Error::Argument { .. } | Error::Singular { .. } | Error::NotPositiveDefinite { .. } => e.info(),
+        Error::Argument { .. }
+        | Error::Singular { .. }
+        | Error::NotPositiveDefinite { .. }
+        | Error::MinorNotPositiveDefinite { .. } => e.info(),
         Error::Memory { .. } => FTLA_INFO_NO_MEMORY,
         Error::InputLost { .. } => FTLA_INFO_INPUT_LOST,
         Error::Grid(g) if g.is_unrecoverable() => FTLA_INFO_UNRECOVERABLE,
@@ -236,7 +239,9 @@ pub(crate) fn run<P: Work>(
     // here.
     match &outcome {
         // (A singular U is a complete factorization.)
-        Ok(Ended::Computed) | Err(Error::Singular { .. }) => ctx.lost.outputs_written(arrays),
+        Ok(Ended::Computed) | Err(Error::Singular { .. } | Error::MinorNotPositiveDefinite { .. }) => {
+            ctx.lost.outputs_written(arrays)
+        }
         Ok(Ended::ResultLost) => ctx.lost.lose_outputs(arrays, r.protection == Protection::FaultTolerant),
         Err(_) => {}
     }
@@ -264,7 +269,10 @@ pub(crate) fn run<P: Work>(
                     | Error::InputLost { .. }
                     | Error::Grid(blacs_ft::Error::Checkpoint { .. } | blacs_ft::Error::Remote { .. })
             );
-            let result = matches!(e, Error::Singular { .. } | Error::NotPositiveDefinite { .. });
+            let result = matches!(
+                e,
+                Error::Singular { .. } | Error::NotPositiveDefinite { .. } | Error::MinorNotPositiveDefinite { .. }
+            );
             if agreed && rank == 0 {
                 eprintln!("ftla: {e}");
             } else if !agreed && !result {

@@ -7,7 +7,8 @@
 //! `pdgeqrf_ft_`, `pdgetrf_ft_` (whose factors ftla keeps protected until
 //! `ftla_release_`), the solves on those kept factors `pdgetrs_ft_`,
 //! `pdormqr_ft_`, the least squares `pdgels_ft_`, `pdcg_ft_`, and the plain
-//! `ftla_pdgeqrf_`, `ftla_pdgetrf_`, `ftla_pdgetrs_`. Every name is prefixed so that a BLACS
+//! `ftla_pdgeqrf_`, `ftla_pdgetrf_`, `ftla_pdgetrs_`, and Cholesky's
+//! `ftla_pdpotrf_`, `ftla_pdpotrs_`, `ftla_pdposv_`. Every name is prefixed so that a BLACS
 //! or ScaLAPACK linked into the same program never clashes.
 //!
 //! Arguments follow ScaLAPACK: pointers (Fortran calling convention),
@@ -23,6 +24,8 @@ mod grid;
 mod tools;
 
 mod drivers;
+
+mod cholesky;
 
 mod solves;
 
@@ -43,6 +46,7 @@ pub use call::{
     FTLA_INFO_ERROR, FTLA_INFO_INPUT_LOST, FTLA_INFO_NO_MEMORY, FTLA_INFO_PROCESS_LOST, FTLA_INFO_RESULT_LOST,
     FTLA_INFO_UNRECOVERABLE,
 };
+pub use cholesky::{ftla_pdposv_, ftla_pdpotrf_, ftla_pdpotrs_};
 pub use drivers::{ftla_pdgeqrf_, ftla_pdgetrf_, ftla_pdgetrs_, pdcg_ft_, pdgeqrf_ft_, pdgetrf_ft_};
 pub use grid::{
     Cftla_comm_f, Cftla_exit, Cftla_gridexit, Cftla_gridinfo, Cftla_gridinit, Cftla_is_replacement, Cftla_pinfo,

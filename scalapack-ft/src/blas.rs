@@ -181,6 +181,45 @@ pub fn dgeqrt3(m: usize, n: usize, a: &mut [f64], lda: usize, t: &mut [f64], ldt
     info
 }
 
+/// Cholesky factorization of the n×n symmetric positive definite matrix
+/// whose `uplo` triangle `a` holds (LAPACK `DPOTRF`): the factor overwrites
+/// that triangle, the other is not referenced. Returns INFO (`j > 0`: the
+/// leading minor of order `j` is not positive definite).
+pub fn dpotrf(uplo: Uplo, n: usize, a: &mut [f64], lda: usize) -> i32 {
+    if n == 0 {
+        return 0;
+    }
+    let u = if uplo == Uplo::Upper { b'U' } else { b'L' };
+    let mut info = 0;
+    // SAFETY: shapes are consistent by the caller's contract.
+    unsafe { lapack::dpotrf(u, i(n), a, i(lda.max(1)), &mut info) };
+    info
+}
+
+/// `C = alpha·A·Aᵀ + beta·C` (`t` = No, A n×k) or `alpha·Aᵀ·A + beta·C`
+/// (`t` = Yes, A k×n) on the `uplo` triangle of the n×n `c` (BLAS
+/// `DSYRK`); the other triangle is not referenced.
+#[allow(clippy::too_many_arguments)]
+pub fn dsyrk(
+    uplo: Uplo,
+    t: Trans,
+    n: usize,
+    k: usize,
+    alpha: f64,
+    a: &[f64],
+    lda: usize,
+    beta: f64,
+    c: &mut [f64],
+    ldc: usize,
+) {
+    if n == 0 {
+        return;
+    }
+    let u = if uplo == Uplo::Upper { b'U' } else { b'L' };
+    // SAFETY: shapes are consistent by the caller's contract.
+    unsafe { blas::dsyrk(u, t.ch(), i(n), i(k), alpha, a, i(lda.max(1)), beta, c, i(ldc.max(1))) }
+}
+
 /// LU with partial pivoting of an m×n matrix (LAPACK `DGETRF`); `ipiv`
 /// receives 1-based row interchanges (LAPACK's convention). Returns INFO.
 pub fn dgetrf(m: usize, n: usize, a: &mut [f64], lda: usize, ipiv: &mut [i32]) -> i32 {

@@ -26,6 +26,11 @@ pub enum Error {
     /// (`curvature`) at `iteration` (1-based): A is not positive definite.
     /// INFO = `iteration`.
     NotPositiveDefinite { routine: String, iteration: u64, curvature: f64 },
+    /// A Cholesky factorization met a leading minor of order `order`
+    /// (1-based) that is not positive definite: A is not, and the
+    /// factorization stopped there (ScaLAPACK INFO = `order`). The same on
+    /// every process.
+    MinorNotPositiveDefinite { routine: String, order: usize },
     /// An iterative solver cannot go on (a non-finite value appeared, or a
     /// checksum mismatch persisted after recomputing): `reason`.
     Breakdown { routine: String, iteration: u64, reason: String },
@@ -56,6 +61,7 @@ impl Error {
             Error::Argument { position, .. } => -(*position as i32),
             Error::Singular { index, .. } => *index as i32 + 1,
             Error::NotPositiveDefinite { iteration, .. } => *iteration as i32,
+            Error::MinorNotPositiveDefinite { order, .. } => *order as i32,
             Error::Grid(_)
             | Error::Memory { .. }
             | Error::Breakdown { .. }
@@ -99,6 +105,11 @@ impl fmt::Display for Error {
             Error::NotPositiveDefinite { routine, iteration, curvature } => write!(
                 f,
                 "{routine}: pᵀA·p = {curvature:e} ≤ 0 at iteration {iteration}: the matrix is not positive definite"
+            ),
+            Error::MinorNotPositiveDefinite { routine, order } => write!(
+                f,
+                "{routine}: the leading minor of order {order} is not positive definite: the matrix is not \
+                 (INFO = {order})"
             ),
             Error::Breakdown { routine, iteration, reason } => {
                 write!(f, "{routine}: breakdown at iteration {iteration}: {reason}")

@@ -11,6 +11,7 @@ pub mod array;
 pub mod blas;
 pub mod cg;
 pub mod cg_ft;
+pub mod chol;
 pub mod descriptor;
 pub mod dist_io;
 pub mod drivers;

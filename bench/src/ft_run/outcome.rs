@@ -92,6 +92,7 @@ impl FtOutcome {
                 Op::Qr => format!("residual ‖A−QR‖₁/(‖A‖₁·max(M,N)·eps) = {r:.3}"),
                 Op::Lu => format!("residual ‖PA−LU‖₁/(‖A‖₁·max(M,N)·eps) = {r:.3}"),
                 Op::Cg => format!("residual {r:.3}"),
+                Op::Chol => format!("residual ‖A−LLᵀ‖₁/(‖A‖₁·N·eps) = {r:.3}"),
             });
         }
         if let Some(o) = res.orthogonality {

@@ -2,7 +2,7 @@
  * The C ABI's contract, checked from C on a 2x2 grid (tests/capi.rs runs it
  * under `ftla launch --np 4`): ScaLAPACK's INFO codes for bad arguments,
  * the workspace query, a singular matrix, the tools, the grid functions,
- * the communicator getter, the plain routines and the CG. Prints
+ * the communicator getter, the plain routines (Cholesky's too) and the CG. Prints
  * "ok NAME" or "FAIL NAME ..." per check; exit status 0 when all passed.
  */
 #include <math.h>
@@ -307,6 +307,35 @@ int main(int argc, char **argv) {
     pdcg_ft_(&n, a0, &one, &one, desca, b0, &one, &one, descb, x, &one, &one, descb, &tol, &maxit2, &iter, &resid,
              &info);
     expect("pdcg_ft not converged is INFO MAXIT+1", info, maxit2 + 1);
+
+    /* Cholesky on the same symmetric positive definite matrix: L, then U
+       through PDPOSV, a bad UPLO, and a minor that is not positive definite. */
+    double *c = malloc(sizeof(double) * lld * nloc);
+    memcpy(c, a0, sizeof(double) * lld * nloc);
+    ftla_pdpotrf_("L", &n, c, &one, &one, desca, &info);
+    expect("plain pdpotrf", info, 0);
+    memcpy(x, b0, sizeof(double) * lld);
+    ftla_pdpotrs_("L", &n, &one, c, &one, &one, desca, x, &one, &one, descb, &info);
+    err = 0;
+    for (int li = 0; li < (mycol == 0 ? mloc : 0); li++) err = fmax(err, fabs(x[li] - 1.0));
+    expect("pdpotrs solves A x = A 1", info == 0 && err < 1e-10, 1);
+    memcpy(c, a0, sizeof(double) * lld * nloc);
+    memcpy(x, b0, sizeof(double) * lld);
+    ftla_pdposv_("U", &n, &one, c, &one, &one, desca, x, &one, &one, descb, &info);
+    err = 0;
+    for (int li = 0; li < (mycol == 0 ? mloc : 0); li++) err = fmax(err, fabs(x[li] - 1.0));
+    expect("pdposv (UPLO = U) solves A x = A 1", info == 0 && err < 1e-10, 1);
+    ftla_pdpotrf_("X", &n, c, &one, &one, desca, &info);
+    expect("UPLO = X is INFO -1", info, -1);
+    /* A(10,10) (1-based) made negative: the minor of order 10 is not
+       positive definite. */
+    memcpy(c, a0, sizeof(double) * lld * nloc);
+    for (int lj = 0; lj < nloc; lj++)
+        for (int li = 0; li < mloc; li++)
+            if (l2g(li, nb, myrow, nprow) == 9 && l2g(lj, nb, mycol, npcol) == 9) c[li + lj * lld] = -1.0;
+    ftla_pdpotrf_("L", &n, c, &one, &one, desca, &info);
+    expect("a minor that is not positive definite is its order", info, 10);
+    free(c);
 
     /* One grid per run. */
     Cftla_gridexit(ictxt);

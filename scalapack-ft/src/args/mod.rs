@@ -34,7 +34,10 @@ mod positions;
 
 pub use checks::{check_first_block_at_origin, check_grid, check_square_blocks, check_two_process_columns};
 pub use chk1mat::{chk1mat, MatrixPositions, Submatrix};
-pub use positions::{lu_residual, pdcg, pdgels, pdgemm, pdgeqrf, pdgetrf, pdgetrs, pdlaswp, pdormqr, upper_solve};
+pub use positions::{
+    cholesky_residual, lu_residual, pdcg, pdgels, pdgemm, pdgeqrf, pdgetrf, pdgetrs, pdlaswp, pdormqr, pdpotrf,
+    pdpotrs, upper_solve,
+};
 
 use crate::descriptor::DescError;
 use crate::error::Error;

@@ -24,6 +24,42 @@ pub mod pdgeqrf {
     pub const MATRIX_A: MatrixPositions = MatrixPositions { data: A, m: M, n: N, ia: IA, ja: JA, desc: DESCA };
 }
 
+/// `PDPOTRF(UPLO, N, A, IA, JA, DESCA, INFO)`.
+pub mod pdpotrf {
+    use super::MatrixPositions;
+
+    pub const UPLO: u32 = 1;
+    pub const N: u32 = 2;
+    pub const A: u32 = 3;
+    pub const IA: u32 = 4;
+    pub const JA: u32 = 5;
+    pub const DESCA: u32 = 6;
+    /// A's arguments (N×N).
+    pub const MATRIX_A: MatrixPositions = MatrixPositions { data: A, m: N, n: N, ia: IA, ja: JA, desc: DESCA };
+}
+
+/// `PDPOTRS(UPLO, N, NRHS, A, IA, JA, DESCA, B, IB, JB, DESCB, INFO)`,
+/// and `PDPOSV` with the same arguments.
+pub mod pdpotrs {
+    use super::MatrixPositions;
+
+    pub const UPLO: u32 = 1;
+    pub const N: u32 = 2;
+    pub const NRHS: u32 = 3;
+    pub const A: u32 = 4;
+    pub const IA: u32 = 5;
+    pub const JA: u32 = 6;
+    pub const DESCA: u32 = 7;
+    pub const B: u32 = 8;
+    pub const IB: u32 = 9;
+    pub const JB: u32 = 10;
+    pub const DESCB: u32 = 11;
+    /// A's arguments (N×N).
+    pub const MATRIX_A: MatrixPositions = MatrixPositions { data: A, m: N, n: N, ia: IA, ja: JA, desc: DESCA };
+    /// B's arguments (N×NRHS).
+    pub const MATRIX_B: MatrixPositions = MatrixPositions { data: B, m: N, n: NRHS, ia: IB, ja: JB, desc: DESCB };
+}
+
 /// `PDGETRF(M, N, A, IA, JA, DESCA, IPIV, INFO)`.
 pub mod pdgetrf {
     use super::MatrixPositions;
@@ -180,4 +216,10 @@ pub mod lu_residual {
     pub const A: u32 = 2;
     pub const LU: u32 = 3;
     pub const IPIV: u32 = 4;
+}
+
+/// `cholesky_residual(grid, uplo, a, factor)`: ftla's own.
+pub mod cholesky_residual {
+    pub const A: u32 = 3;
+    pub const FACTOR: u32 = 4;
 }

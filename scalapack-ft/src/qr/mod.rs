@@ -22,6 +22,6 @@ pub(crate) use apply::{apply_reduced_w, check_rows_of_a, panels_in_order, reduce
 pub use factor::{pdgeqrf, pdgeqrf_with};
 pub(crate) use gels::{check_minimum_norm, r_blocks_in_order, RBlockColumn};
 pub use gels::{pdgels, pdgels_timed, upper_solve};
-pub(crate) use lower_solve::{rt_blocks_in_order, zero_rows, RBlockRow};
+pub(crate) use lower_solve::{rt_blocks_in_order, transposed_upper_solve, zero_rows, RBlockRow};
 pub use panel_choice::{PanelAlgorithm, PanelMethod, QrOptions};
 pub(crate) use transpose::transpose;
