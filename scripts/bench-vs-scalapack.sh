@@ -18,6 +18,13 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 op=${1:?qr|lu|chol}; grid=${2:?PxQ}; size=${3:?N or MxN}; nb=${4:?NB}; reps=${5:-5}
 shift $(($# < 5 ? $# : 5))
 ours_extra=("$@")
+# Both sides factor the same matrix: the baseline takes ours' seed (ftla's
+# default, or the --seed given to ours).
+seed=2026
+for ((i = 0; i < ${#ours_extra[@]}; i++)); do
+  [[ ${ours_extra[i]} == --seed ]] && seed=${ours_extra[i + 1]:-$seed}
+  [[ ${ours_extra[i]} == --seed=* ]] && seed=${ours_extra[i]#--seed=}
+done
 case $op in
   qr | lu | chol) ;;
   *) echo "$0: unknown operation \`$op' (qr|lu|chol)" >&2; exit 2 ;;
@@ -34,7 +41,7 @@ out=$(mktemp -d)
 for ((i = 1; i <= reps; i++)); do
   "$ftla" "$op" --grid "$grid" --m "$m" --n "$n" --nb "$nb" --check --json "$out/ours-$i.json" --timeout 600 \
     "${ours_extra[@]}" >/dev/null
-  "$ftla" baseline scalapack "$op" --grid "$grid" --m "$m" --n "$n" --nb "$nb" --json "$out/base-$i.json" \
+  "$ftla" baseline scalapack "$op" --grid "$grid" --m "$m" --n "$n" --nb "$nb" --seed "$seed" --json "$out/base-$i.json" \
     --timeout 600 >/dev/null
 done
 python3 - "$out" "$reps" <<'PY'

@@ -1,21 +1,26 @@
 //! `pdpotrf`: right-looking blocked Cholesky, lower, one block column per
-//! step (see the module documentation of [`super`]).
+//! step with a look-ahead of one (see the module documentation of
+//! [`super`]).
 //!
-//! Step `k` (block column `k`, global columns `k0..k0+kb`, on process
-//! column `k mod Q`; its diagonal block on process row `k mod P`):
-//! 1. the diagonal block's owner factors it (`DPOTRF`); its INFO goes to
-//!    every process (one small broadcast: all stop at the same step when
-//!    a minor is not positive definite, nothing computed from a NaN);
-//! 2. the diagonal block goes down its process column, which solves its
-//!    rows below it, `L21 = A21·L11⁻ᵀ`;
-//! 3. `L21` goes along the process rows: every process holds the rows of
-//!    it that its own rows need;
-//! 4. the rows of `L21` that its own columns need (the transposed panel)
-//!    come from the process row that holds them: an all-gather down each
-//!    process column;
-//! 5. each process updates its blocks of the trailing lower triangle,
-//!    `A22 −= L21·L21ᵀ`: per local block column, `DSYRK` on the diagonal
-//!    block when it holds it and one `DGEMM` on the rows below.
+//! Block column `k` (global columns `k0..k0+kb`, on process column
+//! `k mod Q`; its diagonal block on process row `k mod P`) is started by
+//! [`start_column`]: its process column factors the diagonal block on its
+//! owner (`DPOTRF`), sends it and its INFO down the column, and solves its
+//! rows below it, `L21 = A21·L11⁻ᵀ`; then every process starts the
+//! broadcast of `L21` and the INFO along its process row (non-blocking).
+//! Step `k` then
+//! 1. completes that broadcast: every process holds the rows of `L21`
+//!    its own rows need, and the INFO (all stop at the same step when a
+//!    minor is not positive definite, nothing computed from a NaN);
+//! 2. gathers, down each process column, the rows of `L21` its own
+//!    columns need (the transposed column, [`transposed`]);
+//! 3. on the process column of block column `k + 1`: updates that block
+//!    column first and starts it ([`start_column`]) — the look-ahead;
+//! 4. updates the rest of its trailing lower triangle, `A22 −= L21·L21ᵀ`
+//!    ([`update`]: chunks of whole block columns, `DSYRK` on the diagonal
+//!    blocks, one `DGEMM` below them), progressing the broadcast of block
+//!    column `k + 1` between chunks: the next column's factorization and
+//!    sending overlap this update instead of idling the other columns.
 
 use crate::args::pdpotrf::{A, DESCA, N, UPLO};
 use crate::args::{arg_error, check_first_block_at_origin, check_grid, check_square_blocks};
@@ -23,7 +28,7 @@ use crate::blas::{self, Diag, Side, Trans, Uplo};
 use crate::error::{agree_on_arguments, Error, Result};
 use crate::matrix::{pack, DistMatrix};
 use blacs_ft::index::numroc;
-use blacs_ft::{Grid, Scope};
+use blacs_ft::{Grid, PendingBcast, Scope};
 use recovery::profile::{self, Part};
 
 const ROUTINE: &str = "pdpotrf";
@@ -138,118 +143,204 @@ fn factor_lower(grid: &Grid, a: &mut DistMatrix) -> Result<()> {
         };
     }
     let nb = a.nb();
-    let mut scratch = Scratch::default();
-    for k in 0..n.div_ceil(nb) {
-        step(grid, a, k, &mut scratch)?;
+    let blocks = n.div_ceil(nb);
+    let mut next = start_column(grid, a, 0)?;
+    for k in 0..blocks {
+        let column = next.finish(grid)?;
+        if column.info > 0 {
+            return Err(Error::MinorNotPositiveDefinite { routine: ROUTINE.into(), order: column.info as usize });
+        }
+        if k + 1 == blocks {
+            break;
+        }
+        let _bcast = profile::part(Part::BCAST, Some(k as u64));
+        let cols = transposed(grid, a, &column)?;
+        drop(_bcast);
+        // The look-ahead: the process column of block column k + 1 updates
+        // it first and starts its column's factorization and broadcast;
+        // every process then updates the rest while the broadcast goes on.
+        let right = a.local_cols_before(column.next);
+        let mut ahead = right;
+        if a.col_owner(column.next) == a.coords().1 {
+            ahead = a.local_cols_before(((k + 2) * nb).min(n));
+            update(a, &column, &cols, right..ahead, &mut || Ok(()), k)?;
+        }
+        let mut started = start_column(grid, a, k + 1)?;
+        update(a, &column, &cols, ahead..a.local_cols(), &mut || started.progress(grid), k)?;
+        next = started;
     }
     Ok(())
 }
 
-/// Buffers reused from step to step.
-#[derive(Default)]
-struct Scratch {
-    diag: Vec<f64>,
-    /// This process's rows of the column below the diagonal block.
+/// The column below diagonal block `k`, factored, as every process holds
+/// it after the broadcast along its process row: this process's rows
+/// `next..` of it (`mrows`×`kb`, column-major), and the diagonal block's
+/// INFO (the order of the first leading minor that is not positive
+/// definite; 0: none).
+struct Column {
+    k: usize,
+    kb: usize,
+    next: usize,
+    below: usize,
+    mrows: usize,
     rows: Vec<f64>,
-    /// The same, padded for the all-gather, and what it gathered.
-    padded: Vec<f64>,
-    /// The rows of the column that this process's columns need.
-    cols: Vec<f64>,
+    info: i64,
 }
 
-/// Step `k` of the lower factorization (module documentation).
-fn step(grid: &Grid, a: &mut DistMatrix, k: usize, s: &mut Scratch) -> Result<()> {
+/// A block column's factorization, started: its broadcast along the
+/// process rows in flight (`None` on one process column).
+struct Started {
+    column: Column,
+    info: Option<PendingBcast<i64>>,
+    rows: Option<PendingBcast<f64>>,
+}
+
+impl Started {
+    /// Progresses the broadcasts (between chunks of the update).
+    fn progress(&mut self, grid: &Grid) -> Result<()> {
+        if let Some(p) = self.info.as_mut() {
+            grid.test_broadcast(p)?;
+        }
+        if let Some(p) = self.rows.as_mut() {
+            grid.test_broadcast(p)?;
+        }
+        Ok(())
+    }
+
+    /// Completes the broadcasts: the column as every process holds it.
+    fn finish(self, grid: &Grid) -> Result<Column> {
+        let _bcast = profile::part(Part::BCAST, Some(self.column.k as u64));
+        let mut column = self.column;
+        if let Some(p) = self.info {
+            column.info = grid.wait_broadcast(p)?.first().copied().unwrap_or(0);
+        }
+        if let Some(p) = self.rows {
+            column.rows = grid.wait_broadcast(p)?;
+        }
+        Ok(column)
+    }
+}
+
+/// Collective: starts block column `k`'s step. Its process column factors
+/// the diagonal block (on its owner: `DPOTRF`), sends it and its INFO down
+/// the column, solves its rows below it (`DTRSM`); then every process
+/// starts the broadcast of the column and its INFO along its process row
+/// (the process column of block `k` the root).
+fn start_column(grid: &Grid, a: &mut DistMatrix, k: usize) -> Result<Started> {
     let (n, nb, lld) = (a.n(), a.nb(), a.lld());
     let (p, q) = a.grid_shape();
     let (myrow, mycol) = a.coords();
     let (k0, next) = (k * nb, ((k + 1) * nb).min(n));
     let kb = next - k0;
     let (pk, qk) = (k % p, k % q);
-    // 1. The diagonal block, and its INFO everywhere.
-    let _panel = profile::part(Part::PANEL, Some(k as u64));
-    let mut info = [0i64];
-    let (r0, c0) = (a.local_rows_before(k0), a.local_cols_before(k0));
-    s.diag.clear();
-    if (myrow, mycol) == (pk, qk) {
-        let j = blas::dpotrf(Uplo::Lower, kb, &mut a.local_mut()[r0 + c0 * lld..], lld);
-        if j > 0 {
-            info[0] = (k0 + j as usize) as i64;
-        }
-        pack(a.local(), lld, r0..r0 + kb, c0..c0 + kb, &mut s.diag);
-    }
-    grid.broadcast(Scope::All, &mut info, (pk * q + qk) as i32)?;
-    if info[0] > 0 {
-        return Err(Error::MinorNotPositiveDefinite { routine: ROUTINE.into(), order: info[0] as usize });
-    }
-    if next == n {
-        return Ok(());
-    }
-    // 2. The column below it, on its process column.
-    let (lr, below) = (a.local_rows(), a.local_rows_before(next));
+    let (below, lr) = (a.local_rows_before(next), a.local_rows());
     let mrows = lr - below;
+    let mut info = [0i64];
+    let mut rows = Vec::new();
     if mycol == qk {
-        s.diag.resize(kb * kb, 0.0);
+        let _panel = profile::part(Part::PANEL, Some(k as u64));
+        let (r0, c0) = (a.local_rows_before(k0), a.local_cols_before(k0));
+        let mut diag = Vec::new();
+        if myrow == pk {
+            let j = blas::dpotrf(Uplo::Lower, kb, &mut a.local_mut()[r0 + c0 * lld..], lld);
+            if j > 0 {
+                info[0] = (k0 + j as usize) as i64;
+            }
+            pack(a.local(), lld, r0..r0 + kb, c0..c0 + kb, &mut diag);
+        }
         if p > 1 {
             drop(_panel);
             let _b = profile::part(Part::BCAST, Some(k as u64));
-            grid.broadcast(Scope::Column, &mut s.diag, pk as i32)?;
+            grid.broadcast(Scope::Column, &mut info, pk as i32)?;
+            diag.resize(kb * kb, 0.0);
+            if info[0] == 0 {
+                grid.broadcast(Scope::Column, &mut diag, pk as i32)?;
+            }
         }
         let _panel = profile::part(Part::PANEL, Some(k as u64));
-        let col = &mut a.local_mut()[below + c0 * lld..];
-        blas::dtrsm(Side::Right, Uplo::Lower, Trans::Yes, Diag::NonUnit, mrows, kb, 1.0, &s.diag, kb, col, lld);
-        pack(a.local(), lld, below..lr, c0..c0 + kb, &mut s.rows);
-    } else {
-        s.rows.clear();
-        s.rows.resize(mrows * kb, 0.0);
+        if info[0] == 0 && next < n {
+            let col = &mut a.local_mut()[below + c0 * lld..];
+            blas::dtrsm(Side::Right, Uplo::Lower, Trans::Yes, Diag::NonUnit, mrows, kb, 1.0, &diag, kb, col, lld);
+            pack(a.local(), lld, below..lr, c0..c0 + kb, &mut rows);
+        }
     }
-    let _bcast = profile::part(Part::BCAST, Some(k as u64));
-    // 3. Along the process rows.
-    if q > 1 {
-        grid.broadcast(Scope::Row, &mut s.rows, qk as i32)?;
+    rows.resize(mrows * kb, 0.0);
+    let column = Column { k, kb, next, below, mrows, rows: Vec::new(), info: info[0] };
+    if q == 1 {
+        return Ok(Started { column: Column { rows, ..column }, info: None, rows: None });
     }
-    // 4. The transposed column: process row r holds its rows `next..` of
-    // it; every process gathers them all down its process column and
-    // picks the rows of its own columns.
+    let _b = profile::part(Part::BCAST, Some(k as u64));
+    let pending_info = grid.ibroadcast(Scope::Row, info.to_vec(), qk as i32)?;
+    let pending_rows = grid.ibroadcast(Scope::Row, rows, qk as i32)?;
+    Ok(Started { column, info: Some(pending_info), rows: Some(pending_rows) })
+}
+
+/// Collective down each process column: the rows of `column` that this
+/// process's columns `next..` need (the transposed column), `ncols`×`kb`
+/// column-major. Process row r holds its rows `next..` of it; every
+/// process gathers them all and picks those of its own columns.
+fn transposed(grid: &Grid, a: &DistMatrix, column: &Column) -> Result<Vec<f64>> {
+    let (n, nb) = (a.n(), a.nb());
+    let p = a.grid_shape().0;
+    let (next, kb, mrows) = (column.next, column.kb, column.mrows);
     let rows_on = |r: usize| numroc(n, nb, r, 0, p) - numroc(next, nb, r, 0, p);
     let tall = (0..p).map(rows_on).max().unwrap_or(0);
     let (lc, right) = (a.local_cols(), a.local_cols_before(next));
     let ncols = lc - right;
-    let gathered: &[f64] = if p > 1 {
-        s.padded.clear();
-        s.padded.resize(tall * kb, 0.0);
+    let gathered;
+    let (from, ld): (&[f64], usize) = if p > 1 {
+        let mut padded = vec![0.0; tall * kb];
         for t in 0..kb {
-            s.padded[t * tall..t * tall + mrows].copy_from_slice(&s.rows[t * mrows..(t + 1) * mrows]);
+            padded[t * tall..t * tall + mrows].copy_from_slice(&column.rows[t * mrows..(t + 1) * mrows]);
         }
-        s.padded = grid.allgather(Scope::Column, &s.padded)?;
-        &s.padded
+        gathered = grid.allgather(Scope::Column, &padded)?;
+        (&gathered, tall)
     } else {
-        &s.rows
+        (&column.rows, mrows)
     };
-    let chunk = if p > 1 { tall * kb } else { mrows * kb };
-    let ld = if p > 1 { tall } else { mrows };
-    s.cols.clear();
-    s.cols.resize(ncols * kb, 0.0);
+    let chunk = ld * kb;
+    let mut cols = vec![0.0; ncols * kb];
     for jj in 0..ncols {
         let g = a.global_col(right + jj);
         let r = (g / nb) % p;
         let at = numroc(g, nb, r, 0, p) - numroc(next, nb, r, 0, p);
-        let from = &gathered[r * chunk..];
+        let part = &from[r * chunk..];
         for t in 0..kb {
-            s.cols[jj + t * ncols] = from[at + t * ld];
+            cols[jj + t * ncols] = part[at + t * ld];
         }
     }
-    drop(_bcast);
-    // 5. The trailing lower triangle, in chunks of whole local block
-    // columns: one DGEMM for the rows below every diagonal block of the
-    // chunk, and for each block the rows of the chunk's staircase above
-    // them (DSYRK on a diagonal block it holds).
+    Ok(cols)
+}
+
+/// Local, but `between` (a progress of the broadcast in flight) runs
+/// between its chunks: the trailing lower triangle's local columns `range`
+/// (whole local block columns at or after `column.next`) updated with
+/// `column`, `A22 −= L21·L21ᵀ`, in chunks of whole local block columns:
+/// one DGEMM for the rows below every diagonal block of the chunk, and for
+/// each block the rows of the chunk's staircase above them (DSYRK on a
+/// diagonal block it holds). `cols`: the transposed column
+/// ([`transposed`]).
+fn update(
+    a: &mut DistMatrix,
+    column: &Column,
+    cols: &[f64],
+    range: std::ops::Range<usize>,
+    between: &mut dyn FnMut() -> Result<()>,
+    k: usize,
+) -> Result<()> {
     let _update = profile::part(Part::UPDATE, Some(k as u64));
+    let (nb, lld, lr) = (a.nb(), a.lld(), a.local_rows());
+    let p = a.grid_shape().0;
+    let myrow = a.coords().0;
+    let (kb, below, mrows) = (column.kb, column.below, column.mrows);
+    let right = a.local_cols_before(column.next);
+    let ncols = a.local_cols() - right;
+    let rows = &column.rows;
     let chunk_cols = UPDATE_WIDTH.max(nb);
-    let mut lj = right;
-    while lj < lc {
-        let end = (lj + chunk_cols - chunk_cols % nb).min(lc).max(lj + 1);
-        // (Whole blocks: `end` is a local block boundary.)
-        let end = block_end_at_or_after(a, end.min(lc), nb);
+    let mut lj = range.start;
+    while lj < range.end {
+        let end = block_end_at_or_after(a, (lj + chunk_cols - chunk_cols % nb).min(range.end).max(lj + 1), nb);
+        let end = end.min(range.end);
         let bottom = a.local_rows_before(a.global_col(end - 1) + 1);
         let mut b = lj;
         while b < end {
@@ -261,22 +352,23 @@ fn step(grid: &Grid, a: &mut DistMatrix, k: usize, s: &mut Scratch) -> Result<()
             if (g / nb) % p == myrow {
                 // The diagonal block: its lower triangle only.
                 let c = &mut local[top + b * lld..];
-                blas::dsyrk(Uplo::Lower, Trans::No, w, kb, -1.0, &s.rows[top - below..], mrows, 1.0, c, lld);
+                blas::dsyrk(Uplo::Lower, Trans::No, w, kb, -1.0, &rows[top - below..], mrows, 1.0, c, lld);
                 from = top + w;
             }
             if bottom > from {
                 let c = &mut local[from + b * lld..];
-                let (l, cols) = (&s.rows[from - below..], &s.cols[b - right..]);
-                blas::dgemm(Trans::No, Trans::Yes, bottom - from, w, kb, -1.0, l, mrows, cols, ncols, 1.0, c, lld);
+                let (l, cs) = (&rows[from - below..], &cols[b - right..]);
+                blas::dgemm(Trans::No, Trans::Yes, bottom - from, w, kb, -1.0, l, mrows, cs, ncols, 1.0, c, lld);
             }
             b += w;
         }
         if lr > bottom {
             let c = &mut a.local_mut()[bottom + lj * lld..];
-            let (l, cols) = (&s.rows[bottom - below..], &s.cols[lj - right..]);
-            blas::dgemm(Trans::No, Trans::Yes, lr - bottom, end - lj, kb, -1.0, l, mrows, cols, ncols, 1.0, c, lld);
+            let (l, cs) = (&rows[bottom - below..], &cols[lj - right..]);
+            blas::dgemm(Trans::No, Trans::Yes, lr - bottom, end - lj, kb, -1.0, l, mrows, cs, ncols, 1.0, c, lld);
         }
         lj = end;
+        between()?;
     }
     Ok(())
 }

@@ -16,12 +16,15 @@
 //! `INFO`) and are agreed: every process returns the same error.
 //!
 //! # Performance
-//! Right-looking, one block column per step: the diagonal block factored
-//! by LAPACK's `DPOTRF` on its owner, the column below it solved against
-//! it on its process column (`DTRSM`), the column sent along the process
-//! rows and, transposed, gathered down the process columns, then each
-//! process updates its blocks of the trailing lower triangle (`DSYRK` on
-//! the diagonal blocks, `DGEMM` below them): N³/3 flops, half of LU's.
+//! Right-looking, one block column per step with a look-ahead of one: the
+//! diagonal block factored by LAPACK's `DPOTRF` on its owner, the column
+//! below it solved against it on its process column (`DTRSM`), the column
+//! sent along the process rows and, transposed, gathered down the process
+//! columns, then each process updates its blocks of the trailing lower
+//! triangle (`DSYRK` on the diagonal blocks, `DGEMM` below them, in chunks
+//! of whole block columns), while the next block column, updated first by
+//! its process column, is factored and sent: N³/3 flops, half of LU's.
+//! Measured against the distribution's ScaLAPACK in docs/benchmarks.md.
 
 mod check;
 mod factor;
