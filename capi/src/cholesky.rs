@@ -4,7 +4,7 @@
 use crate::call::{run, Protection, Routine, Work};
 use crate::lost::{Access, ArrayArg};
 use crate::matrix::{CheckedMatrix, MatrixArg};
-use crate::solve_args::{check_nrhs, letter};
+use crate::solve_args::{check_nrhs, letter, solve_matrices};
 use crate::tools::get;
 use scalapack_ft::args::{arg_error, pdpotrf, pdpotrs};
 use scalapack_ft::blas::Uplo;
@@ -38,45 +38,6 @@ fn potrf_matrix(n: *const c_int, a: *const f64, ia: *const c_int, ja: *const c_i
         at: pdpotrf::MATRIX_A,
         square_blocks: true,
     }
-}
-
-/// A (N×N) and B (N×NRHS) at PDPOTRS's (and PDPOSV's) positions.
-#[allow(clippy::too_many_arguments)]
-fn potrs_matrices(
-    n: *const c_int,
-    nrhs: *const c_int,
-    a: *const f64,
-    ia: *const c_int,
-    ja: *const c_int,
-    desca: *const c_int,
-    b: *const f64,
-    ib: *const c_int,
-    jb: *const c_int,
-    descb: *const c_int,
-) -> (MatrixArg, MatrixArg) {
-    let a = MatrixArg {
-        name: "A",
-        m: get(n),
-        n: get(n),
-        ia: get(ia),
-        ja: get(ja),
-        desc: desca,
-        data: a,
-        at: pdpotrs::MATRIX_A,
-        square_blocks: true,
-    };
-    let b = MatrixArg {
-        name: "B",
-        m: get(n),
-        n: get(nrhs),
-        ia: get(ib),
-        ja: get(jb),
-        desc: descb,
-        data: b,
-        at: pdpotrs::MATRIX_B,
-        square_blocks: false,
-    };
-    (a, b)
 }
 
 /// What a Cholesky call works on: UPLO, A, and a solve's B.
@@ -160,7 +121,8 @@ fn potrs_call(
     descb: *const c_int,
     info: *mut c_int,
 ) {
-    let (a_arg, b_arg) = potrs_matrices(n, nrhs, a, ia, ja, desca, b, ib, jb, descb);
+    let (a_arg, b_arg) =
+        solve_matrices((pdpotrs::MATRIX_A, pdpotrs::MATRIX_B), n, nrhs, a, ia, ja, desca, b, ib, jb, descb);
     let u = letter(uplo);
     let check = |grid: &Grid, ictxt: c_int, _: &_| -> Result<CholArgs> {
         let uplo = uplo_of(r.name, u)?;

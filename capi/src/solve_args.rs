@@ -2,7 +2,7 @@
 
 use crate::matrix::MatrixArg;
 use crate::tools::get;
-use scalapack_ft::args::{arg_error, pdgetrs};
+use scalapack_ft::args::{arg_error, pdgetrs, MatrixPositions};
 use scalapack_ft::lu::Transpose;
 use scalapack_ft::{Error, Result};
 use std::os::raw::{c_char, c_int};
@@ -46,7 +46,28 @@ pub(crate) fn getrs_transpose(routine: &str, t: u8) -> Result<Transpose> {
 /// PDGETRS's matrix arguments: A (N×N, square blocks) and B (N×NRHS), as
 /// the caller passed them (local pointers to global scalars and to the
 /// local arrays).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn getrs_matrices(
+    n: *const c_int,
+    nrhs: *const c_int,
+    a: *const f64,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    b: *mut f64,
+    ib: *const c_int,
+    jb: *const c_int,
+    descb: *const c_int,
+) -> (MatrixArg, MatrixArg) {
+    solve_matrices((pdgetrs::MATRIX_A, pdgetrs::MATRIX_B), n, nrhs, a, ia, ja, desca, b, ib, jb, descb)
+}
+
+/// A solve's matrix arguments at `at` (A's and B's positions in its
+/// argument list): A (N×N, square blocks) and B (N×NRHS), as the caller
+/// passed them.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn solve_matrices(
+    at: (MatrixPositions, MatrixPositions),
     n: *const c_int,
     nrhs: *const c_int,
     a: *const f64,
@@ -66,7 +87,7 @@ pub(crate) fn getrs_matrices(
         ja: get(ja),
         desc: desca,
         data: a,
-        at: pdgetrs::MATRIX_A,
+        at: at.0,
         square_blocks: true,
     };
     let b_arg = MatrixArg {
@@ -77,7 +98,7 @@ pub(crate) fn getrs_matrices(
         ja: get(jb),
         desc: descb,
         data: b,
-        at: pdgetrs::MATRIX_B,
+        at: at.1,
         square_blocks: false,
     };
     (a_arg, b_arg)

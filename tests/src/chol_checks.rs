@@ -214,36 +214,10 @@ fn compare_with_lapack(grid: &Grid, a0: &DistMatrix, f: &DistMatrix) -> Result<&
     Ok(if verdict[0] == 1 { "same" } else { "differ" })
 }
 
-fn digest(text: &str) -> i64 {
-    text.bytes().fold(1469598103934665603u64, |h, b| (h ^ b as u64).wrapping_mul(1099511628211)) as i64
-}
-
-fn same_everywhere(grid: &Grid, value: i64) -> Result<bool, String> {
-    let (mut lo, mut hi) = ([value], [value]);
-    grid.min(Scope::All, &mut lo).map_err(s)?;
-    grid.max(Scope::All, &mut hi).map_err(s)?;
-    Ok(lo == hi)
-}
-
-/// What one case returned on this rank, and whether every rank got the
-/// same, with INFO `want_info`.
-fn report(grid: &Grid, case: &str, result: Result<(), Error>, want_info: i32) -> Result<bool, String> {
-    let (info, text) = match &result {
-        Ok(()) => (0, "no error".to_string()),
-        Err(e) => (e.info(), e.to_string()),
-    };
-    println!("ERROR case={case} rank={} info={info} err={text}", grid.rank());
-    let same = same_everywhere(grid, digest(&format!("{info} {text}")))?;
-    if grid.rank() == 0 {
-        println!("AGREE case={case} same={same} info={info}");
-    }
-    Ok(same && info == want_info)
-}
-
 fn errors(grid: &Grid) -> Result<String, String> {
     let mut bad = Vec::new();
     let mut expect = |case: &str, result: Result<(), Error>, info: i32| -> Result<(), String> {
-        if !report(grid, case, result, info)? {
+        if !ftla_tests::report_agreed(grid, case, result.map_err(|e| (e.info(), e.to_string())), info)? {
             bad.push(case.to_string());
         }
         Ok(())

@@ -100,3 +100,36 @@ pub fn run_scenario(program: &str, p: i32, q: i32, scenario: impl FnOnce(&mut Re
         Err(e) => finish(rt, grid, Err(&e), &e),
     }
 }
+
+/// A 64-bit digest of `text` (FNV-1a): what processes compare to learn
+/// that they hold the same text.
+pub fn digest(text: &str) -> i64 {
+    text.bytes().fold(1469598103934665603u64, |h, b| (h ^ b as u64).wrapping_mul(1099511628211)) as i64
+}
+
+/// Collective: whether `value` is the same on every process of `grid`.
+pub fn same_everywhere(grid: &Grid, value: i64) -> Result<bool, String> {
+    let (mut lo, mut hi) = ([value], [value]);
+    grid.min(blacs_ft::Scope::All, &mut lo).map_err(|e| e.to_string())?;
+    grid.max(blacs_ft::Scope::All, &mut hi).map_err(|e| e.to_string())?;
+    Ok(lo == hi)
+}
+
+/// Collective: what one case of an error check returned on this process
+/// (`result`: its INFO and message, or success), printed as `ERROR
+/// case=.. rank=.. info=.. err=..`, and whether every process got the same
+/// with INFO `want_info` (rank 0 prints `AGREE case=.. same=.. info=..`).
+pub fn report_agreed(
+    grid: &Grid,
+    case: &str,
+    result: Result<(), (i32, String)>,
+    want_info: i32,
+) -> Result<bool, String> {
+    let (info, text) = result.err().unwrap_or((0, "no error".to_string()));
+    println!("ERROR case={case} rank={} info={info} err={text}", grid.rank());
+    let same = same_everywhere(grid, digest(&format!("{info} {text}")))?;
+    if grid.rank() == 0 {
+        println!("AGREE case={case} same={same} info={info}");
+    }
+    Ok(same && info == want_info)
+}

@@ -181,7 +181,7 @@ fn ft(region: &mut Region, a: &Args) -> Result<String, String> {
             if checks { 0.0 } else { 1.0 },
         ];
         grid.max(Scope::All, &mut worst).map_err(s)?;
-        let same = ipiv == plain_ipiv && same_everywhere(grid, digest(&format!("{ipiv:?}")))?;
+        let same = ipiv == plain_ipiv && ftla_tests::same_everywhere(grid, ftla_tests::digest(&format!("{ipiv:?}")))?;
         let res = lu_residual(grid, &a0, &f, &ipiv).map_err(s)?;
         let ok = same && worst[0] < 1e-10 && worst[1] == 0.0 && res < 16.0;
         if grid.rank() == 0 {
@@ -268,19 +268,6 @@ fn kind_of(name: &str) -> Result<MatrixKind, String> {
 }
 
 /// A 64-bit digest of a string (FNV-1a).
-fn digest(text: &str) -> i64 {
-    text.bytes().fold(1469598103934665603u64, |h, b| (h ^ b as u64).wrapping_mul(1099511628211)) as i64
-}
-
-/// Whether `value` is the same on every rank.
-fn same_everywhere(grid: &Grid, value: i64) -> Result<bool, String> {
-    let mut lo = [value];
-    let mut hi = [value];
-    grid.min(Scope::All, &mut lo).map_err(s)?;
-    grid.max(Scope::All, &mut hi).map_err(s)?;
-    Ok(lo == hi)
-}
-
 fn check(grid: &Grid, a: &Args) -> Result<String, String> {
     if a.cases.is_empty() {
         return Err("no cases given".into());
@@ -320,8 +307,8 @@ fn check_case(grid: &Grid, case: &str, seed: u64, opts: &LuOptions) -> Result<bo
         }
         return Ok(false);
     }
-    let piv_digest = digest(&format!("{ipiv:?}"));
-    let pivots_replicated = same_everywhere(grid, piv_digest)?;
+    let piv_digest = ftla_tests::digest(&format!("{ipiv:?}"));
+    let pivots_replicated = ftla_tests::same_everywhere(grid, piv_digest)?;
     let lres = lu_residual(grid, &a0, &lu, &ipiv).map_err(s)?;
     let (mut sres, mut tres) = (None, None);
     if m == n {
@@ -375,18 +362,9 @@ fn compare_with_lapack(grid: &Grid, a0: &DistMatrix, lu: &DistMatrix, ipiv: &[i6
     Ok(if verdict[0] == 1 { "same" } else { "differ" })
 }
 
-/// What one bad-input case returned on this rank.
+/// What one bad-input case returned on this rank ([`ftla_tests::report_agreed`]).
 fn report(grid: &Grid, case: &str, result: Result<(), Error>, want_info: i32) -> Result<bool, String> {
-    let (info, text) = match &result {
-        Ok(()) => (0, "no error".to_string()),
-        Err(e) => (e.info(), e.to_string()),
-    };
-    println!("ERROR case={case} rank={} info={info} err={text}", grid.rank());
-    let same = same_everywhere(grid, digest(&format!("{info} {text}")))?;
-    if grid.rank() == 0 {
-        println!("AGREE case={case} same={same} info={info}");
-    }
-    Ok(same && info == want_info)
+    ftla_tests::report_agreed(grid, case, result.map_err(|e| (e.info(), e.to_string())), want_info)
 }
 
 fn errors(grid: &Grid, opts: &LuOptions) -> Result<String, String> {

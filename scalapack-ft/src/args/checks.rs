@@ -53,6 +53,42 @@ pub fn check_square_blocks(routine: &str, position: u32, name: &str, desc: &Desc
     Ok(())
 }
 
+/// The right-hand sides `b` of a solve with the N×N factors in `a`
+/// (`descb`: B's descriptor's position in `routine`'s argument list): N
+/// rows (entry `M_`), rows in A's row blocks (`MB_B = NB_A`, entry `NB_`,
+/// as ScaLAPACK's PxGETRS and PxPOTRS report it) starting on A's process
+/// row (entry `RSRC_`).
+pub fn check_rhs_rows(routine: &str, descb: u32, n: usize, a: &DistMatrix, b: &DistMatrix) -> Result<()> {
+    if b.m() != n {
+        return Err(arg_error(
+            routine,
+            descb,
+            entry::M,
+            "M_B",
+            format!("B must have N = {n} rows (the order of A), got M_B = {}", b.m()),
+        ));
+    }
+    if b.mb() != a.nb() {
+        return Err(arg_error(
+            routine,
+            descb,
+            entry::NB,
+            "MB_B",
+            format!("MB_B must equal NB_A, got MB_B = {}, NB_A = {}", b.mb(), a.nb()),
+        ));
+    }
+    if b.desc().rsrc() != a.desc().rsrc() {
+        return Err(arg_error(
+            routine,
+            descb,
+            entry::RSRC,
+            "RSRC_B",
+            format!("B's rows must start on A's process row {}, got {}", a.desc().rsrc(), b.desc().rsrc()),
+        ));
+    }
+    Ok(())
+}
+
 /// Matrix `name`'s first block is on process (0, 0) (`RSRC = CSRC = 0`),
 /// as a checksum-extended matrix's is and as ftla's leading submatrices
 /// need: its descriptor `desc` is argument `position`, reported against

@@ -32,7 +32,9 @@ mod chk1mat;
 pub mod entry;
 mod positions;
 
-pub use checks::{check_first_block_at_origin, check_grid, check_square_blocks, check_two_process_columns};
+pub use checks::{
+    check_first_block_at_origin, check_grid, check_rhs_rows, check_square_blocks, check_two_process_columns,
+};
 pub use chk1mat::{chk1mat, MatrixPositions, Submatrix};
 pub use positions::{
     cholesky_residual, lu_residual, pdcg, pdgels, pdgemm, pdgeqrf, pdgetrf, pdgetrs, pdlaswp, pdormqr, pdpotrf,

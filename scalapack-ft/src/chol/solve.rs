@@ -3,7 +3,7 @@
 //! then U·X = Y).
 
 use crate::args::pdpotrs::{A, DESCA, DESCB, N};
-use crate::args::{arg_error, check_grid, check_square_blocks, entry};
+use crate::args::{arg_error, check_grid, check_rhs_rows, check_square_blocks};
 use crate::blas::Uplo;
 use crate::error::{agree_on_arguments, check_not_lost, Result};
 use crate::matrix::DistMatrix;
@@ -75,32 +75,6 @@ fn check_args(routine: &str, grid: &Grid, a: &DistMatrix, b: &DistMatrix) -> Res
         return Err(arg_error(routine, N, 0, "N", format!("A must be square, got {}x{}", a.m(), a.n())));
     }
     check_square_blocks(routine, DESCA, "A", a.desc())?;
-    if b.m() != a.n() {
-        return Err(arg_error(
-            routine,
-            DESCB,
-            entry::M,
-            "M_B",
-            format!("B must have N = {} rows, got {}", a.n(), b.m()),
-        ));
-    }
-    if b.mb() != a.nb() {
-        return Err(arg_error(
-            routine,
-            DESCB,
-            entry::NB,
-            "NB_B",
-            format!("MB_B must equal NB_A, got MB_B = {}, NB_A = {}", b.mb(), a.nb()),
-        ));
-    }
-    if b.desc().rsrc() != a.desc().rsrc() {
-        return Err(arg_error(
-            routine,
-            DESCB,
-            entry::RSRC,
-            "RSRC_B",
-            format!("B's rows must start on A's process row {}, got {}", a.desc().rsrc(), b.desc().rsrc()),
-        ));
-    }
+    check_rhs_rows(routine, DESCB, a.n(), a, b)?;
     check_not_lost(grid, routine, A, "A", a)
 }

@@ -4,7 +4,7 @@
 
 use super::swap::exchange_rows;
 use crate::args::pdgetrs::{A, DESCA, DESCB, IPIV};
-use crate::args::{arg_error, check_grid, check_square_blocks, entry};
+use crate::args::{arg_error, check_grid, check_rhs_rows, check_square_blocks, entry};
 use crate::blas::{self, Diag, Side, Trans, Uplo};
 use crate::error::{agree_on_arguments, check_not_lost, Result};
 use crate::matrix::{pack, unpack, DistMatrix};
@@ -102,33 +102,7 @@ pub(crate) fn check_args(
     if let Some((i, &p)) = ipiv.iter().enumerate().find(|&(i, &p)| p < i as i64 || p >= n as i64) {
         return Err(arg_error(routine, IPIV, 0, "IPIV", format!("IPIV[{i}] = {p} is outside {i}..{n}")));
     }
-    if b.m() != n {
-        return Err(arg_error(
-            routine,
-            DESCB,
-            entry::M,
-            "M_B",
-            format!("B must have N = {n} rows (the order of A), got M_B = {}", b.m()),
-        ));
-    }
-    if b.mb() != a.nb() {
-        return Err(arg_error(
-            routine,
-            DESCB,
-            entry::NB,
-            "MB_B",
-            format!("MB_B must equal NB_A, got MB_B = {}, NB_A = {}", b.mb(), a.nb()),
-        ));
-    }
-    if b.desc().rsrc() != a.desc().rsrc() {
-        return Err(arg_error(
-            routine,
-            DESCB,
-            entry::RSRC,
-            "RSRC_B",
-            format!("B's rows must start on A's process row {}, got {}", a.desc().rsrc(), b.desc().rsrc()),
-        ));
-    }
+    check_rhs_rows(routine, DESCB, n, a, b)?;
     // (B is overwritten with the solution: the program fills it.)
     check_not_lost(grid, routine, A, "A", a)
 }
