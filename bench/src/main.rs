@@ -294,9 +294,22 @@ fn save_in(dir: &std::path::Path) -> Option<blacs_ft::launch::SaveOnGrid> {
         (None, Some((_, h))) => (h.p, h.q),
         (None, None) => return None,
     };
-    let missing = (0..p * q).filter(|&r| !file::path_of(&files, r).exists()).map(|r| r as u32).collect();
+    // (As the job's load does: a file of an earlier save of the run, a
+    // newer one being there, is left out and rebuilt; one that does not
+    // read, or of another run, is refused by the job, naming it.)
+    let votes = |id: u64| headers.iter().filter(|(_, h)| h.run_id == id).count();
+    let run = headers.iter().max_by_key(|(_, h)| votes(h.run_id)).map(|(_, h)| h.run_id);
+    let newest = headers.iter().filter(|(_, h)| Some(h.run_id) == run).map(|(_, h)| h.restarts).max();
+    let earlier = |r: i32| headers.iter().any(|(hr, h)| *hr == r && Some(h.run_id) == run && Some(h.restarts) < newest);
+    let missing = (0..p * q).filter(|&r| !file::path_of(&files, r).exists() || earlier(r)).map(|r| r as u32).collect();
     let parity = headers.iter().any(|(_, h)| h.call.as_ref().is_some_and(|c| !c.data_only));
-    Some(blacs_ft::launch::SaveOnGrid { p: p as u32, q: q as u32, missing, parity })
+    Some(blacs_ft::launch::SaveOnGrid {
+        p: p as u32,
+        q: q as u32,
+        missing,
+        parity,
+        saved_on_failure: manifest.is_none(),
+    })
 }
 
 /// The newest complete periodic checkpoint in `dir` (for the launcher).

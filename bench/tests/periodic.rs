@@ -259,6 +259,25 @@ fn a_save_missing_a_file_is_refused_with_the_reason_unless_its_parity_rebuilds_i
     let modes: Vec<_> = r.recoveries.iter().flatten().map(|x| (x.mode.as_str(), x.ranks.clone())).collect();
     assert_eq!(modes, [("resume", vec![3]), ("cof", vec![])], "{r:?}");
     assert!(!dir.exists(), "{d} left behind");
+    // Two files of one process row missing: the job on the 2x2 grid says
+    // so (unrecoverable, exit 3), and the generation is left as it was.
+    let (dir, d, _) = lost_with_a_file_missing("parity-two-in-a-row", &["--checkpoint-parity"]);
+    // (Rank 2's file too, of every generation: ranks 2 and 3 are process
+    // row 1.)
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let _ = std::fs::remove_file(e.path().join("rank-2.ckpt"));
+    }
+    let names = |d: &std::path::Path| {
+        let mut v: Vec<_> = std::fs::read_dir(d).unwrap().flatten().map(|e| e.file_name()).collect();
+        v.sort();
+        v
+    };
+    let before = names(&dir);
+    let (out, _) = Ft::new("qr", &shape).run(&["--grid", "1x2", "--resume", &d, "--check"]);
+    assert_eq!(out.code, Some(3), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("is left as it was"), "{}", out.stderr);
+    assert_eq!(before, names(&dir), "{d}: the failed rebuild left files");
+    let _ = std::fs::remove_dir_all(&dir);
     // A solve's checkpoint holds B half solved with the factors of its
     // grid: on another grid, whose factors the job computed again, the
     // solve starts again from its input.

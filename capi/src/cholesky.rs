@@ -46,11 +46,14 @@ struct CholArgs {
     a_arg: CheckedMatrix,
     a: DistMatrix,
     b: Option<(CheckedMatrix, DistMatrix)>,
+    /// The call factors A (`ftla_pdpotrf_`, `ftla_pdposv_`): it is not
+    /// empty without right-hand sides.
+    factors: bool,
 }
 
 impl Work for CholArgs {
     fn is_empty(&self) -> bool {
-        self.a.m() == 0 || self.b.as_ref().is_some_and(|(_, b)| b.n() == 0)
+        self.a.m() == 0 || (!self.factors && self.b.as_ref().is_some_and(|(_, b)| b.n() == 0))
     }
 }
 
@@ -88,7 +91,7 @@ pub unsafe extern "C" fn ftla_pdpotrf_(
     let check = |grid: &Grid, ictxt: c_int, _: &_| -> Result<CholArgs> {
         let uplo = uplo_of(R.name, u)?;
         let c = arg.check(R.name, grid, ictxt)?;
-        Ok(CholArgs { uplo, a: c.import(grid, R.name, a, false)?, a_arg: c, b: None })
+        Ok(CholArgs { uplo, a: c.import(grid, R.name, a, false)?, a_arg: c, b: None, factors: true })
     };
     let arrays = [ArrayArg::new("A", pdpotrf::A, a, desca, Access::Update)];
     run(&R, info, &arrays, check, |ctx, p, _| {
@@ -130,7 +133,7 @@ fn potrs_call(
         let ca = a_arg.check(r.name, grid, ictxt)?;
         let cb = b_arg.check(r.name, grid, ictxt)?;
         let bm = cb.import(grid, r.name, b, false)?;
-        Ok(CholArgs { uplo, a: ca.import(grid, r.name, a, false)?, a_arg: ca, b: Some((cb, bm)) })
+        Ok(CholArgs { uplo, a: ca.import(grid, r.name, a, false)?, a_arg: ca, b: Some((cb, bm)), factors: factor })
     };
     let a_access = if factor { Access::Update } else { Access::Read };
     let arrays =

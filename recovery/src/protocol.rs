@@ -817,8 +817,20 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
         // recoveries do not change during the steps.)
         let history = self.recoveries.clone();
         let (started, earlier_s) = (self.started, self.earlier_s);
+        // (Files saved on a failure that this call resumed from go once a
+        // newer periodic generation is complete: a job lost later resumes
+        // from that generation, which they would hide.)
+        let mut saved_on_failure =
+            self.restarted.as_ref().map(|r| r.from.clone()).filter(|from| from.generation.is_none());
         let mut save = |region: &mut Region, alg: &mut A| -> Result<(), A::Error> {
-            save_checkpoint(region, alg, &history, earlier_s + started.elapsed().as_secs_f64())
+            let before = region.checkpoints().len();
+            save_checkpoint(region, alg, &history, earlier_s + started.elapsed().as_secs_f64())?;
+            if region.checkpoints().len() > before {
+                if let Some(from) = saved_on_failure.take() {
+                    region.forget_checkpoint(&from);
+                }
+            }
+            Ok(())
         };
         steps(self.region, self.alg, &mut self.committed, &mut save)?;
         finish(self.region, self.alg, self.committed, verify)

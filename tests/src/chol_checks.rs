@@ -275,6 +275,10 @@ fn errors(grid: &Grid) -> Result<String, String> {
         DistMatrix::from_fn(grid, n, n, 4, 4, |i, j| if i == j { -(i as f64) - 1.0 } else { 0.0 }).map_err(s)?;
     let mut b = DistMatrix::zeros(grid, n, 2, 4, 4).map_err(s)?;
     expect("posv-minor", pdposv(grid, Uplo::Lower, &mut a, &mut b), 1)?;
+    // pdposv reports A's faults at its own positions (A is argument 4).
+    let mut a = nan_at(30, 7).map_err(s)?;
+    let mut b = DistMatrix::zeros(grid, n, 2, 4, 4).map_err(s)?;
+    expect("posv-nan", pdposv(grid, Uplo::Lower, &mut a, &mut b), -4)?;
     // An empty matrix: nothing to do.
     let mut a = DistMatrix::zeros(grid, 0, 0, 4, 4).map_err(s)?;
     expect("empty", pdpotrf(grid, Uplo::Lower, &mut a), 0)?;

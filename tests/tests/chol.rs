@@ -67,6 +67,7 @@ fn a_matrix_that_is_not_positive_definite_and_bad_input_are_agreed() {
         ("brows", -1103),
         ("bmb", -1106),
         ("posv-minor", 1),
+        ("posv-nan", -4),
         ("empty", 0),
     ] {
         let want = format!("AGREE case={case} same=true info={info}");

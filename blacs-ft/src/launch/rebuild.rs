@@ -4,7 +4,10 @@
 //! "Missing files, on another grid").
 
 use super::job::launch_once;
-use super::{parse_job_grid, CofRelaunch, Outcome, Relaunch, GRID_VAR, REBUILD_CHECKPOINT_VAR};
+use super::{
+    parse_job_grid, CofRelaunch, Outcome, Relaunch, EXIT_CHECKPOINTED, GRID_VAR, LAUNCH_ATTEMPTS,
+    REBUILD_CHECKPOINT_VAR,
+};
 use std::time::Instant;
 
 /// A checkpoint as saved on its grid: which of its files are missing.
@@ -19,6 +22,9 @@ pub struct SaveOnGrid {
     /// `--checkpoint-parity`): a job on the saving grid rebuilds missing
     /// ones, as far as the checksums reach.
     pub parity: bool,
+    /// The files are those saved on a failure (`DIR/rank-R.ckpt`), not a
+    /// periodic generation's.
+    pub saved_on_failure: bool,
 }
 
 /// Before a job resumes a save on another grid than the save's: when files
@@ -27,10 +33,14 @@ pub struct SaveOnGrid {
 /// loads it, rebuilds the missing files' blocks from the checksums and
 /// saves every file again; the job on the new grid then reads them all.
 /// Returns the rebuilt save's epoch (the run's recoveries then) when such
-/// a job ran and saved; exits with its outcome when it failed (it said
-/// why: more files of one process row missing than the checksums
-/// rebuild, a bad file). `None`: nothing to rebuild first (the new job
-/// loads the save as it is, or refuses it, naming the file).
+/// a job ran and saved every file; exits with its outcome when it failed
+/// (it said why: more files of one process row missing than the checksums
+/// rebuild, a bad file; [`EXIT_CHECKPOINTED`] when it lost a process and
+/// saved only part). A periodic generation is then left as it was (the
+/// files the failed rebuild wrote beside it are removed); a save on a
+/// failure, rewritten in place, resumes on its own grid. `None`: nothing
+/// to rebuild first (the new job loads the save as it is, or refuses it,
+/// naming the file).
 pub(super) fn rebuild_before_regrid(
     job: &Relaunch,
     cof: &CofRelaunch,
@@ -57,6 +67,11 @@ pub(super) fn rebuild_before_regrid(
         save.p,
         save.q
     );
+    // (What the directory held: a failed rebuild's new files go.)
+    let files_in = |d: &std::path::Path| -> Vec<std::ffi::OsString> {
+        std::fs::read_dir(d).map(|e| e.flatten().map(|e| e.file_name()).collect()).unwrap_or_default()
+    };
+    let before_rebuild = files_in(&cof.dir);
     let mut rebuild = job.clone();
     rebuild.nprocs = save.p * save.q;
     let mut env = env.to_vec();
@@ -64,28 +79,66 @@ pub(super) fn rebuild_before_regrid(
     env.push((REBUILD_CHECKPOINT_VAR, "1".into()));
     let before = std::env::var(GRID_VAR).unwrap_or_default();
     std::env::set_var(GRID_VAR, format!("{}x{}+0", save.p, save.q));
-    let (code, outcome, _) = launch_once(&rebuild, started, &env);
+    // (A launcher that failed before starting any rank is tried again, as
+    // for any job.)
+    let mut attempt = 0;
+    let (code, outcome) = loop {
+        attempt += 1;
+        let (code, outcome, launcher_failed) = launch_once(&rebuild, started, &env);
+        if !(launcher_failed && attempt < LAUNCH_ATTEMPTS) {
+            break (code, outcome);
+        }
+        eprintln!("ftla: the MPI launcher failed before starting any rank; launching again");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
     std::env::set_var(GRID_VAR, before);
-    match Outcome::parse(&outcome) {
-        Some(Outcome::Checkpointed { epoch }) => {
+    // The save must now be complete (a process lost during the rebuild
+    // under checkpoint-on-failure saves what it holds, which is not).
+    let complete = cof.save_in.and_then(|f| f(&cof.dir)).is_some_and(|s| s.missing.is_empty());
+    let failed = match Outcome::parse(&outcome) {
+        Some(Outcome::Checkpointed { epoch }) if complete => {
             eprintln!(
                 "ftla: rebuilt and saved again in {:.1} s; resuming on a {}x{} grid",
                 t.elapsed().as_secs_f64(),
                 target.0,
                 target.1
             );
-            Some(epoch)
+            return Some(epoch);
+        }
+        Some(Outcome::Checkpointed { .. }) => {
+            eprintln!("ftla: the job rebuilding the missing checkpoint files lost a process and did not complete");
+            EXIT_CHECKPOINTED
         }
         Some(o) => {
-            eprintln!("ftla: the missing checkpoint files could not be rebuilt; the checkpoint is left as it was");
-            std::process::exit(o.exit_code())
+            eprintln!("ftla: the missing checkpoint files could not be rebuilt");
+            o.exit_code()
         }
         None => {
             eprintln!(
                 "ftla: the job rebuilding the missing checkpoint files ended without reporting an outcome (mpiexec \
-                 exit code {code}); the checkpoint is left as it was"
+                 exit code {code})"
             );
-            std::process::exit(1)
+            1
         }
+    };
+    // The save as it was: a periodic generation's, whose files the
+    // rebuild's files saved on a failure would hide, has them removed. (A
+    // save on a failure was rewritten in place: resume it on its own grid.)
+    if !save.saved_on_failure {
+        for name in files_in(&cof.dir).into_iter().filter(|n| !before_rebuild.contains(n)) {
+            let path = cof.dir.join(name);
+            if path.is_file() {
+                let _ = std::fs::remove_file(path);
+            }
+        }
+        eprintln!("ftla: the checkpoint in {} is left as it was", cof.dir.display());
+    } else {
+        eprintln!(
+            "ftla: resume the checkpoint in {} on its {}x{} grid, where the checksums rebuild what is missing",
+            cof.dir.display(),
+            save.p,
+            save.q
+        );
     }
+    std::process::exit(failed)
 }

@@ -22,7 +22,7 @@
 //!    column `k + 1` between chunks: the next column's factorization and
 //!    sending overlap this update instead of idling the other columns.
 
-use crate::args::pdpotrf::{A, DESCA, N, UPLO};
+use crate::args::pdpotrf::{A, DESCA, N};
 use crate::args::{arg_error, check_first_block_at_origin, check_grid, check_square_blocks};
 use crate::blas::{self, Diag, Side, Trans, Uplo};
 use crate::error::{agree_on_arguments, Error, Result};
@@ -58,14 +58,20 @@ const ROUTINE: &str = "pdpotrf";
 ///   partly updated input, as in ScaLAPACK.
 /// * [`Error::Grid`] for MPI failures.
 pub fn pdpotrf(grid: &Grid, uplo: Uplo, a: &mut DistMatrix) -> Result<()> {
-    agree_on_arguments(grid, check_args(grid, uplo, a))?;
+    agree_on_arguments(grid, check_args(ROUTINE, FactorPositions { n: N, a: A, desca: DESCA }, grid, uplo, a))?;
+    factor(grid, uplo, a, ROUTINE)
+}
+
+/// Collective: the factorization of `a`, whose arguments `routine`
+/// ([`pdpotrf`], or `pdposv` before its solve) checked and agreed on.
+pub(crate) fn factor(grid: &Grid, uplo: Uplo, a: &mut DistMatrix, routine: &str) -> Result<()> {
     let outcome = match uplo {
-        Uplo::Lower => factor_lower(grid, a),
+        Uplo::Lower => factor_lower(grid, a, routine),
         // (U = Lᵀ of Aᵀ's lower triangle: two transposes, O(N²) words
         // against the factorization's N³/3 flops.)
         Uplo::Upper => {
             let mut t = crate::qr::transpose(grid, a)?;
-            let outcome = factor_lower(grid, &mut t);
+            let outcome = factor_lower(grid, &mut t, routine);
             let u = crate::qr::transpose(grid, &t)?;
             copy_triangle(&u, a, Uplo::Upper);
             outcome
@@ -75,21 +81,32 @@ pub fn pdpotrf(grid: &Grid, uplo: Uplo, a: &mut DistMatrix) -> Result<()> {
     outcome
 }
 
-/// The local argument checks of [`pdpotrf`] (agreed by the caller).
-fn check_args(grid: &Grid, uplo: Uplo, a: &DistMatrix) -> Result<()> {
-    check_grid(grid, a, ROUTINE, DESCA, "A")?;
+/// Where the factored matrix's arguments sit in a routine's argument list
+/// (PDPOTRF's; PDPOSV's are PDPOTRS's).
+#[derive(Clone, Copy)]
+pub(crate) struct FactorPositions {
+    pub n: u32,
+    pub a: u32,
+    pub desca: u32,
+}
+
+/// The local argument checks of the factored matrix of `routine` (at
+/// `at`), agreed by the caller: square, square blocks starting on process
+/// (0, 0), this grid's, and finite in the triangle `uplo`.
+pub(crate) fn check_args(routine: &str, at: FactorPositions, grid: &Grid, uplo: Uplo, a: &DistMatrix) -> Result<()> {
+    check_grid(grid, a, routine, at.desca, "A")?;
     if a.m() != a.n() {
-        return Err(arg_error(ROUTINE, N, 0, "N", format!("A must be square, got {}x{}", a.m(), a.n())));
+        return Err(arg_error(routine, at.n, 0, "N", format!("A must be square, got {}x{}", a.m(), a.n())));
     }
-    check_square_blocks(ROUTINE, DESCA, "A", a.desc())?;
-    check_first_block_at_origin(ROUTINE, DESCA, "A", a.desc())?;
-    let _ = UPLO;
-    check_triangle_finite(a, uplo)
+    check_square_blocks(routine, at.desca, "A", a.desc())?;
+    check_first_block_at_origin(routine, at.desca, "A", a.desc())?;
+    check_triangle_finite(routine, at.a, a, uplo)
 }
 
 /// Local: a NaN or an infinity in the triangle `uplo` of `a` is an
-/// argument error of A (the other triangle is not referenced).
-fn check_triangle_finite(a: &DistMatrix, uplo: Uplo) -> Result<()> {
+/// argument error of A (argument `position` of `routine`; the other
+/// triangle is not referenced).
+fn check_triangle_finite(routine: &str, position: u32, a: &DistMatrix, uplo: Uplo) -> Result<()> {
     let lld = a.lld();
     for lj in 0..a.local_cols() {
         let gj = a.global_col(lj);
@@ -101,8 +118,8 @@ fn check_triangle_finite(a: &DistMatrix, uplo: Uplo) -> Result<()> {
         if let Some(li) = rows.clone().find(|&li| !col[li].is_finite()) {
             let (gi, v) = (a.global_row(li), col[li]);
             return Err(arg_error(
-                ROUTINE,
-                A,
+                routine,
+                position,
                 0,
                 "A",
                 format!("holds {v} at ({}, {}) (1-based): the factorization needs finite values", gi + 1, gj + 1),
@@ -128,7 +145,7 @@ fn copy_triangle(from: &DistMatrix, to: &mut DistMatrix, uplo: Uplo) {
 }
 
 /// The lower factorization, all steps.
-fn factor_lower(grid: &Grid, a: &mut DistMatrix) -> Result<()> {
+fn factor_lower(grid: &Grid, a: &mut DistMatrix, routine: &str) -> Result<()> {
     let n = a.n();
     if n == 0 {
         return Ok(());
@@ -139,7 +156,7 @@ fn factor_lower(grid: &Grid, a: &mut DistMatrix) -> Result<()> {
         let info = blas::dpotrf(Uplo::Lower, n, a.local_mut(), lld);
         return match info {
             0 => Ok(()),
-            j => Err(Error::MinorNotPositiveDefinite { routine: ROUTINE.into(), order: j as usize }),
+            j => Err(Error::MinorNotPositiveDefinite { routine: routine.into(), order: j as usize }),
         };
     }
     let nb = a.nb();
@@ -148,7 +165,7 @@ fn factor_lower(grid: &Grid, a: &mut DistMatrix) -> Result<()> {
     for k in 0..blocks {
         let column = next.finish(grid)?;
         if column.info > 0 {
-            return Err(Error::MinorNotPositiveDefinite { routine: ROUTINE.into(), order: column.info as usize });
+            return Err(Error::MinorNotPositiveDefinite { routine: routine.into(), order: column.info as usize });
         }
         if k + 1 == blocks {
             break;

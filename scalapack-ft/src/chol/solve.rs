@@ -2,8 +2,9 @@
 //! distributed triangular solves the QR solves run (with U = Lᵀ: Uᵀ·Y = B,
 //! then U·X = Y).
 
+use super::factor::{self, FactorPositions};
 use crate::args::pdpotrs::{A, DESCA, DESCB, N};
-use crate::args::{arg_error, check_grid, check_rhs_rows, check_square_blocks};
+use crate::args::{arg_error, check_first_block_at_origin, check_grid, check_rhs_rows, check_square_blocks};
 use crate::blas::Uplo;
 use crate::error::{agree_on_arguments, check_not_lost, Result};
 use crate::matrix::DistMatrix;
@@ -35,6 +36,11 @@ use blacs_ft::Grid;
 /// computed).
 pub fn pdpotrs(grid: &Grid, uplo: Uplo, a: &DistMatrix, b: &mut DistMatrix) -> Result<()> {
     agree_on_arguments(grid, check_args("pdpotrs", grid, a, b))?;
+    solve(grid, uplo, a, b)
+}
+
+/// Collective: the two triangular solves of checked arguments.
+fn solve(grid: &Grid, uplo: Uplo, a: &DistMatrix, b: &mut DistMatrix) -> Result<()> {
     let n = a.n();
     if n == 0 || b.n() == 0 {
         return Ok(());
@@ -62,9 +68,13 @@ pub fn pdpotrs(grid: &Grid, uplo: Uplo, a: &DistMatrix, b: &mut DistMatrix) -> R
 /// that is not positive definite is
 /// [`crate::Error::MinorNotPositiveDefinite`], B then unchanged.
 pub fn pdposv(grid: &Grid, uplo: Uplo, a: &mut DistMatrix, b: &mut DistMatrix) -> Result<()> {
-    agree_on_arguments(grid, check_args("pdposv", grid, a, b))?;
-    super::pdpotrf(grid, uplo, a)?;
-    pdpotrs(grid, uplo, a, b)
+    const ROUTINE: &str = "pdposv";
+    // (A's checks at PDPOSV's positions, which are PDPOTRS's.)
+    let at = FactorPositions { n: N, a: A, desca: DESCA };
+    let local = check_args(ROUTINE, grid, a, b).and_then(|()| factor::check_args(ROUTINE, at, grid, uplo, a));
+    agree_on_arguments(grid, local)?;
+    factor::factor(grid, uplo, a, ROUTINE)?;
+    solve(grid, uplo, a, b)
 }
 
 /// The local argument checks of [`pdpotrs`] and [`pdposv`].
@@ -75,6 +85,8 @@ fn check_args(routine: &str, grid: &Grid, a: &DistMatrix, b: &DistMatrix) -> Res
         return Err(arg_error(routine, N, 0, "N", format!("A must be square, got {}x{}", a.m(), a.n())));
     }
     check_square_blocks(routine, DESCA, "A", a.desc())?;
+    // (The solves transpose blocks of A: its first block on process (0, 0).)
+    check_first_block_at_origin(routine, DESCA, "A", a.desc())?;
     check_rhs_rows(routine, DESCB, a.n(), a, b)?;
     check_not_lost(grid, routine, A, "A", a)
 }
