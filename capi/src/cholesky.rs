@@ -89,8 +89,9 @@ pub unsafe extern "C" fn ftla_pdpotrf_(
     let arg = potrf_matrix(n, a, ia, ja, desca);
     let u = letter(uplo);
     let check = |grid: &Grid, ictxt: c_int, _: &_| -> Result<CholArgs> {
-        let uplo = uplo_of(R.name, u)?;
+        // (ScaLAPACK's order: the descriptor, then UPLO.)
         let c = arg.check(R.name, grid, ictxt)?;
+        let uplo = uplo_of(R.name, u)?;
         Ok(CholArgs { uplo, a: c.import(grid, R.name, a, false)?, a_arg: c, b: None, factors: true })
     };
     let arrays = [ArrayArg::new("A", pdpotrf::A, a, desca, Access::Update)];
@@ -128,10 +129,11 @@ fn potrs_call(
         solve_matrices((pdpotrs::MATRIX_A, pdpotrs::MATRIX_B), n, nrhs, a, ia, ja, desca, b, ib, jb, descb);
     let u = letter(uplo);
     let check = |grid: &Grid, ictxt: c_int, _: &_| -> Result<CholArgs> {
-        let uplo = uplo_of(r.name, u)?;
-        check_nrhs(r.name, pdpotrs::NRHS, get(nrhs))?;
+        // (ScaLAPACK's order: the descriptors, then UPLO and NRHS.)
         let ca = a_arg.check(r.name, grid, ictxt)?;
         let cb = b_arg.check(r.name, grid, ictxt)?;
+        let uplo = uplo_of(r.name, u)?;
+        check_nrhs(r.name, pdpotrs::NRHS, get(nrhs))?;
         let bm = cb.import(grid, r.name, b, false)?;
         Ok(CholArgs { uplo, a: ca.import(grid, r.name, a, false)?, a_arg: ca, b: Some((cb, bm)), factors: factor })
     };
