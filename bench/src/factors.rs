@@ -240,24 +240,20 @@ impl Outputs {
             Outputs::LuSolve(s) => {
                 let singular = singular_is_a_result(lu::pdgetrf(grid, mat, &mut s.ipiv))?.1;
                 if singular.is_none() {
-                    let b = solve::right_hand_sides(grid, &s.system, s.seed, mat.m(), mat.nb(), true)?;
-                    let mut x = b.clone();
-                    let t = std::time::Instant::now();
-                    lu::pdgetrs(grid, lu::Transpose::NoTrans, mat, &s.ipiv, &mut x)?;
-                    s.solve_s = Some(t.elapsed().as_secs_f64());
-                    (s.b, s.x) = (Some(b), Some(x));
+                    let ipiv = &s.ipiv;
+                    let (b, x, secs) = timed_solve(grid, &s.system, s.seed, mat, |x| {
+                        lu::pdgetrs(grid, lu::Transpose::NoTrans, mat, ipiv, x)
+                    })?;
+                    (s.b, s.x, s.solve_s) = (Some(b), Some(x), Some(secs));
                 }
                 Ok(singular)
             }
             Outputs::Cholesky(s) => match chol::pdpotrf(grid, blas::Uplo::Lower, mat) {
                 Ok(()) => {
                     if let Some(system) = &s.system {
-                        let b = solve::right_hand_sides(grid, system, s.seed, mat.m(), mat.nb(), true)?;
-                        let mut x = b.clone();
-                        let t = std::time::Instant::now();
-                        chol::pdpotrs(grid, blas::Uplo::Lower, mat, &mut x)?;
-                        s.solve_s = Some(t.elapsed().as_secs_f64());
-                        (s.b, s.x) = (Some(b), Some(x));
+                        let (b, x, secs) =
+                            timed_solve(grid, system, s.seed, mat, |x| chol::pdpotrs(grid, blas::Uplo::Lower, mat, x))?;
+                        (s.b, s.x, s.solve_s) = (Some(b), Some(x), Some(secs));
                     }
                     Ok(None)
                 }
@@ -362,6 +358,23 @@ impl Outputs {
 
 /// A result that is a finding, not a failure — LU's `Err(Singular)`, CG's
 /// not positive definite or breakdown — as `Ok((None, Some(error)))`.
+/// Collective: the right-hand sides of `system` (from `seed`, with
+/// `mat`'s rows) and the solution `solve` gives in place of a copy of
+/// them, with the seconds the solve took on this process.
+fn timed_solve(
+    grid: &Grid,
+    system: &SolveJob,
+    seed: u64,
+    mat: &DistMatrix,
+    solve: impl FnOnce(&mut DistMatrix) -> Result<(), Error>,
+) -> Result<(DistMatrix, DistMatrix, f64), Error> {
+    let b = solve::right_hand_sides(grid, system, seed, mat.m(), mat.nb(), true)?;
+    let mut x = b.clone();
+    let t = std::time::Instant::now();
+    solve(&mut x)?;
+    Ok((b, x, t.elapsed().as_secs_f64()))
+}
+
 fn singular_is_a_result<T>(r: Result<T, Error>) -> Result<(Option<T>, Option<Error>), Error> {
     match r {
         Ok(x) => Ok((Some(x), None)),

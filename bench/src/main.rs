@@ -247,14 +247,8 @@ fn cof_relaunch(
         _ => None,
     });
     let from = resume.and_then(|d| {
-        let (d, _) = recovery::cof::periodic::resume_dir(d).ok()?;
-        let files = std::fs::read_dir(d).ok()?;
-        // The run most files belong to, its newest save (the job refuses
-        // the files of other runs, naming them).
-        let headers: Vec<_> =
-            files.filter_map(|f| recovery::cof::file::read_header(&f.ok()?.path()).ok()).map(|(h, _)| h).collect();
-        let votes = |id: u64| headers.iter().filter(|h| h.run_id == id).count();
-        headers.iter().max_by_key(|h| (votes(h.run_id), h.restarts, h.epoch)).cloned()
+        let (_, _, headers) = headers_of_save(d)?;
+        newest_of_the_run(&headers).cloned()
     });
     let run_id = from.as_ref().map_or_else(new_run_id, |h| h.run_id);
     let dir = checkpoint_dir.unwrap_or_else(|| recovery::RegionOptions { run_id, ..Default::default() }.dir());
@@ -282,27 +276,21 @@ fn cof_relaunch(
 /// which of that grid's files are missing.
 fn save_in(dir: &std::path::Path) -> Option<blacs_ft::launch::SaveOnGrid> {
     use recovery::cof::file;
-    let (files, manifest) = recovery::cof::periodic::resume_dir(dir).ok()?;
-    let headers: Vec<_> = std::fs::read_dir(&files)
-        .ok()?
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().and_then(file::rank_of_file))
-        .filter_map(|r| file::read_header(&file::path_of(&files, r)).ok().map(|(h, _)| (r, h)))
-        .collect();
-    let (p, q) = match (&manifest, headers.iter().min_by_key(|(r, _)| *r)) {
+    let (files, manifest, headers) = headers_of_save(dir)?;
+    let (p, q) = match (&manifest, headers.first()) {
         (Some(m), _) => (m.p, m.q),
-        (None, Some((_, h))) => (h.p, h.q),
+        (None, Some(h)) => (h.p, h.q),
         (None, None) => return None,
     };
     // (As the job's load does: a file of an earlier save of the run, a
     // newer one being there, is left out and rebuilt; one that does not
     // read, or of another run, is refused by the job, naming it.)
-    let votes = |id: u64| headers.iter().filter(|(_, h)| h.run_id == id).count();
-    let run = headers.iter().max_by_key(|(_, h)| votes(h.run_id)).map(|(_, h)| h.run_id);
-    let newest = headers.iter().filter(|(_, h)| Some(h.run_id) == run).map(|(_, h)| h.restarts).max();
-    let earlier = |r: i32| headers.iter().any(|(hr, h)| *hr == r && Some(h.run_id) == run && Some(h.restarts) < newest);
+    let newest = newest_of_the_run(&headers).map(|h| (h.run_id, h.restarts));
+    let earlier = |r: i32| {
+        headers.iter().any(|h| h.rank == r && newest.is_some_and(|(run, n)| h.run_id == run && h.restarts < n))
+    };
     let missing = (0..p * q).filter(|&r| !file::path_of(&files, r).exists() || earlier(r)).map(|r| r as u32).collect();
-    let parity = headers.iter().any(|(_, h)| h.call.as_ref().is_some_and(|c| !c.data_only));
+    let parity = headers.iter().any(|h| h.call.as_ref().is_some_and(|c| !c.data_only));
     Some(blacs_ft::launch::SaveOnGrid {
         p: p as u32,
         q: q as u32,
@@ -310,6 +298,31 @@ fn save_in(dir: &std::path::Path) -> Option<blacs_ft::launch::SaveOnGrid> {
         parity,
         saved_on_failure: manifest.is_none(),
     })
+}
+
+/// The save a job resuming from `dir` loads: the directory of its files,
+/// its manifest (a periodic generation's), and the headers of its
+/// readable files, by grid rank.
+fn headers_of_save(
+    dir: &std::path::Path,
+) -> Option<(std::path::PathBuf, Option<recovery::cof::Manifest>, Vec<recovery::cof::Header>)> {
+    use recovery::cof::file;
+    let (files, manifest) = recovery::cof::periodic::resume_dir(dir).ok()?;
+    let mut headers: Vec<_> = std::fs::read_dir(&files)
+        .ok()?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(file::rank_of_file))
+        .filter_map(|r| file::read_header(&file::path_of(&files, r)).ok().map(|(h, _)| h))
+        .collect();
+    headers.sort_by_key(|h| h.rank);
+    Some((files, manifest, headers))
+}
+
+/// The newest save's header of the run most files belong to (the job
+/// refuses the files of other runs, naming them).
+fn newest_of_the_run(headers: &[recovery::cof::Header]) -> Option<&recovery::cof::Header> {
+    let votes = |id: u64| headers.iter().filter(|h| h.run_id == id).count();
+    headers.iter().max_by_key(|h| (votes(h.run_id), h.restarts, h.epoch))
 }
 
 /// The newest complete periodic checkpoint in `dir` (for the launcher).

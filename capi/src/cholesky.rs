@@ -20,6 +20,13 @@ fn uplo_of(routine: &str, u: u8) -> Result<Uplo> {
     }
 }
 
+/// Whether a factorization that ended with `done` wrote A: its factor,
+/// or (a minor that is not positive definite, INFO > 0) what ScaLAPACK's
+/// leaves there.
+fn factored(done: &Result<()>) -> bool {
+    matches!(done, Ok(()) | Err(scalapack_ft::Error::MinorNotPositiveDefinite { .. }))
+}
+
 /// A routine of this file: plain, its context in A's descriptor.
 const fn plain(name: &'static str, log_name: &'static str, ctxt_desc: u32) -> Routine {
     Routine { name, log_name, protection: Protection::Plain, keeps_result: false, agrees_first: false, ctxt_desc }
@@ -97,9 +104,7 @@ pub unsafe extern "C" fn ftla_pdpotrf_(
     let arrays = [ArrayArg::new("A", pdpotrf::A, a, desca, Access::Update)];
     run(&R, info, &arrays, check, |ctx, p, _| {
         let done = chol::pdpotrf(ctx.region.grid(), p.uplo, &mut p.a);
-        // (A minor that is not positive definite: A holds what ScaLAPACK's
-        // would, and INFO > 0.)
-        if matches!(done, Ok(()) | Err(scalapack_ft::Error::MinorNotPositiveDefinite { .. })) {
+        if factored(&done) {
             p.a_arg.export(&p.a, a);
         }
         done
@@ -145,7 +150,7 @@ fn potrs_call(
         let Some((b_arg, bm)) = p.b.as_mut() else { return Ok(()) };
         if factor {
             let done = chol::pdposv(grid, p.uplo, &mut p.a, bm);
-            if matches!(done, Ok(()) | Err(scalapack_ft::Error::MinorNotPositiveDefinite { .. })) {
+            if factored(&done) {
                 p.a_arg.export(&p.a, a);
             }
             done?;

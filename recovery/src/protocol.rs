@@ -764,23 +764,11 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
     fn repair_or_save(&mut self, phase: Phase, detect_ms: f64) -> Result<RepairMode, A::Error> {
         let history = self.recoveries.clone();
         let elapsed_s = self.earlier_s + self.started.elapsed().as_secs_f64();
-        let description = codec::encode(&self.alg.call());
         let holds_state = self.holds_state;
-        let tolerated_losses = self.alg.tolerated_losses();
         let alg = &mut *self.alg;
         let saving = || match holds_state {
             false => Saving::Nothing,
-            true => Saving::Call(Snapshot {
-                arrays: alg.saved_arrays().into_iter().map(|a| &*a).collect(),
-                description,
-                phase,
-                detect_ms,
-                elapsed_s,
-                history,
-                tolerated_losses,
-                frozen: None,
-                data_only: false,
-            }),
+            true => Saving::Call(whole_snapshot(alg, history, elapsed_s, phase, detect_ms)),
         };
         Ok(self.region.repair_or_save(saving)?.mode)
     }
@@ -796,19 +784,9 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
     /// checkpoint-on-failure files of the run, complete; the error every
     /// process returns, [`blacs_ft::Error::Checkpointed`].
     fn save_rebuilt(&mut self) -> blacs_ft::Error {
-        let snapshot = Snapshot {
-            description: codec::encode(&self.alg.call()),
-            phase: Phase::Commit,
-            detect_ms: 0.0,
-            elapsed_s: self.earlier_s + self.started.elapsed().as_secs_f64(),
-            history: self.recoveries.clone(),
-            tolerated_losses: self.alg.tolerated_losses(),
-            frozen: None,
-            data_only: false,
-            arrays: Vec::new(),
-        };
-        let arrays: Vec<&[f64]> = self.alg.saved_arrays().into_iter().map(|a| &*a).collect();
-        self.region.save_every_file(Snapshot { arrays, ..snapshot })
+        let elapsed_s = self.earlier_s + self.started.elapsed().as_secs_f64();
+        let snapshot = whole_snapshot(&mut *self.alg, self.recoveries.clone(), elapsed_s, Phase::Commit, 0.0);
+        self.region.save_every_file(snapshot)
     }
 
     /// The steps from the committed one, then the final commit point.
@@ -844,6 +822,31 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
             self.region.forget_checkpoint(&r.from);
         }
         CallOutcome { recoveries: self.recoveries, check, earlier_s: self.earlier_s }
+    }
+}
+
+/// The call's whole committed state on this process as a save on a
+/// failure writes it (every array, the checksums included): what it
+/// records besides the arrays, `history` and the time it ran so far
+/// (`elapsed_s`), and where the failure was seen.
+fn whole_snapshot<A: Algorithm>(
+    alg: &mut A,
+    history: Vec<RecoveryRecord>,
+    elapsed_s: f64,
+    phase: Phase,
+    detect_ms: f64,
+) -> Snapshot<'_> {
+    let (description, tolerated_losses) = (codec::encode(&alg.call()), alg.tolerated_losses());
+    Snapshot {
+        arrays: alg.saved_arrays().into_iter().map(|a| &*a).collect(),
+        description,
+        phase,
+        detect_ms,
+        elapsed_s,
+        history,
+        tolerated_losses,
+        frozen: None,
+        data_only: false,
     }
 }
 

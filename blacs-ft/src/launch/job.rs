@@ -24,6 +24,28 @@ const LINGER: Duration = Duration::from_millis(400);
 /// none), and whether the launcher reported failing before starting any
 /// rank. Exits with [`EXIT_TIMEOUT`] once `since` is older than the
 /// timeout, and with 128 + the signal when stopped by one.
+/// [`launch_once`], again while the MPI launcher fails before starting
+/// any rank (at most [`LAUNCH_ATTEMPTS`] times, while the job's timeout
+/// since `since` is not over): its exit code and the status rank 0 wrote.
+/// A signal that came between two attempts ends the launcher.
+pub(super) fn launch_retrying(r: &Relaunch, since: Instant, env: &[(&'static str, String)]) -> (i32, String) {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let (code, outcome, launcher_failed) = launch_once(r, since, env);
+        let time_left = r.timeout.is_none_or(|t| since.elapsed() < t);
+        if !(launcher_failed && attempt < LAUNCH_ATTEMPTS && time_left) {
+            return (code, outcome);
+        }
+        eprintln!("ftla: the MPI launcher failed before starting any rank; launching again");
+        std::thread::sleep(Duration::from_millis(200));
+        let sig = STOP_SIGNAL.load(Ordering::SeqCst);
+        if sig != 0 {
+            std::process::exit(128 + sig);
+        }
+    }
+}
+
 pub(super) fn launch_once(r: &Relaunch, since: Instant, env: &[(&'static str, String)]) -> (i32, String, bool) {
     let status = std::env::temp_dir().join(format!("ftla-status-{}-{}", std::process::id(), now_nanos()));
     let _ = std::fs::remove_file(&status);

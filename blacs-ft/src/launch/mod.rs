@@ -28,7 +28,7 @@ mod timeout;
 
 use crate::members::{self, Register};
 pub use interval::{CheckpointInterval, MTBF_VAR};
-use job::launch_once;
+use job::launch_retrying;
 pub use outcome::{write_outcome, write_outcome_unless_failed, write_status, Outcome};
 use processes::{install_signal_handlers, now_nanos, STOP_SIGNAL};
 pub use processes::{kill_tagged, tagged_processes};
@@ -316,10 +316,8 @@ pub fn relaunch(r: &Relaunch) -> ! {
     std::env::set_var(GRID_VAR, "");
     let mut restarts = 0;
     let mut epoch_base = r.cof.as_ref().map_or(0, |c| c.epoch_base);
-    let mut attempt = 0;
     let mut rebuilt = false;
     loop {
-        attempt += 1;
         // (A signal that came between two attempts ends the launcher.)
         let sig = STOP_SIGNAL.load(Ordering::SeqCst);
         if sig != 0 {
@@ -334,12 +332,11 @@ pub fn relaunch(r: &Relaunch) -> ! {
                 continue;
             }
         }
-        let (code, outcome, launcher_failed) = launch_once(&job, started, &env);
+        let (code, outcome) = launch_retrying(&job, started, &env);
         match (Outcome::parse(&outcome), &r.cof) {
             (Some(Outcome::Checkpointed { epoch }), Some(cof)) if restarts < cof.max_restarts => {
                 restarts += 1;
                 epoch_base = epoch;
-                attempt = 0;
                 eprintln!(
                     "ftla: a process was lost; the survivors saved checkpoints in {}: starting the job again \
                      (restart {restarts} of at most {})",
@@ -370,12 +367,6 @@ pub fn relaunch(r: &Relaunch) -> ! {
             }
             (None, _) => {}
         }
-        let time_left = r.timeout.is_none_or(|t| started.elapsed() < t);
-        if launcher_failed && attempt < LAUNCH_ATTEMPTS && time_left {
-            eprintln!("ftla: the MPI launcher failed before starting any rank; launching again");
-            std::thread::sleep(Duration::from_millis(200));
-            continue;
-        }
         // No outcome and a periodic checkpoint: the job was lost whole.
         let lost = r.cof.as_ref().and_then(|c| Some((c, c.newest_checkpoint?(&c.dir)?)));
         if let Some((cof, saved)) = lost {
@@ -391,7 +382,6 @@ pub fn relaunch(r: &Relaunch) -> ! {
                     // (The loss of the job counts as one recovery: kills of
                     // earlier epochs do not fire again.)
                     epoch_base = saved.epoch + 1;
-                    attempt = 0;
                     rebuilt = false;
                     eprintln!(
                         "ftla: resuming the job from it{shape} (restart {restarts} of at most {})",

@@ -3,11 +3,8 @@
 //! saved on, so a job there rebuilds and saves them all first (docs/cof.md,
 //! "Missing files, on another grid").
 
-use super::job::launch_once;
-use super::{
-    parse_job_grid, CofRelaunch, Outcome, Relaunch, EXIT_CHECKPOINTED, GRID_VAR, LAUNCH_ATTEMPTS,
-    REBUILD_CHECKPOINT_VAR,
-};
+use super::job::launch_retrying;
+use super::{parse_job_grid, CofRelaunch, Outcome, Relaunch, EXIT_CHECKPOINTED, GRID_VAR, REBUILD_CHECKPOINT_VAR};
 use std::time::Instant;
 
 /// A checkpoint as saved on its grid: which of its files are missing.
@@ -79,18 +76,7 @@ pub(super) fn rebuild_before_regrid(
     env.push((REBUILD_CHECKPOINT_VAR, "1".into()));
     let before = std::env::var(GRID_VAR).unwrap_or_default();
     std::env::set_var(GRID_VAR, format!("{}x{}+0", save.p, save.q));
-    // (A launcher that failed before starting any rank is tried again, as
-    // for any job.)
-    let mut attempt = 0;
-    let (code, outcome) = loop {
-        attempt += 1;
-        let (code, outcome, launcher_failed) = launch_once(&rebuild, started, &env);
-        if !(launcher_failed && attempt < LAUNCH_ATTEMPTS) {
-            break (code, outcome);
-        }
-        eprintln!("ftla: the MPI launcher failed before starting any rank; launching again");
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    };
+    let (code, outcome) = launch_retrying(&rebuild, started, &env);
     std::env::set_var(GRID_VAR, before);
     // The save must now be complete (a process lost during the rebuild
     // under checkpoint-on-failure saves what it holds, which is not).

@@ -39,7 +39,7 @@ pub fn cholesky_residual(grid: &Grid, uplo: Uplo, a: &DistMatrix, factor: &DistM
     }
     let sym = symmetrized(grid, uplo, a)?;
     // L·Lᵀ (or Uᵀ·U) − A.
-    let f = triangle(factor, uplo, 1.0)?;
+    let f = triangle(factor, uplo);
     let ft = crate::qr::transpose(grid, &f)?;
     let (left, right) = match uplo {
         Uplo::Lower => (&f, &ft),
@@ -59,7 +59,7 @@ pub fn cholesky_residual(grid: &Grid, uplo: Uplo, a: &DistMatrix, factor: &DistM
 /// (0, 0)): what a residual of a solve with the factor is computed
 /// against.
 pub fn symmetrized(grid: &Grid, uplo: Uplo, a: &DistMatrix) -> Result<DistMatrix> {
-    let t = triangle(a, uplo, 1.0)?;
+    let t = triangle(a, uplo);
     let mut sym = crate::qr::transpose(grid, &t)?;
     let ld = sym.lld();
     for lj in 0..sym.local_cols() {
@@ -73,22 +73,16 @@ pub fn symmetrized(grid: &Grid, uplo: Uplo, a: &DistMatrix) -> Result<DistMatrix
     Ok(sym)
 }
 
-/// Local: `scale` times the triangle `uplo` of `a` (diagonal included),
-/// zeros elsewhere, distributed as `a`.
-fn triangle(a: &DistMatrix, uplo: Uplo, scale: f64) -> Result<DistMatrix> {
+/// Local: the triangle `uplo` of `a` (diagonal included), zeros
+/// elsewhere, distributed as `a`.
+fn triangle(a: &DistMatrix, uplo: Uplo) -> DistMatrix {
     let mut t = a.clone();
     let ld = t.lld();
     for lj in 0..t.local_cols() {
-        let j = t.global_col(lj);
-        for li in 0..t.local_rows() {
-            let i = t.global_row(li);
-            let keep = match uplo {
-                Uplo::Lower => i >= j,
-                Uplo::Upper => i <= j,
-            };
-            let v = &mut t.local_mut()[li + lj * ld];
-            *v = if keep { *v * scale } else { 0.0 };
-        }
+        let keep = super::factor::triangle_rows(a, uplo, lj);
+        let col = &mut t.local_mut()[lj * ld..lj * ld + a.local_rows()];
+        col[..keep.start].fill(0.0);
+        col[keep.end..].fill(0.0);
     }
-    Ok(t)
+    t
 }

@@ -109,11 +109,7 @@ pub(crate) fn check_args(routine: &str, at: FactorPositions, grid: &Grid, uplo: 
 fn check_triangle_finite(routine: &str, position: u32, a: &DistMatrix, uplo: Uplo) -> Result<()> {
     let lld = a.lld();
     for lj in 0..a.local_cols() {
-        let gj = a.global_col(lj);
-        let rows = match uplo {
-            Uplo::Lower => a.local_rows_before(gj)..a.local_rows(),
-            Uplo::Upper => 0..a.local_rows_before(gj + 1),
-        };
+        let (gj, rows) = (a.global_col(lj), triangle_rows(a, uplo, lj));
         let col = &a.local()[lj * lld..];
         if let Some(li) = rows.clone().find(|&li| !col[li].is_finite()) {
             let (gi, v) = (a.global_row(li), col[li]);
@@ -129,16 +125,23 @@ fn check_triangle_finite(routine: &str, position: u32, a: &DistMatrix, uplo: Upl
     Ok(())
 }
 
+/// The local rows of local column `lj` of `a` that lie in its triangle
+/// `uplo`, the diagonal included (a range: local rows follow the global
+/// order).
+pub(crate) fn triangle_rows(a: &DistMatrix, uplo: Uplo, lj: usize) -> std::ops::Range<usize> {
+    let gj = a.global_col(lj);
+    match uplo {
+        Uplo::Lower => a.local_rows_before(gj)..a.local_rows(),
+        Uplo::Upper => 0..a.local_rows_before(gj + 1),
+    }
+}
+
 /// Local: copies the triangle `uplo` (diagonal included) of `from` into
 /// `to` (the same distribution).
 fn copy_triangle(from: &DistMatrix, to: &mut DistMatrix, uplo: Uplo) {
     let (lld_f, lld_t) = (from.lld(), to.lld());
     for lj in 0..to.local_cols() {
-        let gj = to.global_col(lj);
-        let rows = match uplo {
-            Uplo::Lower => to.local_rows_before(gj)..to.local_rows(),
-            Uplo::Upper => 0..to.local_rows_before(gj + 1),
-        };
+        let rows = triangle_rows(to, uplo, lj);
         let src = &from.local()[lj * lld_f + rows.start..lj * lld_f + rows.end];
         to.local_mut()[lj * lld_t + rows.start..lj * lld_t + rows.end].copy_from_slice(src);
     }
