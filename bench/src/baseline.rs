@@ -122,9 +122,7 @@ fn parse_driver_output(stdout: &str) -> Result<DriverReport, String> {
     };
     let num = |k: &str| parse_f64(k, get(k)?);
     let op = match get("op")? {
-        "qr" => Op::Qr,
-        "lu" => Op::Lu,
-        "chol" => Op::Chol,
+        o @ ("qr" | "lu" | "chol") => Op::parse(o).ok_or_else(|| format!("driver output: unknown op `{o}`"))?,
         o => return Err(format!("driver output: unknown op `{o}`")),
     };
     let grid = |k: &str| -> Result<i32, String> {

@@ -275,6 +275,18 @@ const LU_KILL: &str = concat!(
     start, which the job then makes again);",
     repair_points!()
 );
+/// `ftla chol --kill`.
+const CHOL_KILL: &str = concat!(
+    "With --ft: SIGKILL grid rank R at STEP (block column STEP of the Cholesky) in PHASE: args or encode at step \
+    0 (before the checksums exist), then panel, bcast, update or commit at any step (R@potrf:STEP:PHASE; panel \
+    factors the diagonal block and solves the column below it, bcast sends the column along the process rows, \
+    update gathers it down the process columns); with --solve, in pdpotrs_ft R@potrs:STEP:PHASE: args or encode \
+    at step 0, then bcast (a block column of L, or a block row of it for Lᵀ) or update (B's solved block row) at \
+    the block steps of L (0..NBLK−1) then of Lᵀ (NBLK..2·NBLK−1; NBLK = ceil(N/NB)), commit at any step, and \
+    R@app:0 in the program's own work between the factorization and the solve (a loss in the solve's args or \
+    encode, or at app, makes the job repair and solve again with the kept factor);",
+    repair_points!()
+);
 /// `ftla cg --kill`.
 const CG_KILL: &str = concat!(
     "With --ft: SIGKILL grid rank R at STEP in PHASE: args or encode at step 0, then matvec, dot or commit at an \
@@ -660,6 +672,15 @@ pub struct LuArgs {
     mut_arg("output", |a| help(a, "Write the factored matrix to FILE (.npy or .mtx): L in the lower triangle, the \
         upper one as given")),
     mut_arg("check", |a| help(a, "Compute ScaLAPACK's residual check ‖A−LLᵀ‖₁/(‖A‖₁·N·eps)")),
+    mut_arg("ft", |a| help(a, "Fault-tolerant Cholesky, pdpotrf_ft: checksums of the lower triangle carried through \
+        the symmetric update, a commit per block column, lost processes repaired in place and their blocks of the \
+        lower triangle rebuilt; with --solve, pdpotrs_ft on the protected factor")),
+    mut_arg("kill", |a| help(a, CHOL_KILL)),
+    mut_arg("compare", |a| help(a, "With --ft: also time the plain Cholesky (pdpotrf) and a failure-free pdpotrf_ft \
+        in the same job")),
+    mut_arg("verify", |a| help(a, "With --ft: recompute every checksum of the factored matrix at the end and compare")),
+    mut_arg("corrupt", |a| help(a, "With --ft: add 1.0 to one element of rank R's blocks at step STEP (a silent \
+        error for --verify to report)")),
     mut_arg("nrhs", |a| help(a, "With --solve: the columns of B (default 1; with --rhs, the file's)")),
     mut_arg("rhs", |a| help(a, "With --solve: read B (N×NRHS, or of length N for one column) from FILE (.npy <f8, \
         or .mtx array) instead of generating it (entries uniform in [−0.5, 0.5) from --seed)")),
@@ -669,14 +690,18 @@ pub struct LuArgs {
 pub struct CholArgs {
     #[command(flatten)]
     pub matrix: MatrixArgs,
-    /// Solve A·X = B with the factor (pdpotrs) and report ScaLAPACK's
-    /// solve residual solve_residual = ‖A·X−B‖₁/(‖A‖₁·‖X‖₁·N·eps). The
+    /// Solve A·X = B with the factor (pdpotrs; with --ft pdpotrs_ft on the
+    /// protected factor of pdpotrf_ft, taking kills R@potrs:STEP:PHASE)
+    /// and report ScaLAPACK's solve residual
+    /// solve_residual = ‖A·X−B‖₁/(‖A‖₁·‖X‖₁·N·eps). The
     /// time and Gflop/s are then those of the factorization and the solve
     /// together.
     #[arg(long)]
     pub solve: bool,
     #[command(flatten)]
     pub system: SolveArgs,
+    #[command(flatten)]
+    pub ft: FtArgs,
     #[command(flatten)]
     pub launch: LaunchArgs,
 }
@@ -1019,6 +1044,7 @@ mod tests {
             (QR_KILL, &drivers::PDGEQRF_FT, &[&drivers::PDORMQR_FT, &drivers::UPPER_SOLVE_FT, &drivers::PDGELS_FT][..]),
             (LU_KILL, &drivers::PDGETRF_FT, &[&drivers::PDGETRS_FT][..]),
             (CG_KILL, &drivers::PDCG_FT, &[][..]),
+            (CHOL_KILL, &drivers::PDPOTRF_FT, &[&drivers::PDPOTRS_FT][..]),
         ] {
             // (LU's swap is explained where it is named.)
             let text = help.replace("swap (the row interchanges)", "swap");

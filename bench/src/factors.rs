@@ -12,7 +12,7 @@ use scalapack_ft::abft::{FtOptions, FtReport, FtWorkspace};
 use scalapack_ft::cg::{cg_flops, pdcg, CgOptions, CgReport};
 use scalapack_ft::dist_io::{write_matrix, write_vector, VectorData};
 use scalapack_ft::generate::{Generator, MatrixKind};
-use scalapack_ft::{blas, cg_ft, chol, lu, lu_ft, qr, qr_ft, DistMatrix, Error};
+use scalapack_ft::{blas, cg_ft, chol, chol_ft, lu, lu_ft, qr, qr_ft, DistMatrix, Error};
 
 /// What a run makes besides the factored matrix: tau or the pivots, and
 /// the solve with them (CG: its solution).
@@ -44,6 +44,9 @@ pub struct CholSolve {
     pub x: Option<DistMatrix>,
     /// Seconds of the solve alone (`pdpotrs`), on this process.
     pub solve_s: Option<f64>,
+    /// With `--ft`: the factorization's report, kept for the call made
+    /// again after a loss before the solve's checksums existed.
+    factored: Option<FtReport>,
 }
 
 /// A solve with LU factors (`lu --solve`): the system, B's seed, and once
@@ -153,6 +156,7 @@ impl Outputs {
                 b: None,
                 x: None,
                 solve_s: None,
+                factored: None,
             })),
             (Op::Cg, _) => {
                 Outputs::Solution(Box::new(CgSolve { opts: a.cg.clone(), seed: a.seed, x: None, report: None }))
@@ -177,6 +181,17 @@ impl Outputs {
             Outputs::LuSolve(s) => op.flops(m, n) + 2.0 * (n * n * s.system.nrhs) as f64,
             Outputs::Cholesky(s) => op.flops(m, n) + s.system.as_ref().map_or(0.0, |y| 2.0 * (n * n * y.nrhs) as f64),
             _ => op.flops(m, n),
+        }
+    }
+
+    /// [`Outputs::flops`] of a run that ended with `outcome` (a singular
+    /// LU is complete; a Cholesky that stopped at a minor did not do its
+    /// flops: NaN, no rate).
+    pub fn done_flops(&self, op: Op, m: usize, n: usize, outcome: Option<&Error>) -> f64 {
+        if matches!(outcome, Some(Error::MinorNotPositiveDefinite { .. })) {
+            f64::NAN
+        } else {
+            self.flops(op, m, n)
         }
     }
 
@@ -209,7 +224,8 @@ impl Outputs {
             (Outputs::LuSolve(_), true) => Some("pdgetrs_ft"),
             (Outputs::LeastSquares(_), false) => Some("pdgels"),
             (Outputs::LeastSquares(_), true) => Some("pdgels_ft"),
-            (Outputs::Cholesky(s), _) if s.system.is_some() => Some("pdpotrs"),
+            (Outputs::Cholesky(s), false) if s.system.is_some() => Some("pdpotrs"),
+            (Outputs::Cholesky(s), true) if s.system.is_some() => Some("pdpotrs_ft"),
             _ => None,
         }
     }
@@ -288,9 +304,43 @@ impl Outputs {
     ) -> Result<(FtReport, Option<Error>), Error> {
         match self {
             Outputs::Tau(tau, o) => qr_ft::pdgeqrf_ft_with(region, mat, tau, opts, work, o).map(|r| (r, None)),
-            // (`ftla chol` takes no --ft: the plain pdpotrf only, so far.)
-            Outputs::Cholesky(_) => {
-                Err(Error::Grid(blacs_ft::Error::invalid("--ft", "chol has no fault-tolerant form")))
+            Outputs::Cholesky(s) => {
+                let Some(system) = s.system.clone() else {
+                    return match chol_ft::pdpotrf_ft_in(region, mat, opts, work) {
+                        Ok(report) => Ok((report, None)),
+                        Err(e @ Error::MinorNotPositiveDefinite { .. }) => {
+                            s.failed = true;
+                            Ok((FtReport::default(), Some(e)))
+                        }
+                        Err(e) => Err(e),
+                    };
+                };
+                let (m, n, nb) = (mat.m(), mat.n(), mat.nb());
+                // (As LU's: the protected factors take A's storage, a plain
+                // copy of them comes back for the checks and --output.)
+                let a = std::mem::replace(mat, DistMatrix::zeros(region.grid(), 0, 0, nb, nb)?);
+                let (factors, report) = match chol_ft::CholFactors::factor(region, a, opts) {
+                    Ok(f) => f,
+                    Err(e @ Error::MinorNotPositiveDefinite { .. }) => {
+                        // (Agreed: no factors on any process.)
+                        *mat = DistMatrix::zeros(region.grid(), m, n, nb, nb)?;
+                        s.failed = true;
+                        return Ok((FtReport::default(), Some(e)));
+                    }
+                    Err(e) => return Err(e),
+                };
+                let report = s.factored.get_or_insert(report).clone();
+                solve::application_point(region);
+                // (A process joining the solve reads its blocks of B alone.)
+                let collective = !region.is_joining();
+                let b = solve::right_hand_sides(region.grid(), &system, s.seed, m, nb, collective)?;
+                let mut x = b.clone();
+                let t = std::time::Instant::now();
+                let solved = chol_ft::pdpotrs_ft(region, &factors, &mut x, opts)?;
+                s.solve_s = Some(t.elapsed().as_secs_f64());
+                *mat = factors.to_matrix(region)?;
+                (s.b, s.x) = (Some(b), Some(x));
+                Ok((solve::factor_and_solve(report, solved), None))
             }
             Outputs::LeastSquares(s) => {
                 // (A process joining the call reads its blocks of B alone:

@@ -64,9 +64,7 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
     let mut secs = [t.elapsed().as_secs_f64()];
     grid.max(Scope::All, &mut secs)?;
     let mut report = FactorReport::new(a.op.name(), [a.grid.p, a.grid.q], m, n, a.nb);
-    // (A Cholesky that stopped at a minor did not do its flops: no rate.)
-    let stopped = matches!(singular, Some(scalapack_ft::Error::MinorNotPositiveDefinite { .. }));
-    report.timed_flops(if stopped { f64::NAN } else { factors.flops(a.op, m, n) }, secs[0]);
+    report.timed_flops(factors.done_flops(a.op, m, n, singular.as_ref()), secs[0]);
     report.info = singular.as_ref().map(|e| e.info());
     crate::ft_run::cg_fields(&mut report, &factors);
     let res = factors::check(grid, a, original, &mat, &factors)?;
@@ -88,7 +86,7 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
             eprintln!("ftla: {e}");
         }
     }
-    let mut summary = if stopped {
+    let mut summary = if matches!(singular, Some(scalapack_ft::Error::MinorNotPositiveDefinite { .. })) {
         format!("{} {m}x{n} NB {} on {}: stopped after {:.3} s", a.op.name(), a.nb, a.grid, report.time_s)
     } else {
         format!(

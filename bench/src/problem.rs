@@ -9,7 +9,6 @@ use blacs_ft::Injector;
 use ftla_bench::report::Op;
 use recovery::protocol::Phase;
 use scalapack_ft::dist_io::read_matrix;
-use scalapack_ft::drivers::{self, Driver};
 use scalapack_ft::generate::{Generator, MatrixKind};
 use scalapack_ft::DistMatrix;
 use std::path::PathBuf;
@@ -80,21 +79,10 @@ pub struct FtJob {
     pub layout: scalapack_ft::abft::LayoutKind,
 }
 
-/// The fault-tolerant routine of `ftla OP --ft` (`None`: `chol`, plain
-/// only so far).
-pub fn op_driver(op: Op) -> Option<&'static Driver> {
-    match op {
-        Op::Qr => Some(&drivers::PDGEQRF_FT),
-        Op::Lu => Some(&drivers::PDGETRF_FT),
-        Op::Cg => Some(&drivers::PDCG_FT),
-        Op::Chol => None,
-    }
-}
-
 /// The phases where a kill can fire in the fault-tolerant factorization
 /// of `op`: those before step 0, then a step's (its commit last).
 pub fn op_phases(op: Op) -> Vec<Phase> {
-    op_driver(op).map(|d| d.phases()).unwrap_or_default()
+    op.ft_driver().phases()
 }
 /// The repair protocol's points (`repair:ATTEMPT:…`, `repair:BUILD:split`)
 /// and the region's (`region:REPAIR:share`); their counters start at 1.
@@ -182,7 +170,7 @@ impl FactorJob {
             return Err(format!("chol factors a square matrix, got {}x{} (drop --m or set it to --n)", job.m, job.n));
         }
         job.solve = job.system("--solve", a.solve, &a.system)?;
-        Ok(job)
+        job.with_ft(&a.ft)
     }
 
     /// `ftla cg`.
@@ -392,7 +380,7 @@ impl FactorJob {
         if self.op == Op::Cg {
             return Some(self.cg.maxit + 2);
         }
-        self.shape().and_then(|(m, n)| op_driver(self.op)?.steps.of(m, n, self.nb))
+        self.shape().and_then(|(m, n)| self.op.ft_driver().steps.of(m, n, self.nb))
     }
 
     /// The kills completed and checked: every rank is in the grid, every
@@ -401,10 +389,12 @@ impl FactorJob {
     /// rules hold. The error names what is wrong.
     fn checked_kills(&self, given: Injector, repeated: bool) -> Result<Injector, String> {
         let mut kills = Injector::none();
+        // (The factorization's name in kill points: the catalogue's.)
+        let factor_op = self.op.ft_driver().kill_op;
         for spec in given.specs() {
             // R@STEP[:PHASE] targets the factorization; a point that names
             // its operation (R@OP:STEP:PHASE, e.g. a repair point) is kept.
-            let op = spec.op.clone().or_else(|| Some(self.op.name().to_string()));
+            let op = spec.op.clone().or_else(|| Some(factor_op.to_string()));
             kills.add(KillSpec { op, ..spec.clone() });
         }
         let grid = self.grid;
@@ -414,10 +404,10 @@ impl FactorJob {
                 return Err(format!("--kill: rank {} is not in the {grid} grid", spec.rank));
             }
             let phase = spec.phase.as_deref();
-            let op = spec.op.as_deref().unwrap_or(self.op.name());
+            let op = spec.op.as_deref().unwrap_or(factor_op);
             let step = spec.step;
             match op {
-                o if o == self.op.name() => {
+                o if o == factor_op => {
                     let known: Vec<&str> = op_phases(self.op).iter().map(|p| p.name()).collect();
                     if let Some(p) = phase.filter(|p| !known.contains(p)) {
                         return Err(format!("--kill: `{p}` is not a phase of {o} (phases: {})", known.join(", ")));
@@ -445,13 +435,10 @@ impl FactorJob {
                             .into());
                     }
                 }
-                o if o == crate::solve::GETRS_POINTS && self.op == Op::Lu && self.solve.is_some() => {
+                o if self.op.ft_solve_driver().is_some_and(|d| d.kill_op == o) && self.solve.is_some() => {
                     self.check_solve_kill(o, phase, step, repeated)?;
                 }
-                o if o == crate::solve::GELS_POINTS && self.op == Op::Qr && self.solve.is_some() => {
-                    self.check_solve_kill(o, phase, step, repeated)?;
-                }
-                o if o == crate::solve::APP_POINTS && self.op == Op::Lu && self.solve.is_some() => {
+                o if o == crate::solve::APP_POINTS && matches!(self.op, Op::Lu | Op::Chol) && self.solve.is_some() => {
                     check_application_kill(phase, step, repeated)?;
                 }
                 "repair" | "region" => {
@@ -488,11 +475,16 @@ impl FactorJob {
                     }
                 }
                 other => {
-                    let solve = if self.op == Op::Lu { ", getrs or app with --solve" } else { ", gels with --lstsq" };
+                    let solve = match self.op {
+                        Op::Lu => ", getrs or app with --solve",
+                        Op::Qr => ", gels with --lstsq",
+                        Op::Chol => ", potrs or app with --solve",
+                        Op::Cg => "",
+                    };
                     return Err(format!(
-                        "--kill: `{other}` names no kill point of ftla {} (use {}{solve}, repair, region or checkpoint)",
+                        "--kill: `{other}` names no kill point of ftla {} (use {factor_op}{solve}, repair, region or \
+                         checkpoint)",
                         self.op.name(),
-                        self.op.name()
                     ));
                 }
             }
@@ -515,15 +507,15 @@ impl FactorJob {
 
     /// A kill point in the solve with the factors: `lu --solve`'s
     /// `pdgetrs_ft` (`R@getrs:STEP:PHASE`: step 0 the row interchanges,
-    /// then ⌈N/NB⌉ block steps of L and as many of U) or `qr --lstsq`'s
+    /// then ⌈N/NB⌉ block steps of L and as many of U), `chol --solve`'s
+    /// `pdpotrs_ft` (`R@potrs:…`: those of L, then of Lᵀ) or `qr --lstsq`'s
     /// `pdgels_ft` (`R@gels:STEP:PHASE`: ⌈N/NB⌉ panels of Qᵀ, then as many
     /// block rows of R). Its phase is one of a solve step's, its step
     /// comes, and it is not repeated (a replacement joins a solve only in
     /// the main run, whose factorization is the log's call just before
     /// it).
     fn check_solve_kill(&self, op: &str, phase: Option<&str>, step: Option<u64>, repeated: bool) -> Result<(), String> {
-        let lu = self.op == Op::Lu;
-        let driver = if lu { &drivers::PDGETRS_FT } else { &drivers::PDGELS_FT };
+        let Some(driver) = self.op.ft_solve_driver() else { return Ok(()) };
         let once = [Phase::Args, Phase::Encode];
         let known: Vec<&str> = driver.phases().iter().map(|p| p.name()).collect();
         match phase {
@@ -539,10 +531,10 @@ impl FactorJob {
         let total = self.shape().and_then(|(m, n)| driver.steps.of(m, n, self.nb));
         if let (Some(s), Some(total)) = (step, total) {
             if s >= total {
-                let what = if lu {
-                    "0 the row interchanges, then the block steps of L and of U"
-                } else {
-                    "the panels of Qᵀ, then the block rows of R"
+                let what = match self.op {
+                    Op::Lu => "0 the row interchanges, then the block steps of L and of U",
+                    Op::Chol => "the block steps of L, then of Lᵀ",
+                    _ => "the panels of Qᵀ, then the block rows of R",
                 };
                 return Err(format!(
                     "--kill: step {s} never comes: the solve has {total} step(s) ({what}), the last is {}",

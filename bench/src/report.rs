@@ -38,6 +38,35 @@ impl Op {
         }
     }
 
+    /// The operation named `name` ([`Op::name`]'s inverse).
+    pub fn parse(name: &str) -> Option<Op> {
+        [Op::Qr, Op::Lu, Op::Cg, Op::Chol].into_iter().find(|op| op.name() == name)
+    }
+
+    /// The fault-tolerant routine of `ftla OP --ft`, in the catalogue of
+    /// drivers.
+    pub fn ft_driver(self) -> &'static scalapack_ft::drivers::Driver {
+        use scalapack_ft::drivers;
+        match self {
+            Op::Qr => &drivers::PDGEQRF_FT,
+            Op::Lu => &drivers::PDGETRF_FT,
+            Op::Cg => &drivers::PDCG_FT,
+            Op::Chol => &drivers::PDPOTRF_FT,
+        }
+    }
+
+    /// The fault-tolerant solve with the factors of `ftla OP --ft` with
+    /// `--solve` (`--lstsq` for QR), in the catalogue of drivers.
+    pub fn ft_solve_driver(self) -> Option<&'static scalapack_ft::drivers::Driver> {
+        use scalapack_ft::drivers;
+        match self {
+            Op::Qr => Some(&drivers::PDGELS_FT),
+            Op::Lu => Some(&drivers::PDGETRS_FT),
+            Op::Chol => Some(&drivers::PDPOTRS_FT),
+            Op::Cg => None,
+        }
+    }
+
     /// Floating-point operations of the factorization of an `m`×`n`
     /// matrix: the leading terms of LAPACK's counts, 2MN² − 2N³/3 for QR
     /// (M ≥ N) and MN² − N³/3 for LU (2N³/3 when square), with M and N

@@ -131,8 +131,7 @@ impl Scenario {
         // (CG: square; its iterations on the 2-D Poisson matrix are at
         // least the grid's width, ⌈√N⌉, so kills up to there fire.)
         let m = if op != Op::Cg && rng.random_bool(0.25) { rng.random_range(n / 2 + nb..=2 * n) } else { n };
-        let steps =
-            crate::problem::op_driver(op).and_then(|d| d.steps.of(m, n, nb)).unwrap_or((n as f64).sqrt().ceil() as u64);
+        let steps = op.ft_driver().steps.of(m, n, nb).unwrap_or((n as f64).sqrt().ceil() as u64);
         let solve = match op {
             Op::Lu => m == n,
             Op::Qr => rng.random_bool(0.5),

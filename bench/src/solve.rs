@@ -38,13 +38,10 @@ pub const APP_POINTS: &str = "app";
 /// phase, `R@app:0`, matches it too).
 pub const APP_PHASE: &str = "work";
 
-/// The status log's names of the solves' calls (`pdgetrs_ft`, and
-/// `pdgels_ft`'s solve after its factorization).
-pub const SOLVE_CALLS: [&str; 2] = [drivers::PDGETRS_FT.routine, drivers::PDGELS_FT.routine];
-/// The kill points' name of `pdgetrs_ft`'s steps (`R@getrs:STEP:PHASE`).
-pub const GETRS_POINTS: &str = drivers::PDGETRS_FT.kill_op;
-/// The kill points' name of `pdgels_ft`'s solve steps (`R@gels:STEP:PHASE`).
-pub const GELS_POINTS: &str = drivers::PDGELS_FT.kill_op;
+/// The status log's names of the solves' calls (`pdgetrs_ft`,
+/// `pdpotrs_ft`, and `pdgels_ft`'s solve after its factorization).
+pub const SOLVE_CALLS: [&str; 3] =
+    [drivers::PDGETRS_FT.routine, drivers::PDPOTRS_FT.routine, drivers::PDGELS_FT.routine];
 
 /// Mixed into the job's seed for B, so that B is not drawn from A's
 /// stream.

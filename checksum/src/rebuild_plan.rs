@@ -149,10 +149,24 @@ impl GroupRebuild {
     /// Errors: a range beyond [`Self::erased`] ([`ErasureError::WrongBlockCount`]); those of
     /// [`ChecksumLayout::erasure_plan`].
     pub fn erasure_plan(&self, layout: &ChecksumLayout, range: Range<usize>) -> Result<ErasurePlan, ErasureError> {
-        let Some(part) = self.erased.get(range.clone()) else {
-            return Err(ErasureError::WrongBlockCount { expected: self.erased.len(), found: range.end });
-        };
-        let positions: Vec<usize> = part.iter().map(|bc| bc - self.members.start).collect();
+        let which: Vec<usize> = range.collect();
+        self.erasure_plan_of(layout, &which)
+    }
+
+    /// [`Self::erasure_plan`] for the erased members at indices `which`
+    /// (ascending, into [`Self::erased`]): a rebuild whose entries take
+    /// their relation member by member, not by a split of the list.
+    ///
+    /// Errors: an index beyond [`Self::erased`] ([`ErasureError::WrongBlockCount`]); those of
+    /// [`ChecksumLayout::erasure_plan`].
+    pub fn erasure_plan_of(&self, layout: &ChecksumLayout, which: &[usize]) -> Result<ErasurePlan, ErasureError> {
+        let mut positions = Vec::with_capacity(which.len());
+        for &i in which {
+            let Some(bc) = self.erased.get(i) else {
+                return Err(ErasureError::WrongBlockCount { expected: self.erased.len(), found: i + 1 });
+            };
+            positions.push(bc - self.members.start);
+        }
         let lost: Vec<usize> = self.reencoded.iter().map(|r| r.index).collect();
         layout.erasure_plan(self.members.len(), &positions, &lost)
     }

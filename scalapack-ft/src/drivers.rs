@@ -152,9 +152,39 @@ pub const PDGELS_FT: Driver = Driver {
     protects: "B (the factors are read only)",
 };
 
+/// `pdpotrf_ft`: the Cholesky factorization (lower).
+pub const PDPOTRF_FT: Driver = Driver {
+    routine: "pdpotrf_ft",
+    kill_op: "potrf",
+    c_symbol: None,
+    step_phases: &[Phase::Panel, Phase::Bcast, Phase::Update],
+    steps: StepCount::Blocks { per_block: 1, extra: 0 },
+    protects: "A's lower triangle as it is factored (L)",
+};
+
+/// `pdpotrs_ft`: the solve with a protected Cholesky factor.
+pub const PDPOTRS_FT: Driver = Driver {
+    routine: "pdpotrs_ft",
+    kill_op: "potrs",
+    c_symbol: None,
+    step_phases: &[Phase::Bcast, Phase::Update],
+    // (L's blocks, then Lᵀ's.)
+    steps: StepCount::Blocks { per_block: 2, extra: 0 },
+    protects: "B (the factor is read only)",
+};
+
 /// Every fault-tolerant routine.
-pub const CATALOGUE: [&Driver; 7] =
-    [&PDGEQRF_FT, &PDGETRF_FT, &PDCG_FT, &PDGETRS_FT, &PDORMQR_FT, &UPPER_SOLVE_FT, &PDGELS_FT];
+pub const CATALOGUE: [&Driver; 9] = [
+    &PDGEQRF_FT,
+    &PDGETRF_FT,
+    &PDCG_FT,
+    &PDGETRS_FT,
+    &PDORMQR_FT,
+    &UPPER_SOLVE_FT,
+    &PDGELS_FT,
+    &PDPOTRF_FT,
+    &PDPOTRS_FT,
+];
 
 #[cfg(test)]
 mod tests {

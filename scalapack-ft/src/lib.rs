@@ -12,6 +12,7 @@ pub mod blas;
 pub mod cg;
 pub mod cg_ft;
 pub mod chol;
+pub mod chol_ft;
 pub mod descriptor;
 pub mod dist_io;
 pub mod drivers;

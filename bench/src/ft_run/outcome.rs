@@ -46,8 +46,10 @@ impl FtOutcome {
     /// The report's lines (the first is the headline).
     pub(super) fn text(&self, a: &FactorJob) -> Vec<String> {
         let (m, n, report, res) = (self.m, self.n, &self.report, &self.residuals);
+        let flops = self.factors.done_flops(a.op, m, n, self.singular.as_ref());
         let timing = match self.secs {
-            Some(s) => format!("{s:.3} s, {:.1} Gflop/s", self.factors.flops(a.op, m, n) / s / 1e9),
+            Some(s) if flops.is_nan() => format!("stopped after {s:.3} s"),
+            Some(s) => format!("{s:.3} s, {:.1} Gflop/s", flops / s / 1e9),
             None => "time unknown (every process that started the clock was replaced)".to_string(),
         };
         let name = a.op.name().to_uppercase();
@@ -168,7 +170,9 @@ impl FtOutcome {
         let (m, n) = (self.m, self.n);
         let mut r = FactorReport::new(a.op.name(), [a.grid.p, a.grid.q], m, n, a.nb);
         // (An unknown time is written as null.)
-        r.timed_flops(self.factors.flops(a.op, m, n), self.secs.unwrap_or(f64::NAN));
+        let flops = self.factors.done_flops(a.op, m, n, self.singular.as_ref());
+        r.timed_flops(flops, self.secs.unwrap_or(f64::NAN));
+        r.info = self.singular.as_ref().map(|e| e.info());
         cg_fields(&mut r, &self.factors);
         r.ft = Some(true);
         r.spares = Some(ft.spares as i32);

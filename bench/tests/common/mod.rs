@@ -62,7 +62,8 @@ impl Ft {
 
     /// A step's phases in order, its commit last.
     fn step_phases(&self) -> Vec<&'static str> {
-        let driver = scalapack_ft::drivers::Driver::by_kill_op(self.op).expect("a fault-tolerant routine");
+        let op = ftla_bench::report::Op::parse(self.op).expect("an ftla command");
+        let driver = op.ft_driver();
         driver.step_phases.iter().chain(&[Phase::Commit]).map(|p| p.name()).collect()
     }
 

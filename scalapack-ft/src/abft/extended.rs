@@ -1,6 +1,7 @@
 //! The extended matrix [A | padding | checksums] and the left-factor
 //! sums D_g of one process.
 
+use super::relations::Relations;
 use super::workspace::{sizes, FtWorkspace};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
@@ -52,6 +53,9 @@ pub(crate) struct Extended {
     layout: LayoutKind,
     /// Whether `matrix` lives in A's own storage (A's local array is its prefix).
     in_place: bool,
+    /// The entries the checksums protect (the whole matrix unless the
+    /// factorization says otherwise: Cholesky's lower triangle).
+    pub relations: Relations,
 }
 
 impl Extended {
@@ -156,7 +160,14 @@ impl Extended {
         // would keep the survivors waiting while it touches them again).
         let zero_to = e.local_cols_before(layout.checksum_col0());
         e.local_mut()[lc * lde..zero_to * lde].fill(0.0);
-        Ok(Extended { matrix: e, left_sums: d, data_n: a.n(), layout: layout.kind(), in_place })
+        Ok(Extended {
+            matrix: e,
+            left_sums: d,
+            data_n: a.n(),
+            layout: layout.kind(),
+            in_place,
+            relations: Relations::Whole,
+        })
     }
 
     /// Ends the call on this process: A gets its storage back (in place) or
@@ -247,8 +258,9 @@ impl Extended {
     }
 
     /// Commit of panel `k` (global columns `j0..j0+jb`): its left factor
-    /// (QR's V, LU's L) joins D_g^(i) of its group, weighted by
-    /// `w_{i,k}` — the entries strictly below the diagonal. `lower` holds
+    /// (QR's V, LU's L: the entries strictly below the diagonal;
+    /// Cholesky's L: the diagonal too) joins D_g^(i) of its group,
+    /// weighted by `w_{i,k}`. `lower` holds
     /// the panel's last `lrows` local rows (`lrows × jb`, leading
     /// dimension `lrows`); on and above the diagonal (R, U) the columns
     /// stay protected by C_g, which holds the transformed columns with
@@ -267,10 +279,12 @@ impl Extended {
         let (Ok(g), Ok(t)) = (layout.group_of(k), layout.position_in_group(k)) else { return };
         let Some(held) = layout.held(g, self.matrix.coords().1) else { return };
         let weight = layout.weight(held.index, t);
-        // `lower`'s row 0 is local row lr − lrows; column c's strictly-lower
-        // rows are the local rows from the first past global row j0 + c on.
+        // `lower`'s row 0 is local row lr − lrows; column c's left factor
+        // is in the local rows from its start on.
         let first = lr - lrows;
-        let starts: Vec<usize> = (0..jb).map(|c| self.matrix.local_rows_before(j0 + c + 1) - first).collect();
+        let rows: Vec<usize> = (0..lr).map(|li| self.matrix.global_row(li)).collect();
+        let starts: Vec<usize> =
+            (0..jb).map(|c| self.relations.left_factor_start(&rows, j0 + c).max(first) - first).collect();
         let Some(Some(d)) = self.left_sums.get_mut(g) else { return };
         for (c, &below) in starts.iter().enumerate() {
             let (acc, x) = (&mut d[c * lr + first + below..(c + 1) * lr], &lower[c * lrows + below..(c + 1) * lrows]);

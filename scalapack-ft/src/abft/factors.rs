@@ -64,11 +64,11 @@ impl<K: FactorsKind> Factors<K> {
         region: &mut Region,
         a: &mut DistMatrix,
         state: K::State,
-        layout: LayoutKind,
+        (layout, relations): (LayoutKind, super::Relations),
         routine: &str,
     ) -> Result<Self> {
         let (m, n, nb) = (a.m(), a.n(), a.nb());
-        let shared = ProtectedFactors::again(region, a, state, steps(m, n, nb), layout, routine)?;
+        let shared = ProtectedFactors::again(region, a, state, steps(m, n, nb), (layout, relations), routine)?;
         Ok(Factors { shared, m, n, nb })
     }
 

@@ -258,7 +258,13 @@ impl<S: PanelSteps> Algorithm for PanelFactorization<S> {
     }
 
     fn encode(&mut self, grid: &Grid) -> Result<()> {
-        encode_checksums(grid, &mut self.driver.ext, &self.driver.layout)
+        let (ext, layout) = (&mut self.driver.ext, &self.driver.layout);
+        match ext.relations {
+            super::Relations::Whole => encode_checksums(grid, ext, layout),
+            // (One triangle: the sums of what each relation covers, along
+            // the process rows.)
+            super::Relations::LowerTriangle => super::verify::reencode_checksums(grid, ext, layout, 0),
+        }
     }
 
     fn exchange(&mut self, grid: &Grid, k: u64, clock: &mut PhaseClock) -> Result<S::Scratch> {

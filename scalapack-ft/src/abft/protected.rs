@@ -127,7 +127,7 @@ impl<S: 'static> ProtectedFactors<S> {
         a: &mut DistMatrix,
         state: S,
         steps: u64,
-        kind: LayoutKind,
+        (kind, relations): (LayoutKind, super::Relations),
         routine: &str,
     ) -> Result<Rc<RefCell<Self>>> {
         // The copy registered under this call, whoever made it: a survivor's
@@ -146,7 +146,9 @@ impl<S: 'static> ProtectedFactors<S> {
         let grid = region.grid();
         let layout = ChecksumLayout::new(kind, a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize)
             .map_err(|e| blacs_ft::Error::Unrecoverable { reason: format!("{routine}: {e}") })?;
-        let ext = Extended::new(grid, a, &layout, &mut FtWorkspace::new(), Start::Join, routine)?;
+        let mut ext = Extended::new(grid, a, &layout, &mut FtWorkspace::new(), Start::Join, routine)?;
+        // (Its blocks are rebuilt by the same relations as the others'.)
+        ext.relations = relations;
         let holding = if replacement { Holding::Hollow } else { Holding::Lost };
         let shared = Rc::new(RefCell::new(ProtectedFactors {
             ext,

@@ -4,10 +4,12 @@
 //!
 //! Per group, the lost process columns erase `e ≤ f` data blocks, and
 //! replicas or whole checksums. Each erased data block is rebuilt entry by
-//! entry from `e` surviving checksums' relations: the entries of an
-//! erased block on or above its diagonal (and every entry of an
-//! unfinished block) from the C relations, those strictly below the
-//! diagonal of a finished block from the D relations. Each survivor that
+//! entry from `e` surviving checksums' relations: each entry from the
+//! relation that covers it ([`super::Relations`]: for QR and LU the
+//! entries of an erased block on or above its diagonal, and every entry
+//! of an unfinished block, from the C relations, those strictly below the
+//! diagonal of a finished block from the D relations; for Cholesky the
+//! lower triangle of unfinished blocks from C, the rest from D). Each survivor that
 //! holds a member or a used checksum sends its share of the `e` relations'
 //! right-hand sides to every replacement that holds an erased block; the
 //! replacement adds the shares and, unless the relation is the plain sum
@@ -22,6 +24,7 @@
 
 use super::encode::axpy;
 use super::extended::{layout_err, Extended};
+use super::relations::Relations;
 use crate::error::Result;
 use blacs_ft::Grid;
 use checksum::{ChecksumLayout, ErasureError, ErasurePlan, GroupRebuild};
@@ -48,6 +51,8 @@ struct Rebuild<'l> {
     /// block column can be partly factored when min(M, N) is not a multiple
     /// of NB.
     done_cols: usize,
+    /// The entries each relation covers.
+    relations: Relations,
 }
 
 impl Rebuild<'_> {
@@ -72,15 +77,10 @@ impl Rebuild<'_> {
         })
     }
 
-    /// Local rows of global column `gj` down to its diagonal when it is
-    /// finished (its rows below hold the left factor), all rows otherwise.
-    /// Local rows are in ascending global order, so this is a prefix.
-    fn diag_end(&self, gj: usize) -> usize {
-        if gj < self.done_cols {
-            self.rows.partition_point(|&gi| gi <= gj)
-        } else {
-            self.lr
-        }
+    /// The local rows of global column `gj` in the C relation and in the
+    /// D relation ([`Relations::rows`]).
+    fn parts(&self, gj: usize) -> (Range<usize>, Range<usize>) {
+        self.relations.rows(&self.rows, gj, self.done_cols)
     }
 
     /// Local rows of a group's checksum copy that a rebuild reads: a
@@ -95,29 +95,35 @@ impl Rebuild<'_> {
     }
 
     /// D_g travels once a member of the group is finished (it is zero
-    /// before).
+    /// before, unless the relations put other entries in it).
     fn has_finished(&self, plan: &GroupRebuild) -> bool {
-        plan.members.start * self.nb < self.done_cols
+        !self.relations.d_starts_zero() || plan.members.start * self.nb < self.done_cols
     }
 
-    /// Column `c` of the erased blocks: the row segments `rows` in which
-    /// the first `p` erased blocks' entries are left factor (D relations)
-    /// and the others are not (C relations), for `p = 0..=e` (empty
-    /// segments included).
-    fn segments(&self, plan: &GroupRebuild, c: usize) -> Vec<(Range<usize>, usize)> {
-        let bounds: Vec<usize> = plan.erased.iter().map(|&bc| self.diag_end(bc * self.nb + c)).collect();
-        let mut out = Vec::with_capacity(bounds.len() + 1);
-        let mut start = 0;
-        for (p, &end) in bounds.iter().enumerate() {
-            out.push((start..end.max(start), p));
-            start = end.max(start);
+    /// Column `c` of the erased blocks: its row segments, each with the
+    /// set of erased blocks whose entries there are in the D relations
+    /// (bit m for erased block m; the others are in the C relations).
+    fn segments(&self, plan: &GroupRebuild, c: usize) -> Vec<(Range<usize>, u32)> {
+        let parts: Vec<_> = plan.erased.iter().map(|&bc| self.parts(bc * self.nb + c)).collect();
+        let mut bounds: Vec<usize> = vec![0, self.lr];
+        for (in_c, in_d) in &parts {
+            bounds.extend([in_c.start, in_c.end, in_d.start, in_d.end]);
         }
-        out.push((start..self.lr, bounds.len()));
-        out
+        bounds.sort_unstable();
+        bounds.dedup();
+        bounds
+            .windows(2)
+            .map(|w| {
+                let in_d = |(_, d): &(Range<usize>, Range<usize>)| d.start <= w[0] && w[1] <= d.end;
+                let mask = parts.iter().enumerate().filter(|(_, p)| in_d(p)).fold(0u32, |m, (i, _)| m | 1 << i);
+                (w[0]..w[1], mask)
+            })
+            .collect()
     }
 
-    /// Which relation share `k` is at an entry whose first `p` erased
-    /// blocks are left factor: `(equation, left)`.
+    /// Which relation share `k` is at an entry where `p` of the erased
+    /// blocks are in the D relations: `(equation, left)` (the first `p`
+    /// shares are D relations, the others C relations).
     fn relation(k: usize, p: usize) -> (usize, bool) {
         if k < p {
             (k, true)
@@ -156,6 +162,7 @@ pub(crate) fn rebuild_lost_blocks(
         lr,
         rows: (0..lr).map(|li| ext.matrix.global_row(li)).collect(),
         done_cols: (committed * nb).min(layout.m().min(layout.n())),
+        relations: ext.relations,
     };
     let groups = (0..layout.groups()).map(|g| plan.group(g)).collect::<Result<Vec<_>>>()?;
     if plan.is_lost(grid.mycol() as usize) {
@@ -190,7 +197,8 @@ fn send_shares_and_copies(grid: &Grid, ext: &Extended, plan: &Rebuild, groups: &
                 let mine: Vec<(usize, Range<usize>)> =
                     mine.filter_map(|bc| ext.local_block(bc).map(|cols| (bc, cols))).collect();
                 for c in 0..nb {
-                    for (seg, p) in plan.segments(group, c) {
+                    for (seg, mask) in plan.segments(group, c) {
+                        let p = mask.count_ones() as usize;
                         for k in 0..e {
                             let (eq, left) = Rebuild::relation(k, p);
                             let equation = group.equations[eq];
@@ -212,9 +220,10 @@ fn send_shares_and_copies(grid: &Grid, ext: &Extended, plan: &Rebuild, groups: &
                                 let lj = cols.start + c;
                                 let a = &ext.matrix.local()[lj * ld..lj * ld + lr];
                                 // This member's part of the relation: its rows
-                                // down to its own diagonal in C, below it in D.
-                                let own = plan.diag_end(bc * nb + c);
-                                let rows = if left { seg.start.max(own)..seg.end } else { seg.start..seg.end.min(own) };
+                                // in it.
+                                let (in_c, in_d) = plan.parts(bc * nb + c);
+                                let part = if left { in_d } else { in_c };
+                                let rows = seg.start.max(part.start)..seg.end.min(part.end);
                                 if rows.start < rows.end {
                                     let w = plan.layout.weight(equation.index, bc - group.members.start);
                                     axpy(&mut out[rows.clone()], &a[rows], -w)?;
@@ -344,24 +353,37 @@ fn receive_sum(grid: &Grid, myrow: i32, contributors: &[usize], into: &mut [f64]
 fn solve_erased(plan: &Rebuild, group: &GroupRebuild, rhs: &[f64], m: usize) -> Result<Vec<f64>> {
     let (lr, nb, e) = (plan.lr, plan.nb, group.erased.len());
     let len = lr * nb;
-    let erasure = |part: Range<usize>| -> Result<ErasurePlan> {
-        group.erasure_plan(plan.layout, part).map_err(|err| {
+    let erasure = |which: &[usize]| -> Result<ErasurePlan> {
+        group.erasure_plan_of(plan.layout, which).map_err(|err| {
             crate::Error::from(blacs_ft::Error::Unrecoverable { reason: format!("checksum rebuild: {err}") })
         })
     };
-    // One system per split p: D over the first p erased blocks, C over the rest.
-    let systems = (0..=e).map(|p| Ok((erasure(0..p)?, erasure(p..e)?))).collect::<Result<Vec<_>>>()?;
+    // One pair of systems per set of erased blocks in the D relations: D
+    // over those, C over the others (made when first needed).
+    let mut systems: Vec<Option<(ErasurePlan, ErasurePlan)>> = (0..1usize << e).map(|_| None).collect();
     let mut out = vec![0.0; len];
     for c in 0..nb {
-        for (seg, p) in plan.segments(group, c) {
+        for (seg, mask) in plan.segments(group, c) {
             if seg.is_empty() {
                 continue;
             }
             let n = seg.len();
             let slice = |k: usize| &rhs[k * len + c * lr + seg.start..k * len + c * lr + seg.end];
-            let (left, right) = &systems[p];
-            let (system, first, own) = if m < p { (left, 0, m) } else { (right, p, m - p) };
-            let count = if m < p { p } else { e - p };
+            let (left, right) = match &mut systems[mask as usize] {
+                Some(s) => &*s,
+                slot => {
+                    let (d_set, c_set): (Vec<usize>, Vec<usize>) = (0..e).partition(|&i| mask & (1 << i) != 0);
+                    &*slot.insert((erasure(&d_set)?, erasure(&c_set)?))
+                }
+            };
+            let p = mask.count_ones() as usize;
+            let below = mask & ((1u32 << m) - 1);
+            let in_d = mask & (1 << m) != 0;
+            let (system, first, own, count) = if in_d {
+                (left, 0, below.count_ones() as usize, p)
+            } else {
+                (right, p, m - below.count_ones() as usize, e - p)
+            };
             let parts: Vec<&[f64]> = (first..first + count).map(slice).collect();
             let solved = system.solve(&parts, n).map_err(|err| {
                 crate::Error::from(blacs_ft::Error::Unrecoverable { reason: format!("checksum rebuild: {err}") })
@@ -400,11 +422,11 @@ fn reencode_lost_checksums(grid: &Grid, ext: &mut Extended, plan: &Rebuild, grou
                 }
                 let w = plan.layout.weight(lost.index, bc - group.members.start);
                 for c in 0..nb {
-                    let own = plan.diag_end(bc * nb + c);
+                    let (in_c, in_d) = plan.parts(bc * nb + c);
                     let col = c * lr..(c + 1) * lr;
                     let (a, cs, ds) = (&incoming[col.clone()], &mut csum[col.clone()], &mut dsum[col]);
-                    axpy(&mut cs[..own], &a[..own], w)?;
-                    axpy(&mut ds[own..], &a[own..], w)?;
+                    axpy(&mut cs[in_c.clone()], &a[in_c], w)?;
+                    axpy(&mut ds[in_d.clone()], &a[in_d], w)?;
                 }
             }
             if let Some(block) = ext.block_mut(lost.block_col) {
@@ -438,8 +460,17 @@ mod tests {
 
     /// The rebuild on one process row (every global row local).
     fn rebuild(layout: &ChecksumLayout, lost_cols: Vec<usize>, done_cols: usize) -> Rebuild<'_> {
+        rebuild_of(layout, lost_cols, done_cols, Relations::Whole)
+    }
+
+    fn rebuild_of(
+        layout: &ChecksumLayout,
+        lost_cols: Vec<usize>,
+        done_cols: usize,
+        relations: Relations,
+    ) -> Rebuild<'_> {
         let rows: Vec<usize> = (0..layout.m()).collect();
-        Rebuild { layout, q: layout.q(), lost_cols, nb: layout.nb(), lr: rows.len(), rows, done_cols }
+        Rebuild { layout, q: layout.q(), lost_cols, nb: layout.nb(), lr: rows.len(), rows, done_cols, relations }
     }
 
     /// Too few surviving checksums for a group's erased members is unrecoverable,
@@ -459,24 +490,32 @@ mod tests {
         assert!((0..layout.groups()).all(|g| plan.group(g).is_ok()));
     }
 
-    /// The row segments of an erased column cover its rows once, in order,
-    /// with more of the erased blocks in their left-factor part further down.
+    /// The row segments of an erased column cover its rows once, in
+    /// order; for the whole matrix the erased blocks in the D relations
+    /// are always the first ones (finished columns come first), further
+    /// down more of them.
     #[test]
     fn segments_cover_the_rows_in_order() {
-        let layout = ChecksumLayout::new(LayoutKind::Rotating { checksums: 2 }, 40, 76, 4, 1, 4).unwrap();
-        for done in [0, 6, 13, 40] {
-            let plan = rebuild(&layout, vec![0, 1], done);
-            for g in 0..layout.groups() {
-                let group = plan.group(g).unwrap();
-                for c in 0..layout.nb() {
-                    let segments = plan.segments(&group, c);
-                    assert_eq!(segments.len(), group.erased.len() + 1);
-                    let mut next = 0;
-                    for (p, (rows, split)) in segments.iter().enumerate() {
-                        assert_eq!((rows.start, *split), (next, p), "done={done} g={g} c={c}");
-                        next = rows.end;
+        let layout = ChecksumLayout::new(LayoutKind::Rotating { checksums: 2 }, 40, 40, 4, 1, 4).unwrap();
+        for relations in [Relations::Whole, Relations::LowerTriangle] {
+            for done in [0, 6, 13, 40] {
+                let plan = rebuild_of(&layout, vec![0, 1], done, relations);
+                for g in 0..layout.groups() {
+                    let group = plan.group(g).unwrap();
+                    for c in 0..layout.nb() {
+                        let mut next = 0;
+                        let mut last = 0;
+                        for (rows, mask) in plan.segments(&group, c) {
+                            assert_eq!(rows.start, next, "{relations:?} done={done} g={g} c={c}");
+                            let p = mask.count_ones();
+                            if relations == Relations::Whole {
+                                assert_eq!(mask, (1 << p) - 1, "done={done} g={g} c={c}");
+                                assert!(p >= last);
+                            }
+                            (next, last) = (rows.end, p);
+                        }
+                        assert_eq!(next, plan.lr);
                     }
-                    assert_eq!(next, plan.lr);
                 }
             }
         }

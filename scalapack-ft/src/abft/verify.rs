@@ -13,7 +13,7 @@ use checksum::ChecksumLayout;
 pub struct ChecksumCheck {
     /// Largest |C_g^(i) − Σ w_{i,J}·Ã_J| over all groups, checksums, replicas and rows.
     pub max_c_defect: f64,
-    /// Largest |D_g^(i) − Σ w_{i,J}·(left factor strictly below the diagonal) of the finished A_J|.
+    /// Largest |D_g^(i) − Σ w_{i,J}·(left factor) of the finished A_J|.
     pub max_d_defect: f64,
     /// Defects up to this are rounding: 16 · eps · max(M, N) · max|A|.
     pub tolerance: f64,
@@ -91,9 +91,8 @@ fn finished_cols(ext: &Extended, layout: &ChecksumLayout, committed: usize) -> u
 
 /// Collective along the process row: checksum `i` of group `g` recomputed
 /// from the group's blocks, as the relations at `done_cols` finished
-/// columns have it: (C_g^(i), the weighted sums of the transformed columns
-/// with the finished ones' strictly-lower part left out; D_g^(i), the
-/// weighted row sums of that strictly-lower part), each local rows × nb.
+/// columns have it (C_g^(i), D_g^(i): the weighted sums of the entries
+/// each covers, see [`super::Relations`]), each local rows × nb.
 fn recomputed_sums(
     grid: &Grid,
     ext: &Extended,
@@ -111,14 +110,11 @@ fn recomputed_sums(
         let Some(cols) = ext.local_block(bc) else { continue };
         let w = layout.weight(i, bc - members.start);
         for (c, lj) in cols.enumerate() {
-            let gj = bc * nb + c;
-            let finished = gj < done_cols;
-            for (li, &gi) in rows.iter().enumerate() {
-                let x = w * ext.matrix.local()[lj * ld + li];
-                if finished && gi > gj {
-                    dsum[c * lr + li] += x;
-                } else {
-                    csum[c * lr + li] += x;
+            let (in_c, in_d) = ext.relations.rows(rows, bc * nb + c, done_cols);
+            let col = &ext.matrix.local()[lj * ld..lj * ld + lr];
+            for (sum, part) in [(&mut csum, in_c), (&mut dsum, in_d)] {
+                for li in part {
+                    sum[c * lr + li] += w * col[li];
                 }
             }
         }

@@ -180,13 +180,14 @@ fn factor_lower(grid: &Grid, a: &mut DistMatrix, routine: &str) -> Result<()> {
         // it first and starts its column's factorization and broadcast;
         // every process then updates the rest while the broadcast goes on.
         let right = a.local_cols_before(column.next);
+        let ncols = a.local_cols() - right;
         let mut ahead = right;
         if a.col_owner(column.next) == a.coords().1 {
             ahead = a.local_cols_before(((k + 2) * nb).min(n));
-            update(a, &column, &cols, right..ahead, &mut || Ok(()), k)?;
+            update(a, &column, (&cols, ncols), right..ahead, &mut || Ok(()), k)?;
         }
         let mut started = start_column(grid, a, k + 1)?;
-        update(a, &column, &cols, ahead..a.local_cols(), &mut || started.progress(grid), k)?;
+        update(a, &column, (&cols, ncols), ahead..a.local_cols(), &mut || started.progress(grid), k)?;
         next = started;
     }
     Ok(())
@@ -197,14 +198,14 @@ fn factor_lower(grid: &Grid, a: &mut DistMatrix, routine: &str) -> Result<()> {
 /// `next..` of it (`mrows`×`kb`, column-major), and the diagonal block's
 /// INFO (the order of the first leading minor that is not positive
 /// definite; 0: none).
-struct Column {
-    k: usize,
-    kb: usize,
-    next: usize,
-    below: usize,
-    mrows: usize,
-    rows: Vec<f64>,
-    info: i64,
+pub(crate) struct Column {
+    pub k: usize,
+    pub kb: usize,
+    pub next: usize,
+    pub below: usize,
+    pub mrows: usize,
+    pub rows: Vec<f64>,
+    pub info: i64,
 }
 
 /// A block column's factorization, started: its broadcast along the
@@ -339,11 +340,12 @@ fn transposed(grid: &Grid, a: &DistMatrix, column: &Column) -> Result<Vec<f64>> 
 /// one DGEMM for the rows below every diagonal block of the chunk, and for
 /// each block the rows of the chunk's staircase above them (DSYRK on a
 /// diagonal block it holds). `cols`: the transposed column
-/// ([`transposed`]).
-fn update(
+/// ([`transposed`]), of the local columns from `column.next` on
+/// (`ncols`×`kb`).
+pub(crate) fn update(
     a: &mut DistMatrix,
     column: &Column,
-    cols: &[f64],
+    (cols, ncols): (&[f64], usize),
     range: std::ops::Range<usize>,
     between: &mut dyn FnMut() -> Result<()>,
     k: usize,
@@ -354,7 +356,6 @@ fn update(
     let myrow = a.coords().0;
     let (kb, below, mrows) = (column.kb, column.below, column.mrows);
     let right = a.local_cols_before(column.next);
-    let ncols = a.local_cols() - right;
     let rows = &column.rows;
     let chunk_cols = UPDATE_WIDTH.max(nb);
     let mut lj = range.start;

@@ -27,7 +27,7 @@
 //! Measured against the distribution's ScaLAPACK in docs/benchmarks.md.
 
 mod check;
-mod factor;
+pub(crate) mod factor;
 mod solve;
 
 pub use check::{cholesky_residual, symmetrized};

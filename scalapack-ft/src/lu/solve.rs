@@ -160,18 +160,32 @@ pub(crate) fn pivot_swaps(ipiv: &[i64], trans: Transpose) -> Vec<(usize, usize)>
 /// on every process (the transposed sweeps).
 pub(crate) struct FactorPanel {
     sweep: Sweep,
+    /// L's diagonal: unit (LU's), or stored (Cholesky's).
+    l_diag: Diag,
     j0: usize,
     jb: usize,
     data: Vec<f64>,
 }
 
 /// Collective (along the process rows; for the transposed sweeps over the
-/// grid): the panel of the factors `a` (the first `n` global columns of
+/// grid): the panel of the LU factors `a` (the first `n` global columns of
 /// `a` are the N×N factors, further columns are not read) for the block
 /// at `j0` (size `jb`) of `sweep`.
 pub(crate) fn factor_panel(
     grid: &Grid,
     sweep: Sweep,
+    a: &DistMatrix,
+    n: usize,
+    block: (usize, usize),
+) -> Result<FactorPanel> {
+    factor_panel_of(grid, (sweep, Diag::Unit), a, n, block)
+}
+
+/// [`factor_panel`] of a lower triangular factor L whose diagonal is
+/// `l_diag` (the L sweeps only: Cholesky's L has its diagonal stored).
+pub(crate) fn factor_panel_of(
+    grid: &Grid,
+    (sweep, l_diag): (Sweep, Diag),
     a: &DistMatrix,
     n: usize,
     (j0, jb): (usize, usize),
@@ -182,7 +196,7 @@ pub(crate) fn factor_panel(
         Sweep::ForwardUt => row_panel(grid, a, j0, jb, j0, n)?,
         Sweep::BackwardLt => row_panel(grid, a, j0, jb, 0, j0 + jb)?,
     };
-    Ok(FactorPanel { sweep, j0, jb, data })
+    Ok(FactorPanel { sweep, l_diag, j0, jb, data })
 }
 
 /// What a block step computed for B, to be written into it
@@ -216,7 +230,7 @@ impl FactorPanel {
     /// of a process column): a column left out must stay as it is (zero)
     /// under the solve.
     pub(crate) fn solve(self, grid: &Grid, a: &DistMatrix, b: &DistMatrix, cols: &[Range<usize>]) -> Result<BlockStep> {
-        let FactorPanel { sweep, j0, jb, data } = self;
+        let FactorPanel { sweep, l_diag, j0, jb, data } = self;
         let (lldb, lr) = (b.lld(), b.local_rows());
         let ncols: usize = cols.iter().map(ExactSizeIterator::len).sum();
         let pr = a.row_owner(j0);
@@ -225,10 +239,10 @@ impl FactorPanel {
         let diagonal = b.coords().0 == pr;
         // The diagonal block's triangle in the panel, and its form.
         let (tri, ldt, uplo, tt, diag) = match sweep {
-            Sweep::ForwardL => (0, lr - lr0, Uplo::Lower, Trans::No, Diag::Unit),
+            Sweep::ForwardL => (0, lr - lr0, Uplo::Lower, Trans::No, l_diag),
             Sweep::BackwardU => (lr0, lrb, Uplo::Upper, Trans::No, Diag::NonUnit),
             Sweep::ForwardUt => (0, jb, Uplo::Upper, Trans::Yes, Diag::NonUnit),
-            Sweep::BackwardLt => (j0 * jb, jb, Uplo::Lower, Trans::Yes, Diag::Unit),
+            Sweep::BackwardLt => (j0 * jb, jb, Uplo::Lower, Trans::Yes, l_diag),
         };
         let mut x = Vec::with_capacity(jb * ncols);
         if diagonal {

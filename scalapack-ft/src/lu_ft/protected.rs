@@ -4,7 +4,7 @@
 //! them (docs/architecture.md, "Protected results").
 
 use super::factor::{run_on_extended, LuState, ROUTINE};
-use crate::abft::{Factors, FactorsKind, FtOptions, FtReport, FtWorkspace, ProtectedFactors};
+use crate::abft::{Factors, FactorsKind, FtOptions, FtReport, FtWorkspace, ProtectedFactors, Relations};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
 use recovery::protocol;
@@ -96,7 +96,7 @@ impl Factors<LuKind> {
         let start = protocol::enter::<LuState, Error>(region, ROUTINE)?;
         if let protocol::Start::Done(state) = start {
             let zero = state.zero_pivot();
-            let factors = LuFactors::again(region, &mut a, state.ipiv, opts.layout, ROUTINE)?;
+            let factors = LuFactors::again(region, &mut a, state.ipiv, (opts.layout, Relations::Whole), ROUTINE)?;
             return Ok((factors, FtReport::default(), zero));
         }
         let run = run_on_extended(region, &mut a, opts, &mut FtWorkspace::new(), start)?;

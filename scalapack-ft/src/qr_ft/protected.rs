@@ -4,7 +4,7 @@
 //! them (docs/architecture.md, "Protected results").
 
 use super::factor::{run_on_extended, ROUTINE};
-use crate::abft::{Factors, FactorsKind, FtOptions, FtReport, FtWorkspace, ProtectedFactors};
+use crate::abft::{Factors, FactorsKind, FtOptions, FtReport, FtWorkspace, ProtectedFactors, Relations};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
 use crate::qr::QrOptions;
@@ -78,7 +78,10 @@ impl Factors<QrKind> {
     pub fn factor(region: &mut Region, mut a: DistMatrix, opts: &FtOptions) -> Result<(QrFactors, FtReport)> {
         let start = protocol::enter::<Vec<f64>, Error>(region, ROUTINE)?;
         if let protocol::Start::Done(tau) = start {
-            return Ok((QrFactors::again(region, &mut a, tau, opts.layout, ROUTINE)?, FtReport::default()));
+            return Ok((
+                QrFactors::again(region, &mut a, tau, (opts.layout, Relations::Whole), ROUTINE)?,
+                FtReport::default(),
+            ));
         }
         let run = run_on_extended(region, &mut a, opts, &mut FtWorkspace::new(), start, &QrOptions::default())?;
         Ok((QrFactors::register(region, &a, run.ext, run.layout, run.state), run.report))

@@ -1,0 +1,140 @@
+//! The checksums' share of a Cholesky step (see [`super`]): each checksum
+//! replica of an unfinished group, over its rows at and below the group,
+//! and the flop model of it.
+
+use crate::abft::Extended;
+use crate::blas::{self, Trans, Uplo};
+use checksum::ChecksumLayout;
+
+/// Local: the commit of step `k` on every checksum replica this process
+/// holds: for block row i and group g (members J, weights w_J),
+/// C_g(i) −= L(i,k)·(Σ_{J∈g, k≤J<i} w_J·L(J,k))ᵀ + [i∈g]·w_i·lower(L(i,k)·L(i,k)ᵀ).
+/// `whole`: the step's column from its diagonal block down (`ld`×`kb`,
+/// the diagonal block's upper half zero); `rows`: this process's rows of
+/// it (`lrows`×`kb`, its last local rows).
+pub(crate) fn update(
+    ext: &mut Extended,
+    layout: &ChecksumLayout,
+    k: usize,
+    (whole, ld, kb): (&[f64], usize, usize),
+    (rows, lrows): (&[f64], usize),
+) {
+    let _sums = recovery::profile::part(recovery::profile::Part::Checksums, Some(k as u64));
+    let m = &ext.matrix;
+    let (nb, lr, lldm) = (m.nb(), m.local_rows(), m.lld());
+    let (p, myrow) = (m.grid_shape().0, m.coords().0);
+    let (n, k0) = (layout.n(), k * nb);
+    let top = lr - lrows;
+    // The rows of block row `b` of the step's column (`nb`×`kb`, zero past
+    // N), weighted, added to `into`.
+    let add_block = |into: &mut [f64], b: usize, w: f64| {
+        let (g0, g1) = (b * nb, ((b + 1) * nb).min(n));
+        for t in 0..kb {
+            for (r, gi) in (g0..g1).enumerate() {
+                into[r + t * nb] += w * whole[gi - k0 + t * ld];
+            }
+        }
+    };
+    let mut sum = vec![0.0; nb * kb];
+    let mut square = vec![0.0; nb * nb];
+    for g in 0..layout.groups() {
+        let Ok(members) = layout.group_members(g) else { continue };
+        if members.end <= k {
+            continue; // finished: its checksums no longer change
+        }
+        let first = members.start.max(k);
+        for i in 0..layout.checksums() {
+            let Ok(replicas) = layout.replica_block_cols(g, i) else { continue };
+            let held: Vec<usize> = replicas.into_iter().filter_map(|bc| ext.local_block(bc)).map(|c| c.start).collect();
+            if held.is_empty() {
+                continue;
+            }
+            let w = |b: usize| layout.weight(i, b - members.start);
+            // Rows inside the group: a partial sum and the diagonal term.
+            sum.fill(0.0);
+            for b in first..members.end {
+                if b * nb >= n {
+                    break;
+                }
+                if b % p == myrow {
+                    let li = ext.matrix.local_rows_before(b * nb);
+                    let h = ext.matrix.local_rows_before(((b + 1) * nb).min(n)) - li;
+                    let l = &rows[li - top..];
+                    blas::dsyrk(Uplo::Lower, Trans::No, h, kb, 1.0, l, lrows, 0.0, &mut square, nb);
+                    for &c0 in &held {
+                        let c = &mut ext.matrix.local_mut()[li + c0 * lldm..];
+                        if b > first {
+                            blas::dgemm(Trans::No, Trans::Yes, h, nb, kb, -1.0, l, lrows, &sum, nb, 1.0, c, lldm);
+                        }
+                        let wb = w(b);
+                        for col in 0..h {
+                            for r in col..h {
+                                c[r + col * lldm] -= wb * square[r + col * nb];
+                            }
+                        }
+                    }
+                }
+                add_block(&mut sum, b, w(b));
+            }
+            // Rows below the group: the whole group's sum.
+            let li = ext.matrix.local_rows_before((members.end * nb).min(n));
+            if li < lr {
+                let l = &rows[li - top..];
+                for &c0 in &held {
+                    let c = &mut ext.matrix.local_mut()[li + c0 * lldm..];
+                    blas::dgemm(Trans::No, Trans::Yes, lr - li, nb, kb, -1.0, l, lrows, &sum, nb, 1.0, c, lldm);
+                }
+            }
+        }
+    }
+}
+
+/// The checksums' trailing-update flops over the data's, summed over the
+/// steps (every replica, each over the rows at and below its group, as
+/// [`update`] does them; the data: the trailing lower triangle).
+pub(crate) fn overhead_model(layout: &ChecksumLayout) -> f64 {
+    let (n, nb) = (layout.n() as f64, layout.nb());
+    let blocks = layout.n().div_ceil(nb);
+    let (mut data, mut sums) = (0.0f64, 0.0f64);
+    for k in 0..blocks {
+        let k0 = (k * nb) as f64;
+        let kb = (nb as f64).min(n - k0);
+        let rest = n - k0 - kb;
+        data += rest * (rest + 1.0) * kb;
+        for g in 0..layout.groups() {
+            let Ok(members) = layout.group_members(g) else { continue };
+            if members.end <= k {
+                continue;
+            }
+            let from = (members.start.max(k) * nb) as f64;
+            let replicas: usize =
+                (0..layout.checksums()).map(|i| layout.replica_block_cols(g, i).map_or(0, |r| r.len())).sum();
+            sums += 2.0 * (n - from).max(0.0) * nb as f64 * kb * replicas as f64;
+        }
+    }
+    if data > 0.0 {
+        sums / data
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use checksum::LayoutKind;
+
+    /// On a large matrix the checksums cost the layout's share of the
+    /// update, as for the whole-matrix factorizations: 2/Q for the pairs,
+    /// f/(Q − f) for the rotating layout.
+    #[test]
+    fn the_model_tends_to_the_layouts_share_of_the_update() {
+        let model = |kind, q| overhead_model(&ChecksumLayout::new(kind, 16384, 16384, 64, 1, q).unwrap());
+        for q in [2, 4, 8] {
+            let pairs = model(LayoutKind::ReverseNeighbor, q);
+            assert!((pairs / (2.0 / q as f64) - 1.0).abs() < 0.1, "Q = {q}: {pairs}");
+        }
+        let rotating = model(LayoutKind::Rotating { checksums: 1 }, 4);
+        assert!((rotating / (1.0 / 3.0) - 1.0).abs() < 0.1, "{rotating}");
+    }
+}

@@ -1,0 +1,397 @@
+//! The `pdpotrf_ft` driver: Cholesky's steps on the step-commit protocol
+//! of `recovery::protocol` and the ABFT of [`crate::abft`] (see the module
+//! documentation of [`super`]).
+
+use super::checksums;
+use crate::abft::panel_driver::PanelBackup;
+use crate::abft::{
+    check_layout, set_up_call, Factored, FtOptions, FtReport, FtWorkspace, PanelDriver, PanelFactorization, PanelSteps,
+    Relations,
+};
+use crate::args::check_two_process_columns;
+use crate::args::pdpotrf::{A, DESCA, N};
+use crate::blas::{self, Diag, Side, Trans, Uplo};
+use crate::chol::factor::{check_args, update, Column, FactorPositions};
+use crate::error::{Error, Result};
+use crate::matrix::{pack, DistMatrix};
+use blacs_ft::index::numroc;
+use blacs_ft::{Grid, Scope};
+use checksum::ChecksumLayout;
+use recovery::protocol::{self, Phase, PhaseClock};
+use recovery::Region;
+use serde::{Deserialize, Serialize};
+
+pub(crate) const ROUTINE: &str = crate::drivers::PDPOTRF_FT.routine;
+
+/// The phases of a step before its commit, in order: the column factored
+/// (`panel`), sent along the process rows (`bcast`), and gathered down
+/// the process columns for the update (`update`).
+pub const STEP_PHASES: &[Phase] = crate::drivers::PDPOTRF_FT.step_phases;
+
+/// Fault-tolerant Cholesky factorization, lower: the same result as
+/// [`crate::chol::pdpotrf`] with [`Uplo::Lower`] — L in the lower
+/// triangle of `a`, its strictly upper triangle not referenced —
+/// computed with checksums of the lower triangle (`opts.layout`), so that
+/// any one lost process per process row (any f with the rotating layout)
+/// is rebuilt mid-factorization.
+///
+/// * `region` (global): the resilient region holding the grid and the
+///   status log.
+/// * `a` (local input/output): N×N, square blocks (MB = NB), first block
+///   on process (0, 0), Q ≥ 2 (Q ≥ f + 1 for f rotating checksums).
+///
+/// # Errors
+/// As [`crate::chol::pdpotrf`], agreed on every process: argument errors
+/// with PDPOTRF's positions, and [`Error::MinorNotPositiveDefinite`] with
+/// the order of the first leading minor that is not positive definite
+/// (ScaLAPACK's INFO), found at the step of its diagonal block: the
+/// columns before it hold L, that block column its updated input (it is
+/// not factored), the rest the partly updated input. A run that ends so
+/// returns that error instead of its [`FtReport`].
+///
+/// # Fault tolerance
+/// The checksums cover the lower triangle and follow each step's
+/// symmetric update (see [`super`]); L's finished columns are protected
+/// by the sums D_g. A process failure in any phase is repaired in place:
+/// every survivor is at the last committed step, the lost blocks of the
+/// lower triangle (L, the trailing matrix, the checksum copies, the sums)
+/// are rebuilt and the loop resumes with the same result as a
+/// failure-free run. The strictly upper triangle is not referenced: a
+/// replacement's stays as it passed it. A replacement calls
+/// `pdpotrf_ft` with a matrix of the same shape (its content is rebuilt).
+/// More losses in one process row than the layout tolerates are
+/// [`blacs_ft::Error::Unrecoverable`] on every survivor; a loss before the
+/// checksums exist returns a process failure with `a` holding its input.
+/// On a replacement, a call that had completed before it joined marks `a`
+/// lost ([`DistMatrix::is_lost`]).
+pub fn pdpotrf_ft(region: &mut Region, a: &mut DistMatrix, opts: &FtOptions) -> Result<FtReport> {
+    pdpotrf_ft_in(region, a, opts, &mut FtWorkspace::new())
+}
+
+/// [`pdpotrf_ft`] in caller-owned scratch (see
+/// [`crate::qr_ft::pdgeqrf_ft_in`]).
+pub fn pdpotrf_ft_in(
+    region: &mut Region,
+    a: &mut DistMatrix,
+    opts: &FtOptions,
+    work: &mut FtWorkspace,
+) -> Result<FtReport> {
+    let start = protocol::enter::<CholState, Error>(region, ROUTINE)?;
+    if let protocol::Start::Done(done) = start {
+        // Completed before a later failure: the result is already in `a`,
+        // but not on a replacement that joined after it.
+        if region.current_call_completed_before_joining() {
+            a.set_lost(true);
+        }
+        return done.outcome().map(|()| FtReport::default());
+    }
+    let run = run_on_extended(region, a, opts, work, start)?;
+    run.ext.release(a, work, true);
+    // (Its result is here now, a joining replacement's too.)
+    a.set_lost(false);
+    run.state.outcome()?;
+    Ok(run.report)
+}
+
+/// Runs a started call (not one completed before) on the extended matrix
+/// over `a`: what [`pdpotrf_ft`] and the protected factors
+/// ([`super::CholFactors`]) share. On an error `a` and `work` have their
+/// storage back (`a`'s content undefined past the first commit point).
+pub(crate) fn run_on_extended(
+    region: &mut Region,
+    a: &mut DistMatrix,
+    opts: &FtOptions,
+    work: &mut FtWorkspace,
+    start: protocol::Start<CholState>,
+) -> Result<Factored<CholState>> {
+    let grid = region.grid();
+    let layout = ChecksumLayout::new(opts.layout, a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
+    let at = FactorPositions { n: N, a: A, desca: DESCA };
+    let mut check = if start.joining() {
+        // (A replacement's A is meaningless until it is rebuilt.)
+        crate::args::check_grid(grid, a, ROUTINE, DESCA, "A")
+    } else {
+        check_args(ROUTINE, at, grid, Uplo::Lower, a)
+    };
+    check = check
+        .and_then(|()| check_two_process_columns(ROUTINE, DESCA, "A", grid))
+        .and_then(|()| check_layout(ROUTINE, DESCA, opts.layout, &layout));
+    let (mut ext, layout) = set_up_call(region, CholSteps::OP, ROUTINE, &start, a, work, layout.ok(), check)?;
+    ext.relations = Relations::LowerTriangle;
+    let model = overhead_model(&layout);
+    let n = a.n();
+    let chol = PanelFactorization {
+        driver: PanelDriver::new(ext, layout),
+        steps: CholSteps {
+            nsteps: n.div_ceil(a.nb()) as u64,
+            n,
+            state: CholState { info: None },
+            corrupt: region.grid().injector().silent_error(),
+        },
+    };
+    chol.run(region, start, opts, model, a, work)
+}
+
+/// The failure-free cost of the checksums: their share of the trailing
+/// updates' flops, counted step by step over `layout`'s groups (the
+/// rows of each group's checksums below it, every replica).
+pub fn overhead_model(layout: &ChecksumLayout) -> f64 {
+    checksums::overhead_model(layout)
+}
+
+/// Cholesky's replicated state: the order of the first leading minor
+/// that is not positive definite, once a step found it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct CholState {
+    info: Option<usize>,
+}
+
+impl CholState {
+    /// `Err(MinorNotPositiveDefinite)` for a stopped factorization, as
+    /// pdpotrf reports it.
+    pub(crate) fn outcome(&self) -> Result<()> {
+        match self.info {
+            Some(order) => Err(Error::MinorNotPositiveDefinite { routine: ROUTINE.into(), order }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// What phase 1 of a step hands to its commit.
+enum StepScratch {
+    /// Nothing to do (a minor was not positive definite at an earlier
+    /// step).
+    Stopped,
+    /// The diagonal block's minor of this order is not positive definite.
+    NotPositiveDefinite(usize),
+    /// The whole column below and on the diagonal, `(n − k0)`×`kb`
+    /// (column-major, leading dimension `n − k0`), the diagonal block's
+    /// upper half zeroed.
+    Column { k: usize, kb: usize, whole: Vec<f64> },
+}
+
+/// Cholesky's share of the protocol: its steps on the extended matrix.
+struct CholSteps {
+    state: CholState,
+    nsteps: u64,
+    /// The order of A.
+    n: usize,
+    corrupt: Option<blacs_ft::inject::SilentError>,
+}
+
+impl PanelSteps for CholSteps {
+    type Panel = ();
+    type Scratch = StepScratch;
+    type State = CholState;
+    const OP: &'static str = crate::drivers::PDPOTRF_FT.kill_op;
+    const LEFT_FACTOR_MOVES: bool = false;
+    const STEP_PHASES: &'static [Phase] = STEP_PHASES;
+
+    fn steps(&self) -> u64 {
+        self.nsteps
+    }
+
+    fn state(&self) -> &CholState {
+        &self.state
+    }
+
+    fn set_state(&mut self, state: CholState) {
+        self.state = state;
+    }
+
+    fn into_state(self) -> CholState {
+        self.state
+    }
+
+    fn exchange(
+        &mut self,
+        d: &mut PanelDriver<()>,
+        grid: &Grid,
+        k: u64,
+        clock: &mut PhaseClock,
+    ) -> Result<StepScratch> {
+        if self.state.info.is_some() {
+            return Ok(StepScratch::Stopped);
+        }
+        let k = k as usize;
+        let n = self.n;
+        let m = &mut d.ext.matrix;
+        let (nb, lld, lr) = (m.nb(), m.lld(), m.local_rows());
+        let (p, q) = m.grid_shape();
+        let (myrow, mycol) = m.coords();
+        let (k0, next) = (k * nb, ((k + 1) * nb).min(n));
+        let kb = next - k0;
+        let (pk, qk) = (k % p, k % q);
+        let (top, below) = (m.local_rows_before(k0), m.local_rows_before(next));
+        // The column's local rows from its diagonal block down, as its
+        // process column leaves them.
+        let mut mine = Vec::new();
+        let mut info = [0i64];
+        clock.enter(grid, Phase::Panel);
+        if mycol == qk {
+            let c0 = m.local_cols_before(k0);
+            d.backup = Some(PanelBackup { local_col: c0, data: d.ext.panel_backup(c0, kb) });
+            let m = &mut d.ext.matrix;
+            let mut diag = Vec::new();
+            if myrow == pk {
+                let j = blas::dpotrf(Uplo::Lower, kb, &mut m.local_mut()[top + c0 * lld..], lld);
+                if j > 0 {
+                    info[0] = (k0 + j as usize) as i64;
+                }
+                pack(m.local(), lld, top..top + kb, c0..c0 + kb, &mut diag);
+            }
+            if p > 1 {
+                grid.broadcast(Scope::Column, &mut info, pk as i32)?;
+                diag.resize(kb * kb, 0.0);
+                if info[0] == 0 {
+                    grid.broadcast(Scope::Column, &mut diag, pk as i32)?;
+                }
+            }
+            if info[0] == 0 && below < lr {
+                let col = &mut m.local_mut()[below + c0 * lld..];
+                blas::dtrsm(
+                    Side::Right,
+                    Uplo::Lower,
+                    Trans::Yes,
+                    Diag::NonUnit,
+                    lr - below,
+                    kb,
+                    1.0,
+                    &diag,
+                    kb,
+                    col,
+                    lld,
+                );
+            }
+            pack(m.local(), lld, top..lr, c0..c0 + kb, &mut mine);
+        }
+        mine.resize((lr - top) * kb, 0.0);
+        clock.enter(grid, Phase::Bcast);
+        if q > 1 {
+            grid.broadcast(Scope::Row, &mut info, qk as i32)?;
+            if info[0] == 0 {
+                grid.broadcast(Scope::Row, &mut mine, qk as i32)?;
+            }
+        }
+        if info[0] > 0 {
+            return Ok(StepScratch::NotPositiveDefinite(info[0] as usize));
+        }
+        clock.enter(grid, Phase::Update);
+        let whole = gathered(grid, d.ext.matrix.local_rows_before(k0), &mine, (n, nb, p, myrow), (k0, kb))?;
+        Ok(StepScratch::Column { k, kb, whole })
+    }
+
+    fn commit(&mut self, d: &mut PanelDriver<()>, grid: &Grid, _k: u64, s: StepScratch) {
+        let backup = d.backup.take();
+        let (k, kb, whole) = match s {
+            StepScratch::Stopped => return,
+            StepScratch::NotPositiveDefinite(order) => {
+                // The column keeps its input (as updated so far): the
+                // checksums still hold for it.
+                if let Some(b) = backup {
+                    d.ext.restore_panel(b.local_col, &b.data);
+                }
+                self.state.info = Some(order);
+                return;
+            }
+            StepScratch::Column { k, kb, whole } => (k, kb, whole),
+        };
+        let n = self.n;
+        let ext = &mut d.ext;
+        let m = &ext.matrix;
+        let (nb, lr) = (m.nb(), m.local_rows());
+        let (k0, next) = (k * nb, k * nb + kb);
+        let ld = n - k0;
+        // This process's rows of the column, from the diagonal block down
+        // (`lrows`×`kb`), and its columns' rows of it (the transposed
+        // column, `ncols`×`kb`).
+        let top = m.local_rows_before(k0);
+        let lrows = lr - top;
+        let mut rows = vec![0.0; lrows * kb];
+        for li in top..lr {
+            let gi = m.global_row(li) - k0;
+            for t in 0..kb {
+                rows[(li - top) + t * lrows] = whole[gi + t * ld];
+            }
+        }
+        let (right, data_end) = (m.local_cols_before(next), m.local_cols_before(n));
+        let ncols = data_end - right;
+        let mut cols = vec![0.0; ncols * kb];
+        for lj in right..data_end {
+            let gj = m.global_col(lj) - k0;
+            for t in 0..kb {
+                cols[(lj - right) + t * ncols] = whole[gj + t * ld];
+            }
+        }
+        let below = m.local_rows_before(next);
+        let column = Column {
+            k,
+            kb,
+            next,
+            below,
+            mrows: lr - below,
+            rows: below_the_diagonal(&rows, lrows, below - top, kb),
+            info: 0,
+        };
+        if next < n {
+            // (Local only: the update's pauses have nothing to progress.)
+            let done = update(&mut ext.matrix, &column, (&cols, ncols), right..data_end, &mut || Ok(()), k);
+            debug_assert!(done.is_ok());
+        }
+        checksums::update(ext, &d.layout, k, (&whole, ld, kb), (&rows, lrows));
+        ext.accumulate_finished(&d.layout, k, k0, kb, &rows, lrows);
+        if self.corrupt.is_some_and(|e| e.strikes(grid.rank(), k as u64)) {
+            ext.corrupt_trailing(next);
+        }
+    }
+}
+
+/// Local rows `from..` of `rows` (`lrows`×`kb`), as their own array.
+fn below_the_diagonal(rows: &[f64], lrows: usize, from: usize, kb: usize) -> Vec<f64> {
+    let mut out = Vec::with_capacity((lrows - from) * kb);
+    for t in 0..kb {
+        out.extend_from_slice(&rows[t * lrows + from..(t + 1) * lrows]);
+    }
+    out
+}
+
+/// Collective down each process column: the whole column `k0..n` of the
+/// step (`(n − k0)`×`kb`, leading dimension `n − k0`) from each process
+/// row's rows of it (`mine`: its local rows from `top`, the first at or
+/// below `k0`), the diagonal block's upper half zeroed (what the
+/// checksums and the sums take of it).
+fn gathered(
+    grid: &Grid,
+    top: usize,
+    mine: &[f64],
+    (n, nb, p, myrow): (usize, usize, usize, usize),
+    (k0, kb): (usize, usize),
+) -> Result<Vec<f64>> {
+    let rows_on = |r: usize| numroc(n, nb, r, 0, p) - numroc(k0, nb, r, 0, p);
+    let tall = (0..p).map(rows_on).max().unwrap_or(0);
+    let lrows = rows_on(myrow);
+    debug_assert_eq!(numroc(k0, nb, myrow, 0, p), top);
+    let mut padded = vec![0.0; tall * kb];
+    for t in 0..kb {
+        padded[t * tall..t * tall + lrows].copy_from_slice(&mine[t * lrows..(t + 1) * lrows]);
+    }
+    let all = if p > 1 { grid.allgather(Scope::Column, &padded)? } else { padded };
+    let ld = n - k0;
+    let mut whole = vec![0.0; ld * kb];
+    for r in 0..p {
+        let part = &all[r * tall * kb..(r + 1) * tall * kb];
+        let first = numroc(k0, nb, r, 0, p);
+        for l in 0..rows_on(r) {
+            // (Local row `first + l` of process row r, in global terms.)
+            let lg = first + l;
+            let gi = (lg / nb * p + r) * nb + lg % nb - k0;
+            for t in 0..kb {
+                whole[gi + t * ld] = part[l + t * tall];
+            }
+        }
+    }
+    for t in 0..kb {
+        whole[t * ld..t * ld + t].fill(0.0);
+    }
+    Ok(whole)
+}
