@@ -137,10 +137,18 @@ fn a_c_programs_job_lost_whole_resumes_from_its_periodic_checkpoint() {
 
 #[test]
 fn two_losses_in_one_process_row_are_a_distinct_info_on_every_survivor() {
-    let out = launch(&[], "0@qr:3:update,1@qr:3:update");
+    // (Two hot spares take the lost ranks' places: Open MPI 5.0's spawn of
+    // two replacements at once fails now and then in its runtime, about 1
+    // in 80 here (docs/fault-tolerance.md, "Failures, errors and
+    // repairs"), which is not what this test is about.)
+    let out = launch(&["--spares", "2"], "0@qr:3:update,1@qr:3:update");
     let got = lines(&out);
     for r in [2, 3] {
-        let l = &got.iter().find(|(g, _)| *g == r).unwrap_or_else(|| panic!("no line of rank {r}:\n{}", out.stdout)).1;
+        let l = &got
+            .iter()
+            .find(|(g, _)| *g == r)
+            .unwrap_or_else(|| panic!("no line of rank {r}:\n{}\n{}", out.stdout, out.stderr))
+            .1;
         assert!(l.contains("INFO -10001 0 0"), "{l}");
     }
     assert!(out.stderr.contains("unrecoverable"), "{}", out.stderr);
