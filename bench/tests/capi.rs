@@ -448,6 +448,30 @@ fn factors_kept_by_pdgetrf_ft_survive_a_process_lost_between_calls() {
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
 }
 
+#[test]
+fn the_cholesky_factor_kept_by_pdpotrf_ft_survives_losses_between_and_in_the_calls() {
+    // Grid rank 1 dies during the program's own work between pdpotrf_ft_
+    // and pdpotrs_ft_; then (full tier) rank 3 inside the factorization
+    // and rank 2 inside the solve. Every process, the replacements
+    // included, ends with the known x, LAPACK's L in A's lower triangle
+    // and the upper triangle as the program gave it; UPLO = 'U' is
+    // refused (INFO -1) first.
+    let cases: &[(&str, &str, &str)] = harness::cases!(
+        [("1", "", "1"), ("-1", "3@potrf:4:update", "3"), ("-1", "2@potrs:5:bcast", "2")],
+        core = 1
+    );
+    for &(between, kill, replaced) in cases {
+        let (out, got) = protected_solve(&[], &["chol", "384", "32", between, "2"], kill);
+        for (r, l) in got.iter().enumerate() {
+            assert_eq!(l.contains("[replacement]"), r.to_string() == replaced, "{kill}: {l}");
+            assert!(l.contains("UPLO=U INFO -1, factor INFO 0, solve INFO 0"), "{kill}: {l}");
+            assert!(l.contains("x correct") && l.contains("L equal to LAPACK's"), "{kill}: {l}");
+            assert!(l.contains("upper triangle as given"), "{kill}: {l}");
+        }
+        assert_eq!(out.code, Some(0), "{kill}:\n{}\n{}", out.stdout, out.stderr);
+    }
+}
+
 #[cfg(feature = "full-tests")]
 #[test]
 fn kept_factors_that_cannot_be_rebuilt_are_refused_on_every_process() {

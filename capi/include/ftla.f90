@@ -66,6 +66,7 @@ module ftla
   public :: ftla_numroc, ftla_descinit
   public :: pdgeqrf_ft, ftla_pdgeqrf, pdgetrf_ft, ftla_pdgetrf, ftla_pdgetrs, pdcg_ft
   public :: pdgetrs_ft, pdormqr_ft, pdgels_ft, ftla_release
+  public :: pdpotrf_ft, pdpotrs_ft
   public :: ftla_kept_lsize, ftla_in_place, ftla_kept_bytes
 
   interface
@@ -236,6 +237,31 @@ module ftla
       integer(c_int), intent(in) :: n, nrhs, ia, ja, desca(9), ib, jb, descb(9)
       real(c_double), intent(in) :: a(*)
       integer(c_int), intent(in) :: ipiv(*)
+      real(c_double), intent(inout) :: b(*)
+      integer(c_int), intent(out) :: info
+    end subroutine
+
+    ! Fault-tolerant Cholesky factorization A = L L**T (ScaLAPACK
+    ! PDPOTRF's arguments, UPLO = 'L'); ftla keeps the factor protected
+    ! for PDPOTRS_FT.
+    subroutine pdpotrf_ft(uplo, n, a, ia, ja, desca, info) bind(C, name="pdpotrf_ft_")
+      import :: c_int, c_double, c_char
+      character(kind=c_char), intent(in) :: uplo
+      integer(c_int), intent(in) :: n, ia, ja, desca(9)
+      real(c_double), intent(inout) :: a(*)
+      integer(c_int), intent(out) :: info
+    end subroutine
+
+    ! Fault-tolerant solve A X = B with the Cholesky factor ftla keeps for
+    ! A (that of the last PDPOTRF_FT given this A and DESCA; ScaLAPACK
+    ! PDPOTRS's arguments, UPLO = 'L'). A must still hold what PDPOTRF_FT
+    ! returned.
+    subroutine pdpotrs_ft(uplo, n, nrhs, a, ia, ja, desca, b, ib, jb, descb, info) &
+        bind(C, name="pdpotrs_ft_")
+      import :: c_int, c_double, c_char
+      character(kind=c_char), intent(in) :: uplo
+      integer(c_int), intent(in) :: n, nrhs, ia, ja, desca(9), ib, jb, descb(9)
+      real(c_double), intent(in) :: a(*)
       real(c_double), intent(inout) :: b(*)
       integer(c_int), intent(out) :: info
     end subroutine

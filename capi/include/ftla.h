@@ -44,34 +44,36 @@
  * completed before it joined return at once in it, without communicating,
  * with INFO = FTLA_INFO_RESULT_LOST (the fault-tolerant ones fill in their
  * replicated outputs; its local part of their results was lost with the
- * dead process) - but for pdgetrf_ft_ and pdgeqrf_ft_, whose factors ftla
- * keeps protected (see below: INFO = 0) - and calls every process refused
- * (INFO < 0: an argument, no memory) return the same INFO again. A plain
+ * dead process) - but for pdgetrf_ft_, pdgeqrf_ft_ and pdpotrf_ft_, whose
+ * factors ftla keeps protected (see below: INFO = 0) - and calls every
+ * process refused (INFO < 0: an argument, no memory) return the same INFO
+ * again. A plain
  * routine that loses a process returns FTLA_INFO_PROCESS_LOST on the
  * survivors, whose next call must be that one again: the replacement meets
  * them there. A process lost between two calls is found, and the grid
  * repaired, at the start of the next call, which then goes on (a
  * fault-tolerant call never returns FTLA_INFO_PROCESS_LOST).
  *
- * Protected factors across calls. pdgetrf_ft_ and pdgeqrf_ft_ keep their
- * result protected after they return: ftla keeps its own copy of the
- * factors with their checksums and the replicated IPIV or TAU, keyed by
- * the local array A and its descriptor as the program passed them (A
- * receives a copy of the factors, as from ScaLAPACK). The copy lives until
- * ftla_release_(a, desca, &info), a later call that overwrites the same
- * array (a factorization of it, plain or fault tolerant, or pdgels_ft_),
- * or Cftla_gridexit/Cftla_exit. A process lost while it lives - in an
- * ftla call, between calls during the program's own work, or in a solve -
- * is repaired at the latest in the next ftla call, and its part of every
- * kept factorization is rebuilt from the checksums. pdgetrs_ft_ and
- * pdormqr_ft_ find the kept factors by A and DESCA and compute with ftla's
- * copy; they refuse an A (or IPIV, TAU) that no longer holds what the
- * factorization returned - compared bit for bit, one pass over the local
- * array - with INFO at its position (-4 for pdgetrs_ft_'s A), the same on
- * every process, and so an A factored by none of them ("factor A with
- * pdgetrf_ft_ first"). More losses in one process row between two ftla
- * calls than the checksums rebuild make the kept factors lost: every
- * routine given them returns FTLA_INFO_INPUT_LOST, never a wrong result.
+ * Protected factors across calls. pdgetrf_ft_, pdgeqrf_ft_ and pdpotrf_ft_
+ * keep their result protected after they return: ftla keeps its own copy
+ * of the factors with their checksums and the replicated IPIV or TAU,
+ * keyed by the local array A and its descriptor as the program passed them
+ * (A receives a copy of the factors, as from ScaLAPACK). The copy lives
+ * until ftla_release_(a, desca, &info), a later call that overwrites the
+ * same array (a factorization of it, plain or fault tolerant, or
+ * pdgels_ft_), or Cftla_gridexit/Cftla_exit. A process lost while it
+ * lives - in an ftla call, between calls during the program's own work, or
+ * in a solve - is repaired at the latest in the next ftla call, and its part of
+ * every kept factorization is rebuilt from the checksums. pdgetrs_ft_,
+ * pdpotrs_ft_ and pdormqr_ft_ find the kept factors by A and DESCA and
+ * compute with ftla's copy; they refuse an A (or IPIV, TAU) that no longer
+ * holds what the factorization returned - compared bit for bit, one pass
+ * over the local array - with INFO at its position (-4 for pdgetrs_ft_'s
+ * A), the same on every process, and so an A factored by none of them
+ * ("factor A with pdgetrf_ft_ first"). More losses in one process row
+ * between two ftla calls than the checksums rebuild make the kept factors
+ * lost: every routine given them returns FTLA_INFO_INPUT_LOST, never a
+ * wrong result.
  *
  * Factors kept in place. Instead of a copy, ftla can keep the factors in
  * the program's own A, allocated with room for their checksum columns:
@@ -545,6 +547,46 @@ void ftla_pdgetrf_(const int *m,
                    int *ipiv,
                    int *info);
 
+// Fault-tolerant Cholesky factorization `A = L·Lᵀ` of the N×N symmetric
+// positive definite A, ScaLAPACK `PDPOTRF`'s arguments with UPLO = L:
+// L in A's lower triangle, its strictly upper triangle not referenced
+// (left as given).
+//
+// * `uplo` (global input): `"L"` (`"U"` is refused: INFO = -1).
+// * `n` (global input): the order of A.
+// * `a`, `ia`, `ja`, `desca` (local input/output): A; IA = JA = 1,
+//   MB_A = NB_A, the first block on process (0, 0), Q ≥ 2.
+// * `info` (global output): 0; -i or -(i·100 + j) for a bad argument
+//   (ScaLAPACK's positions), the same on every process; k > 0: the
+//   leading minor of order k is not positive definite (no factors kept,
+//   A as given); `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`,
+//   `FTLA_INFO_ERROR`.
+//
+// The factor stays protected after the call, as `pdgetrf_ft_`'s: ftla
+// keeps its copy of it with its checksums for this A and DESCA, for
+// `pdpotrs_ft_`, or keeps it in A itself when A was declared with
+// `ftla_in_place_`.
+//
+// # Fault tolerance
+// As `pdgetrf_ft_`: checksums of the lower triangle follow the
+// symmetric update, a lost process's blocks (L, the trailing matrix, the
+// checksums, and its part of the upper triangle) are rebuilt at the last
+// committed step (kill points `R@potrf:STEP:PHASE`), and the result is
+// the failure-free one. On a replacement, the re-run of a `pdpotrf_ft_`
+// that completed before it joined returns at once with INFO = 0, and its
+// A holds L again from its next ftla call.
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void pdpotrf_ft_(const char *uplo,
+                 const int *n,
+                 double *a,
+                 const int *ia,
+                 const int *ja,
+                 const int *desca,
+                 int *info);
+
 // Solves `A·X = B` or `Aᵀ·X = B` with the factors from `pdgetrf_ft_` or
 // `ftla_pdgetrf_` (ScaLAPACK `PDGETRS`'s arguments), as they are in A and
 // IPIV (`pdgetrs_ft_` solves with the kept factors, and survives a loss).
@@ -777,6 +819,41 @@ void pdgetrs_ft_(const char *trans,
                  const int *ja,
                  const int *desca,
                  const int *ipiv,
+                 double *b,
+                 const int *ib,
+                 const int *jb,
+                 const int *descb,
+                 int *info);
+
+// Fault-tolerant solve of `A·X = B` with the Cholesky factor ftla keeps
+// for A (ScaLAPACK `PDPOTRS`'s arguments, UPLO = L): that of the last
+// `pdpotrf_ft_` given this A with this DESCA.
+//
+// * `uplo` (global input): `"L"` (`"U"` is refused: INFO = -1).
+// * `n`, `nrhs` (global input): the order of A (the factorization's) and
+//   the number of right-hand sides, ≥ 0.
+// * `a`, `ia`, `ja`, `desca` (local input): A as passed to `pdpotrf_ft_`,
+//   holding what it returned (checked, as `pdgetrs_ft_` checks its A).
+// * `b`, `ib`, `jb`, `descb` (local input/output): as `pdgetrs_ft_`'s.
+// * `info` (global output): as `pdgetrs_ft_`'s, INFO = -4 (A) when ftla
+//   keeps no Cholesky factor for A or A changed since.
+//
+// # Fault tolerance
+// As `pdgetrs_ft_`: a process lost after `pdpotrf_ft_` or in this solve
+// is repaired, its part of the kept factor rebuilt and B protected by
+// checksum columns (kill points `R@potrs:STEP:PHASE`); X is the
+// failure-free one, on the replacement too.
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void pdpotrs_ft_(const char *uplo,
+                 const int *n,
+                 const int *nrhs,
+                 const double *a,
+                 const int *ia,
+                 const int *ja,
+                 const int *desca,
                  double *b,
                  const int *ib,
                  const int *jb,

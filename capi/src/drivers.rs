@@ -1,6 +1,6 @@
 //! The factorizations and solvers with ScaLAPACK's argument lists: the
-//! fault-tolerant `pdgeqrf_ft_`, `pdgetrf_ft_`, `pdcg_ft_`, and the plain
-//! `ftla_pdgeqrf_`, `ftla_pdgetrf_`, `ftla_pdgetrs_`.
+//! fault-tolerant `pdgeqrf_ft_`, `pdgetrf_ft_`, `pdpotrf_ft_`, `pdcg_ft_`,
+//! and the plain `ftla_pdgeqrf_`, `ftla_pdgetrf_`, `ftla_pdgetrs_`.
 
 use crate::call::{run, run_local, set_info, Protection, Routine, Work};
 use crate::in_place::lend;
@@ -12,7 +12,8 @@ use crate::tools::get;
 use blacs_ft::index::{indxl2g, numroc};
 use blacs_ft::Scope;
 use scalapack_ft::abft::{FtOptions, FtWorkspace};
-use scalapack_ft::args::{arg_error, check_two_process_columns, pdcg, pdgeqrf, pdgetrf, pdgetrs};
+use scalapack_ft::args::{arg_error, check_two_process_columns, pdcg, pdgeqrf, pdgetrf, pdgetrs, pdpotrf};
+use scalapack_ft::chol_ft::CholFactors;
 use scalapack_ft::cg::CgOptions;
 use scalapack_ft::lu::Transpose;
 use scalapack_ft::lu_ft::LuFactors;
@@ -473,6 +474,91 @@ pub unsafe extern "C" fn ftla_pdgetrf_(
     info: *mut c_int,
 ) {
     lu_call(&PDGETRF, m, n, a, ia, ja, desca, ipiv, info);
+}
+
+/// Fault-tolerant Cholesky factorization `A = L·Lᵀ` of the N×N symmetric
+/// positive definite A, ScaLAPACK `PDPOTRF`'s arguments with UPLO = L:
+/// L in A's lower triangle, its strictly upper triangle not referenced
+/// (left as given).
+///
+/// * `uplo` (global input): `"L"` (`"U"` is refused: INFO = -1).
+/// * `n` (global input): the order of A.
+/// * `a`, `ia`, `ja`, `desca` (local input/output): A; IA = JA = 1,
+///   MB_A = NB_A, the first block on process (0, 0), Q ≥ 2.
+/// * `info` (global output): 0; -i or -(i·100 + j) for a bad argument
+///   (ScaLAPACK's positions), the same on every process; k > 0: the
+///   leading minor of order k is not positive definite (no factors kept,
+///   A as given); `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`,
+///   `FTLA_INFO_ERROR`.
+///
+/// The factor stays protected after the call, as `pdgetrf_ft_`'s: ftla
+/// keeps its copy of it with its checksums for this A and DESCA, for
+/// `pdpotrs_ft_`, or keeps it in A itself when A was declared with
+/// `ftla_in_place_`.
+///
+/// # Fault tolerance
+/// As `pdgetrf_ft_`: checksums of the lower triangle follow the
+/// symmetric update, a lost process's blocks (L, the trailing matrix, the
+/// checksums, and its part of the upper triangle) are rebuilt at the last
+/// committed step (kill points `R@potrf:STEP:PHASE`), and the result is
+/// the failure-free one. On a replacement, the re-run of a `pdpotrf_ft_`
+/// that completed before it joined returns at once with INFO = 0, and its
+/// A holds L again from its next ftla call.
+///
+/// # Safety
+/// Every pointer is null where this says it may be, or points to what
+/// the argument list says (arrays of ScaLAPACK's sizes).
+#[no_mangle]
+pub unsafe extern "C" fn pdpotrf_ft_(
+    uplo: *const c_char,
+    n: *const c_int,
+    a: *mut f64,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    info: *mut c_int,
+) {
+    const R: Routine = Routine {
+        name: drivers::PDPOTRF_FT.c_symbol.expect("a C symbol"),
+        log_name: drivers::PDPOTRF_FT.routine,
+        protection: Protection::FaultTolerant,
+        keeps_result: true,
+        agrees_first: false,
+        ctxt_desc: pdpotrf::DESCA,
+    };
+    let arg = MatrixArg { at: pdpotrf::MATRIX_A, ..factored(n, n, a, ia, ja, desca) };
+    let key = ArrayKey::of_kept(a, desca);
+    let u = letter(uplo);
+    let check = |grid: &Grid, ictxt: c_int, kept: &KeptFactors| -> Result<QrArgs> {
+        // (ScaLAPACK's order: the descriptor, then UPLO.)
+        let c = check_factored(&R, &arg, grid, ictxt)?;
+        lower_only(R.name, pdpotrf::UPLO, u)?;
+        QrArgs::new(&R, grid, c, a, key.and_then(|k| kept.declared(&k)))
+    };
+    let arrays = [ArrayArg::new("A", pdpotrf::A, a, desca, Access::Update)];
+    run(&R, info, &arrays, check, |ctx, p, lost| {
+        let mat = p.take_matrix(ctx.region.grid(), &R, a)?;
+        let (f, _) = CholFactors::factor(&mut ctx.region, mat, &FtOptions::from_env()?)?;
+        let grid = ctx.region.grid();
+        // (In place, A holds it already.)
+        if !lost && p.in_place.is_none() {
+            f.with_local_storage(|stored| p.a.export_leading(grid, stored, a));
+        }
+        if let Some(key) = key {
+            ctx.kept.keep(key, p.a, Factors::Chol(f), p.place());
+        }
+        Ok(())
+    });
+}
+
+/// UPLO of a fault-tolerant Cholesky routine (argument `position`): `L`,
+/// the one it supports.
+pub(crate) fn lower_only(routine: &str, position: u32, u: u8) -> Result<()> {
+    match u {
+        b'L' => Ok(()),
+        b'U' => Err(arg_error(routine, position, 0, "UPLO", "must be 'L': the fault-tolerant Cholesky factors the lower triangle")),
+        _ => Err(arg_error(routine, position, 0, "UPLO", "must be 'L'")),
+    }
 }
 
 /// The global pivots from the local IPIVs of a process column (each

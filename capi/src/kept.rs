@@ -1,5 +1,5 @@
-//! The factors ftla keeps protected across C calls: what `pdgetrf_ft_` and
-//! `pdgeqrf_ft_` made, keyed by the array A and its descriptor as the
+//! The factors ftla keeps protected across C calls: what `pdgetrf_ft_`,
+//! `pdgeqrf_ft_` and `pdpotrf_ft_` made, keyed by the array A and its descriptor as the
 //! program passed them, until `ftla_release_`, a new factorization into the
 //! same array, or the grid's exit.
 //!
@@ -24,17 +24,20 @@ use crate::fingerprint::fingerprint;
 use crate::lost::{Access, ArrayArg, ArrayKey, LostArrays};
 use crate::matrix::CheckedMatrix;
 use crate::process;
+use scalapack_ft::chol_ft::CholFactors;
 use scalapack_ft::lu_ft::{Holding, LuFactors};
 use scalapack_ft::qr_ft::QrFactors;
 use scalapack_ft::{DistMatrix, Grid};
 use std::os::raw::c_int;
 
-/// Kept factors of one of the two kinds.
+/// Kept factors of one of the kinds.
 pub(crate) enum Factors {
     /// From `pdgetrf_ft_`.
     Lu(LuFactors),
     /// From `pdgeqrf_ft_`.
     Qr(QrFactors),
+    /// From `pdpotrf_ft_`.
+    Chol(CholFactors),
 }
 
 impl Factors {
@@ -43,6 +46,7 @@ impl Factors {
         match self {
             Factors::Lu(f) => f.holding(),
             Factors::Qr(f) => f.holding(),
+            Factors::Chol(f) => f.holding(),
         }
     }
 
@@ -52,6 +56,7 @@ impl Factors {
         match self {
             Factors::Lu(l) => l.with_local_storage(f),
             Factors::Qr(q) => q.with_local_storage(f),
+            Factors::Chol(c) => c.with_local_storage(f),
         }
     }
 
@@ -62,10 +67,12 @@ impl Factors {
         let state = match self {
             Factors::Lu(f) => f.n().min(f.m()) * std::mem::size_of::<i64>(),
             Factors::Qr(f) => f.n().min(f.m()) * std::mem::size_of::<f64>(),
+            Factors::Chol(_) => 0,
         };
         let held = match self {
             Factors::Lu(f) => f.held_bytes(),
             Factors::Qr(f) => f.held_bytes(),
+            Factors::Chol(f) => f.held_bytes(),
         };
         held + state as u64
     }
@@ -76,6 +83,7 @@ impl Factors {
         match self {
             Factors::Lu(f) => f.forget(),
             Factors::Qr(f) => f.forget(),
+            Factors::Chol(f) => f.forget(),
         }
     }
 
@@ -84,6 +92,7 @@ impl Factors {
         match self {
             Factors::Lu(_) => "pdgetrf_ft_",
             Factors::Qr(_) => "pdgeqrf_ft_",
+            Factors::Chol(_) => "pdpotrf_ft_",
         }
     }
 }

@@ -1,16 +1,17 @@
 //! The fault-tolerant solves with ScaLAPACK's argument lists:
-//! `pdgetrs_ft_` and `pdormqr_ft_` on the factors ftla keeps for A
-//! (`crate::kept`), and the least squares `pdgels_ft_`.
+//! `pdgetrs_ft_`, `pdpotrs_ft_` and `pdormqr_ft_` on the factors ftla
+//! keeps for A (`crate::kept`), and the least squares `pdgels_ft_`.
 
 use crate::call::{run, run_local, Protection, Routine, Work};
 use crate::kept::{Factors, Kept, KeptFactors};
 use crate::lost::{Access, ArrayArg, ArrayKey};
 use crate::matrix::{CheckedMatrix, MatrixArg};
-use crate::solve_args::{check_nrhs, getrs_matrices, getrs_transpose, letter, null_part};
+use crate::solve_args::{check_nrhs, getrs_matrices, getrs_transpose, letter, null_part, solve_matrices};
 use crate::tools::get;
 use blacs_ft::index::numroc;
 use scalapack_ft::abft::FtOptions;
-use scalapack_ft::args::{arg_error, check_two_process_columns, pdgels, pdgetrs, pdormqr, MatrixPositions};
+use scalapack_ft::args::{arg_error, check_two_process_columns, pdgels, pdgetrs, pdormqr, pdpotrs, MatrixPositions};
+use scalapack_ft::chol_ft::pdpotrs_ft;
 use scalapack_ft::blas::Trans;
 use scalapack_ft::lu::Transpose;
 use scalapack_ft::lu_ft::{pdgetrs_ft, Holding};
@@ -242,6 +243,87 @@ pub unsafe extern "C" fn pdgetrs_ft_(
             return Err(no_kept_factors(ROUTINE, pdgetrs::A));
         };
         pdgetrs_ft(&mut ctx.region, p.trans, f, &mut p.b, &FtOptions::default())?;
+        p.export_unless_lost(lost, b);
+        Ok(())
+    });
+}
+
+/// Fault-tolerant solve of `A·X = B` with the Cholesky factor ftla keeps
+/// for A (ScaLAPACK `PDPOTRS`'s arguments, UPLO = L): that of the last
+/// `pdpotrf_ft_` given this A with this DESCA.
+///
+/// * `uplo` (global input): `"L"` (`"U"` is refused: INFO = -1).
+/// * `n`, `nrhs` (global input): the order of A (the factorization's) and
+///   the number of right-hand sides, ≥ 0.
+/// * `a`, `ia`, `ja`, `desca` (local input): A as passed to `pdpotrf_ft_`,
+///   holding what it returned (checked, as `pdgetrs_ft_` checks its A).
+/// * `b`, `ib`, `jb`, `descb` (local input/output): as `pdgetrs_ft_`'s.
+/// * `info` (global output): as `pdgetrs_ft_`'s, INFO = -4 (A) when ftla
+///   keeps no Cholesky factor for A or A changed since.
+///
+/// # Fault tolerance
+/// As `pdgetrs_ft_`: a process lost after `pdpotrf_ft_` or in this solve
+/// is repaired, its part of the kept factor rebuilt and B protected by
+/// checksum columns (kill points `R@potrs:STEP:PHASE`); X is the
+/// failure-free one, on the replacement too.
+///
+/// # Safety
+/// Every pointer is null where this says it may be, or points to what
+/// the argument list says (arrays of ScaLAPACK's sizes).
+#[no_mangle]
+pub unsafe extern "C" fn pdpotrs_ft_(
+    uplo: *const c_char,
+    n: *const c_int,
+    nrhs: *const c_int,
+    a: *const f64,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    b: *mut f64,
+    ib: *const c_int,
+    jb: *const c_int,
+    descb: *const c_int,
+    info: *mut c_int,
+) {
+    const R: Routine = Routine {
+        name: drivers::PDPOTRS_FT.c_symbol.expect("a C symbol"),
+        log_name: drivers::PDPOTRS_FT.routine,
+        protection: Protection::FaultTolerant,
+        keeps_result: false,
+        agrees_first: false,
+        ctxt_desc: pdpotrs::DESCA,
+    };
+    const ROUTINE: &str = R.name;
+    let (a_arg, b_arg) =
+        solve_matrices((pdpotrs::MATRIX_A, pdpotrs::MATRIX_B), n, nrhs, a, ia, ja, desca, b, ib, jb, descb);
+    let key = ArrayKey::of_kept(a, desca);
+    let u = letter(uplo);
+    let check = |grid: &Grid, ictxt: c_int, kept: &KeptFactors| -> Result<RhsArgs<()>> {
+        // (ScaLAPACK's order: the descriptors, then UPLO and NRHS.)
+        check_two_process_columns(ROUTINE, pdpotrs::DESCA, "A", grid)?;
+        let ca = a_arg.check(ROUTINE, grid, ictxt)?;
+        let cb = b_arg.check(ROUTINE, grid, ictxt)?;
+        crate::drivers::lower_only(ROUTINE, pdpotrs::UPLO, u)?;
+        check_nrhs(ROUTINE, pdpotrs::NRHS, get(nrhs))?;
+        let found = kept_for(kept, ROUTINE, key, pdpotrs::A, "pdpotrf_ft_", grid, a)?;
+        if (found.a.m, found.a.n) != (ca.n, ca.n) {
+            return Err(arg_error(
+                ROUTINE,
+                pdpotrs::N,
+                0,
+                "N",
+                format!("must be the order of the factorization kept for A ({}), got {}", found.a.n, ca.n),
+            ));
+        }
+        Ok(RhsArgs { key: found.key, b: cb.import(grid, ROUTINE, b, false)?, b_arg: cb, nrhs: cb.n, trans: () })
+    };
+    let arrays =
+        [ArrayArg::new("A", pdpotrs::A, a, desca, Access::Read), ArrayArg::new("B", pdpotrs::B, b, descb, Access::Update)];
+    run(&R, info, &arrays, check, |ctx, p, lost| {
+        let Some(Kept { factors: Factors::Chol(f), .. }) = ctx.kept.find(&p.key) else {
+            return Err(no_kept_factors(ROUTINE, pdpotrs::A));
+        };
+        pdpotrs_ft(&mut ctx.region, f, &mut p.b, &FtOptions::default())?;
         p.export_unless_lost(lost, b);
         Ok(())
     });

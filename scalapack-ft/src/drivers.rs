@@ -156,7 +156,7 @@ pub const PDGELS_FT: Driver = Driver {
 pub const PDPOTRF_FT: Driver = Driver {
     routine: "pdpotrf_ft",
     kill_op: "potrf",
-    c_symbol: None,
+    c_symbol: Some("pdpotrf_ft_"),
     step_phases: &[Phase::Panel, Phase::Bcast, Phase::Update],
     steps: StepCount::Blocks { per_block: 1, extra: 0 },
     protects: "A's lower triangle as it is factored (L)",
@@ -166,7 +166,7 @@ pub const PDPOTRF_FT: Driver = Driver {
 pub const PDPOTRS_FT: Driver = Driver {
     routine: "pdpotrs_ft",
     kill_op: "potrs",
-    c_symbol: None,
+    c_symbol: Some("pdpotrs_ft_"),
     step_phases: &[Phase::Bcast, Phase::Update],
     // (L's blocks, then Lᵀ's.)
     steps: StepCount::Blocks { per_block: 2, extra: 0 },

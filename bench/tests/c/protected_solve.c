@@ -11,6 +11,11 @@
  *                                        pdgetrf_ft_, kill, pdgetrs_ft_ (N, then T);
  *                                        x against the known solution, and
  *                                        A against dgetrf's L and U
+ *   protected_solve chol N NB KILL NRHS  pdpotrf_ft_ ('U' refused first),
+ *                                        kill, pdpotrs_ft_: x against the
+ *                                        known solution, A's lower triangle
+ *                                        against dpotrf's L, the upper one
+ *                                        as given
  *   protected_solve qr N NB KILL NRHS    pdgeqrf_ft_, kill, pdormqr_ft_
  *                                        ('T'): Q^T B against dormqr's
  *   protected_solve gels M N NB KILL NRHS [SHORT]  kill, pdgels_ft_ (with
@@ -27,6 +32,7 @@
 #define PROGRAM "protected_solve"
 #include "grid_matrix.h"
 
+void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info);
 void dgels_(const char *trans, const int *m, const int *n, const int *nrhs, double *a, const int *lda, double *b,
             const int *ldb, double *work, const int *lwork, int *info);
 
@@ -76,6 +82,54 @@ static int lu(int n, int nb, int nrhs) {
            rank, who(), finfo, info, first, x_err <= 1e-9 ? "correct" : "WRONG", x_err,
            a_err <= 1e-10 * n ? "equal to LAPACK's L and U" : "DIFFERS", a_err, piv_same ? "identical" : "DIFFER");
     free(a.a), free(b.a), free(ipiv), free(g), free(gpiv);
+    return ok;
+}
+
+/* A symmetric positive definite A(i, j), 0-based. */
+static inline double spd(int i, int j) { return (i == j ? 2.0 : 0.0) + 1.0 / (1.0 + i + j); }
+
+static int chol(int n, int nb, int nrhs) {
+    Mat a = mat(n, n, nb), b = mat(n, nrhs, nb);
+    int uinfo, finfo, info, first;
+    for (int lj = 0; lj < a.nloc; lj++)
+        for (int li = 0; li < a.mloc; li++) *at(&a, li, lj) = spd(gi(&a, li), gj(&a, lj));
+    /* The upper triangle is refused (argument 1), A untouched. */
+    pdpotrf_ft_("U", &n, a.a, &one, &one, a.desc, &uinfo);
+    pdpotrf_ft_("L", &n, a.a, &one, &one, a.desc, &finfo);
+    own_work();
+    for (int lj = 0; lj < b.nloc; lj++)
+        for (int li = 0; li < b.mloc; li++) {
+            double s = 0;
+            for (int j = 0; j < n; j++) s += spd(gi(&b, li), j) * xknown(j, gj(&b, lj));
+            *at(&b, li, lj) = s;
+        }
+    pdpotrs_ft_("L", &n, &nrhs, a.a, &one, &one, a.desc, b.a, &one, &one, b.desc, &info);
+    first = info;
+    if (info == FTLA_INFO_PROCESS_LOST)
+        pdpotrs_ft_("L", &n, &nrhs, a.a, &one, &one, a.desc, b.a, &one, &one, b.desc, &info);
+    double x_err = 0;
+    for (int lj = 0; lj < b.nloc; lj++)
+        for (int li = 0; li < b.mloc; li++) x_err = fmax(x_err, fabs(*at(&b, li, lj) - xknown(gi(&b, li), gj(&b, lj))));
+    /* A: dpotrf's L below and on the diagonal, the input above it (the
+     * replacement's too). */
+    double *g = malloc(sizeof(double) * (size_t)n * n);
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++) g[i + (size_t)j * n] = spd(i, j);
+    int ginfo;
+    dpotrf_("L", &n, g, &n, &ginfo);
+    double l_err = 0, u_err = 0;
+    for (int lj = 0; lj < a.nloc; lj++)
+        for (int li = 0; li < a.mloc; li++) {
+            int i = gi(&a, li), j = gj(&a, lj);
+            if (i >= j) l_err = fmax(l_err, fabs(*at(&a, li, lj) - g[i + (size_t)j * n]));
+            else u_err = fmax(u_err, fabs(*at(&a, li, lj) - spd(i, j)));
+        }
+    int ok = uinfo == -1 && finfo == 0 && info == 0 && x_err <= 1e-9 && l_err <= 1e-10 * n && u_err <= 1e-12;
+    printf("protected_solve: grid rank %d%s: UPLO=U INFO %d, factor INFO %d, solve INFO %d (first %d), x %s (err "
+           "%.1e), L %s (max diff %.1e), upper triangle %s\n",
+           rank, who(), uinfo, finfo, info, first, x_err <= 1e-9 ? "correct" : "WRONG", x_err,
+           l_err <= 1e-10 * n ? "equal to LAPACK's" : "DIFFERS", l_err, u_err <= 1e-12 ? "as given" : "CHANGED");
+    free(a.a), free(b.a), free(g);
     return ok;
 }
 
@@ -229,6 +283,9 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "lu") == 0 && argc >= 6) {
         parse_kills(argv[4]);
         ok = lu(atoi(argv[2]), atoi(argv[3]), atoi(argv[5]));
+    } else if (strcmp(argv[1], "chol") == 0 && argc >= 6) {
+        parse_kills(argv[4]);
+        ok = chol(atoi(argv[2]), atoi(argv[3]), atoi(argv[5]));
     } else if (strcmp(argv[1], "qr") == 0 && argc >= 6) {
         parse_kills(argv[4]);
         ok = qr(atoi(argv[2]), atoi(argv[3]), atoi(argv[5]));
