@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# The full fault matrix of pdgeqrf_ft, pdgetrf_ft and pdcg_ft, and of the
-# solves on the protected factors (pdgetrs_ft, pdgels_ft): on 2x2 and 2x3
-# grids, every rank killed at an early, a middle and the last step (CG:
-# iteration), in each of the operation's phases (QR: panel, bcast, update,
-# commit; LU: panel, bcast, swap, update, commit; CG: matvec, dot, commit),
+# The full fault matrix of pdgeqrf_ft, pdgetrf_ft, pdpotrf_ft and
+# pdcg_ft, and of the solves on the protected factors (pdgetrs_ft,
+# pdpotrs_ft, pdgels_ft): on 2x2 and 2x3 grids, every rank killed at an
+# early, a middle and the last step (CG: iteration), in each of the
+# operation's phases (QR and Cholesky: panel, bcast, update, commit; LU:
+# panel, bcast, swap, update, commit; CG: matvec, dot, commit),
 # and before the checksums exist (args, encode: the call restarts), through
 # a spawn and through a hot spare; each run must finish with ScaLAPACK's
 # residual checks passing and consistent checksums (CG: converged in the
 # failure-free run's number of iterations).
-# LU runs with --solve and QR with --lstsq: every run also checks the
+# LU and Cholesky run with --solve and QR with --lstsq: every run also checks the
 # solve's residual, and the same ranks are killed in the solve at its
 # early, middle and last step in each of its phases (getrs: swap at the
 # interchanges' step 0, then bcast, update, commit; gels: bcast, update,
-# commit), before B's checksums (args, encode: the job solves again with
-# the kept factors) and, for LU, between the factorization and the solve
+# commit; potrs: bcast, update, commit), before B's checksums (args,
+# encode: the job solves again with the kept factors) and, for LU and
+# Cholesky, between the factorization and the solve
 # (app:0, met at the solve's start: solved again too).
 # On grids of several process rows, every pair of ranks of different rows
 # is killed at once at the early step in each phase, and the first one's
@@ -22,7 +24,7 @@
 # N failed" at the end; exit code 1 if any run failed.
 # LU also runs on 1x3, where the owner of the next panel factors it while
 # the step's agreement runs (one process row only).
-#   scripts/fault-matrix.sh                # QR on 2x2, 2x3; LU on 2x2, 2x3, 1x3; CG on 2x2, 2x3 (1448 runs)
+#   scripts/fault-matrix.sh                # QR on 2x2, 2x3; LU on 2x2, 2x3, 1x3; CG and Cholesky on 2x2, 2x3
 #   scripts/fault-matrix.sh qr 2x2         # one operation, one grid (200 runs; lu 2x2: 224)
 #   scripts/fault-matrix.sh lu             # one operation, its grids
 # FTLA_LAYOUT=rotating (and FTLA_CHECKSUMS=F, default 1) runs every case on
@@ -35,8 +37,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$here/scripts/setup.sh"
 cargo build --release --quiet --manifest-path "$here/Cargo.toml" -p ftla-bench || exit 1
 ftla="$here/target/release/ftla"
-ops=(qr lu cg)
-case "${1:-}" in qr | lu | cg) ops=("$1"); shift ;; esac
+ops=(qr lu cg chol)
+case "${1:-}" in qr | lu | cg | chol) ops=("$1"); shift ;; esac
 given=("$@")
 layout=(--layout "${FTLA_LAYOUT:-reverse-neighbor}")
 if [ "${FTLA_LAYOUT:-}" = rotating ]; then layout+=(--checksums "${FTLA_CHECKSUMS:-1}"); fi
@@ -82,6 +84,16 @@ if [ "$op" = qr ]; then
   solve_points+=("gels:0:args" "gels:0:encode")
   # (FTLA_QR_PANEL=tsqr|householder: the panel method, default auto.)
   if [ -n "${FTLA_QR_PANEL:-}" ]; then extra+=(--panel "$FTLA_QR_PANEL"); fi
+elif [ "$op" = chol ]; then
+  # 200x200 in 16-blocks: 13 block columns, steps 0..12; the solve's 26
+  # steps (L's 13 block steps, 0..12, then Lᵀ's, 13..25).
+  shape=(--n 200 --nb 16); phases=(panel bcast update commit); extra=(--solve); steps=(0 7 12)
+  same="r['solve_residual'] is not None"
+  for step in 12 25; do
+    for phase in bcast update commit; do solve_points+=("potrs:$step:$phase"); done
+  done
+  solve_points+=("potrs:0:args" "potrs:0:encode" "app:0")
+  grids=("${given[@]:-2x2 2x3}")
 elif [ "$op" = cg ]; then
   # The 2-D Poisson matrix of 400 points: iterations 1.., the initial
   # residual at step 0; every run must take the failure-free run's count.

@@ -115,7 +115,7 @@ pub enum Command {
     Launch(LaunchProgramArgs),
     /// Random kills, many runs: counts correct, unrecoverable, hung, wrong.
     ///
-    /// Runs many `ftla qr --ft` (--op lu|cg: `ftla lu|cg --ft`) jobs on random grids, sizes, ranks, steps,
+    /// Runs many `ftla qr --ft` (--op lu|cg|chol: `ftla lu|cg|chol --ft`) jobs on random grids, sizes, ranks, steps,
     /// phases and repair points (double kills among them), each under a
     /// timeout, and counts correct, reported-unrecoverable, hung and
     /// wrong-answer runs. Prints the exact command of every run that was not
@@ -872,6 +872,7 @@ pub enum OpArg {
     Qr,
     Lu,
     Cg,
+    Chol,
 }
 
 impl From<OpArg> for Op {
@@ -880,6 +881,7 @@ impl From<OpArg> for Op {
             OpArg::Qr => Op::Qr,
             OpArg::Lu => Op::Lu,
             OpArg::Cg => Op::Cg,
+            OpArg::Chol => Op::Chol,
         }
     }
 }
@@ -979,11 +981,11 @@ pub struct ScaleArgs {
     /// Block size.
     #[arg(long, value_name = "NB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
     pub nb: u64,
-    /// Also run every point fault-tolerant (pdgeqrf_ft, pdgetrf_ft or pdcg_ft; grids with Q ≥ 2), and
+    /// Also run every point fault-tolerant (pdgeqrf_ft, pdgetrf_ft, pdcg_ft or pdpotrf_ft; grids with Q ≥ 2), and
     /// report the overhead against the plain run and its model.
     #[arg(long)]
     pub ft: bool,
-    /// With --ft: kills in every FT run of every point (ftla qr|lu|cg --kill).
+    /// With --ft: kills in every FT run of every point (ftla qr|lu|cg|chol --kill).
     #[arg(long, value_name = "R@STEP:PHASE[,...]", requires = "ft", value_parser = parse_kills)]
     pub kill: Option<Injector>,
     /// Repetitions per point and kind; the median time is reported.

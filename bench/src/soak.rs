@@ -19,7 +19,6 @@ use rand::{Rng, SeedableRng};
 use recovery::protocol::Phase;
 use recovery::Policy;
 use scalapack_ft::abft::LayoutKind;
-use scalapack_ft::drivers;
 use std::time::{Duration, Instant};
 
 /// The residual checks' bound (ScaLAPACK's and LAPACK's testers).
@@ -67,26 +66,31 @@ enum FirstKill {
 /// The kill points of the solve with the factors, for a scenario with
 /// `blocks` = ⌈min(M, N)/NB⌉ block steps.
 struct SolvePoints {
-    /// `getrs` or `gels`.
+    /// `getrs`, `potrs` or `gels`.
     name: &'static str,
     /// Steps of the solve.
     steps: u64,
-    lu: bool,
+    /// Whether step 0 is the row interchanges (LU's).
+    interchanges: bool,
+    /// Whether the program's own work between the factorization and the
+    /// solve takes kills (`app:0`: LU, Cholesky).
+    app: bool,
 }
 
 impl SolvePoints {
     /// The solve of `op` with the factors of an M×N matrix in NB blocks.
     fn of(op: Op, m: usize, n: usize, nb: usize) -> SolvePoints {
-        let lu = op == Op::Lu;
-        let driver = if lu { &drivers::PDGETRS_FT } else { &drivers::PDGELS_FT };
-        SolvePoints { name: driver.kill_op, steps: driver.steps.of(m, n, nb).unwrap_or(0), lu }
+        let (name, steps) =
+            op.ft_solve_driver().map_or(("", 0), |d| (d.kill_op, d.steps.of(m, n, nb).unwrap_or(0)));
+        SolvePoints { name, steps, interchanges: op == Op::Lu, app: matches!(op, Op::Lu | Op::Chol) }
     }
 
     /// A random point at a step in `from..steps` (the phases a step has:
     /// `getrs`'s step 0 is the row interchanges).
     fn at_step(&self, rng: &mut StdRng, from: u64) -> String {
         let step = rng.random_range(from..self.steps);
-        let phases: &[&str] = if self.lu && step == 0 { &["swap", "commit"] } else { &["bcast", "update", "commit"] };
+        let phases: &[&str] =
+            if self.interchanges && step == 0 { &["swap", "commit"] } else { &["bcast", "update", "commit"] };
         format!("{}:{step}:{}", self.name, phases[rng.random_range(0..phases.len())])
     }
 
@@ -95,7 +99,7 @@ impl SolvePoints {
     fn draw(&self, rng: &mut StdRng) -> String {
         let roll = rng.random_range(0..10);
         match roll {
-            0 | 1 if self.lu => format!("{}:0", crate::solve::APP_POINTS),
+            0 | 1 if self.app => format!("{}:0", crate::solve::APP_POINTS),
             2 | 3 => format!("{}:0:{}", self.name, if rng.random_bool(0.5) { "args" } else { "encode" }),
             _ => self.at_step(rng, 0),
         }
@@ -130,12 +134,16 @@ impl Scenario {
         let n = rng.random_range(3 * nb..=12 * nb + nb / 2);
         // (CG: square; its iterations on the 2-D Poisson matrix are at
         // least the grid's width, ⌈√N⌉, so kills up to there fire.)
-        let m = if op != Op::Cg && rng.random_bool(0.25) { rng.random_range(n / 2 + nb..=2 * n) } else { n };
+        let m = if matches!(op, Op::Qr | Op::Lu) && rng.random_bool(0.25) {
+            rng.random_range(n / 2 + nb..=2 * n)
+        } else {
+            n
+        };
         let steps = op.ft_driver().steps.of(m, n, nb).unwrap_or((n as f64).sqrt().ceil() as u64);
         let solve = match op {
             Op::Lu => m == n,
-            Op::Qr => rng.random_bool(0.5),
-            Op::Cg | Op::Chol => false,
+            Op::Qr | Op::Chol => rng.random_bool(0.5),
+            Op::Cg => false,
         };
         let solve_points = SolvePoints::of(op, m, n, nb);
         // (Checkpoint-on-failure takes no spares.)
@@ -271,7 +279,7 @@ impl Scenario {
             a.extend(["--recovery".into(), self.recovery.name().into(), "--checkpoint-dir".into(), dir]);
         }
         match self.op {
-            Op::Lu if self.solve => a.push("--solve".into()),
+            Op::Lu | Op::Chol if self.solve => a.push("--solve".into()),
             Op::Qr if self.solve => a.push("--lstsq".into()),
             _ => {}
         }
@@ -433,6 +441,8 @@ mod tests {
             (Op::Cg, Policy::Auto, LayoutKind::ReverseNeighbor),
             (Op::Qr, Policy::InPlace, rotating),
             (Op::Lu, Policy::InPlace, rotating),
+            (Op::Chol, Policy::Cof, LayoutKind::ReverseNeighbor),
+            (Op::Chol, Policy::InPlace, rotating),
         ] {
             let draw = |seed| {
                 let mut rng = StdRng::seed_from_u64(seed);
@@ -451,6 +461,7 @@ mod tests {
                     crate::cli::Command::Qr(q) if op == Op::Qr => crate::problem::FactorJob::from_qr(q),
                     crate::cli::Command::Lu(l) if op == Op::Lu => crate::problem::FactorJob::from_lu(l),
                     crate::cli::Command::Cg(c) if op == Op::Cg => crate::problem::FactorJob::from_cg(c),
+                    crate::cli::Command::Chol(c) if op == Op::Chol => crate::problem::FactorJob::from_chol(c),
                     _ => panic!("{sc:?}"),
                 };
                 job.unwrap_or_else(|e| panic!("{sc:?}: {e}"));
@@ -489,7 +500,8 @@ mod tests {
             let points = match op {
                 Op::Lu => vec!["getrs:", "getrs:0:args", "getrs:0:encode", "@app:0"],
                 Op::Qr => vec!["gels:", "gels:0:args", "gels:0:encode"],
-                Op::Cg | Op::Chol => vec![],
+                Op::Chol => vec!["potrs:", "potrs:0:args", "potrs:0:encode", "@app:0"],
+                Op::Cg => vec![],
             };
             for pat in points {
                 assert!(solve_kill(pat), "{op:?}: no {pat} kill drawn");

@@ -12,6 +12,12 @@ use checksum::ChecksumLayout;
 /// `whole`: the step's column from its diagonal block down (`ld`×`kb`,
 /// the diagonal block's upper half zero); `rows`: this process's rows of
 /// it (`lrows`×`kb`, its last local rows).
+///
+/// The rows inside a group take a small DGEMM and the diagonal's DSYRK
+/// each. The rows below the groups take the whole groups' sums, in one
+/// DGEMM per band of rows: a process's checksum columns lie side by side
+/// after its data columns, later groups first, so the groups that end
+/// above a row are the last of its active checksum columns.
 pub(crate) fn update(
     ext: &mut Extended,
     layout: &ChecksumLayout,
@@ -35,6 +41,10 @@ pub(crate) fn update(
             }
         }
     };
+    // This process's replicas of the unfinished groups' checksums, in
+    // local column order: (first local column, first local row below the
+    // group, the group's whole sum transposed, kb×nb).
+    let mut held: Vec<(usize, usize, Vec<f64>)> = Vec::new();
     let mut sum = vec![0.0; nb * kb];
     let mut square = vec![0.0; nb * nb];
     for g in 0..layout.groups() {
@@ -45,8 +55,8 @@ pub(crate) fn update(
         let first = members.start.max(k);
         for i in 0..layout.checksums() {
             let Ok(replicas) = layout.replica_block_cols(g, i) else { continue };
-            let held: Vec<usize> = replicas.into_iter().filter_map(|bc| ext.local_block(bc)).map(|c| c.start).collect();
-            if held.is_empty() {
+            let mine: Vec<usize> = replicas.into_iter().filter_map(|bc| ext.local_block(bc)).map(|c| c.start).collect();
+            if mine.is_empty() {
                 continue;
             }
             let w = |b: usize| layout.weight(i, b - members.start);
@@ -61,7 +71,7 @@ pub(crate) fn update(
                     let h = ext.matrix.local_rows_before(((b + 1) * nb).min(n)) - li;
                     let l = &rows[li - top..];
                     blas::dsyrk(Uplo::Lower, Trans::No, h, kb, 1.0, l, lrows, 0.0, &mut square, nb);
-                    for &c0 in &held {
+                    for &c0 in &mine {
                         let c = &mut ext.matrix.local_mut()[li + c0 * lldm..];
                         if b > first {
                             blas::dgemm(Trans::No, Trans::Yes, h, nb, kb, -1.0, l, lrows, &sum, nb, 1.0, c, lldm);
@@ -76,17 +86,53 @@ pub(crate) fn update(
                 }
                 add_block(&mut sum, b, w(b));
             }
-            // Rows below the group: the whole group's sum.
-            let li = ext.matrix.local_rows_before((members.end * nb).min(n));
-            if li < lr {
-                let l = &rows[li - top..];
-                for &c0 in &held {
-                    let c = &mut ext.matrix.local_mut()[li + c0 * lldm..];
-                    blas::dgemm(Trans::No, Trans::Yes, lr - li, nb, kb, -1.0, l, lrows, &sum, nb, 1.0, c, lldm);
+            let below = ext.matrix.local_rows_before((members.end * nb).min(n));
+            let mut transposed = vec![0.0; kb * nb];
+            for t in 0..kb {
+                for c in 0..nb {
+                    transposed[t + c * kb] = sum[c + t * nb];
                 }
             }
+            held.extend(mine.into_iter().map(|c0| (c0, below, transposed.clone())));
         }
     }
+    // Rows below the groups: one DGEMM per band of rows, over the columns
+    // of the groups that end above it.
+    held.sort_by_key(|h| h.0);
+    let side_by_side = held.windows(2).all(|w| w[1].0 == w[0].0 + nb && w[1].1 <= w[0].1);
+    if !side_by_side {
+        // (Any other arrangement: a DGEMM per replica.)
+        for (c0, below, t) in &held {
+            tail(ext, (&rows[below - top..], lrows), (t, kb), (*below..lr, *c0, nb));
+        }
+        return;
+    }
+    let packed: Vec<f64> = held.iter().flat_map(|h| h.2.iter().copied()).collect();
+    for j in 0..held.len() {
+        let (c0, start) = (held[j].0, held[j].1);
+        let end = if j == 0 { lr } else { held[j - 1].1 };
+        if start < end {
+            let cols = (held.len() - j) * nb;
+            tail(ext, (&rows[start - top..], lrows), (&packed[j * kb * nb..], kb), (start..end, c0, cols));
+        }
+    }
+}
+
+/// `C −= L·B` on the local rows `rows` of the local columns `c0..c0+cols`
+/// of `ext`: L those rows of the step's column (leading dimension
+/// `lrows`), B `kb`×`cols`.
+fn tail(
+    ext: &mut Extended,
+    (l, lrows): (&[f64], usize),
+    (b, kb): (&[f64], usize),
+    (rows, c0, cols): (std::ops::Range<usize>, usize, usize),
+) {
+    if rows.is_empty() {
+        return;
+    }
+    let lldm = ext.matrix.lld();
+    let c = &mut ext.matrix.local_mut()[rows.start + c0 * lldm..];
+    blas::dgemm(Trans::No, Trans::No, rows.len(), cols, kb, -1.0, l, lrows, b, kb, 1.0, c, lldm);
 }
 
 /// The checksums' trailing-update flops over the data's, summed over the
