@@ -80,8 +80,7 @@ struct SolvePoints {
 impl SolvePoints {
     /// The solve of `op` with the factors of an M×N matrix in NB blocks.
     fn of(op: Op, m: usize, n: usize, nb: usize) -> SolvePoints {
-        let (name, steps) =
-            op.ft_solve_driver().map_or(("", 0), |d| (d.kill_op, d.steps.of(m, n, nb).unwrap_or(0)));
+        let (name, steps) = op.ft_solve_driver().map_or(("", 0), |d| (d.kill_op, d.steps.of(m, n, nb).unwrap_or(0)));
         SolvePoints { name, steps, interchanges: op == Op::Lu, app: matches!(op, Op::Lu | Op::Chol) }
     }
 

@@ -456,10 +456,8 @@ fn the_cholesky_factor_kept_by_pdpotrf_ft_survives_losses_between_and_in_the_cal
     // included, ends with the known x, LAPACK's L in A's lower triangle
     // and the upper triangle as the program gave it; UPLO = 'U' is
     // refused (INFO -1) first.
-    let cases: &[(&str, &str, &str)] = harness::cases!(
-        [("1", "", "1"), ("-1", "3@potrf:4:update", "3"), ("-1", "2@potrs:5:bcast", "2")],
-        core = 1
-    );
+    let cases: &[(&str, &str, &str)] =
+        harness::cases!([("1", "", "1"), ("-1", "3@potrf:4:update", "3"), ("-1", "2@potrs:5:bcast", "2")], core = 1);
     for &(between, kill, replaced) in cases {
         let (out, got) = protected_solve(&[], &["chol", "384", "32", between, "2"], kill);
         for (r, l) in got.iter().enumerate() {

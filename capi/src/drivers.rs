@@ -13,8 +13,8 @@ use blacs_ft::index::{indxl2g, numroc};
 use blacs_ft::Scope;
 use scalapack_ft::abft::{FtOptions, FtWorkspace};
 use scalapack_ft::args::{arg_error, check_two_process_columns, pdcg, pdgeqrf, pdgetrf, pdgetrs, pdpotrf};
-use scalapack_ft::chol_ft::CholFactors;
 use scalapack_ft::cg::CgOptions;
+use scalapack_ft::chol_ft::CholFactors;
 use scalapack_ft::lu::Transpose;
 use scalapack_ft::lu_ft::LuFactors;
 use scalapack_ft::qr_ft::QrFactors;
@@ -556,7 +556,13 @@ pub unsafe extern "C" fn pdpotrf_ft_(
 pub(crate) fn lower_only(routine: &str, position: u32, u: u8) -> Result<()> {
     match u {
         b'L' => Ok(()),
-        b'U' => Err(arg_error(routine, position, 0, "UPLO", "must be 'L': the fault-tolerant Cholesky factors the lower triangle")),
+        b'U' => Err(arg_error(
+            routine,
+            position,
+            0,
+            "UPLO",
+            "must be 'L': the fault-tolerant Cholesky factors the lower triangle",
+        )),
         _ => Err(arg_error(routine, position, 0, "UPLO", "must be 'L'")),
     }
 }

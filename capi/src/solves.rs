@@ -11,8 +11,8 @@ use crate::tools::get;
 use blacs_ft::index::numroc;
 use scalapack_ft::abft::FtOptions;
 use scalapack_ft::args::{arg_error, check_two_process_columns, pdgels, pdgetrs, pdormqr, pdpotrs, MatrixPositions};
-use scalapack_ft::chol_ft::pdpotrs_ft;
 use scalapack_ft::blas::Trans;
+use scalapack_ft::chol_ft::pdpotrs_ft;
 use scalapack_ft::lu::Transpose;
 use scalapack_ft::lu_ft::{pdgetrs_ft, Holding};
 use scalapack_ft::qr_ft::{pdgels_ft, pdormqr_ft};
@@ -317,8 +317,10 @@ pub unsafe extern "C" fn pdpotrs_ft_(
         }
         Ok(RhsArgs { key: found.key, b: cb.import(grid, ROUTINE, b, false)?, b_arg: cb, nrhs: cb.n, trans: () })
     };
-    let arrays =
-        [ArrayArg::new("A", pdpotrs::A, a, desca, Access::Read), ArrayArg::new("B", pdpotrs::B, b, descb, Access::Update)];
+    let arrays = [
+        ArrayArg::new("A", pdpotrs::A, a, desca, Access::Read),
+        ArrayArg::new("B", pdpotrs::B, b, descb, Access::Update),
+    ];
     run(&R, info, &arrays, check, |ctx, p, lost| {
         let Some(Kept { factors: Factors::Chol(f), .. }) = ctx.kept.find(&p.key) else {
             return Err(no_kept_factors(ROUTINE, pdpotrs::A));
