@@ -232,3 +232,82 @@ fn verify_reports_a_flipped_element_and_compare_pairs_the_runs() {
     let c = r.compare.expect("compare");
     assert_eq!((c.reps, c.nonft_times_s.len(), c.ft_times_s.len()), (2, 2, 2), "{c:?}");
 }
+
+#[cfg(feature = "full-tests")]
+#[test]
+fn a_job_lost_whole_resumes_from_its_periodic_checkpoint_on_another_grid() {
+    // A checkpoint at every commit point; the whole job lost at step 5
+    // (exit 78: resume it), then resumed on a 1x2 grid: its blocks read
+    // from the 2x2 files, the checksums encoded again for the new grid.
+    let dir = common::fresh_dir("chol-periodic");
+    let d = dir.display().to_string();
+    let (out, _) = chol().run(&[
+        "--grid",
+        "2x2",
+        "--checkpoint-dir",
+        &d,
+        "--checkpoint-every",
+        "0",
+        "--kill",
+        "job@potrf:5:update",
+    ]);
+    assert_eq!(out.code, Some(78), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("pdpotrf_ft at step 5"), "{}", out.stderr);
+    let (out, json) = chol().run(&["--grid", "1x2", "--resume", &d, "--check", "--verify"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r = report(json, &out);
+    assert!(r.ok && r.checksum_check.as_ref().is_some_and(|c| c.ok), "{r:?}");
+    assert_eq!(r.resumed_at_step, Some(5), "{r:?}");
+    assert!(!dir.exists(), "{d} left behind");
+}
+
+/// Hard symmetric positive definite matrices, given as files: the
+/// Hilbert matrix (condition number about 1.6·10¹³ at N = 10) and a
+/// graded one (D·S·D, D spanning twelve decades): pdpotrf_ft on 2x2 with
+/// a kill gives LAPACK's DPOTRF factor (pdpotrf on one process is DPOTRF
+/// itself) up to rounding, row by row relative to its scale.
+#[cfg(feature = "full-tests")]
+#[test]
+fn hard_matrices_give_lapacks_factor_after_a_kill() {
+    let graded = |n: usize| {
+        let d = |i: usize| 10f64.powf(-12.0 * i as f64 / (n - 1) as f64);
+        let s = |i: usize, j: usize| if i == j { 2.0 } else { 1.0 / (1.0 + (i as f64 - j as f64).abs()) / n as f64 };
+        (0..n * n).map(|k| (k % n, k / n)).map(|(i, j)| d(i) * s(i, j) * d(j)).collect::<Vec<f64>>()
+    };
+    let hilbert = |n: usize| (0..n * n).map(|k| 1.0 / (1.0 + (k % n + k / n) as f64)).collect::<Vec<f64>>();
+    for (name, n, nb, a, tol) in [("hilbert", 10, 2, hilbert(10), 1e-6), ("graded", 160, 16, graded(160), 1e-10)] {
+        let input = scratch(&format!("{name}-input"));
+        scalapack_ft::io::npy::write_npy(&input, n, n, &a).unwrap();
+        let i = input.to_str().unwrap();
+        let (ns, nbs) = (n.to_string(), nb.to_string());
+        let lapack = scratch(&format!("{name}-lapack"));
+        let o = ftla(&["chol", "--grid", "1x1", "--nb", &nbs, "--input", i, "--output", lapack.to_str().unwrap()]);
+        assert_eq!(o.code, Some(0), "{name}: {}\n{}", o.stdout, o.stderr);
+        let want = factored(&lapack);
+        let ft = scratch(&format!("{name}-ft"));
+        let (out, json) = Ft::new("chol", &["--nb", &nbs]).run(&[
+            "--grid",
+            "2x2",
+            "--input",
+            i,
+            "--kill",
+            "1@potrf:1:update",
+            "--check",
+            "--verify",
+            "--output",
+            ft.to_str().unwrap(),
+        ]);
+        assert_eq!(out.code, Some(0), "{name}: {}\n{}", out.stdout, out.stderr);
+        let r = report(json, &out);
+        assert_eq!(r.recoveries.as_deref().map(<[_]>::len), Some(1), "{name}: {r:?}");
+        let got = factored(&ft);
+        let _ = std::fs::remove_file(&input);
+        for row in 0..n {
+            let scale = (0..=row).map(|j| want[row + j * n].abs()).fold(0.0, f64::max);
+            for j in 0..=row {
+                let (g, w) = (got[row + j * n], want[row + j * n]);
+                assert!((g - w).abs() <= tol * scale, "{name} (N {ns}): L({row}, {j}) = {g}, LAPACK's {w}");
+            }
+        }
+    }
+}

@@ -307,22 +307,10 @@ impl PanelSteps for CholSteps {
         // column, `ncols`×`kb`).
         let top = m.local_rows_before(k0);
         let lrows = lr - top;
-        let mut rows = vec![0.0; lrows * kb];
-        for li in top..lr {
-            let gi = m.global_row(li) - k0;
-            for t in 0..kb {
-                rows[(li - top) + t * lrows] = whole[gi + t * ld];
-            }
-        }
+        let rows = picked(&whole, (ld, kb), (top..lr).map(|li| m.global_row(li) - k0));
         let (right, data_end) = (m.local_cols_before(next), m.local_cols_before(n));
         let ncols = data_end - right;
-        let mut cols = vec![0.0; ncols * kb];
-        for lj in right..data_end {
-            let gj = m.global_col(lj) - k0;
-            for t in 0..kb {
-                cols[(lj - right) + t * ncols] = whole[gj + t * ld];
-            }
-        }
+        let cols = picked(&whole, (ld, kb), (right..data_end).map(|lj| m.global_col(lj) - k0));
         let below = m.local_rows_before(next);
         let column = Column {
             k,
@@ -344,6 +332,19 @@ impl PanelSteps for CholSteps {
             ext.corrupt_trailing(next);
         }
     }
+}
+
+/// The rows `at` (in order) of the column `whole` (`ld`×`kb`), as a
+/// `at.len()`×`kb` array.
+fn picked(whole: &[f64], (ld, kb): (usize, usize), at: impl ExactSizeIterator<Item = usize>) -> Vec<f64> {
+    let count = at.len();
+    let mut out = vec![0.0; count * kb];
+    for (r, i) in at.enumerate() {
+        for t in 0..kb {
+            out[r + t * count] = whole[i + t * ld];
+        }
+    }
+    out
 }
 
 /// Local rows `from..` of `rows` (`lrows`×`kb`), as their own array.
