@@ -1,11 +1,24 @@
-//! `ftla chol` (plain `pdpotrf`, `pdpotrs`): a real job's report, a matrix
-//! that is not positive definite reported with ScaLAPACK's INFO, and the
-//! arguments refused before anything is launched.
+//! `ftla chol`: plain `pdpotrf`, `pdpotrs` (a real job's report, a
+//! matrix that is not positive definite reported with ScaLAPACK's INFO,
+//! the arguments refused before anything is launched), and pdpotrf_ft
+//! under real SIGKILLs (`ftla chol --ft`): every phase of a step, spawn and
+//! spare, both checksum layouts (two losses in one process row with two
+//! rotating checksums), the factor compared with plain pdpotrf's (its
+//! strictly upper triangle, not referenced, as the program gave it, on a
+//! replacement too), kills before the checksums exist, two losses in one
+//! row, a matrix that is not positive definite (INFO on every rank), the
+//! solve with the protected factor, a job lost whole, hard matrices, and
+//! silent-error detection.
+
+// (The helpers of full-tier tests are unused in the core tier.)
+#![cfg_attr(not(feature = "full-tests"), allow(unused_imports, dead_code))]
 
 mod common;
 
-use common::ftla;
+use common::{ftla, report, Ft, Rebuilt};
 use ftla_bench::report::FactorReport;
+use scalapack_ft::io::npy::read_npy;
+use std::path::PathBuf;
 
 fn json_of(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("ftla-chol-{name}-{}.json", std::process::id()))
@@ -49,4 +62,301 @@ fn a_matrix_that_is_not_positive_definite_is_reported_with_its_info() {
     let out = ftla(&["chol", "--grid", "1x2", "--n", "200", "--m", "100"]);
     assert_eq!(out.code, Some(2), "{}\n{}", out.stdout, out.stderr);
     assert!(out.stderr.contains("chol factors a square matrix, got 100x200"), "{}", out.stderr);
+}
+
+/// 256×256 in 32-blocks: 8 block columns (steps 0..=7).
+const SHAPE: [&str; 4] = ["--n", "256", "--nb", "32"];
+
+fn chol() -> Ft {
+    Ft::new("chol", &SHAPE)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("ftla-chol-{}-{name}.npy", std::process::id()))
+}
+
+/// The factored matrix in `path` (column-major, N×N), the file removed.
+fn factored(path: &PathBuf) -> Vec<f64> {
+    let m = read_npy(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let _ = std::fs::remove_file(path);
+    m.data
+}
+
+/// Plain pdpotrf's output of the same matrix on `grid`.
+fn pdpotrf_output(grid: &str) -> Vec<f64> {
+    let out = scratch(&format!("plain-{grid}"));
+    let o = ftla(&[&["chol", "--grid", grid][..], &SHAPE, &["--check", "--output", out.to_str().unwrap()]].concat());
+    assert_eq!(o.code, Some(0), "{}\n{}", o.stdout, o.stderr);
+    factored(&out)
+}
+
+/// `got` against pdpotrf's `want`, up to rounding: L, and the strictly
+/// upper triangle (not referenced: as generated, rebuilt from the
+/// checksums on a replacement).
+fn same_factor(got: &[f64], want: &[f64], what: &str) {
+    let n: usize = SHAPE[1].parse().unwrap();
+    for j in 0..n {
+        for i in 0..n {
+            let (g, w) = (got[i + j * n], want[i + j * n]);
+            let part = if i < j { "upper triangle" } else { "factor L" };
+            assert!((g - w).abs() <= 1e-10 * w.abs().max(1.0), "{what}: A({i}, {j}) of the {part}: {g} vs {w}");
+        }
+    }
+}
+
+/// Each kill (`R@potrf:STEP:PHASE`, the ranks rebuilt, the committed steps
+/// then) on `grid` with `spares` (and `more` options): recovered in place,
+/// residual below 16, consistent checksums, and pdpotrf's factor.
+fn every_phase(grid: &str, spares: &str, more: &[&str], kills: &[(&str, &str, u64)]) {
+    let want = pdpotrf_output(grid);
+    let mode = if spares == "0" { "spawn" } else { "spare" };
+    for &(kill, ranks, step) in kills {
+        let (at, phase) = kill.split_once("@potrf:").unwrap().1.split_once(':').unwrap();
+        // A kill after a step's commit point is seen in the next step, in
+        // whichever phase first talks to the victim.
+        let phase = if step > at.parse().unwrap() { "panel" } else { phase };
+        let out = scratch("ft");
+        let rebuilt = Rebuilt { ranks, step, phase, mode };
+        let r = chol().with(more).with(&["--output", out.to_str().unwrap()]).survives(grid, spares, kill, rebuilt);
+        assert_eq!(r.command, "chol", "{r:?}");
+        same_factor(&factored(&out), &want, &format!("kill {kill} on {grid}"));
+    }
+}
+
+#[cfg(feature = "full-tests")]
+#[test]
+fn every_phase_through_a_spawn_on_2x2_gives_pdpotrfs_factor() {
+    every_phase(
+        "2x2",
+        "0",
+        &[],
+        &[
+            ("1@potrf:3:update", "1", 3),
+            ("2@potrf:0:panel", "2", 0),
+            ("3@potrf:4:bcast", "3", 4),
+            ("0@potrf:7:update", "0", 7),
+            ("1@potrf:5:commit", "1", 6),
+        ],
+    );
+}
+
+#[cfg(feature = "full-tests")]
+#[test]
+fn every_phase_through_a_hot_spare_on_2x3() {
+    every_phase(
+        "2x3",
+        "1",
+        &[],
+        &[
+            ("4@potrf:2:panel", "4", 2),
+            ("5@potrf:5:bcast", "5", 5),
+            ("0@potrf:6:update", "0", 6),
+            ("3@potrf:3:commit", "3", 4),
+        ],
+    );
+}
+
+#[cfg(feature = "full-tests")]
+#[test]
+fn two_losses_in_one_process_row_with_two_rotating_checksums() {
+    // 1x4, f = 2: groups of two block columns and two weighted checksums;
+    // ranks 1 and 2 lost together erase two members of a group (each
+    // entry solved from the D or the C relations, or left above the
+    // diagonal).
+    let r = chol().with(&["--layout", "rotating", "--checksums", "2"]).survives(
+        "1x4",
+        "0",
+        "1@potrf:3:bcast,2@potrf:3:bcast",
+        Rebuilt { ranks: "1, 2", step: 3, phase: "bcast", mode: "spawn" },
+    );
+    assert!(r.checksum_check.is_some_and(|c| c.ok));
+    every_phase(
+        "2x3",
+        "0",
+        &["--layout", "rotating"],
+        &[("2@potrf:1:update", "2", 1), ("4@potrf:6:panel", "4", 6), ("1@potrf:4:commit", "1", 5)],
+    );
+}
+
+#[test]
+fn a_matrix_that_is_not_positive_definite_is_the_same_info_everywhere() {
+    // (Uniform entries in [−0.5, 0.5): a minor of order 1 or 2 fails.)
+    let (out, json) = chol().run(&["--grid", "2x2", "--matrix", "uniform", "--check"]);
+    assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
+    let r = report(json, &out);
+    let info = r.info.expect("INFO in the report");
+    assert!(!r.ok && (1..=2).contains(&info), "{r:?}");
+    assert!(out.stdout.contains(&format!("(INFO {info} on every rank)")), "{}", out.stdout);
+    // Kill points name the catalogue's operation.
+    let (out, _) = chol().run(&["--grid", "2x2", "--kill", "1@chol:2:panel"]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("`chol` names no kill point of ftla chol (use potrf"), "{}", out.stderr);
+}
+
+/// `chol --ft --solve`: pdpotrs_ft on the protected factor, B protected
+/// too; each kill (in the factorization, a solve step's phase, the
+/// program's own work between the calls, the solve's encoding) recovered,
+/// the factorization's and the solve's residuals below 16.
+#[test]
+fn the_solve_with_the_protected_factor_survives_kills() {
+    let solve = chol().with(&["--solve", "--nrhs", "2"]);
+    for &(grid, kill, restarted) in harness::cases!(
+        [
+            // (The core tier's one run: a loss in the factorization and
+            // one in the solve.)
+            ("2x2", "1@potrf:3:update,2@potrs:3:update", false),
+            ("2x3", "4@potrs:12:bcast,2@potrf:4:panel", false),
+            ("2x2", "3@app:0", true),
+            ("2x2", "2@potrs:0:encode", true),
+        ],
+        core = 1
+    ) {
+        let (out, json) = solve.run(&["--grid", grid, "--kill", kill, "--check", "--verify"]);
+        assert_eq!(out.code, Some(0), "{kill}:\n{}\n{}", out.stdout, out.stderr);
+        let r = report(json, &out);
+        assert!(r.ok && r.solve_residual.is_some_and(|x| x < 16.0), "{kill}: {r:?}");
+        assert!(out.stdout.contains("solve (pdpotrs_ft)"), "{}", out.stdout);
+        let recovered = r.recoveries.as_deref().unwrap_or_default().len();
+        if restarted {
+            assert!(out.stdout.contains("solving again with the kept factors"), "{kill}: {}", out.stdout);
+        } else {
+            assert_eq!(recovered, kill.matches('@').count(), "{kill}: {r:?}");
+        }
+    }
+    if cfg!(feature = "full-tests") {
+        // Two losses in one process row during the solve: two rotating
+        // checksums rebuild both ranks' parts of the factor and of B.
+        let (out, json) = solve.run(&[
+            "--grid",
+            "1x4",
+            "--layout",
+            "rotating",
+            "--checksums",
+            "2",
+            "--kill",
+            "1@potrs:9:update,3@potrs:9:update",
+            "--check",
+        ]);
+        let r = report(json, &out);
+        assert!(r.ok && r.solve_residual.is_some_and(|x| x < 16.0), "{r:?}");
+    }
+}
+
+#[cfg(feature = "full-tests")]
+#[test]
+fn a_kill_before_the_checksums_exist_restarts_the_call() {
+    for (grid, spares, kill) in [("2x2", "0", "2@potrf:0:args"), ("2x3", "1", "3@potrf:0:encode")] {
+        chol().restarts(grid, spares, kill);
+    }
+}
+
+#[cfg(feature = "full-tests")]
+#[test]
+fn two_losses_in_one_process_row_are_unrecoverable_on_every_survivor() {
+    chol().unrecoverable("2@potrf:3:update,3@potrf:3:update");
+}
+
+#[cfg(feature = "full-tests")]
+#[test]
+fn a_second_loss_during_the_repair() {
+    chol().every_way_at("repair:*:merge");
+}
+
+#[cfg(feature = "full-tests")]
+#[test]
+fn verify_reports_a_flipped_element_and_compare_pairs_the_runs() {
+    let (out, json) = chol().run(&["--grid", "2x2", "--verify", "--corrupt", "1@2"]);
+    assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("checksums MISMATCH"), "{}", out.stdout);
+    let check = report(json, &out).checksum_check.expect("verified");
+    // (The element flipped lies in L by the end: the D relations see it.)
+    assert!(check.max_c_defect.max(check.max_d_defect) > 0.1 && !check.ok, "{check:?}");
+    let (out, json) = chol().run(&["--grid", "1x2", "--kill", "1@potrf:3:update", "--compare", "--reps", "2"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r = report(json, &out);
+    assert_eq!((r.command.as_str(), r.ft), ("chol", Some(true)), "{r:?}");
+    // (Two process columns: the pair's rows below each group cost as much
+    // as the update of the lower triangle, more on a small matrix.)
+    assert!(r.overhead_model.is_some_and(|m| (0.9..3.0).contains(&m)), "{r:?}");
+    let c = r.compare.expect("compare");
+    assert_eq!((c.reps, c.nonft_times_s.len(), c.ft_times_s.len()), (2, 2, 2), "{c:?}");
+}
+
+#[cfg(feature = "full-tests")]
+#[test]
+fn a_job_lost_whole_resumes_from_its_periodic_checkpoint_on_another_grid() {
+    // A checkpoint at every commit point; the whole job lost at step 5
+    // (exit 78: resume it), then resumed on a 1x2 grid: its blocks read
+    // from the 2x2 files, the checksums encoded again for the new grid.
+    let dir = common::fresh_dir("chol-periodic");
+    let d = dir.display().to_string();
+    let (out, _) = chol().run(&[
+        "--grid",
+        "2x2",
+        "--checkpoint-dir",
+        &d,
+        "--checkpoint-every",
+        "0",
+        "--kill",
+        "job@potrf:5:update",
+    ]);
+    assert_eq!(out.code, Some(78), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("pdpotrf_ft at step 5"), "{}", out.stderr);
+    let (out, json) = chol().run(&["--grid", "1x2", "--resume", &d, "--check", "--verify"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r = report(json, &out);
+    assert!(r.ok && r.checksum_check.as_ref().is_some_and(|c| c.ok), "{r:?}");
+    assert_eq!(r.resumed_at_step, Some(5), "{r:?}");
+    assert!(!dir.exists(), "{d} left behind");
+}
+
+/// Hard symmetric positive definite matrices, given as files: the
+/// Hilbert matrix (condition number about 1.6·10¹³ at N = 10) and a
+/// graded one (D·S·D, D spanning twelve decades): pdpotrf_ft on 2x2 with
+/// a kill gives LAPACK's DPOTRF factor (pdpotrf on one process is DPOTRF
+/// itself) up to rounding, row by row relative to its scale.
+#[cfg(feature = "full-tests")]
+#[test]
+fn hard_matrices_give_lapacks_factor_after_a_kill() {
+    let graded = |n: usize| {
+        let d = |i: usize| 10f64.powf(-12.0 * i as f64 / (n - 1) as f64);
+        let s = |i: usize, j: usize| if i == j { 2.0 } else { 1.0 / (1.0 + (i as f64 - j as f64).abs()) / n as f64 };
+        (0..n * n).map(|k| (k % n, k / n)).map(|(i, j)| d(i) * s(i, j) * d(j)).collect::<Vec<f64>>()
+    };
+    let hilbert = |n: usize| (0..n * n).map(|k| 1.0 / (1.0 + (k % n + k / n) as f64)).collect::<Vec<f64>>();
+    for (name, n, nb, a, tol) in [("hilbert", 10, 2, hilbert(10), 1e-6), ("graded", 160, 16, graded(160), 1e-10)] {
+        let input = scratch(&format!("{name}-input"));
+        scalapack_ft::io::npy::write_npy(&input, n, n, &a).unwrap();
+        let i = input.to_str().unwrap();
+        let (ns, nbs) = (n.to_string(), nb.to_string());
+        let lapack = scratch(&format!("{name}-lapack"));
+        let o = ftla(&["chol", "--grid", "1x1", "--nb", &nbs, "--input", i, "--output", lapack.to_str().unwrap()]);
+        assert_eq!(o.code, Some(0), "{name}: {}\n{}", o.stdout, o.stderr);
+        let want = factored(&lapack);
+        let ft = scratch(&format!("{name}-ft"));
+        let (out, json) = Ft::new("chol", &["--nb", &nbs]).run(&[
+            "--grid",
+            "2x2",
+            "--input",
+            i,
+            "--kill",
+            "1@potrf:1:update",
+            "--check",
+            "--verify",
+            "--output",
+            ft.to_str().unwrap(),
+        ]);
+        assert_eq!(out.code, Some(0), "{name}: {}\n{}", out.stdout, out.stderr);
+        let r = report(json, &out);
+        assert_eq!(r.recoveries.as_deref().map(<[_]>::len), Some(1), "{name}: {r:?}");
+        let got = factored(&ft);
+        let _ = std::fs::remove_file(&input);
+        for row in 0..n {
+            let scale = (0..=row).map(|j| want[row + j * n].abs()).fold(0.0, f64::max);
+            for j in 0..=row {
+                let (g, w) = (got[row + j * n], want[row + j * n]);
+                assert!((g - w).abs() <= tol * scale, "{name} (N {ns}): L({row}, {j}) = {g}, LAPACK's {w}");
+            }
+        }
+    }
 }
