@@ -21,6 +21,20 @@ pub(crate) struct LookAhead<P> {
     pub sending: Option<PendingBcast<f64>>,
 }
 
+impl<P> LookAhead<P> {
+    /// Progresses the panel's broadcast (between chunks of the rest of
+    /// the update: MPI moves a large message only while its sender is
+    /// inside MPI); a failure is kept for the next step's phase 1 to
+    /// report.
+    pub fn progress(&mut self, grid: &Grid) {
+        if let (Ok(_), Some(sending)) = (&self.panel, &mut self.sending) {
+            if let Err(e) = grid.test_broadcast(sending) {
+                self.panel = Err(e.into());
+            }
+        }
+    }
+}
+
 /// The look-ahead on the next panel's owner: the panel `early`, factored
 /// ahead in place over its columns (backed up in `backup` from local
 /// column `lc0`), starts its broadcast along the process row at once. An

@@ -39,7 +39,7 @@ mod extended;
 mod factors;
 mod lookahead;
 mod options;
-pub(crate) mod panel_driver;
+mod panel_driver;
 mod protected;
 mod rebuild;
 pub(crate) mod regrid;

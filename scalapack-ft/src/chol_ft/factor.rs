@@ -2,11 +2,11 @@
 //! of `recovery::protocol` and the ABFT of [`crate::abft`] (see the module
 //! documentation of [`super`]).
 
+use super::ahead::{self, CholPanel};
 use super::checksums;
-use crate::abft::panel_driver::PanelBackup;
 use crate::abft::{
-    check_layout, set_up_call, Factored, FtOptions, FtReport, FtWorkspace, PanelDriver, PanelFactorization, PanelSteps,
-    Relations,
+    check_layout, send_ahead, set_up_call, Factored, FtOptions, FtReport, FtWorkspace, PanelDriver, PanelFactorization,
+    PanelSteps, Relations,
 };
 use crate::args::check_two_process_columns;
 use crate::args::pdpotrf::{A, DESCA, N};
@@ -14,6 +14,7 @@ use crate::blas::{self, Diag, Side, Trans, Uplo};
 use crate::chol::factor::{check_args, update, Column, FactorPositions};
 use crate::error::{Error, Result};
 use crate::matrix::{pack, DistMatrix};
+use crate::row_panel::broadcast_panel;
 use blacs_ft::index::numroc;
 use blacs_ft::{Grid, Scope};
 use checksum::ChecksumLayout;
@@ -180,7 +181,7 @@ struct CholSteps {
 }
 
 impl PanelSteps for CholSteps {
-    type Panel = ();
+    type Panel = CholPanel;
     type Scratch = StepScratch;
     type State = CholState;
     const OP: &'static str = crate::drivers::PDPOTRF_FT.kill_op;
@@ -205,7 +206,7 @@ impl PanelSteps for CholSteps {
 
     fn exchange(
         &mut self,
-        d: &mut PanelDriver<()>,
+        d: &mut PanelDriver<CholPanel>,
         grid: &Grid,
         k: u64,
         clock: &mut PhaseClock,
@@ -213,75 +214,30 @@ impl PanelSteps for CholSteps {
         if self.state.info.is_some() {
             return Ok(StepScratch::Stopped);
         }
-        let k = k as usize;
-        let n = self.n;
-        let m = &mut d.ext.matrix;
-        let (nb, lld, lr) = (m.nb(), m.lld(), m.local_rows());
+        let (k, n) = (k as usize, self.n);
+        let m = &d.ext.matrix;
+        let nb = m.nb();
         let (p, q) = m.grid_shape();
         let (myrow, mycol) = m.coords();
-        let (k0, next) = (k * nb, ((k + 1) * nb).min(n));
-        let kb = next - k0;
-        let (pk, qk) = (k % p, k % q);
-        let (top, below) = (m.local_rows_before(k0), m.local_rows_before(next));
-        // The column's local rows from its diagonal block down, as its
-        // process column leaves them.
-        let mut mine = Vec::new();
-        let mut info = [0i64];
+        let (k0, kb) = (k * nb, nb.min(n - k * nb));
+        let qk = k % q;
+        let top = m.local_rows_before(k0);
+        let (lrows, c0) = (m.local_rows() - top, m.local_cols_before(k0));
+        // The column factored by its process column on a backed-up copy
+        // (or, on one process row, ahead during the last commit).
         clock.enter(grid, Phase::Panel);
-        if mycol == qk {
-            let c0 = m.local_cols_before(k0);
-            d.backup = Some(PanelBackup { local_col: c0, data: d.ext.panel_backup(c0, kb) });
-            let m = &mut d.ext.matrix;
-            let mut diag = Vec::new();
-            if myrow == pk {
-                let j = blas::dpotrf(Uplo::Lower, kb, &mut m.local_mut()[top + c0 * lld..], lld);
-                if j > 0 {
-                    info[0] = (k0 + j as usize) as i64;
-                }
-                pack(m.local(), lld, top..top + kb, c0..c0 + kb, &mut diag);
-            }
-            if p > 1 {
-                grid.broadcast(Scope::Column, &mut info, pk as i32)?;
-                diag.resize(kb * kb, 0.0);
-                if info[0] == 0 {
-                    grid.broadcast(Scope::Column, &mut diag, pk as i32)?;
-                }
-            }
-            if info[0] == 0 && below < lr {
-                let col = &mut m.local_mut()[below + c0 * lld..];
-                blas::dtrsm(
-                    Side::Right,
-                    Uplo::Lower,
-                    Trans::Yes,
-                    Diag::NonUnit,
-                    lr - below,
-                    kb,
-                    1.0,
-                    &diag,
-                    kb,
-                    col,
-                    lld,
-                );
-            }
-            pack(m.local(), lld, top..lr, c0..c0 + kb, &mut mine);
-        }
-        mine.resize((lr - top) * kb, 0.0);
+        let (mine, sending) = d.owners_panel(mycol == qk, (c0, kb), |ext| factor_column(grid, ext, (k0, kb)))?;
         clock.enter(grid, Phase::Bcast);
-        if q > 1 {
-            grid.broadcast(Scope::Row, &mut info, qk as i32)?;
-            if info[0] == 0 {
-                grid.broadcast(Scope::Row, &mut mine, qk as i32)?;
-            }
-        }
-        if info[0] > 0 {
-            return Ok(StepScratch::NotPositiveDefinite(info[0] as usize));
+        let panel: CholPanel = broadcast_panel(grid, (mine, sending), qk, (k0, kb, lrows))?;
+        if panel.info > 0 {
+            return Ok(StepScratch::NotPositiveDefinite(panel.info as usize));
         }
         clock.enter(grid, Phase::Update);
-        let whole = gathered(grid, d.ext.matrix.local_rows_before(k0), &mine, (n, nb, p, myrow), (k0, kb))?;
+        let whole = gathered(grid, top, &panel.rows, (n, nb, p, myrow), (k0, kb))?;
         Ok(StepScratch::Column { k, kb, whole })
     }
 
-    fn commit(&mut self, d: &mut PanelDriver<()>, grid: &Grid, _k: u64, s: StepScratch) {
+    fn commit(&mut self, d: &mut PanelDriver<CholPanel>, grid: &Grid, _k: u64, s: StepScratch) {
         let backup = d.backup.take();
         let (k, kb, whole) = match s {
             StepScratch::Stopped => return,
@@ -321,10 +277,46 @@ impl PanelSteps for CholSteps {
             rows: below_the_diagonal(&rows, lrows, below - top, kb),
             info: 0,
         };
-        if next < n {
-            // (Local only: the update's pauses have nothing to progress.)
-            let done = update(&mut ext.matrix, &column, (&cols, ncols), right..data_end, &mut || Ok(()), k);
-            debug_assert!(done.is_ok());
+        // One process row, on the owner of the next block column: that
+        // column first, updated and factored (the look-ahead, see
+        // [`super::ahead`]), while the other process columns update theirs.
+        let j1 = next;
+        let early = (ext.matrix.grid_shape().0 == 1 && j1 < n && ext.matrix.col_owner(j1) == ext.matrix.coords().1)
+            .then(|| {
+                let _u = recovery::profile::part(recovery::profile::Part::UPDATE, Some(k as u64));
+                ahead::compute(&ext.matrix, (&whole, ld, kb, k0), (j1, nb.min(n - j1)))
+            });
+        match early {
+            Some(e) => {
+                // The next block column as this step leaves it is its
+                // backup (an abort of the next step puts it back, a save
+                // takes it); then it goes in factored and its broadcast
+                // starts, progressed between the chunks of the rest of
+                // the update.
+                let lld = ext.matrix.lld();
+                crate::matrix::unpack(&e.updated, ext.matrix.local_mut(), lld, e.top..lr, e.cols.clone());
+                let backup = ext.panel_backup(e.cols.start, e.cols.len());
+                crate::matrix::unpack(&e.panel.rows, ext.matrix.local_mut(), lld, e.top..lr, e.cols.clone());
+                let mut ahead = send_ahead(grid, ext, (e.cols.start, backup), Ok(e.panel));
+                let rest = e.cols.end..data_end;
+                let mut between = || {
+                    ahead.progress(grid);
+                    Ok(())
+                };
+                let done = update(&mut ext.matrix, &column, (&cols, ncols), rest, &mut between, k);
+                debug_assert!(done.is_ok());
+                if ahead.panel.is_err() {
+                    // (Reported at the next step's phase 1.)
+                    ext.restore_panel(ahead.lc0, &ahead.backup);
+                }
+                d.ahead = Some(ahead);
+            }
+            None if next < n => {
+                // (Local only: the update's pauses have nothing to progress.)
+                let done = update(&mut ext.matrix, &column, (&cols, ncols), right..data_end, &mut || Ok(()), k);
+                debug_assert!(done.is_ok());
+            }
+            None => {}
         }
         checksums::update(ext, &d.layout, k, (&whole, ld, kb), (&rows, lrows));
         ext.accumulate_finished(&d.layout, k, k0, kb, &rows, lrows);
@@ -332,6 +324,43 @@ impl PanelSteps for CholSteps {
             ext.corrupt_trailing(next);
         }
     }
+}
+
+/// Collective down the process column of block column `k0..k0+kb` (its
+/// processes only): the column factored in place — the diagonal block by
+/// `DPOTRF` on its owner, sent down the column with its INFO, the rows
+/// below solved against it (`DTRSM`) — and this process's rows of it from
+/// the diagonal block down, with the INFO.
+fn factor_column(grid: &Grid, ext: &mut crate::abft::Extended, (k0, kb): (usize, usize)) -> Result<CholPanel> {
+    let m = &mut ext.matrix;
+    let (nb, lld, lr) = (m.nb(), m.lld(), m.local_rows());
+    let p = m.grid_shape().0;
+    let myrow = m.coords().0;
+    let pk = (k0 / nb) % p;
+    let (top, below, c0) = (m.local_rows_before(k0), m.local_rows_before(k0 + kb), m.local_cols_before(k0));
+    let mut info = [0i64];
+    let mut diag = Vec::new();
+    if myrow == pk {
+        let j = blas::dpotrf(Uplo::Lower, kb, &mut m.local_mut()[top + c0 * lld..], lld);
+        if j > 0 {
+            info[0] = (k0 + j as usize) as i64;
+        }
+        pack(m.local(), lld, top..top + kb, c0..c0 + kb, &mut diag);
+    }
+    if p > 1 {
+        grid.broadcast(Scope::Column, &mut info, pk as i32)?;
+        diag.resize(kb * kb, 0.0);
+        if info[0] == 0 {
+            grid.broadcast(Scope::Column, &mut diag, pk as i32)?;
+        }
+    }
+    if info[0] == 0 && below < lr {
+        let col = &mut m.local_mut()[below + c0 * lld..];
+        blas::dtrsm(Side::Right, Uplo::Lower, Trans::Yes, Diag::NonUnit, lr - below, kb, 1.0, &diag, kb, col, lld);
+    }
+    let mut rows = Vec::new();
+    pack(m.local(), lld, top..lr, c0..c0 + kb, &mut rows);
+    Ok(CholPanel { info: info[0], rows })
 }
 
 /// The rows `at` (in order) of the column `whole` (`ld`×`kb`), as a

@@ -9,8 +9,8 @@
 //! The trailing update of a right-looking Cholesky touches one triangle
 //! (`A22 −= L21·L21ᵀ`, lower), so checksums of whole rows would need the
 //! whole trailing matrix updated, twice the flops. The checksums here
-//! cover the lower triangle only ([`crate::abft::Relations`]): for block
-//! row i and group g,
+//! cover the lower triangle only (`abft::Relations`): for block row i and
+//! group g,
 //!
 //! C_g(i) = Σ_{J∈g, J≤i, J unfinished} w_J·Ã(i, J),
 //!
@@ -44,10 +44,13 @@
 //! gathered down every process column (`update`: each process then holds
 //! the transposed column and the rows every checksum needs). The commit
 //! (local): the trailing lower triangle's update, the checksums', and the
-//! panel into D_g. A leading minor that is not positive definite stops
-//! every process at that step with the same INFO; the panel's column
-//! keeps its updated input and the checksums stay consistent.
+//! panel into D_g; on one process row the owner of the next block column
+//! updates, factors and starts sending that column first (a look-ahead,
+//! as plain `pdpotrf`'s). A leading minor that is not positive definite
+//! stops every process at that step with the same INFO; the panel's
+//! column keeps its updated input and the checksums stay consistent.
 
+mod ahead;
 mod checksums;
 mod factor;
 mod protected;

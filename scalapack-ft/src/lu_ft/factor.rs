@@ -209,16 +209,6 @@ struct StepScratch {
     early: Option<Early>,
 }
 
-/// Progresses the look-ahead panel's broadcast; a failure is kept for the
-/// next step's phase 1 to report.
-fn progress(grid: &Grid, ahead: &mut LookAhead) {
-    if let (Ok(_), Some(sending)) = (&ahead.panel, &mut ahead.sending) {
-        if let Err(e) = grid.test_broadcast(sending) {
-            ahead.panel = Err(e.into());
-        }
-    }
-}
-
 /// The LU's share of the protocol: its steps on the extended matrix.
 struct LuSteps {
     state: LuState,
@@ -460,7 +450,7 @@ impl PanelSteps for LuSteps {
                     let mut ahead: LookAhead = send_ahead(grid, ext, (ncols.start, nbackup), Ok(next));
                     for (rows, cols) in early::tiles(lrb..lr, rest.clone(), jb) {
                         update(ext, rows, cols);
-                        progress(grid, &mut ahead);
+                        ahead.progress(grid);
                     }
                     if ahead.panel.is_err() {
                         // Reported at the next step's phase 1.
