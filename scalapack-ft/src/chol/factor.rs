@@ -249,51 +249,70 @@ impl Started {
 /// (the process column of block `k` the root).
 fn start_column(grid: &Grid, a: &mut DistMatrix, k: usize) -> Result<Started> {
     let (n, nb, lld) = (a.n(), a.nb(), a.lld());
-    let (p, q) = a.grid_shape();
-    let (myrow, mycol) = a.coords();
+    let q = a.grid_shape().1;
+    let mycol = a.coords().1;
     let (k0, next) = (k * nb, ((k + 1) * nb).min(n));
     let kb = next - k0;
-    let (pk, qk) = (k % p, k % q);
+    let qk = k % q;
     let (below, lr) = (a.local_rows_before(next), a.local_rows());
     let mrows = lr - below;
-    let mut info = [0i64];
+    let mut info = 0i64;
     let mut rows = Vec::new();
     if mycol == qk {
-        let _panel = profile::part(Part::PANEL, Some(k as u64));
-        let (r0, c0) = (a.local_rows_before(k0), a.local_cols_before(k0));
-        let mut diag = Vec::new();
-        if myrow == pk {
-            let j = blas::dpotrf(Uplo::Lower, kb, &mut a.local_mut()[r0 + c0 * lld..], lld);
-            if j > 0 {
-                info[0] = (k0 + j as usize) as i64;
-            }
-            pack(a.local(), lld, r0..r0 + kb, c0..c0 + kb, &mut diag);
-        }
-        if p > 1 {
-            drop(_panel);
-            let _b = profile::part(Part::BCAST, Some(k as u64));
-            grid.broadcast(Scope::Column, &mut info, pk as i32)?;
-            diag.resize(kb * kb, 0.0);
-            if info[0] == 0 {
-                grid.broadcast(Scope::Column, &mut diag, pk as i32)?;
-            }
-        }
-        let _panel = profile::part(Part::PANEL, Some(k as u64));
-        if info[0] == 0 && next < n {
-            let col = &mut a.local_mut()[below + c0 * lld..];
-            blas::dtrsm(Side::Right, Uplo::Lower, Trans::Yes, Diag::NonUnit, mrows, kb, 1.0, &diag, kb, col, lld);
+        info = factor_block_column(grid, a, (k0, kb))?;
+        if info == 0 && next < n {
+            let c0 = a.local_cols_before(k0);
             pack(a.local(), lld, below..lr, c0..c0 + kb, &mut rows);
         }
     }
     rows.resize(mrows * kb, 0.0);
-    let column = Column { k, kb, next, below, mrows, rows: Vec::new(), info: info[0] };
+    let column = Column { k, kb, next, below, mrows, rows: Vec::new(), info };
     if q == 1 {
         return Ok(Started { column: Column { rows, ..column }, info: None, rows: None });
     }
     let _b = profile::part(Part::BCAST, Some(k as u64));
-    let pending_info = grid.ibroadcast(Scope::Row, info.to_vec(), qk as i32)?;
+    let pending_info = grid.ibroadcast(Scope::Row, vec![info], qk as i32)?;
     let pending_rows = grid.ibroadcast(Scope::Row, rows, qk as i32)?;
     Ok(Started { column, info: Some(pending_info), rows: Some(pending_rows) })
+}
+
+/// Collective down the process column of block column `k0..k0+kb` (its
+/// processes only): the column factored in place — the diagonal block by
+/// `DPOTRF` on its owner, sent down the column with its INFO, the rows
+/// below it solved against it (`DTRSM`) unless the INFO (returned, the
+/// same on the column's processes: the order of the first leading minor
+/// that is not positive definite, 0 if none) says it failed.
+pub(crate) fn factor_block_column(grid: &Grid, a: &mut DistMatrix, (k0, kb): (usize, usize)) -> Result<i64> {
+    let (nb, lld, lr) = (a.nb(), a.lld(), a.local_rows());
+    let p = a.grid_shape().0;
+    let myrow = a.coords().0;
+    let (k, pk) = (k0 / nb, (k0 / nb) % p);
+    let (r0, below, c0) = (a.local_rows_before(k0), a.local_rows_before(k0 + kb), a.local_cols_before(k0));
+    let _panel = profile::part(Part::PANEL, Some(k as u64));
+    let mut info = [0i64];
+    let mut diag = Vec::new();
+    if myrow == pk {
+        let j = blas::dpotrf(Uplo::Lower, kb, &mut a.local_mut()[r0 + c0 * lld..], lld);
+        if j > 0 {
+            info[0] = (k0 + j as usize) as i64;
+        }
+        pack(a.local(), lld, r0..r0 + kb, c0..c0 + kb, &mut diag);
+    }
+    if p > 1 {
+        drop(_panel);
+        let _b = profile::part(Part::BCAST, Some(k as u64));
+        grid.broadcast(Scope::Column, &mut info, pk as i32)?;
+        diag.resize(kb * kb, 0.0);
+        if info[0] == 0 {
+            grid.broadcast(Scope::Column, &mut diag, pk as i32)?;
+        }
+    }
+    let _panel = profile::part(Part::PANEL, Some(k as u64));
+    if info[0] == 0 && below < lr {
+        let col = &mut a.local_mut()[below + c0 * lld..];
+        blas::dtrsm(Side::Right, Uplo::Lower, Trans::Yes, Diag::NonUnit, lr - below, kb, 1.0, &diag, kb, col, lld);
+    }
+    Ok(info[0])
 }
 
 /// Collective down each process column: the rows of `column` that this

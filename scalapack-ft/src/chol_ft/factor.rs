@@ -10,8 +10,8 @@ use crate::abft::{
 };
 use crate::args::check_two_process_columns;
 use crate::args::pdpotrf::{A, DESCA, N};
-use crate::blas::{self, Diag, Side, Trans, Uplo};
-use crate::chol::factor::{check_args, update, Column, FactorPositions};
+use crate::blas::Uplo;
+use crate::chol::factor::{check_args, factor_block_column, update, Column, FactorPositions};
 use crate::error::{Error, Result};
 use crate::matrix::{pack, DistMatrix};
 use crate::row_panel::broadcast_panel;
@@ -327,40 +327,16 @@ impl PanelSteps for CholSteps {
 }
 
 /// Collective down the process column of block column `k0..k0+kb` (its
-/// processes only): the column factored in place — the diagonal block by
-/// `DPOTRF` on its owner, sent down the column with its INFO, the rows
-/// below solved against it (`DTRSM`) — and this process's rows of it from
-/// the diagonal block down, with the INFO.
+/// processes only): the column factored in place
+/// ([`crate::chol::factor::factor_block_column`]) and this process's rows
+/// of it from the diagonal block down, with the INFO.
 fn factor_column(grid: &Grid, ext: &mut crate::abft::Extended, (k0, kb): (usize, usize)) -> Result<CholPanel> {
     let m = &mut ext.matrix;
-    let (nb, lld, lr) = (m.nb(), m.lld(), m.local_rows());
-    let p = m.grid_shape().0;
-    let myrow = m.coords().0;
-    let pk = (k0 / nb) % p;
-    let (top, below, c0) = (m.local_rows_before(k0), m.local_rows_before(k0 + kb), m.local_cols_before(k0));
-    let mut info = [0i64];
-    let mut diag = Vec::new();
-    if myrow == pk {
-        let j = blas::dpotrf(Uplo::Lower, kb, &mut m.local_mut()[top + c0 * lld..], lld);
-        if j > 0 {
-            info[0] = (k0 + j as usize) as i64;
-        }
-        pack(m.local(), lld, top..top + kb, c0..c0 + kb, &mut diag);
-    }
-    if p > 1 {
-        grid.broadcast(Scope::Column, &mut info, pk as i32)?;
-        diag.resize(kb * kb, 0.0);
-        if info[0] == 0 {
-            grid.broadcast(Scope::Column, &mut diag, pk as i32)?;
-        }
-    }
-    if info[0] == 0 && below < lr {
-        let col = &mut m.local_mut()[below + c0 * lld..];
-        blas::dtrsm(Side::Right, Uplo::Lower, Trans::Yes, Diag::NonUnit, lr - below, kb, 1.0, &diag, kb, col, lld);
-    }
+    let info = factor_block_column(grid, m, (k0, kb))?;
+    let (top, c0) = (m.local_rows_before(k0), m.local_cols_before(k0));
     let mut rows = Vec::new();
-    pack(m.local(), lld, top..lr, c0..c0 + kb, &mut rows);
-    Ok(CholPanel { info: info[0], rows })
+    pack(m.local(), m.lld(), top..m.local_rows(), c0..c0 + kb, &mut rows);
+    Ok(CholPanel { info, rows })
 }
 
 /// The rows `at` (in order) of the column `whole` (`ld`×`kb`), as a
