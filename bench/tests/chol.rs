@@ -360,3 +360,44 @@ fn hard_matrices_give_lapacks_factor_after_a_kill() {
         }
     }
 }
+
+/// A minor that is not positive definite at block column 6 (order 101),
+/// then a loss in a later step (which does nothing): the checksums count
+/// only the columns before the failing one as finished, so the
+/// replacement's blocks come back as they were — the output equals the
+/// failure-free run's, and INFO is 101 everywhere.
+#[cfg(feature = "full-tests")]
+#[test]
+fn a_loss_after_the_minor_that_stopped_the_factorization_changes_nothing() {
+    let n = 256;
+    let a: Vec<f64> = (0..n * n)
+        .map(|k| (k % n, k / n))
+        .map(|(i, j)| {
+            if i == j && i == 100 {
+                -1e6
+            } else if i == j {
+                2.0 + n as f64
+            } else {
+                1.0 / (1.0 + (i + j) as f64)
+            }
+        })
+        .collect();
+    let input = scratch("stopped-input");
+    scalapack_ft::io::npy::write_npy(&input, n, n, &a).unwrap();
+    let i = input.to_str().unwrap();
+    let mut outputs = Vec::new();
+    for (name, kill) in [("clean", None), ("killed", Some("3@potrf:9:commit"))] {
+        let out_file = scratch(&format!("stopped-{name}"));
+        let mut args = vec!["--grid", "2x2", "--nb", "16", "--input", i, "--output", out_file.to_str().unwrap()];
+        if let Some(k) = kill {
+            args.extend(["--kill", k]);
+        }
+        let (out, json) = Ft::new("chol", &[]).run(&args);
+        assert_eq!(out.code, Some(1), "{name}: {}\n{}", out.stdout, out.stderr);
+        assert_eq!(report(json, &out).info, Some(101), "{name}");
+        outputs.push(factored(&out_file));
+    }
+    let _ = std::fs::remove_file(&input);
+    let worst = outputs[0].iter().zip(&outputs[1]).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+    assert!(worst < 1e-9, "the outputs differ by {worst:e}");
+}

@@ -482,7 +482,9 @@ pub unsafe extern "C" fn ftla_pdgetrf_(
 /// (left as given).
 ///
 /// * `uplo` (global input): `"L"` (`"U"` is refused: INFO = -1).
-/// * `n` (global input): the order of A.
+/// * `n` (global input): the order of A (its strictly upper triangle is
+///   not referenced by the factorization but kept in the checksums: it
+///   must be finite, see docs/fault-tolerance.md).
 /// * `a`, `ia`, `ja`, `desca` (local input/output): A; IA = JA = 1,
 ///   MB_A = NB_A, the first block on process (0, 0), Q ≥ 2.
 /// * `info` (global output): 0; -i or -(i·100 + j) for a bad argument

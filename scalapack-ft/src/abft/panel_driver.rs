@@ -168,6 +168,13 @@ pub(crate) trait PanelSteps {
     }
     /// The local commit of step `k`.
     fn commit(&mut self, driver: &mut PanelDriver<Self::Panel>, grid: &Grid, k: u64, scratch: Self::Scratch);
+    /// How many steps' columns are finished at `committed` commits: what
+    /// the checksum relations count as finished (all of them, unless the
+    /// factorization stopped early and its later steps did nothing:
+    /// Cholesky at a minor that is not positive definite).
+    fn finished(&self, committed: u64) -> u64 {
+        committed
+    }
     /// Whether the committed state at `committed` steps on a grid of
     /// `layout` holds an update that this grid's next step completes (LU's
     /// deferred far update on one process row): a checkpoint of it resumes
@@ -284,11 +291,11 @@ impl<S: PanelSteps> Algorithm for PanelFactorization<S> {
     }
 
     fn rebuild(&mut self, grid: &Grid, committed: u64, lost: &[i32]) -> Result<()> {
-        self.driver.rebuild(grid, committed, lost)
+        self.driver.rebuild(grid, self.steps.finished(committed), lost)
     }
 
     fn verify(&self, grid: &Grid, committed: u64) -> Result<ChecksumCheck> {
-        self.driver.verify(grid, committed)
+        self.driver.verify(grid, self.steps.finished(committed))
     }
 
     fn tolerated_losses(&self) -> usize {
@@ -311,6 +318,7 @@ impl<S: PanelSteps> Algorithm for PanelFactorization<S> {
     /// of D_g beside them) nor QR's finished columns (V and R) and the
     /// D_g of its finished groups.
     fn frozen_at(&self, committed: u64) -> Option<Vec<Frozen>> {
+        let committed = self.steps.finished(committed);
         let (ext, layout) = (&self.driver.ext, &self.driver.layout);
         let m = &ext.matrix;
         let done = (committed as usize * m.nb()).min(layout.m().min(layout.n()));
@@ -339,6 +347,7 @@ impl<S: PanelSteps> Algorithm for PanelFactorization<S> {
 
     fn reencode(&mut self, grid: &Grid, committed: u64) -> Result<()> {
         self.steps.after_regrid(&mut self.driver, grid, committed)?;
-        super::verify::reencode_checksums(grid, &mut self.driver.ext, &self.driver.layout, committed as usize)
+        let finished = self.steps.finished(committed) as usize;
+        super::verify::reencode_checksums(grid, &mut self.driver.ext, &self.driver.layout, finished)
     }
 }

@@ -57,8 +57,10 @@ pub const STEP_PHASES: &[Phase] = crate::drivers::PDPOTRF_FT.step_phases;
 /// every survivor is at the last committed step, the lost blocks of the
 /// lower triangle (L, the trailing matrix, the checksum copies, the sums)
 /// are rebuilt and the loop resumes with the same result as a
-/// failure-free run. The strictly upper triangle is not referenced: a
-/// replacement's stays as it passed it. A replacement calls
+/// failure-free run. The strictly upper triangle is not referenced by
+/// the factorization; the checksums keep it (in the sums D_g), so a
+/// replacement gets it back — it must be finite (a NaN there, or values
+/// far beyond A's scale, spoil the rebuild of L after a loss). A replacement calls
 /// `pdpotrf_ft` with a matrix of the same shape (its content is rebuilt).
 /// More losses in one process row than the layout tolerates are
 /// [`blacs_ft::Error::Unrecoverable`] on every survivor; a loss before the
@@ -126,6 +128,7 @@ pub(crate) fn run_on_extended(
         steps: CholSteps {
             nsteps: n.div_ceil(a.nb()) as u64,
             n,
+            nb: a.nb(),
             state: CholState { info: None },
             corrupt: region.grid().injector().silent_error(),
         },
@@ -175,8 +178,9 @@ enum StepScratch {
 struct CholSteps {
     state: CholState,
     nsteps: u64,
-    /// The order of A.
+    /// The order of A and the block size.
     n: usize,
+    nb: usize,
     corrupt: Option<blacs_ft::inject::SilentError>,
 }
 
@@ -198,6 +202,17 @@ impl PanelSteps for CholSteps {
 
     fn set_state(&mut self, state: CholState) {
         self.state = state;
+    }
+
+    /// After a minor that is not positive definite, the failing block
+    /// column and those after it stay as they were (its commit restored
+    /// its column, the later steps do nothing): the relations count only
+    /// the columns before it as finished.
+    fn finished(&self, committed: u64) -> u64 {
+        match self.state.info {
+            Some(order) => committed.min(((order - 1) / self.nb) as u64),
+            None => committed,
+        }
     }
 
     fn into_state(self) -> CholState {

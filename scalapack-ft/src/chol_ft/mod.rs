@@ -33,8 +33,9 @@
 //! layout ([`overhead_model`]).
 //!
 //! A lost process's blocks are rebuilt from these relations; its entries
-//! in the strictly upper triangle (not referenced, as in ScaLAPACK) are in
-//! none and stay as its replacement holds them.
+//! in the strictly upper triangle (not referenced, as in ScaLAPACK, and
+//! never changed) are in the D relations from the encoding on, so they
+//! come back too (they must be finite: see docs/fault-tolerance.md).
 //!
 //! # Steps
 //! Phase 1 of step k: the diagonal block factored on its owner (`DPOTRF`,
