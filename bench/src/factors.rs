@@ -8,7 +8,7 @@ use crate::solve;
 use blacs_ft::Grid;
 use ftla_bench::report::Op;
 use recovery::Region;
-use scalapack_ft::abft::{FtOptions, FtReport, FtWorkspace};
+use scalapack_ft::abft::{Factors, FactorsKind, FtOptions, FtReport, FtWorkspace};
 use scalapack_ft::cg::{cg_flops, pdcg, CgOptions, CgReport};
 use scalapack_ft::dist_io::{write_matrix, write_vector, VectorData};
 use scalapack_ft::generate::{Generator, MatrixKind};
@@ -315,32 +315,25 @@ impl Outputs {
                         Err(e) => Err(e),
                     };
                 };
-                let (m, n, nb) = (mat.m(), mat.n(), mat.nb());
-                // (As LU's: the protected factors take A's storage, a plain
-                // copy of them comes back for the checks and --output.)
-                let a = std::mem::replace(mat, DistMatrix::zeros(region.grid(), 0, 0, nb, nb)?);
-                let (factors, report) = match chol_ft::CholFactors::factor(region, a, opts) {
-                    Ok(f) => f,
-                    Err(e @ Error::MinorNotPositiveDefinite { .. }) => {
-                        // (Agreed: no factors on any process.)
-                        *mat = DistMatrix::zeros(region.grid(), m, n, nb, nb)?;
-                        s.failed = true;
-                        return Ok((FtReport::default(), Some(e)));
+                let kept = kept_factors_and_solve(
+                    region,
+                    mat,
+                    &mut s.factored,
+                    |region, a| chol_ft::CholFactors::factor(region, a, opts),
+                    |region, f, x| chol_ft::pdpotrs_ft(region, f, x, opts),
+                    (&system, s.seed),
+                );
+                match kept {
+                    Ok(k) => {
+                        (s.b, s.x, s.solve_s) = (Some(k.b), Some(k.x), Some(k.solve_s));
+                        Ok((k.report, None))
                     }
-                    Err(e) => return Err(e),
-                };
-                let report = s.factored.get_or_insert(report).clone();
-                solve::application_point(region);
-                // (A process joining the solve reads its blocks of B alone.)
-                let collective = !region.is_joining();
-                let b = solve::right_hand_sides(region.grid(), &system, s.seed, m, nb, collective)?;
-                let mut x = b.clone();
-                let t = std::time::Instant::now();
-                let solved = chol_ft::pdpotrs_ft(region, &factors, &mut x, opts)?;
-                s.solve_s = Some(t.elapsed().as_secs_f64());
-                *mat = factors.to_matrix(region)?;
-                (s.b, s.x) = (Some(b), Some(x));
-                Ok((solve::factor_and_solve(report, solved), None))
+                    Err(e @ Error::MinorNotPositiveDefinite { .. }) => {
+                        s.failed = true;
+                        Ok((FtReport::default(), Some(e)))
+                    }
+                    Err(e) => Err(e),
+                }
             }
             Outputs::LeastSquares(s) => {
                 // (A process joining the call reads its blocks of B alone:
@@ -354,35 +347,26 @@ impl Outputs {
             Outputs::Pivots(ipiv) => singular_is_a_result(lu_ft::pdgetrf_ft_in(region, mat, ipiv, opts, work))
                 .map(|(r, s)| (r.unwrap_or_default(), s)),
             Outputs::LuSolve(s) => {
-                let (m, n, nb) = (mat.m(), mat.n(), mat.nb());
-                // The protected factors take A's storage (with the room
-                // `work` made for the checksum columns); a plain copy of
-                // them comes back for the checks and --output.
-                let a = std::mem::replace(mat, DistMatrix::zeros(region.grid(), 0, 0, nb, nb)?);
-                let (factors, report) = match lu_ft::LuFactors::factor(region, a, opts) {
-                    Ok(f) => f,
-                    Err(e @ Error::Singular { .. }) => {
-                        // (Agreed: no factors on any process.)
-                        *mat = DistMatrix::zeros(region.grid(), m, n, nb, nb)?;
-                        s.no_factors = true;
-                        return Ok((FtReport::default(), Some(e)));
+                let kept = kept_factors_and_solve(
+                    region,
+                    mat,
+                    &mut s.factored,
+                    |region, a| lu_ft::LuFactors::factor(region, a, opts),
+                    |region, f, x| solve::lu_solve_ft(region, f, x, opts),
+                    (&s.system, s.seed),
+                );
+                match kept {
+                    Ok(k) => {
+                        s.ipiv = k.factors.ipiv();
+                        (s.b, s.x, s.solve_s) = (Some(k.b), Some(k.x), Some(k.solve_s));
+                        Ok((k.report, None))
                     }
-                    Err(e) => return Err(e),
-                };
-                s.ipiv = factors.ipiv();
-                let report = s.factored.get_or_insert(report).clone();
-                solve::application_point(region);
-                // (A process joining the solve reads its blocks of B alone:
-                // the others are already inside it.)
-                let collective = !region.is_joining();
-                let b = solve::right_hand_sides(region.grid(), &s.system, s.seed, m, nb, collective)?;
-                let mut x = b.clone();
-                let t = std::time::Instant::now();
-                let solved = solve::lu_solve_ft(region, &factors, &mut x, opts)?;
-                s.solve_s = Some(t.elapsed().as_secs_f64());
-                *mat = factors.to_matrix(region)?;
-                (s.b, s.x) = (Some(b), Some(x));
-                Ok((solve::factor_and_solve(report, solved), None))
+                    Err(e @ Error::Singular { .. }) => {
+                        s.no_factors = true;
+                        Ok((FtReport::default(), Some(e)))
+                    }
+                    Err(e) => Err(e),
+                }
             }
             Outputs::Solution(s) => {
                 let (b, mut x) = s.vectors(region.grid(), mat)?;
@@ -404,6 +388,58 @@ impl Outputs {
             }
         }
     }
+}
+
+/// A fault-tolerant factorization kept protected and a solve with it:
+/// what [`kept_factors_and_solve`] returns.
+struct KeptAndSolved<F> {
+    factors: F,
+    /// The factorization's report and the solve's, as one.
+    report: FtReport,
+    b: DistMatrix,
+    x: DistMatrix,
+    /// Seconds of the solve alone, on this process.
+    solve_s: f64,
+}
+
+/// Collective: `ftla lu|chol --ft --solve`. `factor` takes A into
+/// protected factors (with the room for the checksum columns the
+/// workspace made in A's storage), whose report is kept in `factored`
+/// for the call made again after a loss before the solve's checksums
+/// existed (the factorization then returns an empty one); then the
+/// program's own work (the application's kill point), B of `system`
+/// from `seed`, and the timed `solve` of a copy of it. `mat` gets a
+/// plain copy of the factors back, for the checks and `--output`; on an
+/// error of the factorization (agreed: no factors anywhere) zeros.
+fn kept_factors_and_solve<K: FactorsKind>(
+    region: &mut Region,
+    mat: &mut DistMatrix,
+    factored: &mut Option<FtReport>,
+    factor: impl FnOnce(&mut Region, DistMatrix) -> Result<(Factors<K>, FtReport), Error>,
+    solve: impl FnOnce(&mut Region, &Factors<K>, &mut DistMatrix) -> Result<FtReport, Error>,
+    (system, seed): (&SolveJob, u64),
+) -> Result<KeptAndSolved<Factors<K>>, Error> {
+    let (m, n, nb) = (mat.m(), mat.n(), mat.nb());
+    let a = std::mem::replace(mat, DistMatrix::zeros(region.grid(), 0, 0, nb, nb)?);
+    let (factors, report) = match factor(region, a) {
+        Ok(f) => f,
+        Err(e) => {
+            *mat = DistMatrix::zeros(region.grid(), m, n, nb, nb)?;
+            return Err(e);
+        }
+    };
+    let report = factored.get_or_insert(report).clone();
+    solve::application_point(region);
+    // (A process joining the solve reads its blocks of B alone: the
+    // others are already inside it.)
+    let collective = !region.is_joining();
+    let b = solve::right_hand_sides(region.grid(), system, seed, m, nb, collective)?;
+    let mut x = b.clone();
+    let t = std::time::Instant::now();
+    let solved = solve(region, &factors, &mut x)?;
+    let solve_s = t.elapsed().as_secs_f64();
+    *mat = factors.to_matrix(region)?;
+    Ok(KeptAndSolved { factors, report: solve::factor_and_solve(report, solved), b, x, solve_s })
 }
 
 /// A result that is a finding, not a failure — LU's `Err(Singular)`, CG's
