@@ -476,6 +476,29 @@ fn the_cholesky_factor_kept_by_pdpotrf_ft_survives_losses_between_and_in_the_cal
     }
 }
 
+#[test]
+fn pdposv_ft_factors_solves_and_keeps_the_factor_through_losses() {
+    // A bad B on grid rank 1 is refused everywhere before A is touched
+    // (INFO -1107: RSRC_B); then grid rank 2 dies inside pdposv_ft_'s
+    // solve (full tier: rank 1 inside its factorization; rank 3 after
+    // the call, whose replacement gets FTLA_INFO_RESULT_LOST from its
+    // re-run, X lost but A's factor kept), and a pdpotrs_ft_ with the
+    // factor pdposv_ft_ kept gives the known x again, on the replacement
+    // too.
+    let cases: &[(&str, &str, &str)] =
+        harness::cases!([("-1", "2@potrs:3:update", "2"), ("3", "", "3"), ("-1", "1@potrf:2:bcast", "1")], core = 1);
+    for &(between, kill, replaced) in cases {
+        let (out, got) = protected_solve(&[], &["posv", "256", "32", between, "2"], kill);
+        for (r, l) in got.iter().enumerate() {
+            assert_eq!(l.contains("[replacement]"), r.to_string() == replaced, "{kill}: {l}");
+            assert!(l.contains("bad B INFO -1107, factor INFO 0, solve INFO 0"), "{kill}: {l}");
+            assert!(l.contains("x correct") && l.contains("L equal to LAPACK's"), "{kill}: {l}");
+            assert!(l.contains("upper triangle as given"), "{kill}: {l}");
+        }
+        assert_eq!(out.code, Some(0), "{kill}:\n{}\n{}", out.stdout, out.stderr);
+    }
+}
+
 #[cfg(feature = "full-tests")]
 #[test]
 fn kept_factors_that_cannot_be_rebuilt_are_refused_on_every_process() {

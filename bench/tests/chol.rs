@@ -123,6 +123,44 @@ fn every_phase(grid: &str, spares: &str, more: &[&str], kills: &[(&str, &str, u6
     }
 }
 
+/// The strictly upper triangle is not referenced, and whatever the
+/// program keeps there — NaN here — spoils no rebuild: after a kill, L is
+/// plain pdpotrf's and the upper triangle comes back as given (NaN
+/// everywhere, on the replacement too), the checksums consistent.
+#[test]
+fn nan_in_the_upper_triangle_spoils_no_rebuild() {
+    let n: usize = SHAPE[1].parse().unwrap();
+    let entry = |i: usize, j: usize| match i.cmp(&j) {
+        std::cmp::Ordering::Less => f64::NAN,
+        std::cmp::Ordering::Equal => n as f64,
+        std::cmp::Ordering::Greater => 1.0 / (1 + i - j) as f64,
+    };
+    let a: Vec<f64> = (0..n * n).map(|k| entry(k % n, k / n)).collect();
+    let input = scratch("nan-upper-input");
+    scalapack_ft::io::npy::write_npy(&input, n, n, &a).unwrap();
+    let i = input.to_str().unwrap();
+    let plain = scratch("nan-upper-plain");
+    let o =
+        ftla(&[&["chol", "--grid", "2x2"][..], &SHAPE, &["--input", i, "--output", plain.to_str().unwrap()]].concat());
+    assert_eq!(o.code, Some(0), "{}\n{}", o.stdout, o.stderr);
+    let want = factored(&plain);
+    let out = scratch("nan-upper-ft");
+    let rebuilt = Rebuilt { ranks: "1", step: 3, phase: "update", mode: "spare" };
+    chol().with(&["--input", i, "--output", out.to_str().unwrap()]).survives("2x2", "1", "1@potrf:3:update", rebuilt);
+    let got = factored(&out);
+    let _ = std::fs::remove_file(&input);
+    for j in 0..n {
+        for i in 0..n {
+            let (g, w) = (got[i + j * n], want[i + j * n]);
+            if i < j {
+                assert!(g.is_nan(), "A({i}, {j}) of the upper triangle: {g}, given NaN");
+            } else {
+                assert!((g - w).abs() <= 1e-10 * w.abs().max(1.0), "L({i}, {j}): {g} vs pdpotrf's {w}");
+            }
+        }
+    }
+}
+
 #[cfg(feature = "full-tests")]
 #[test]
 fn every_phase_through_a_spawn_on_2x2_gives_pdpotrfs_factor() {
@@ -265,12 +303,17 @@ fn a_second_loss_during_the_repair() {
 #[cfg(feature = "full-tests")]
 #[test]
 fn verify_reports_a_flipped_element_and_compare_pairs_the_runs() {
-    let (out, json) = chol().run(&["--grid", "2x2", "--verify", "--corrupt", "1@2"]);
-    assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
-    assert!(out.stdout.contains("checksums MISMATCH"), "{}", out.stdout);
-    let check = report(json, &out).checksum_check.expect("verified");
-    // (The element flipped lies in L by the end: the D relations see it.)
-    assert!(check.max_c_defect.max(check.max_d_defect) > 0.1 && !check.ok, "{check:?}");
+    // Rank 2's last element, A(255, 223), lies in L by the end: the D
+    // relations see it; rank 1's, A(223, 255), in the upper triangle,
+    // which the factorization does not reference: U's sums see it.
+    for (corrupt, in_upper) in [("2@2", false), ("1@2", true)] {
+        let (out, json) = chol().run(&["--grid", "2x2", "--verify", "--corrupt", corrupt]);
+        assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
+        assert!(out.stdout.contains("checksums MISMATCH"), "{}", out.stdout);
+        let check = report(json, &out).checksum_check.expect("verified");
+        let seen = if in_upper { check.max_upper_defect } else { check.max_c_defect.max(check.max_d_defect) };
+        assert!(seen > 0.1 && !check.ok, "{corrupt}: {check:?}");
+    }
     let (out, json) = chol().run(&["--grid", "1x2", "--kill", "1@potrf:3:update", "--compare", "--reps", "2"]);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     let r = report(json, &out);

@@ -266,6 +266,17 @@ module ftla
       integer(c_int), intent(out) :: info
     end subroutine
 
+    ! Fault-tolerant PDPOSV (UPLO = 'L'): factors A as PDPOTRF_FT (the
+    ! factor kept for PDPOTRS_FT) and solves A X = B as PDPOTRS_FT.
+    subroutine pdposv_ft(uplo, n, nrhs, a, ia, ja, desca, b, ib, jb, descb, info) &
+        bind(C, name="pdposv_ft_")
+      import :: c_int, c_double, c_char
+      character(kind=c_char), intent(in) :: uplo
+      integer(c_int), intent(in) :: n, nrhs, ia, ja, desca(9), ib, jb, descb(9)
+      real(c_double), intent(inout) :: a(*), b(*)
+      integer(c_int), intent(out) :: info
+    end subroutine
+
     ! Fault-tolerant C = Q C or Q**T C with the QR factors ftla keeps for
     ! A (those of the last PDGEQRF_FT given this A and DESCA; ScaLAPACK
     ! PDORMQR's arguments, SIDE = 'L', K = MIN(M, N) of the factorization).

@@ -554,14 +554,16 @@ void ftla_pdgetrf_(const int *m,
 //
 // * `uplo` (global input): `"L"` (`"U"` is refused: INFO = -1).
 // * `n` (global input): the order of A (its strictly upper triangle is
-//   not referenced by the factorization but kept in the checksums: it
-//   must be finite, see docs/fault-tolerance.md).
+//   not referenced by the factorization but kept by checksums of its
+//   own, so a replacement gets it back; whatever it holds, NaN included,
+//   spoils no rebuild of L).
 // * `a`, `ia`, `ja`, `desca` (local input/output): A; IA = JA = 1,
 //   MB_A = NB_A, the first block on process (0, 0), Q ≥ 2.
 // * `info` (global output): 0; -i or -(i·100 + j) for a bad argument
 //   (ScaLAPACK's positions), the same on every process; k > 0: the
-//   leading minor of order k is not positive definite (no factors kept,
-//   A as given); `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`,
+//   leading minor of order k is not positive definite (no factors kept;
+//   A as given, or, declared with `ftla_in_place_`, partly factored as
+//   PDPOTRF leaves it); `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`,
 //   `FTLA_INFO_ERROR`.
 //
 // The factor stays protected after the call, as `pdgetrf_ft_`'s: ftla
@@ -916,6 +918,52 @@ void pdormqr_ft_(const char *side,
                  double *work,
                  const int *lwork,
                  int *info);
+
+// Fault-tolerant `PDPOSV` (UPLO = L): factors the N×N symmetric positive
+// definite A as `pdpotrf_ft_` does and solves `A·X = B` with the factor
+// as `pdpotrs_ft_` does, ScaLAPACK `PDPOSV`'s arguments.
+//
+// * `uplo` (global input): `"L"` (`"U"` is refused: INFO = -1).
+// * `n`, `nrhs` (global input): the order of A and the number of
+//   right-hand sides, ≥ 0.
+// * `a`, `ia`, `ja`, `desca` (local input/output): A as `pdpotrf_ft_`
+//   takes it; on exit L in its lower triangle. The factor stays
+//   protected after the call, as `pdpotrf_ft_`'s (for `pdpotrs_ft_`
+//   with this A; in A itself when it was declared with
+//   `ftla_in_place_`).
+// * `b`, `ib`, `jb`, `descb` (local input/output): the N×NRHS right-hand
+//   sides on entry, X on exit; as `pdpotrs_ft_`'s B.
+// * `info` (global output): 0; -i or -(i·100+j) for a bad argument i,
+//   the same on every process (every argument, B's included, is checked
+//   before A is touched, as PDPOSV does); k > 0 when the leading minor
+//   of order k is not positive definite (as `pdpotrf_ft_`; B unchanged);
+//   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`;
+//   on a replacement, `FTLA_INFO_RESULT_LOST` for a call that completed
+//   before it joined (its part of X is lost: B is recorded as lost; its
+//   A gets the factor back from its next ftla call, as after
+//   `pdpotrf_ft_`).
+//
+// # Fault tolerance
+// The factorization runs as `pdpotrf_ft_` (kill points `R@potrf:…`) and
+// the solve as `pdpotrs_ft_` (kill points `R@potrs:…`): a process lost
+// in either, or before the call, is repaired inside the call, INFO = 0
+// and X is the failure-free one.
+//
+// # Safety
+// Every pointer is null where this says it may be, or points to what
+// the argument list says (arrays of ScaLAPACK's sizes).
+void pdposv_ft_(const char *uplo,
+                const int *n,
+                const int *nrhs,
+                double *a,
+                const int *ia,
+                const int *ja,
+                const int *desca,
+                double *b,
+                const int *ib,
+                const int *jb,
+                const int *descb,
+                int *info);
 
 // Fault-tolerant least squares with ScaLAPACK `PDGELS`'s arguments, TRANS
 // = 'N': for M ≥ N, X minimising ‖A·X − B‖₂; for M < N, the minimum-norm

@@ -242,7 +242,13 @@ pub(crate) fn run<P: Work>(
         Ok(Ended::Computed) | Err(Error::Singular { .. } | Error::MinorNotPositiveDefinite { .. }) => {
             ctx.lost.outputs_written(arrays)
         }
-        Ok(Ended::ResultLost) => ctx.lost.lose_outputs(arrays, r.protection == Protection::FaultTolerant),
+        Ok(Ended::ResultLost) => {
+            // (An array whose factors ftla keeps, such as `pdposv_ft_`'s A,
+            // is not lost: the next meeting mends the factors into it.)
+            let kept = |a: &&ArrayArg| a.key.is_some_and(|k| ctx.kept.find(&k).is_some());
+            let outputs: Vec<ArrayArg> = arrays.iter().filter(|a| !kept(a)).cloned().collect();
+            ctx.lost.lose_outputs(&outputs, r.protection == Protection::FaultTolerant)
+        }
         Err(_) => {}
     }
     // A joining replacement's kept factors were mended in the call's

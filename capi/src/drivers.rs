@@ -96,19 +96,25 @@ fn export_ipiv(a: &DistMatrix, ipiv: &[i64], out: *mut c_int) {
 /// A factorization's checked A and its local array imported (taken by a
 /// fault-tolerant factorization, which keeps it), or the caller's array
 /// itself (declared in place: `in_place`).
-struct QrArgs {
-    a: CheckedMatrix,
+pub(crate) struct FactoredArgs {
+    pub a: CheckedMatrix,
     mat: Option<DistMatrix>,
-    in_place: Option<Declared>,
+    pub in_place: Option<Declared>,
 }
 
-impl QrArgs {
+impl FactoredArgs {
     /// A factorization's matrix: for a fault-tolerant one of an A declared
     /// in place (its declaration, `declared`), the caller's array itself;
     /// otherwise a copy of it. Local checks (agreed by the caller).
-    fn new(r: &Routine, grid: &Grid, c: CheckedMatrix, data: *mut f64, declared: Option<Declared>) -> Result<QrArgs> {
+    pub(crate) fn new(
+        r: &Routine,
+        grid: &Grid,
+        c: CheckedMatrix,
+        data: *mut f64,
+        declared: Option<Declared>,
+    ) -> Result<FactoredArgs> {
         let in_place = declared.filter(|_| r.protection == Protection::FaultTolerant);
-        let mut args = QrArgs { a: c, mat: None, in_place };
+        let mut args = FactoredArgs { a: c, mat: None, in_place };
         args.mat = Some(args.take_matrix(grid, r, data)?);
         Ok(args)
     }
@@ -116,7 +122,7 @@ impl QrArgs {
     /// The matrix, or the caller's array taken again (a fault-tolerant
     /// factorization that lost a process before its first commit runs
     /// again: the caller's A is as it was).
-    fn take_matrix(&mut self, grid: &Grid, r: &Routine, data: *mut f64) -> Result<DistMatrix> {
+    pub(crate) fn take_matrix(&mut self, grid: &Grid, r: &Routine, data: *mut f64) -> Result<DistMatrix> {
         match (self.mat.take(), self.in_place) {
             (Some(m), _) => Ok(m),
             // SAFETY: the program declared A's size, and leaves A to ftla
@@ -126,8 +132,13 @@ impl QrArgs {
         }
     }
 
+    /// `f` of the matrix taken (for checks against it, before the call).
+    pub(crate) fn with_matrix<T>(&self, f: impl FnOnce(&DistMatrix) -> T) -> Option<T> {
+        self.mat.as_ref().map(f)
+    }
+
     /// Where the factors are kept.
-    fn place(&self) -> Place {
+    pub(crate) fn place(&self) -> Place {
         match self.in_place {
             Some(_) => Place::InPlace { fingerprint: None },
             None => Place::Copy,
@@ -135,7 +146,7 @@ impl QrArgs {
     }
 }
 
-impl Work for QrArgs {
+impl Work for FactoredArgs {
     fn is_empty(&self) -> bool {
         self.a.m == 0 || self.a.n == 0
     }
@@ -204,7 +215,7 @@ fn qr_call(
         return;
     }
     let key = ArrayKey::of_kept(a, desca);
-    let check = |grid: &Grid, ictxt: c_int, kept: &KeptFactors| -> Result<QrArgs> {
+    let check = |grid: &Grid, ictxt: c_int, kept: &KeptFactors| -> Result<FactoredArgs> {
         let c = checked(grid, ictxt)?;
         let lwmin = qr_lwork_min(grid, &c);
         if lwork < 0 || (lwork as usize) < lwmin {
@@ -220,7 +231,7 @@ fn qr_call(
         if taus > 0 && tau.is_null() {
             return Err(null_part(routine, pdgeqrf::TAU, "TAU"));
         }
-        QrArgs::new(r, grid, c, a, key.and_then(|k| kept.declared(&k)))
+        FactoredArgs::new(r, grid, c, a, key.and_then(|k| kept.declared(&k)))
     };
     let arrays = [
         ArrayArg::new("A", pdgeqrf::A, a, desca, Access::Update),
@@ -362,12 +373,12 @@ fn lu_call(
     let routine = r.name;
     let arg = factored(m, n, a, ia, ja, desca);
     let key = ArrayKey::of_kept(a, desca);
-    let check = |grid: &Grid, ictxt: c_int, kept: &KeptFactors| -> Result<QrArgs> {
+    let check = |grid: &Grid, ictxt: c_int, kept: &KeptFactors| -> Result<FactoredArgs> {
         let c = check_factored(r, &arg, grid, ictxt)?;
         if c.local_shape(grid).0 > 0 && ipiv.is_null() {
             return Err(null_part(routine, pdgetrf::IPIV, "IPIV"));
         }
-        QrArgs::new(r, grid, c, a, key.and_then(|k| kept.declared(&k)))
+        FactoredArgs::new(r, grid, c, a, key.and_then(|k| kept.declared(&k)))
     };
     let arrays = [
         ArrayArg::new("A", pdgetrf::A, a, desca, Access::Update),
@@ -483,14 +494,16 @@ pub unsafe extern "C" fn ftla_pdgetrf_(
 ///
 /// * `uplo` (global input): `"L"` (`"U"` is refused: INFO = -1).
 /// * `n` (global input): the order of A (its strictly upper triangle is
-///   not referenced by the factorization but kept in the checksums: it
-///   must be finite, see docs/fault-tolerance.md).
+///   not referenced by the factorization but kept by checksums of its
+///   own, so a replacement gets it back; whatever it holds, NaN included,
+///   spoils no rebuild of L).
 /// * `a`, `ia`, `ja`, `desca` (local input/output): A; IA = JA = 1,
 ///   MB_A = NB_A, the first block on process (0, 0), Q ≥ 2.
 /// * `info` (global output): 0; -i or -(i·100 + j) for a bad argument
 ///   (ScaLAPACK's positions), the same on every process; k > 0: the
-///   leading minor of order k is not positive definite (no factors kept,
-///   A as given); `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`,
+///   leading minor of order k is not positive definite (no factors kept;
+///   A as given, or, declared with `ftla_in_place_`, partly factored as
+///   PDPOTRF leaves it); `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`,
 ///   `FTLA_INFO_ERROR`.
 ///
 /// The factor stays protected after the call, as `pdgetrf_ft_`'s: ftla
@@ -531,11 +544,11 @@ pub unsafe extern "C" fn pdpotrf_ft_(
     let arg = MatrixArg { at: pdpotrf::MATRIX_A, ..factored(n, n, a, ia, ja, desca) };
     let key = ArrayKey::of_kept(a, desca);
     let u = letter(uplo);
-    let check = |grid: &Grid, ictxt: c_int, kept: &KeptFactors| -> Result<QrArgs> {
+    let check = |grid: &Grid, ictxt: c_int, kept: &KeptFactors| -> Result<FactoredArgs> {
         // (ScaLAPACK's order: the descriptor, then UPLO.)
         let c = check_factored(&R, &arg, grid, ictxt)?;
         lower_only(R.name, pdpotrf::UPLO, u)?;
-        QrArgs::new(&R, grid, c, a, key.and_then(|k| kept.declared(&k)))
+        FactoredArgs::new(&R, grid, c, a, key.and_then(|k| kept.declared(&k)))
     };
     let arrays = [ArrayArg::new("A", pdpotrf::A, a, desca, Access::Update)];
     run(&R, info, &arrays, check, |ctx, p, lost| {

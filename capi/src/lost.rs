@@ -76,6 +76,7 @@ pub(crate) enum Access {
 }
 
 /// An array argument of one call.
+#[derive(Clone)]
 pub(crate) struct ArrayArg {
     /// Its name in messages ("A", "IPIV").
     pub name: &'static str,

@@ -3,6 +3,7 @@
 //! keeps for A (`crate::kept`), and the least squares `pdgels_ft_`.
 
 use crate::call::{run, run_local, Protection, Routine, Work};
+use crate::drivers::FactoredArgs;
 use crate::kept::{Factors, Kept, KeptFactors};
 use crate::lost::{Access, ArrayArg, ArrayKey};
 use crate::matrix::{CheckedMatrix, MatrixArg};
@@ -12,7 +13,7 @@ use blacs_ft::index::numroc;
 use scalapack_ft::abft::FtOptions;
 use scalapack_ft::args::{arg_error, check_two_process_columns, pdgels, pdgetrs, pdormqr, pdpotrs, MatrixPositions};
 use scalapack_ft::blas::Trans;
-use scalapack_ft::chol_ft::pdpotrs_ft;
+use scalapack_ft::chol_ft::{check_rhs, pdpotrs_ft, CholFactors};
 use scalapack_ft::lu::Transpose;
 use scalapack_ft::lu_ft::{pdgetrs_ft, Holding};
 use scalapack_ft::qr_ft::{pdgels_ft, pdormqr_ft};
@@ -546,6 +547,126 @@ fn lcm(a: usize, b: usize) -> usize {
         (x, y) = (y, x % y);
     }
     a.checked_div(x).map_or(0, |q| q * b)
+}
+
+/// pdposv_ft_'s matrices: A (as `pdpotrf_ft_` takes it) and B.
+struct PosvArgs {
+    a: FactoredArgs,
+    b_arg: CheckedMatrix,
+    b: DistMatrix,
+}
+
+impl Work for PosvArgs {
+    fn is_empty(&self) -> bool {
+        // (PDPOSV factors A even without right-hand sides.)
+        self.a.a.n == 0
+    }
+}
+
+/// Fault-tolerant `PDPOSV` (UPLO = L): factors the N×N symmetric positive
+/// definite A as `pdpotrf_ft_` does and solves `A·X = B` with the factor
+/// as `pdpotrs_ft_` does, ScaLAPACK `PDPOSV`'s arguments.
+///
+/// * `uplo` (global input): `"L"` (`"U"` is refused: INFO = -1).
+/// * `n`, `nrhs` (global input): the order of A and the number of
+///   right-hand sides, ≥ 0.
+/// * `a`, `ia`, `ja`, `desca` (local input/output): A as `pdpotrf_ft_`
+///   takes it; on exit L in its lower triangle. The factor stays
+///   protected after the call, as `pdpotrf_ft_`'s (for `pdpotrs_ft_`
+///   with this A; in A itself when it was declared with
+///   `ftla_in_place_`).
+/// * `b`, `ib`, `jb`, `descb` (local input/output): the N×NRHS right-hand
+///   sides on entry, X on exit; as `pdpotrs_ft_`'s B.
+/// * `info` (global output): 0; -i or -(i·100+j) for a bad argument i,
+///   the same on every process (every argument, B's included, is checked
+///   before A is touched, as PDPOSV does); k > 0 when the leading minor
+///   of order k is not positive definite (as `pdpotrf_ft_`; B unchanged);
+///   `FTLA_INFO_UNRECOVERABLE`, `FTLA_INFO_NO_MEMORY`, `FTLA_INFO_ERROR`;
+///   on a replacement, `FTLA_INFO_RESULT_LOST` for a call that completed
+///   before it joined (its part of X is lost: B is recorded as lost; its
+///   A gets the factor back from its next ftla call, as after
+///   `pdpotrf_ft_`).
+///
+/// # Fault tolerance
+/// The factorization runs as `pdpotrf_ft_` (kill points `R@potrf:…`) and
+/// the solve as `pdpotrs_ft_` (kill points `R@potrs:…`): a process lost
+/// in either, or before the call, is repaired inside the call, INFO = 0
+/// and X is the failure-free one.
+///
+/// # Safety
+/// Every pointer is null where this says it may be, or points to what
+/// the argument list says (arrays of ScaLAPACK's sizes).
+#[no_mangle]
+pub unsafe extern "C" fn pdposv_ft_(
+    uplo: *const c_char,
+    n: *const c_int,
+    nrhs: *const c_int,
+    a: *mut f64,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    b: *mut f64,
+    ib: *const c_int,
+    jb: *const c_int,
+    descb: *const c_int,
+    info: *mut c_int,
+) {
+    const R: Routine = Routine {
+        name: "pdposv_ft_",
+        // (Its first call in the status log is the factorization's, then
+        // the solve's.)
+        log_name: drivers::PDPOTRF_FT.routine,
+        protection: Protection::FaultTolerant,
+        // (X is this call's result too: lost on a replacement that joined
+        // after the call; the factor is kept and mended all the same.)
+        keeps_result: false,
+        agrees_first: false,
+        ctxt_desc: pdpotrs::DESCA,
+    };
+    const ROUTINE: &str = R.name;
+    // (PDPOSV's arguments are at PDPOTRS's positions.)
+    let (a_arg, b_arg) =
+        solve_matrices((pdpotrs::MATRIX_A, pdpotrs::MATRIX_B), n, nrhs, a, ia, ja, desca, b, ib, jb, descb);
+    let key = ArrayKey::of_kept(a, desca);
+    let u = letter(uplo);
+    let check = |grid: &Grid, ictxt: c_int, kept: &KeptFactors| -> Result<PosvArgs> {
+        // (ScaLAPACK's order: the descriptors, then UPLO and NRHS.)
+        check_two_process_columns(ROUTINE, pdpotrs::DESCA, "A", grid)?;
+        let ca = a_arg.check(ROUTINE, grid, ictxt)?;
+        let cb = b_arg.check(ROUTINE, grid, ictxt)?;
+        crate::drivers::lower_only(ROUTINE, pdpotrs::UPLO, u)?;
+        check_nrhs(ROUTINE, pdpotrs::NRHS, get(nrhs))?;
+        let fa = FactoredArgs::new(&R, grid, ca, a, key.and_then(|k| kept.declared(&k)))?;
+        let bm = cb.import(grid, ROUTINE, b, false)?;
+        let kind = FtOptions::from_env()?.layout;
+        fa.with_matrix(|am| check_rhs(ROUTINE, pdpotrs::DESCB, grid, am, &bm, kind)).unwrap_or(Ok(()))?;
+        Ok(PosvArgs { a: fa, b_arg: cb, b: bm })
+    };
+    let arrays = [
+        ArrayArg::new("A", pdpotrs::A, a, desca, Access::Update),
+        ArrayArg::new("B", pdpotrs::B, b, descb, Access::Update),
+    ];
+    run(&R, info, &arrays, check, |ctx, p, _| {
+        let opts = FtOptions::from_env()?;
+        let mat = p.a.take_matrix(ctx.region.grid(), &R, a)?;
+        let (f, _) = CholFactors::factor(&mut ctx.region, mat, &opts)?;
+        let solved = pdpotrs_ft(&mut ctx.region, &f, &mut p.b, &opts);
+        // What this process computed or received (not, on a replacement,
+        // the results of a call that completed before it joined: a hollow
+        // factor, B marked lost); in place, A holds the factor already.
+        let grid = ctx.region.grid();
+        if f.holding() == Holding::Whole && p.a.in_place.is_none() {
+            f.with_local_storage(|stored| p.a.a.export_leading(grid, stored, a));
+        }
+        if let Some(key) = key {
+            ctx.kept.keep(key, p.a.a, Factors::Chol(f), p.a.place());
+        }
+        solved?;
+        if !p.b.is_lost() {
+            p.b_arg.export(&p.b, b);
+        }
+        Ok(())
+    });
 }
 
 /// pdgels_ft_'s matrices: A (taken by the factorization) and B.

@@ -115,8 +115,14 @@ impl FtOutcome {
             lines.push(format!("{} ({})", checks.join(", "), if res.pass() { "pass: < 16" } else { "FAIL: ≥ 16" }));
         }
         if let Some(c) = &report.check {
+            // (Cholesky: and the sums of the upper triangle, to their own scale.)
+            let upper = if c.upper_tolerance > 0.0 {
+                format!("; upper triangle {:.2e}, tolerance {:.2e}", c.max_upper_defect, c.upper_tolerance)
+            } else {
+                String::new()
+            };
             lines.push(format!(
-                "checksums {} (largest defect C {:.2e}, D {:.2e}; tolerance {:.2e})",
+                "checksums {} (largest defect C {:.2e}, D {:.2e}; tolerance {:.2e}{upper})",
                 if c.ok { "consistent" } else { "MISMATCH" },
                 c.max_c_defect,
                 c.max_d_defect,

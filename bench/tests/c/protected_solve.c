@@ -16,6 +16,16 @@
  *                                        known solution, A's lower triangle
  *                                        against dpotrf's L, the upper one
  *                                        as given
+ *   protected_solve posv N NB KILL NRHS  a B refused by pdposv_ft_ (grid
+ *                                        rank 1's RSRC_B is 1: INFO -1107
+ *                                        everywhere, A untouched),
+ *                                        pdposv_ft_, kill, pdpotrs_ft_ with
+ *                                        the factor it kept: x, L and the
+ *                                        upper triangle as for chol (a
+ *                                        replacement's pdposv_ft_ that
+ *                                        completed before it joined gives
+ *                                        FTLA_INFO_RESULT_LOST, counted as
+ *                                        0: its X is lost, the factor not)
  *   protected_solve qr N NB KILL NRHS    pdgeqrf_ft_, kill, pdormqr_ft_
  *                                        ('T'): Q^T B against dormqr's
  *   protected_solve gels M N NB KILL NRHS [SHORT]  kill, pdgels_ft_ (with
@@ -88,28 +98,62 @@ static int lu(int n, int nb, int nrhs) {
 /* A symmetric positive definite A(i, j), 0-based. */
 static inline double spd(int i, int j) { return (i == j ? 2.0 : 0.0) + 1.0 / (1.0 + i + j); }
 
-static int chol(int n, int nb, int nrhs) {
+/* B = A X for the known X (A = spd). */
+static void spd_rhs(Mat *b, int n) {
+    for (int lj = 0; lj < b->nloc; lj++)
+        for (int li = 0; li < b->mloc; li++) {
+            double s = 0;
+            for (int j = 0; j < n; j++) s += spd(gi(b, li), j) * xknown(j, gj(b, lj));
+            *at(b, li, lj) = s;
+        }
+}
+
+/* The largest error of B against the known X. */
+static double x_error(Mat *b) {
+    double e = 0;
+    for (int lj = 0; lj < b->nloc; lj++)
+        for (int li = 0; li < b->mloc; li++) e = fmax(e, fabs(*at(b, li, lj) - xknown(gi(b, li), gj(b, lj))));
+    return e;
+}
+
+/* chol: pdpotrf_ft_ then pdpotrs_ft_; posv: pdposv_ft_, then pdpotrs_ft_
+ * with the factor it kept. */
+static int chol(int n, int nb, int nrhs, int posv) {
     Mat a = mat(n, n, nb), b = mat(n, nrhs, nb);
     int uinfo, finfo, info, first;
     for (int lj = 0; lj < a.nloc; lj++)
         for (int li = 0; li < a.mloc; li++) *at(&a, li, lj) = spd(gi(&a, li), gj(&a, lj));
-    /* The upper triangle is refused (argument 1), A untouched. */
-    pdpotrf_ft_("U", &n, a.a, &one, &one, a.desc, &uinfo);
-    pdpotrf_ft_("L", &n, a.a, &one, &one, a.desc, &finfo);
-    own_work();
-    for (int lj = 0; lj < b.nloc; lj++)
-        for (int li = 0; li < b.mloc; li++) {
-            double s = 0;
-            for (int j = 0; j < n; j++) s += spd(gi(&b, li), j) * xknown(j, gj(&b, lj));
-            *at(&b, li, lj) = s;
-        }
+    double x_err = 0;
+    if (posv) {
+        /* Grid rank 1's B starts on process row 1: refused everywhere in
+         * the factorization's verdict, before A is touched. */
+        int bad[9];
+        memcpy(bad, b.desc, sizeof bad);
+        if (rank == 1) bad[6] = 1;
+        spd_rhs(&b, n);
+        pdposv_ft_("L", &n, &nrhs, a.a, &one, &one, a.desc, b.a, &one, &one, bad, &uinfo);
+        double touched = 0;
+        for (int lj = 0; lj < a.nloc; lj++)
+            for (int li = 0; li < a.mloc; li++) touched = fmax(touched, fabs(*at(&a, li, lj) - spd(gi(&a, li), gj(&a, lj))));
+        if (touched != 0) uinfo = 1;
+        pdposv_ft_("L", &n, &nrhs, a.a, &one, &one, a.desc, b.a, &one, &one, b.desc, &finfo);
+        /* (On a replacement that joined after it, X is lost and the kept
+         * factor comes back in the next call.) */
+        if (finfo == 0) x_err = x_error(&b);
+        else if (finfo == FTLA_INFO_RESULT_LOST && Cftla_is_replacement(ictxt)) finfo = 0;
+        own_work();
+    } else {
+        /* The upper triangle is refused (argument 1), A untouched. */
+        pdpotrf_ft_("U", &n, a.a, &one, &one, a.desc, &uinfo);
+        pdpotrf_ft_("L", &n, a.a, &one, &one, a.desc, &finfo);
+        own_work();
+    }
+    spd_rhs(&b, n);
     pdpotrs_ft_("L", &n, &nrhs, a.a, &one, &one, a.desc, b.a, &one, &one, b.desc, &info);
     first = info;
     if (info == FTLA_INFO_PROCESS_LOST)
         pdpotrs_ft_("L", &n, &nrhs, a.a, &one, &one, a.desc, b.a, &one, &one, b.desc, &info);
-    double x_err = 0;
-    for (int lj = 0; lj < b.nloc; lj++)
-        for (int li = 0; li < b.mloc; li++) x_err = fmax(x_err, fabs(*at(&b, li, lj) - xknown(gi(&b, li), gj(&b, lj))));
+    x_err = fmax(x_err, x_error(&b));
     /* A: dpotrf's L below and on the diagonal, the input above it (the
      * replacement's too). */
     double *g = malloc(sizeof(double) * (size_t)n * n);
@@ -124,10 +168,11 @@ static int chol(int n, int nb, int nrhs) {
             if (i >= j) l_err = fmax(l_err, fabs(*at(&a, li, lj) - g[i + (size_t)j * n]));
             else u_err = fmax(u_err, fabs(*at(&a, li, lj) - spd(i, j)));
         }
-    int ok = uinfo == -1 && finfo == 0 && info == 0 && x_err <= 1e-9 && l_err <= 1e-10 * n && u_err <= 1e-12;
-    printf("protected_solve: grid rank %d%s: UPLO=U INFO %d, factor INFO %d, solve INFO %d (first %d), x %s (err "
+    int ok = uinfo == (posv ? -1107 : -1) && finfo == 0 && info == 0 && x_err <= 1e-9 && l_err <= 1e-10 * n &&
+             u_err <= 1e-12;
+    printf("protected_solve: grid rank %d%s: %s INFO %d, factor INFO %d, solve INFO %d (first %d), x %s (err "
            "%.1e), L %s (max diff %.1e), upper triangle %s\n",
-           rank, who(), uinfo, finfo, info, first, x_err <= 1e-9 ? "correct" : "WRONG", x_err,
+           rank, who(), posv ? "bad B" : "UPLO=U", uinfo, finfo, info, first, x_err <= 1e-9 ? "correct" : "WRONG", x_err,
            l_err <= 1e-10 * n ? "equal to LAPACK's" : "DIFFERS", l_err, u_err <= 1e-12 ? "as given" : "CHANGED");
     free(a.a), free(b.a), free(g);
     return ok;
@@ -283,9 +328,9 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "lu") == 0 && argc >= 6) {
         parse_kills(argv[4]);
         ok = lu(atoi(argv[2]), atoi(argv[3]), atoi(argv[5]));
-    } else if (strcmp(argv[1], "chol") == 0 && argc >= 6) {
+    } else if ((strcmp(argv[1], "chol") == 0 || strcmp(argv[1], "posv") == 0) && argc >= 6) {
         parse_kills(argv[4]);
-        ok = chol(atoi(argv[2]), atoi(argv[3]), atoi(argv[5]));
+        ok = chol(atoi(argv[2]), atoi(argv[3]), atoi(argv[5]), strcmp(argv[1], "posv") == 0);
     } else if (strcmp(argv[1], "qr") == 0 && argc >= 6) {
         parse_kills(argv[4]);
         ok = qr(atoi(argv[2]), atoi(argv[3]), atoi(argv[5]));

@@ -44,7 +44,8 @@ impl std::fmt::Display for MatrixShape {
 pub(crate) struct Extended {
     /// M × N_ext: data, zero padding, checksums (block-cyclic like A).
     pub matrix: DistMatrix,
-    /// D_g^(i) (local rows × nb) for the groups of which this process
+    /// D_g^(i) (local rows × nb; for Cholesky followed by U_g^(i), see
+    /// [`Relations::side_sums`]) for the groups of which this process
     /// column holds a checksum replica (`i` the one it holds).
     pub left_sums: Vec<Option<Vec<f64>>>,
     /// Global number of data columns (before padding).
@@ -67,7 +68,8 @@ impl Extended {
     /// are zeroed; the checksum columns are left to the encoding (a fresh
     /// call) or to the rebuild (a replacement), which write them all.
     ///
-    /// `routine` names the call in a memory error.
+    /// `routine` names the call in a memory error; `relations` are the
+    /// entries the checksums cover (and so the sums kept beside them).
     ///
     /// # Errors
     /// [`Error::Memory`] (local) for the copy or the sums; for storage the
@@ -82,6 +84,7 @@ impl Extended {
         layout: &ChecksumLayout,
         work: &mut FtWorkspace,
         start: Start,
+        relations: Relations,
         routine: &str,
     ) -> Result<Extended> {
         // (Rows as A's; columns in the layout's blocks: A's own, or a
@@ -116,18 +119,19 @@ impl Extended {
         // The sums first: a memory error then leaves A's storage and the
         // workspace's as they were.
         let mycol = grid.mycol() as usize;
+        let d_len = lr * nb * relations.side_sums();
         let mut d: Vec<Option<Vec<f64>>> = Vec::with_capacity(layout.groups());
         for g in 0..layout.groups() {
             d.push(if layout.holds_checksum(g, mycol) {
                 let mut buf = work.d.pop().unwrap_or_default();
                 // (A replacement's sums are all written by the rebuild: a
                 // buffer it already holds is taken as it is.)
-                if start == Start::Join && buf.len() >= lr * nb {
-                    buf.truncate(lr * nb);
+                if start == Start::Join && buf.len() >= d_len {
+                    buf.truncate(d_len);
                 } else {
                     buf.clear();
                 }
-                if let Err(e) = crate::memory::grow_zeroed(&mut buf, lr * nb, routine, "the left-factor checksums") {
+                if let Err(e) = crate::memory::grow_zeroed(&mut buf, d_len, routine, "the left-factor checksums") {
                     work.d.extend(d.into_iter().flatten());
                     return Err(e);
                 }
@@ -160,14 +164,7 @@ impl Extended {
         // would keep the survivors waiting while it touches them again).
         let zero_to = e.local_cols_before(layout.checksum_col0());
         e.local_mut()[lc * lde..zero_to * lde].fill(0.0);
-        Ok(Extended {
-            matrix: e,
-            left_sums: d,
-            data_n: a.n(),
-            layout: layout.kind(),
-            in_place,
-            relations: Relations::Whole,
-        })
+        Ok(Extended { matrix: e, left_sums: d, data_n: a.n(), layout: layout.kind(), in_place, relations })
     }
 
     /// Ends the call on this process: A gets its storage back (in place) or

@@ -326,7 +326,8 @@ impl<S: PanelSteps> Algorithm for PanelFactorization<S> {
         let cols = if S::LEFT_FACTOR_MOVES { 0 } else { m.local_cols_before(done) as u64 };
         let mut frozen = vec![Frozen { ld: m.lld() as u64, rows, cols }];
         // (The D_g this process holds, in the order of `saved_arrays`.)
-        let (lr, nb) = (m.local_rows() as u64, m.nb() as u64);
+        // (D, and U after it for Cholesky: whole when frozen.)
+        let (lr, nb) = (m.local_rows() as u64, (m.nb() * ext.relations.side_sums()) as u64);
         let finished_groups = layout.finished_groups(committed as usize);
         for (g, _) in ext.left_sums.iter().enumerate().filter(|(_, d)| d.is_some()) {
             let whole = !S::LEFT_FACTOR_MOVES && g < finished_groups;

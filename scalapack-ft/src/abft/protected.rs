@@ -146,9 +146,8 @@ impl<S: 'static> ProtectedFactors<S> {
         let grid = region.grid();
         let layout = ChecksumLayout::new(kind, a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize)
             .map_err(|e| blacs_ft::Error::Unrecoverable { reason: format!("{routine}: {e}") })?;
-        let mut ext = Extended::new(grid, a, &layout, &mut FtWorkspace::new(), Start::Join, routine)?;
         // (Its blocks are rebuilt by the same relations as the others'.)
-        ext.relations = relations;
+        let ext = Extended::new(grid, a, &layout, &mut FtWorkspace::new(), Start::Join, relations, routine)?;
         let holding = if replacement { Holding::Hollow } else { Holding::Lost };
         let shared = Rc::new(RefCell::new(ProtectedFactors {
             ext,

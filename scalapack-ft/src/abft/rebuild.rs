@@ -9,7 +9,8 @@
 //! entries of an erased block on or above its diagonal, and every entry
 //! of an unfinished block, from the C relations, those strictly below the
 //! diagonal of a finished block from the D relations; for Cholesky the
-//! lower triangle of unfinished blocks from C, the rest from D). Each survivor that
+//! lower triangle of unfinished blocks from C, of finished ones from D,
+//! the strictly upper triangle from U). Each survivor that
 //! holds a member or a used checksum sends its share of the `e` relations'
 //! right-hand sides to every replacement that holds an erased block; the
 //! replacement adds the shares and, unless the relation is the plain sum
@@ -24,7 +25,7 @@
 
 use super::encode::axpy;
 use super::extended::{layout_err, Extended};
-use super::relations::Relations;
+use super::relations::{Parts, Relations};
 use crate::error::Result;
 use blacs_ft::Grid;
 use checksum::{ChecksumLayout, ErasureError, ErasurePlan, GroupRebuild};
@@ -53,6 +54,28 @@ struct Rebuild<'l> {
     done_cols: usize,
     /// The entries each relation covers.
     relations: Relations,
+    /// The length of the side sums (D, and U) a checksum holder keeps.
+    side_len: usize,
+}
+
+/// The relation an entry of an erased block is rebuilt from.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Relation {
+    /// The checksum block column (trailing matrix, R, U).
+    C,
+    /// The left-factor sums.
+    D,
+    /// The sums of the strictly upper triangle (Cholesky).
+    Upper,
+}
+
+/// Of the erased blocks at one row segment of a column, those whose
+/// entries there are in the D relations and those in the U relations
+/// (bit m for erased block m; the others are in the C relations).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Masks {
+    d: u32,
+    upper: u32,
 }
 
 impl Rebuild<'_> {
@@ -77,10 +100,10 @@ impl Rebuild<'_> {
         })
     }
 
-    /// The local rows of global column `gj` in the C relation and in the
-    /// D relation ([`Relations::rows`]).
-    fn parts(&self, gj: usize) -> (Range<usize>, Range<usize>) {
-        self.relations.rows(&self.rows, gj, self.done_cols)
+    /// The local rows of global column `gj` in each relation
+    /// ([`Relations::parts`]).
+    fn parts(&self, gj: usize) -> Parts {
+        self.relations.parts(&self.rows, gj, self.done_cols)
     }
 
     /// Local rows of a group's checksum copy that a rebuild reads: a
@@ -94,41 +117,54 @@ impl Rebuild<'_> {
         }
     }
 
-    /// D_g travels once a member of the group is finished (it is zero
-    /// before, unless the relations put other entries in it).
+    /// D_g (and U_g) travel once a member of the group is finished (they
+    /// are zero before, unless the relations put other entries in them).
     fn has_finished(&self, plan: &GroupRebuild) -> bool {
-        !self.relations.d_starts_zero() || plan.members.start * self.nb < self.done_cols
+        !self.relations.side_starts_zero() || plan.members.start * self.nb < self.done_cols
     }
 
     /// Column `c` of the erased blocks: its row segments, each with the
-    /// set of erased blocks whose entries there are in the D relations
-    /// (bit m for erased block m; the others are in the C relations).
-    fn segments(&self, plan: &GroupRebuild, c: usize) -> Vec<(Range<usize>, u32)> {
-        let parts: Vec<_> = plan.erased.iter().map(|&bc| self.parts(bc * self.nb + c)).collect();
+    /// erased blocks whose entries there are in the D and U relations.
+    fn segments(&self, plan: &GroupRebuild, c: usize) -> Vec<(Range<usize>, Masks)> {
+        let parts: Vec<Parts> = plan.erased.iter().map(|&bc| self.parts(bc * self.nb + c)).collect();
         let mut bounds: Vec<usize> = vec![0, self.lr];
-        for (in_c, in_d) in &parts {
-            bounds.extend([in_c.start, in_c.end, in_d.start, in_d.end]);
+        for p in &parts {
+            bounds.extend([p.c.start, p.c.end, p.d.start, p.d.end, p.upper.start, p.upper.end]);
         }
         bounds.sort_unstable();
         bounds.dedup();
         bounds
             .windows(2)
             .map(|w| {
-                let in_d = |(_, d): &(Range<usize>, Range<usize>)| d.start <= w[0] && w[1] <= d.end;
-                let mask = parts.iter().enumerate().filter(|(_, p)| in_d(p)).fold(0u32, |m, (i, _)| m | 1 << i);
-                (w[0]..w[1], mask)
+                let within = |r: &Range<usize>| r.start <= w[0] && w[1] <= r.end;
+                let mask = |f: &dyn Fn(&Parts) -> bool| {
+                    parts.iter().enumerate().filter(|(_, p)| f(p)).fold(0u32, |m, (i, _)| m | 1 << i)
+                };
+                (w[0]..w[1], Masks { d: mask(&|p| within(&p.d)), upper: mask(&|p| within(&p.upper)) })
             })
             .collect()
     }
 
-    /// Which relation share `k` is at an entry where `p` of the erased
-    /// blocks are in the D relations: `(equation, left)` (the first `p`
-    /// shares are D relations, the others C relations).
-    fn relation(k: usize, p: usize) -> (usize, bool) {
+    /// Which relation share `k` is at a segment with `masks`: `(equation,
+    /// relation)` (the first shares are D relations, then U relations,
+    /// then C relations, each counted from equation 0).
+    fn relation(k: usize, masks: Masks) -> (usize, Relation) {
+        let (p, u) = (masks.d.count_ones() as usize, masks.upper.count_ones() as usize);
         if k < p {
-            (k, true)
+            (k, Relation::D)
+        } else if k < p + u {
+            (k - p, Relation::Upper)
         } else {
-            (k - p, false)
+            (k - p - u, Relation::C)
+        }
+    }
+
+    /// This relation's rows of a column's parts.
+    fn rows_in(parts: Parts, relation: Relation) -> Range<usize> {
+        match relation {
+            Relation::C => parts.c,
+            Relation::D => parts.d,
+            Relation::Upper => parts.upper,
         }
     }
 }
@@ -163,6 +199,7 @@ pub(crate) fn rebuild_lost_blocks(
         rows: (0..lr).map(|li| ext.matrix.global_row(li)).collect(),
         done_cols: (committed * nb).min(layout.m().min(layout.n())),
         relations: ext.relations,
+        side_len: lr * nb * ext.relations.side_sums(),
     };
     let groups = (0..layout.groups()).map(|g| plan.group(g)).collect::<Result<Vec<_>>>()?;
     if plan.is_lost(grid.mycol() as usize) {
@@ -197,20 +234,19 @@ fn send_shares_and_copies(grid: &Grid, ext: &Extended, plan: &Rebuild, groups: &
                 let mine: Vec<(usize, Range<usize>)> =
                     mine.filter_map(|bc| ext.local_block(bc).map(|cols| (bc, cols))).collect();
                 for c in 0..nb {
-                    for (seg, mask) in plan.segments(group, c) {
-                        let p = mask.count_ones() as usize;
+                    for (seg, masks) in plan.segments(group, c) {
                         for k in 0..e {
-                            let (eq, left) = Rebuild::relation(k, p);
+                            let (eq, relation) = Rebuild::relation(k, masks);
                             let equation = group.equations[eq];
                             let out = &mut x[k * lr * nb + c * lr..k * lr * nb + (c + 1) * lr];
                             if equation.holder == mycol {
-                                let stored = if left {
-                                    d(g).map(|d| &d[c * lr..(c + 1) * lr])
-                                } else {
-                                    ext.local_block(equation.block_col).map(|cols| {
+                                let stored = match relation {
+                                    Relation::D => d(g).map(|d| &d[c * lr..(c + 1) * lr]),
+                                    Relation::Upper => d(g).map(|d| &d[(nb + c) * lr..(nb + c + 1) * lr]),
+                                    Relation::C => ext.local_block(equation.block_col).map(|cols| {
                                         let lj = cols.start + c;
                                         &ext.matrix.local()[lj * ld..lj * ld + lr]
-                                    })
+                                    }),
                                 };
                                 if let Some(s) = stored {
                                     out[seg.clone()].copy_from_slice(&s[seg.clone()]);
@@ -221,8 +257,7 @@ fn send_shares_and_copies(grid: &Grid, ext: &Extended, plan: &Rebuild, groups: &
                                 let a = &ext.matrix.local()[lj * ld..lj * ld + lr];
                                 // This member's part of the relation: its rows
                                 // in it.
-                                let (in_c, in_d) = plan.parts(bc * nb + c);
-                                let part = if left { in_d } else { in_c };
+                                let part = Rebuild::rows_in(plan.parts(bc * nb + c), relation);
                                 let rows = seg.start.max(part.start)..seg.end.min(part.end);
                                 if rows.start < rows.end {
                                     let w = plan.layout.weight(equation.index, bc - group.members.start);
@@ -313,17 +348,17 @@ fn receive_lost_blocks(grid: &Grid, ext: &mut Extended, plan: &Rebuild, groups: 
                     col[c_rows..].fill(0.0);
                 }
             }
-            // D is zero until a member of the group is finished.
+            // D (and U) are zero until a member of the group is finished.
             let finished = plan.has_finished(group);
             if let Some(slot) = ext.left_sums.get_mut(g) {
                 let d = slot.get_or_insert_with(Vec::new);
                 if finished {
                     // (Received whole: no zeroing first.)
-                    d.resize(lr * nb, 0.0);
+                    d.resize(plan.side_len, 0.0);
                     grid.recv_exact(d, myrow, from, TAG_CHECKSUM_COPY)?;
                 } else {
                     d.clear();
-                    d.resize(lr * nb, 0.0);
+                    d.resize(plan.side_len, 0.0);
                 }
             }
         }
@@ -347,9 +382,9 @@ fn receive_sum(grid: &Grid, myrow: i32, contributors: &[usize], into: &mut [f64]
 }
 
 /// Erased block `m` of `group` from the `e` relations' right-hand sides
-/// `rhs` (share-major): per row segment of each column, the left-factor
-/// blocks from the D relations and the others from the C relations, each a
-/// small solve ([`ErasurePlan`]).
+/// `rhs` (share-major): per row segment of each column, the blocks in the
+/// D relations from those, the blocks in the U relations from those, and
+/// the others from the C relations, each a small solve ([`ErasurePlan`]).
 fn solve_erased(plan: &Rebuild, group: &GroupRebuild, rhs: &[f64], m: usize) -> Result<Vec<f64>> {
     let (lr, nb, e) = (plan.lr, plan.nb, group.erased.len());
     let len = lr * nb;
@@ -358,31 +393,38 @@ fn solve_erased(plan: &Rebuild, group: &GroupRebuild, rhs: &[f64], m: usize) -> 
             crate::Error::from(blacs_ft::Error::Unrecoverable { reason: format!("checksum rebuild: {err}") })
         })
     };
-    // One pair of systems per set of erased blocks in the D relations: D
-    // over those, C over the others (made when first needed).
-    let mut systems: Vec<Option<(ErasurePlan, ErasurePlan)>> = (0..1usize << e).map(|_| None).collect();
+    // One triple of systems per split of the erased blocks between the
+    // relations: D over the blocks in D, U over those in U, C over the
+    // others (made when first needed).
+    let mut systems: Vec<Option<[ErasurePlan; 3]>> = (0..1usize << (2 * e)).map(|_| None).collect();
     let mut out = vec![0.0; len];
     for c in 0..nb {
-        for (seg, mask) in plan.segments(group, c) {
+        for (seg, masks) in plan.segments(group, c) {
             if seg.is_empty() {
                 continue;
             }
             let n = seg.len();
             let slice = |k: usize| &rhs[k * len + c * lr + seg.start..k * len + c * lr + seg.end];
-            let (left, right) = match &mut systems[mask as usize] {
+            let [in_d, in_upper, in_c] = match &mut systems[(masks.d | masks.upper << e) as usize] {
                 Some(s) => &*s,
                 slot => {
-                    let (d_set, c_set): (Vec<usize>, Vec<usize>) = (0..e).partition(|&i| mask & (1 << i) != 0);
-                    &*slot.insert((erasure(&d_set)?, erasure(&c_set)?))
+                    let set = |f: &dyn Fn(usize) -> bool| (0..e).filter(|&i| f(i)).collect::<Vec<usize>>();
+                    let d_set = set(&|i| masks.d & (1 << i) != 0);
+                    let u_set = set(&|i| masks.upper & (1 << i) != 0);
+                    let c_set = set(&|i| (masks.d | masks.upper) & (1 << i) == 0);
+                    &*slot.insert([erasure(&d_set)?, erasure(&u_set)?, erasure(&c_set)?])
                 }
             };
-            let p = mask.count_ones() as usize;
-            let below = mask & ((1u32 << m) - 1);
-            let in_d = mask & (1 << m) != 0;
-            let (system, first, own, count) = if in_d {
-                (left, 0, below.count_ones() as usize, p)
+            let (p, u) = (masks.d.count_ones() as usize, masks.upper.count_ones() as usize);
+            let below = (1u32 << m) - 1;
+            let (d_below, u_below) =
+                ((masks.d & below).count_ones() as usize, (masks.upper & below).count_ones() as usize);
+            let (system, first, own, count) = if masks.d & (1 << m) != 0 {
+                (in_d, 0, d_below, p)
+            } else if masks.upper & (1 << m) != 0 {
+                (in_upper, p, u_below, u)
             } else {
-                (right, p, m - below.count_ones() as usize, e - p)
+                (in_c, p + u, m - d_below - u_below, e - p - u)
             };
             let parts: Vec<&[f64]> = (first..first + count).map(slice).collect();
             let solved = system.solve(&parts, n).map_err(|err| {
@@ -395,9 +437,9 @@ fn solve_erased(plan: &Rebuild, group: &GroupRebuild, rhs: &[f64], m: usize) -> 
 }
 
 /// Every process of the row, after the data are rebuilt: each checksum that
-/// lost every replica is encoded again on its (replacement) holder, C from
-/// the members' parts on and above their diagonals, D from those below;
-/// every member column sends its whole block.
+/// lost every replica is encoded again on its (replacement) holder: C, D
+/// (and U) from the members' entries each covers; every member column
+/// sends its whole block.
 fn reencode_lost_checksums(grid: &Grid, ext: &mut Extended, plan: &Rebuild, groups: &[GroupRebuild]) -> Result<()> {
     let (mycol, myrow) = (grid.mycol() as usize, grid.myrow());
     let (lr, nb) = (plan.lr, plan.nb);
@@ -413,7 +455,7 @@ fn reencode_lost_checksums(grid: &Grid, ext: &mut Extended, plan: &Rebuild, grou
                 continue;
             }
             let mut csum = vec![0.0; lr * nb];
-            let mut dsum = vec![0.0; lr * nb];
+            let mut dsum = vec![0.0; plan.side_len];
             for bc in group.members.clone() {
                 incoming.resize(lr * nb, 0.0);
                 match ext.block(bc) {
@@ -422,11 +464,14 @@ fn reencode_lost_checksums(grid: &Grid, ext: &mut Extended, plan: &Rebuild, grou
                 }
                 let w = plan.layout.weight(lost.index, bc - group.members.start);
                 for c in 0..nb {
-                    let (in_c, in_d) = plan.parts(bc * nb + c);
-                    let col = c * lr..(c + 1) * lr;
-                    let (a, cs, ds) = (&incoming[col.clone()], &mut csum[col.clone()], &mut dsum[col]);
-                    axpy(&mut cs[in_c.clone()], &a[in_c], w)?;
-                    axpy(&mut ds[in_d.clone()], &a[in_d], w)?;
+                    let parts = plan.parts(bc * nb + c);
+                    let a = &incoming[c * lr..(c + 1) * lr];
+                    axpy(&mut csum[c * lr..(c + 1) * lr][parts.c.clone()], &a[parts.c], w)?;
+                    axpy(&mut dsum[c * lr..(c + 1) * lr][parts.d.clone()], &a[parts.d], w)?;
+                    if !parts.upper.is_empty() {
+                        let us = &mut dsum[(nb + c) * lr..(nb + c + 1) * lr];
+                        axpy(&mut us[parts.upper.clone()], &a[parts.upper], w)?;
+                    }
                 }
             }
             if let Some(block) = ext.block_mut(lost.block_col) {
@@ -470,7 +515,9 @@ mod tests {
         relations: Relations,
     ) -> Rebuild<'_> {
         let rows: Vec<usize> = (0..layout.m()).collect();
-        Rebuild { layout, q: layout.q(), lost_cols, nb: layout.nb(), lr: rows.len(), rows, done_cols, relations }
+        let (lr, nb) = (rows.len(), layout.nb());
+        let side_len = lr * nb * relations.side_sums();
+        Rebuild { layout, q: layout.q(), lost_cols, nb, lr, rows, done_cols, relations, side_len }
     }
 
     /// Too few surviving checksums for a group's erased members is unrecoverable,
@@ -493,7 +540,8 @@ mod tests {
     /// The row segments of an erased column cover its rows once, in
     /// order; for the whole matrix the erased blocks in the D relations
     /// are always the first ones (finished columns come first), further
-    /// down more of them.
+    /// down more of them, and none is in the U relations; for Cholesky's
+    /// lower triangle, an erased block is in U above its diagonal only.
     #[test]
     fn segments_cover_the_rows_in_order() {
         let layout = ChecksumLayout::new(LayoutKind::Rotating { checksums: 2 }, 40, 40, 4, 1, 4).unwrap();
@@ -505,12 +553,20 @@ mod tests {
                     for c in 0..layout.nb() {
                         let mut next = 0;
                         let mut last = 0;
-                        for (rows, mask) in plan.segments(&group, c) {
+                        for (rows, masks) in plan.segments(&group, c) {
                             assert_eq!(rows.start, next, "{relations:?} done={done} g={g} c={c}");
-                            let p = mask.count_ones();
+                            assert_eq!(masks.d & masks.upper, 0);
+                            let p = masks.d.count_ones();
                             if relations == Relations::Whole {
-                                assert_eq!(mask, (1 << p) - 1, "done={done} g={g} c={c}");
+                                assert_eq!(masks.d, (1 << p) - 1, "done={done} g={g} c={c}");
+                                assert_eq!(masks.upper, 0);
                                 assert!(p >= last);
+                            }
+                            for (m, &bc) in group.erased.iter().enumerate() {
+                                let above = rows.end <= bc * layout.nb() + c;
+                                if relations == Relations::LowerTriangle {
+                                    assert_eq!(masks.upper & (1 << m) != 0, above, "done={done} g={g} c={c}");
+                                }
                             }
                             (next, last) = (rows.end, p);
                         }
@@ -519,8 +575,12 @@ mod tests {
                 }
             }
         }
-        assert_eq!(Rebuild::relation(0, 1), (0, true));
-        assert_eq!(Rebuild::relation(1, 1), (0, false));
-        assert_eq!(Rebuild::relation(1, 0), (1, false));
+        let masks = |d, upper| Masks { d, upper };
+        assert_eq!(Rebuild::relation(0, masks(1, 0)), (0, Relation::D));
+        assert_eq!(Rebuild::relation(1, masks(1, 0)), (0, Relation::C));
+        assert_eq!(Rebuild::relation(1, masks(0, 0)), (1, Relation::C));
+        assert_eq!(Rebuild::relation(0, masks(0, 2)), (0, Relation::Upper));
+        assert_eq!(Rebuild::relation(1, masks(1, 2)), (0, Relation::Upper));
+        assert_eq!(Rebuild::relation(1, masks(0, 1)), (0, Relation::C));
     }
 }

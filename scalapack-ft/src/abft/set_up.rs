@@ -3,7 +3,7 @@
 
 use super::extended::{Extended, Start};
 use super::workspace::FtWorkspace;
-use super::Holding;
+use super::{Holding, Relations};
 use crate::error::{agreed_refusal, Error, Result};
 use crate::matrix::DistMatrix;
 use checksum::{ChecksumLayout, LayoutError, LayoutKind};
@@ -38,7 +38,8 @@ fn describe(kind: LayoutKind) -> String {
     }
 }
 
-/// Collective: sets up the call's extended matrix over `a` (when this
+/// Collective: sets up the call's extended matrix over `a`, its checksums
+/// covering `relations` (when this
 /// process's own checks, `check`, passed and `layout` exists), then
 /// agrees on the verdict with every process (see
 /// [`protocol::agree_to_start`]). The extended matrix is set up before the
@@ -55,13 +56,13 @@ pub(crate) fn set_up_call<S>(
     start: &protocol::Start<S>,
     a: &mut DistMatrix,
     work: &mut FtWorkspace,
-    layout: Option<ChecksumLayout>,
+    (layout, relations): (Option<ChecksumLayout>, Relations),
     mut check: Result<()>,
 ) -> Result<(Extended, ChecksumLayout)> {
     let mut ext = None;
     if let (Ok(()), Some(layout)) = (&check, &layout) {
         let how = if start.joining() { Start::Join } else { Start::Fresh };
-        match Extended::new(region.grid(), a, layout, work, how, routine) {
+        match Extended::new(region.grid(), a, layout, work, how, relations, routine) {
             Ok(e) => ext = Some(e),
             Err(e) => check = Err(e),
         }

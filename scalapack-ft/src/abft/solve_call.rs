@@ -108,7 +108,8 @@ pub(crate) fn run_solve<S: SolveSteps, F: 'static>(
         }
         Err(e) => (None, Err(e)),
     };
-    let (ext, layout) = set_up_call(region, S::OP, args.routine, &start, b, work, layout, check)?;
+    let (ext, layout) =
+        set_up_call(region, S::OP, args.routine, &start, b, work, (layout, crate::abft::Relations::Whole), check)?;
     let rhs = ProtectedRhs { ext, layout };
     if mends {
         // The factors, now that the verdict's meeting has mended them.

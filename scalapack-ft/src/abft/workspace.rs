@@ -107,6 +107,21 @@ impl FtWorkspace {
         let layout = ChecksumLayout::new(kind, m, n, nb, p, q).ok()?;
         Some(largest_bytes(&layout, nb, p, q))
     }
+
+    /// [`FtWorkspace::bytes_per_process`] for a factorization whose
+    /// checksums cover `relations` (Cholesky's lower triangle keeps a
+    /// second sum beside each D_g: the upper triangle's).
+    pub(crate) fn bytes_per_process_of(
+        (m, n, nb): (usize, usize, usize),
+        (p, q): (usize, usize),
+        kind: LayoutKind,
+        relations: super::Relations,
+    ) -> Option<u64> {
+        let layout = ChecksumLayout::new(kind, m, n, nb, p, q).ok()?;
+        let (ext_len, d_len, held) = largest_sizes(&layout, nb, p, q);
+        let sums = (d_len * relations.side_sums()) as u64;
+        Some((ext_len as u64).saturating_add(sums.saturating_mul(held as u64)).saturating_mul(8))
+    }
 }
 
 /// The most memory, in bytes, that any process of a `p`×`q` grid needs

@@ -114,7 +114,16 @@ pub fn pdcg_ft_in(
     if !start.joining() {
         check = check.and_then(|()| cg_solve::check_inputs(ROUTINE, grid, a, b, x));
     }
-    let (ext, layout) = set_up_call(region, CgSteps::OP, ROUTINE, &start, a, work, layout.ok(), check)?;
+    let (ext, layout) = set_up_call(
+        region,
+        CgSteps::OP,
+        ROUTINE,
+        &start,
+        a,
+        work,
+        (layout.ok(), crate::abft::Relations::Whole),
+        check,
+    )?;
     let lc = a.local_cols();
     let mut cg = CgSteps {
         ext,

@@ -58,9 +58,9 @@ pub const STEP_PHASES: &[Phase] = crate::drivers::PDPOTRF_FT.step_phases;
 /// lower triangle (L, the trailing matrix, the checksum copies, the sums)
 /// are rebuilt and the loop resumes with the same result as a
 /// failure-free run. The strictly upper triangle is not referenced by
-/// the factorization; the checksums keep it (in the sums D_g), so a
-/// replacement gets it back — it must be finite (a NaN there, or values
-/// far beyond A's scale, spoil the rebuild of L after a loss). A replacement calls
+/// the factorization; the checksums keep it apart (in the sums U_g), so a
+/// replacement gets it back, and whatever it holds (NaN included) spoils
+/// no rebuild of L. A replacement calls
 /// `pdpotrf_ft` with a matrix of the same shape (its content is rebuilt).
 /// More losses in one process row than the layout tolerates are
 /// [`blacs_ft::Error::Unrecoverable`] on every survivor; a loss before the
@@ -88,7 +88,7 @@ pub fn pdpotrf_ft_in(
         }
         return done.outcome().map(|()| FtReport::default());
     }
-    let run = run_on_extended(region, a, opts, work, start)?;
+    let run = run_on_extended(region, a, opts, work, start, Ok(()))?;
     run.ext.release(a, work, true);
     // (Its result is here now, a joining replacement's too.)
     a.set_lost(false);
@@ -98,7 +98,9 @@ pub fn pdpotrf_ft_in(
 
 /// Runs a started call (not one completed before) on the extended matrix
 /// over `a`: what [`pdpotrf_ft`] and the protected factors
-/// ([`super::CholFactors`]) share. On an error `a` and `work` have their
+/// ([`super::CholFactors`]) share. `also` (local): the caller's checks of
+/// its other arguments (B's, for [`super::pdposv_ft`]), agreed in the
+/// same verdict. On an error `a` and `work` have their
 /// storage back (`a`'s content undefined past the first commit point).
 pub(crate) fn run_on_extended(
     region: &mut Region,
@@ -106,6 +108,7 @@ pub(crate) fn run_on_extended(
     opts: &FtOptions,
     work: &mut FtWorkspace,
     start: protocol::Start<CholState>,
+    also: Result<()>,
 ) -> Result<Factored<CholState>> {
     let grid = region.grid();
     let layout = ChecksumLayout::new(opts.layout, a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize);
@@ -118,9 +121,10 @@ pub(crate) fn run_on_extended(
     };
     check = check
         .and_then(|()| check_two_process_columns(ROUTINE, DESCA, "A", grid))
-        .and_then(|()| check_layout(ROUTINE, DESCA, opts.layout, &layout));
-    let (mut ext, layout) = set_up_call(region, CholSteps::OP, ROUTINE, &start, a, work, layout.ok(), check)?;
-    ext.relations = Relations::LowerTriangle;
+        .and_then(|()| check_layout(ROUTINE, DESCA, opts.layout, &layout))
+        .and_then(|()| if start.joining() { Ok(()) } else { also });
+    let (ext, layout) =
+        set_up_call(region, CholSteps::OP, ROUTINE, &start, a, work, (layout.ok(), Relations::LowerTriangle), check)?;
     let model = overhead_model(&layout);
     let n = a.n();
     let chol = PanelFactorization {
@@ -134,6 +138,17 @@ pub(crate) fn run_on_extended(
         },
     };
     chol.run(region, start, opts, model, a, work)
+}
+
+/// The most memory, in bytes, that any process of a `p`×`q` grid needs
+/// to factor an `n`×`n` matrix in `nb`×`nb` blocks with [`pdpotrf_ft`] in
+/// place with the checksum layout `kind` (all global): its extended local
+/// matrix (A's local array included) and the sums it keeps beside its
+/// checksums (D and the upper triangle's, see the module docs). What a
+/// caller checks before allocating anything; `None` for shapes that
+/// cannot carry checksums.
+pub fn bytes_per_process(n: usize, nb: usize, p: usize, q: usize, kind: checksum::LayoutKind) -> Option<u64> {
+    FtWorkspace::bytes_per_process_of((n, n, nb), (p, q), kind, Relations::LowerTriangle)
 }
 
 /// The failure-free cost of the checksums: their share of the trailing

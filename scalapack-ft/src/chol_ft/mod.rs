@@ -34,8 +34,9 @@
 //!
 //! A lost process's blocks are rebuilt from these relations; its entries
 //! in the strictly upper triangle (not referenced, as in ScaLAPACK, and
-//! never changed) are in the D relations from the encoding on, so they
-//! come back too (they must be finite: see docs/fault-tolerance.md).
+//! never changed) come back from U_g, a third sum kept beside D_g and
+//! encoded once, apart from C and D so that whatever the program keeps
+//! there (NaN included) spoils no rebuild of L or of the trailing matrix.
 //!
 //! # Steps
 //! Phase 1 of step k: the diagonal block factored on its owner (`DPOTRF`,
@@ -57,6 +58,6 @@ mod factor;
 mod protected;
 mod solve;
 
-pub use factor::{overhead_model, pdpotrf_ft, pdpotrf_ft_in, STEP_PHASES};
+pub use factor::{bytes_per_process, overhead_model, pdpotrf_ft, pdpotrf_ft_in, STEP_PHASES};
 pub use protected::{CholFactors, CholKind};
-pub use solve::{pdposv_ft, pdpotrs_ft, pdpotrs_ft_in, PosvReport, POTRS_STEP_PHASES};
+pub use solve::{check_rhs, pdposv_ft, pdpotrs_ft, pdpotrs_ft_in, PosvReport, POTRS_STEP_PHASES};

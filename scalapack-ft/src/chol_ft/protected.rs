@@ -13,8 +13,8 @@ use recovery::Region;
 /// Cholesky factors `A = L·Lᵀ` that stay protected after the
 /// factorization returns: the value owns L (in the lower triangle, the
 /// strictly upper one as the program gave it) with its checksums in the
-/// layout of [`crate::abft::FtOptions::layout`] (C_g, and D_g for L and
-/// the upper triangle), and the region rebuilds a lost process's part of
+/// layout of [`crate::abft::FtOptions::layout`] (C_g, D_g for L and U_g
+/// for the upper triangle), and the region rebuilds a lost process's part of
 /// them after a repair. [`super::pdpotrs_ft`] takes them. Dropping the
 /// value releases all of it.
 ///
@@ -59,14 +59,25 @@ impl Factors<CholKind> {
     /// See [`CholFactors`]. On a replacement, a call that completed before
     /// it joined returns at once (no communication) with a hollow copy and
     /// an empty report.
-    pub fn factor(region: &mut Region, mut a: DistMatrix, opts: &FtOptions) -> Result<(CholFactors, FtReport)> {
+    pub fn factor(region: &mut Region, a: DistMatrix, opts: &FtOptions) -> Result<(CholFactors, FtReport)> {
+        CholFactors::factor_checking(region, a, opts, Ok(()))
+    }
+
+    /// [`CholFactors::factor`] with `also` (local), the caller's checks of
+    /// its other arguments, agreed in the factorization's verdict.
+    pub(crate) fn factor_checking(
+        region: &mut Region,
+        mut a: DistMatrix,
+        opts: &FtOptions,
+        also: Result<()>,
+    ) -> Result<(CholFactors, FtReport)> {
         let start = protocol::enter::<CholState, Error>(region, ROUTINE)?;
         if let protocol::Start::Done(state) = start {
             state.outcome()?;
             let factors = CholFactors::again(region, &mut a, (), (opts.layout, Relations::LowerTriangle), ROUTINE)?;
             return Ok((factors, FtReport::default()));
         }
-        let run = run_on_extended(region, &mut a, opts, &mut FtWorkspace::new(), start)?;
+        let run = run_on_extended(region, &mut a, opts, &mut FtWorkspace::new(), start, also)?;
         run.state.outcome()?;
         Ok((CholFactors::register(region, &a, run.ext, run.layout, ()), run.report))
     }

@@ -112,7 +112,9 @@ pub struct PosvReport {
 /// solves) and both reports.
 ///
 /// # Errors
-/// Those of both; a matrix that is not positive definite is
+/// Those of both; B's argument errors ([`check_rhs`]) are agreed in the
+/// factorization's verdict, before A is touched, as PDPOSV checks every
+/// argument first. A matrix that is not positive definite is
 /// [`crate::Error::MinorNotPositiveDefinite`], B then unchanged.
 ///
 /// # Fault tolerance
@@ -123,9 +125,33 @@ pub fn pdposv_ft(
     b: &mut DistMatrix,
     opts: &FtOptions,
 ) -> Result<(CholFactors, PosvReport)> {
-    let (factors, factor) = CholFactors::factor(region, a, opts)?;
+    let rhs = check_rhs(ROUTINE, DESCB, region.grid(), &a, b, opts.layout);
+    let (factors, factor) = CholFactors::factor_checking(region, a, opts, rhs)?;
     let solve = pdpotrs_ft(region, &factors, b, opts)?;
     Ok((factors, PosvReport { factor, solve }))
+}
+
+/// Local: the checks [`pdpotrs_ft`] makes of B (`descb` its descriptor's
+/// position in `routine`'s arguments) against the N×N `a` it will be
+/// solved with, in checksum layout `kind`: B on the grid, N rows in A's
+/// row blocks, a first block column on process column 0 and a shape that
+/// carries the checksums. For a factorization followed by a solve
+/// (PDPOSV), so that a bad B is refused before A is factored.
+///
+/// # Errors
+/// [`crate::Error::Argument`] at B's descriptor entries, as `pdpotrs_ft`
+/// gives them.
+pub fn check_rhs(
+    routine: &str,
+    descb: u32,
+    grid: &Grid,
+    a: &DistMatrix,
+    b: &DistMatrix,
+    kind: crate::abft::LayoutKind,
+) -> Result<()> {
+    check_grid(grid, b, routine, descb, "B")?;
+    check_rhs_rows(routine, descb, a.n(), a, b)?;
+    ProtectedRhs::checked_layout(grid, b, routine, descb, "B", kind).map(drop)
 }
 
 /// The local argument checks of [`pdpotrs_ft`] (the factor's extended

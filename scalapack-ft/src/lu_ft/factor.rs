@@ -139,7 +139,16 @@ pub(crate) fn run_on_extended(
     if !start.joining() {
         check = check.and_then(|()| check_finite(ROUTINE, A, a));
     }
-    let (ext, layout) = set_up_call(region, LuSteps::OP, ROUTINE, &start, a, work, layout.ok(), check)?;
+    let (ext, layout) = set_up_call(
+        region,
+        LuSteps::OP,
+        ROUTINE,
+        &start,
+        a,
+        work,
+        (layout.ok(), crate::abft::Relations::Whole),
+        check,
+    )?;
     let overhead_model = layout.overhead_model_lu();
     let lu = PanelFactorization {
         driver: PanelDriver::new(ext, layout),

@@ -155,7 +155,16 @@ pub(crate) fn run_on_extended(
         // (A replacement's A is meaningless until it is rebuilt.)
         check = check.and_then(|()| check_finite(ROUTINE, A, a));
     }
-    let (ext, layout) = set_up_call(region, QrSteps::OP, ROUTINE, &start, a, work, layout.ok(), check)?;
+    let (ext, layout) = set_up_call(
+        region,
+        QrSteps::OP,
+        ROUTINE,
+        &start,
+        a,
+        work,
+        (layout.ok(), crate::abft::Relations::Whole),
+        check,
+    )?;
     let kmax = a.m().min(a.n());
     let overhead_model = layout.overhead_model();
     let qr = PanelFactorization {
