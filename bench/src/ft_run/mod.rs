@@ -37,9 +37,13 @@ impl SparePrep {
         let (p, q) = (a.grid.p as usize, a.grid.q as usize);
         // Without the memory, nothing is prepared (the replacement then
         // allocates when it joins, and reports it if it cannot).
-        let (matrix, work) =
-            FtWorkspace::for_spare(a.m, a.n, a.nb, p, q, a.ft.as_ref().map(|ft| ft.layout).unwrap_or_default())
-                .unwrap_or_default();
+        let kind = a.ft.as_ref().map(|ft| ft.layout).unwrap_or_default();
+        let prepared = match a.op {
+            // (Cholesky keeps the upper triangle's sums beside D.)
+            Op::Chol => scalapack_ft::chol_ft::spare_workspace(a.n, a.nb, (p, q), kind),
+            _ => FtWorkspace::for_spare(a.m, a.n, a.nb, p, q, kind),
+        };
+        let (matrix, work) = prepared.unwrap_or_default();
         SparePrep { matrix, work }
     }
 }
@@ -47,8 +51,17 @@ impl SparePrep {
 /// [`FtWorkspace::in_place`], or an empty workspace where this process
 /// cannot get the memory: the factorization then tries again inside its
 /// argument agreement, which reports it on every rank.
-fn in_place_or_empty(grid: &blacs_ft::Grid, mat: &mut scalapack_ft::DistMatrix, kind: LayoutKind) -> FtWorkspace {
-    FtWorkspace::in_place(grid, mat, kind).unwrap_or_default()
+fn in_place_or_empty(
+    grid: &blacs_ft::Grid,
+    mat: &mut scalapack_ft::DistMatrix,
+    op: Op,
+    kind: LayoutKind,
+) -> FtWorkspace {
+    match op {
+        Op::Chol => scalapack_ft::chol_ft::workspace_in_place(grid, mat, kind),
+        _ => FtWorkspace::in_place(grid, mat, kind),
+    }
+    .unwrap_or_default()
 }
 
 /// Runs inside MPI; never returns.
@@ -286,7 +299,7 @@ fn timed_ft(
             // The room for the checksum columns and the scratch are
             // allocated and touched before the clock starts, as the matrix
             // is (ScaLAPACK callers hand their WORK array in the same way).
-            let work = in_place_or_empty(region.grid(), &mut mat, opts.layout);
+            let work = in_place_or_empty(region.grid(), &mut mat, a.op, opts.layout);
             (mat, work)
         }
     };
@@ -342,7 +355,7 @@ fn timed_ft(
                     }
                 }
                 mat = make_matrix(region.grid(), a, true)?;
-                work = in_place_or_empty(region.grid(), &mut mat, opts.layout);
+                work = in_place_or_empty(region.grid(), &mut mat, a.op, opts.layout);
                 region.grid().barrier(Scope::All)?;
             }
             factors.factor_ft(region, &mut mat, opts, &mut work)

@@ -1,6 +1,7 @@
 //! Caller-owned scratch of the fault-tolerant factorizations (`pdgeqrf_ft`,
 //! `pdgetrf_ft`): ScaLAPACK's WORK array, typed.
 
+use super::Relations;
 use crate::error::Result;
 use crate::matrix::{touched, DistMatrix};
 use crate::storage::LocalStorage;
@@ -39,12 +40,23 @@ impl FtWorkspace {
     /// the error. Local: more memory than this process can get is an
     /// [`crate::Error::Memory`].
     pub fn for_matrix(grid: &Grid, a: &DistMatrix, kind: LayoutKind) -> Result<FtWorkspace> {
+        FtWorkspace::for_matrix_of(grid, a, kind, Relations::Whole)
+    }
+
+    /// [`FtWorkspace::for_matrix`] for checksums covering `relations`.
+    pub(crate) fn for_matrix_of(
+        grid: &Grid,
+        a: &DistMatrix,
+        kind: LayoutKind,
+        relations: Relations,
+    ) -> Result<FtWorkspace> {
         let Ok(layout) = ChecksumLayout::new(kind, a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize)
         else {
             return Ok(FtWorkspace::default());
         };
         let (ext_len, d_len, held) = sizes(grid, a, &layout);
-        Ok(FtWorkspace { ext: touched(ext_len, ROUTINE, EXTENDED)?.into(), d: sums(held, d_len)? })
+        let d = sums(held, d_len * relations.side_sums())?;
+        Ok(FtWorkspace { ext: touched(ext_len, ROUTINE, EXTENDED)?.into(), d })
     }
 
     /// A workspace for factoring `a` (local) on `grid` (global) in place,
@@ -62,16 +74,26 @@ impl FtWorkspace {
     /// [`crate::Error::Memory`] (`a` is then unchanged but for room that
     /// may have been added).
     pub fn in_place(grid: &Grid, a: &mut DistMatrix, kind: LayoutKind) -> Result<FtWorkspace> {
+        FtWorkspace::in_place_of(grid, a, kind, Relations::Whole)
+    }
+
+    /// [`FtWorkspace::in_place`] for checksums covering `relations`.
+    pub(crate) fn in_place_of(
+        grid: &Grid,
+        a: &mut DistMatrix,
+        kind: LayoutKind,
+        relations: Relations,
+    ) -> Result<FtWorkspace> {
         let Ok(layout) = ChecksumLayout::new(kind, a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize)
         else {
             return Ok(FtWorkspace::default());
         };
         if a.lld() != a.local_rows().max(1) {
-            return FtWorkspace::for_matrix(grid, a, kind);
+            return FtWorkspace::for_matrix_of(grid, a, kind, relations);
         }
         let (ext_len, d_len, held) = sizes(grid, a, &layout);
         a.reserve_room(ext_len, ROUTINE, EXTENDED)?;
-        Ok(FtWorkspace { ext: LocalStorage::default(), d: sums(held, d_len)? })
+        Ok(FtWorkspace { ext: LocalStorage::default(), d: sums(held, d_len * relations.side_sums())? })
     }
 
     /// What a hot spare prepares while it is parked (see
@@ -91,11 +113,22 @@ impl FtWorkspace {
         q: usize,
         kind: LayoutKind,
     ) -> Result<(Vec<f64>, FtWorkspace)> {
+        FtWorkspace::for_spare_of((m, n, nb), (p, q), kind, Relations::Whole)
+    }
+
+    /// [`FtWorkspace::for_spare`] for checksums covering `relations`.
+    pub(crate) fn for_spare_of(
+        (m, n, nb): (usize, usize, usize),
+        (p, q): (usize, usize),
+        kind: LayoutKind,
+        relations: Relations,
+    ) -> Result<(Vec<f64>, FtWorkspace)> {
         let Ok(layout) = ChecksumLayout::new(kind, m, n, nb, p, q) else {
             return Ok((Vec::new(), FtWorkspace::default()));
         };
         let (ext_len, d_len, held) = largest_sizes(&layout, nb, p, q);
-        Ok((touched(ext_len, ROUTINE, EXTENDED)?, FtWorkspace { ext: LocalStorage::default(), d: sums(held, d_len)? }))
+        let d = sums(held, d_len * relations.side_sums())?;
+        Ok((touched(ext_len, ROUTINE, EXTENDED)?, FtWorkspace { ext: LocalStorage::default(), d }))
     }
 
     /// The most memory, in bytes, that any process of a `p`×`q` grid needs
@@ -115,7 +148,7 @@ impl FtWorkspace {
         (m, n, nb): (usize, usize, usize),
         (p, q): (usize, usize),
         kind: LayoutKind,
-        relations: super::Relations,
+        relations: Relations,
     ) -> Option<u64> {
         let layout = ChecksumLayout::new(kind, m, n, nb, p, q).ok()?;
         let (ext_len, d_len, held) = largest_sizes(&layout, nb, p, q);
@@ -210,6 +243,19 @@ mod tests {
         assert_eq!(rn, largest_bytes(&layout(LayoutKind::ReverseNeighbor), nb, p, q));
         assert_eq!(rot, largest_bytes(&layout(LayoutKind::Rotating { checksums: 2 }), nb, p, q));
         assert_ne!(rn, rot);
+        // Cholesky's checksum holders keep the upper triangle's sums beside D.
+        let (_, d_len, held) = largest_sizes(&layout(LayoutKind::ReverseNeighbor), nb, p, q);
+        let chol = FtWorkspace::bytes_per_process_of(
+            (m, n, nb),
+            (p, q),
+            LayoutKind::ReverseNeighbor,
+            Relations::LowerTriangle,
+        );
+        assert_eq!(chol, Some(rn + 8 * (d_len * held) as u64));
+        let (_, work) =
+            FtWorkspace::for_spare_of((m, n, nb), (p, q), LayoutKind::ReverseNeighbor, Relations::LowerTriangle)
+                .unwrap();
+        assert!(work.d.len() == held && work.d.iter().all(|d| d.len() == 2 * d_len));
         let (spare, _) = FtWorkspace::for_spare(m, n, nb, p, q, LayoutKind::Rotating { checksums: 2 }).unwrap();
         assert_eq!(spare.len(), largest_sizes(&layout(LayoutKind::Rotating { checksums: 2 }), nb, p, q).0);
     }

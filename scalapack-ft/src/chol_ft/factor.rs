@@ -151,6 +151,31 @@ pub fn bytes_per_process(n: usize, nb: usize, p: usize, q: usize, kind: checksum
     FtWorkspace::bytes_per_process_of((n, n, nb), (p, q), kind, Relations::LowerTriangle)
 }
 
+/// [`FtWorkspace::in_place`] for [`pdpotrf_ft_in`]: its sums sized for
+/// the Cholesky's (D and the upper triangle's), so that the call
+/// allocates nothing.
+///
+/// # Errors
+/// As [`FtWorkspace::in_place`].
+pub fn workspace_in_place(grid: &Grid, a: &mut DistMatrix, kind: checksum::LayoutKind) -> Result<FtWorkspace> {
+    FtWorkspace::in_place_of(grid, a, kind, Relations::LowerTriangle)
+}
+
+/// [`FtWorkspace::for_spare`] for a hot spare that may join a
+/// [`pdpotrf_ft`] of an `n`×`n` matrix (all global): its sums sized for
+/// the Cholesky's, so that its recovery allocates nothing.
+///
+/// # Errors
+/// As [`FtWorkspace::for_spare`].
+pub fn spare_workspace(
+    n: usize,
+    nb: usize,
+    (p, q): (usize, usize),
+    kind: checksum::LayoutKind,
+) -> Result<(Vec<f64>, FtWorkspace)> {
+    FtWorkspace::for_spare_of((n, n, nb), (p, q), kind, Relations::LowerTriangle)
+}
+
 /// The failure-free cost of the checksums: their share of the trailing
 /// updates' flops, counted step by step over `layout`'s groups (the
 /// rows of each group's checksums below it, every replica).

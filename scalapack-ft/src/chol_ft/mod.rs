@@ -58,6 +58,8 @@ mod factor;
 mod protected;
 mod solve;
 
-pub use factor::{bytes_per_process, overhead_model, pdpotrf_ft, pdpotrf_ft_in, STEP_PHASES};
+pub use factor::{
+    bytes_per_process, overhead_model, pdpotrf_ft, pdpotrf_ft_in, spare_workspace, workspace_in_place, STEP_PHASES,
+};
 pub use protected::{CholFactors, CholKind};
 pub use solve::{check_rhs, pdposv_ft, pdpotrs_ft, pdpotrs_ft_in, PosvReport, POTRS_STEP_PHASES};
