@@ -221,9 +221,12 @@
 // hold their parts. Local: the survivors never see it. The matrix
 // results are recorded as lost here, and a routine given one to read
 // refuses it on every process (`FTLA_INFO_INPUT_LOST`). Not of
-// `pdgetrf_ft_` and `pdgeqrf_ft_`, whose factors ftla keeps protected:
-// their re-run returns INFO = 0 and the replacement's A gets its factors
-// when it meets the survivors (see the header's introduction).
+// `pdgetrf_ft_`, `pdgeqrf_ft_` and `pdpotrf_ft_`, whose factors ftla keeps
+// protected: their re-run returns INFO = 0 and the replacement's A gets
+// its factors when it meets the survivors (see the header's
+// introduction); `pdposv_ft_`'s re-run returns this INFO for its X, but
+// its A, whose factor is kept, is not lost and gets the factor the same
+// way.
 #define FTLA_INFO_RESULT_LOST -10005
 
 // INFO of any other error (an MPI error, a checkpoint that cannot be

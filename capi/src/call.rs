@@ -49,9 +49,12 @@ pub const FTLA_INFO_NO_MEMORY: c_int = -10003;
 /// hold their parts. Local: the survivors never see it. The matrix
 /// results are recorded as lost here, and a routine given one to read
 /// refuses it on every process (`FTLA_INFO_INPUT_LOST`). Not of
-/// `pdgetrf_ft_` and `pdgeqrf_ft_`, whose factors ftla keeps protected:
-/// their re-run returns INFO = 0 and the replacement's A gets its factors
-/// when it meets the survivors (see the header's introduction).
+/// `pdgetrf_ft_`, `pdgeqrf_ft_` and `pdpotrf_ft_`, whose factors ftla keeps
+/// protected: their re-run returns INFO = 0 and the replacement's A gets
+/// its factors when it meets the survivors (see the header's
+/// introduction); `pdposv_ft_`'s re-run returns this INFO for its X, but
+/// its A, whose factor is kept, is not lost and gets the factor the same
+/// way.
 pub const FTLA_INFO_RESULT_LOST: c_int = -10005;
 /// INFO of any other error (an MPI error, a checkpoint that cannot be
 /// used, a local error on another process); the reason is printed on
@@ -244,10 +247,12 @@ pub(crate) fn run<P: Work>(
         }
         Ok(Ended::ResultLost) => {
             // (An array whose factors ftla keeps, such as `pdposv_ft_`'s A,
-            // is not lost: the next meeting mends the factors into it.)
-            let kept = |a: &&ArrayArg| a.key.is_some_and(|k| ctx.kept.find(&k).is_some());
-            let outputs: Vec<ArrayArg> = arrays.iter().filter(|a| !kept(a)).cloned().collect();
-            ctx.lost.lose_outputs(&outputs, r.protection == Protection::FaultTolerant)
+            // is not lost, whatever it held before: the next meeting mends
+            // the factors into it.)
+            let (kept, outputs): (Vec<ArrayArg>, Vec<ArrayArg>) =
+                arrays.iter().cloned().partition(|a| a.key.is_some_and(|k| ctx.kept.find(&k).is_some()));
+            ctx.lost.lose_outputs(&outputs, r.protection == Protection::FaultTolerant);
+            ctx.lost.outputs_written(&kept)
         }
         Err(_) => {}
     }

@@ -125,7 +125,8 @@ pub fn pdposv_ft(
     b: &mut DistMatrix,
     opts: &FtOptions,
 ) -> Result<(CholFactors, PosvReport)> {
-    let rhs = check_rhs(ROUTINE, DESCB, region.grid(), &a, b, opts.layout);
+    // (PDPOSV's B is where PDPOTRS's is.)
+    let rhs = check_rhs("pdposv_ft", DESCB, region.grid(), &a, b, opts.layout);
     let (factors, factor) = CholFactors::factor_checking(region, a, opts, rhs)?;
     let solve = pdpotrs_ft(region, &factors, b, opts)?;
     Ok((factors, PosvReport { factor, solve }))
