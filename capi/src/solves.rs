@@ -300,12 +300,7 @@ pub unsafe extern "C" fn pdpotrs_ft_(
     let key = ArrayKey::of_kept(a, desca);
     let u = letter(uplo);
     let check = |grid: &Grid, ictxt: c_int, kept: &KeptFactors| -> Result<RhsArgs<()>> {
-        // (ScaLAPACK's order: the descriptors, then UPLO and NRHS.)
-        check_two_process_columns(ROUTINE, pdpotrs::DESCA, "A", grid)?;
-        let ca = a_arg.check(ROUTINE, grid, ictxt)?;
-        let cb = b_arg.check(ROUTINE, grid, ictxt)?;
-        crate::drivers::lower_only(ROUTINE, pdpotrs::UPLO, u)?;
-        check_nrhs(ROUTINE, pdpotrs::NRHS, get(nrhs))?;
+        let (ca, cb) = check_chol_solve(ROUTINE, grid, ictxt, (&a_arg, &b_arg), u, nrhs)?;
         let found = kept_for(kept, ROUTINE, key, pdpotrs::A, "pdpotrf_ft_", grid, a)?;
         if (found.a.m, found.a.n) != (ca.n, ca.n) {
             return Err(arg_error(
@@ -549,6 +544,25 @@ fn lcm(a: usize, b: usize) -> usize {
     a.checked_div(x).map_or(0, |q| q * b)
 }
 
+/// The argument checks that `pdpotrs_ft_` and `pdposv_ft_` share, at
+/// PDPOTRS's positions (PDPOSV's are the same) and in ScaLAPACK's order:
+/// the descriptors, then UPLO and NRHS. Local.
+fn check_chol_solve(
+    routine: &str,
+    grid: &Grid,
+    ictxt: c_int,
+    (a_arg, b_arg): (&MatrixArg, &MatrixArg),
+    uplo: u8,
+    nrhs: *const c_int,
+) -> Result<(CheckedMatrix, CheckedMatrix)> {
+    check_two_process_columns(routine, pdpotrs::DESCA, "A", grid)?;
+    let ca = a_arg.check(routine, grid, ictxt)?;
+    let cb = b_arg.check(routine, grid, ictxt)?;
+    crate::drivers::lower_only(routine, pdpotrs::UPLO, uplo)?;
+    check_nrhs(routine, pdpotrs::NRHS, get(nrhs))?;
+    Ok((ca, cb))
+}
+
 /// pdposv_ft_'s matrices: A (as `pdpotrf_ft_` takes it) and B.
 struct PosvArgs {
     a: FactoredArgs,
@@ -630,12 +644,7 @@ pub unsafe extern "C" fn pdposv_ft_(
     let key = ArrayKey::of_kept(a, desca);
     let u = letter(uplo);
     let check = |grid: &Grid, ictxt: c_int, kept: &KeptFactors| -> Result<PosvArgs> {
-        // (ScaLAPACK's order: the descriptors, then UPLO and NRHS.)
-        check_two_process_columns(ROUTINE, pdpotrs::DESCA, "A", grid)?;
-        let ca = a_arg.check(ROUTINE, grid, ictxt)?;
-        let cb = b_arg.check(ROUTINE, grid, ictxt)?;
-        crate::drivers::lower_only(ROUTINE, pdpotrs::UPLO, u)?;
-        check_nrhs(ROUTINE, pdpotrs::NRHS, get(nrhs))?;
+        let (ca, cb) = check_chol_solve(ROUTINE, grid, ictxt, (&a_arg, &b_arg), u, nrhs)?;
         let fa = FactoredArgs::new(&R, grid, ca, a, key.and_then(|k| kept.declared(&k)))?;
         let bm = cb.import(grid, ROUTINE, b, false)?;
         let kind = FtOptions::from_env()?.layout;
