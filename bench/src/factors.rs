@@ -305,29 +305,23 @@ impl Outputs {
         match self {
             Outputs::Tau(tau, o) => qr_ft::pdgeqrf_ft_with(region, mat, tau, opts, work, o).map(|r| (r, None)),
             Outputs::Cholesky(s) => {
-                let Some(system) = s.system.clone() else {
-                    return match chol_ft::pdpotrf_ft_in(region, mat, opts, work) {
-                        Ok(report) => Ok((report, None)),
-                        Err(e @ Error::MinorNotPositiveDefinite { .. }) => {
-                            s.failed = true;
-                            Ok((FtReport::default(), Some(e)))
-                        }
-                        Err(e) => Err(e),
-                    };
-                };
-                let kept = kept_factors_and_solve(
-                    region,
-                    mat,
-                    &mut s.factored,
-                    |region, a| chol_ft::CholFactors::factor(region, a, opts),
-                    |region, f, x| chol_ft::pdpotrs_ft(region, f, x, opts),
-                    (&system, s.seed),
-                );
-                match kept {
-                    Ok(k) => {
+                let done = match s.system.clone() {
+                    None => chol_ft::pdpotrf_ft_in(region, mat, opts, work),
+                    Some(system) => kept_factors_and_solve(
+                        region,
+                        mat,
+                        &mut s.factored,
+                        |region, a| chol_ft::CholFactors::factor(region, a, opts),
+                        |region, f, x| chol_ft::pdpotrs_ft(region, f, x, opts),
+                        (&system, s.seed),
+                    )
+                    .map(|k| {
                         (s.b, s.x, s.solve_s) = (Some(k.b), Some(k.x), Some(k.solve_s));
-                        Ok((k.report, None))
-                    }
+                        k.report
+                    }),
+                };
+                match done {
+                    Ok(report) => Ok((report, None)),
                     Err(e @ Error::MinorNotPositiveDefinite { .. }) => {
                         s.failed = true;
                         Ok((FtReport::default(), Some(e)))

@@ -92,7 +92,7 @@ impl Extended {
         let (mb, nb) = (a.mb(), layout.nb());
         let (lr, lc, lda) = (a.local_rows(), a.local_cols(), a.lld());
         let lde = lr.max(1);
-        let need = sizes(grid, a, layout).0;
+        let (need, d_one, _) = sizes(grid, a, layout);
         let in_place = lda == lde && a.storage_mut().len() >= need;
         // The program's array (lent) is worked in place or not at all: a
         // copy would leave it without the factors its program expects there.
@@ -119,7 +119,7 @@ impl Extended {
         // The sums first: a memory error then leaves A's storage and the
         // workspace's as they were.
         let mycol = grid.mycol() as usize;
-        let d_len = lr * nb * relations.side_sums();
+        let d_len = d_one * relations.side_sums();
         let mut d: Vec<Option<Vec<f64>>> = Vec::with_capacity(layout.groups());
         for g in 0..layout.groups() {
             d.push(if layout.holds_checksum(g, mycol) {

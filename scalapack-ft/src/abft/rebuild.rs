@@ -54,8 +54,6 @@ struct Rebuild<'l> {
     done_cols: usize,
     /// The entries each relation covers.
     relations: Relations,
-    /// The length of the side sums (D, and U) a checksum holder keeps.
-    side_len: usize,
 }
 
 /// The relation an entry of an erased block is rebuilt from.
@@ -79,6 +77,12 @@ struct Masks {
 }
 
 impl Rebuild<'_> {
+    /// The length of the sums a checksum holder keeps beside its C
+    /// replica (D, and U).
+    fn side_len(&self) -> usize {
+        self.lr * self.nb * self.relations.side_sums()
+    }
+
     fn is_lost(&self, pc: usize) -> bool {
         self.lost_cols.contains(&pc)
     }
@@ -199,7 +203,6 @@ pub(crate) fn rebuild_lost_blocks(
         rows: (0..lr).map(|li| ext.matrix.global_row(li)).collect(),
         done_cols: (committed * nb).min(layout.m().min(layout.n())),
         relations: ext.relations,
-        side_len: lr * nb * ext.relations.side_sums(),
     };
     let groups = (0..layout.groups()).map(|g| plan.group(g)).collect::<Result<Vec<_>>>()?;
     if plan.is_lost(grid.mycol() as usize) {
@@ -354,11 +357,11 @@ fn receive_lost_blocks(grid: &Grid, ext: &mut Extended, plan: &Rebuild, groups: 
                 let d = slot.get_or_insert_with(Vec::new);
                 if finished {
                     // (Received whole: no zeroing first.)
-                    d.resize(plan.side_len, 0.0);
+                    d.resize(plan.side_len(), 0.0);
                     grid.recv_exact(d, myrow, from, TAG_CHECKSUM_COPY)?;
                 } else {
                     d.clear();
-                    d.resize(plan.side_len, 0.0);
+                    d.resize(plan.side_len(), 0.0);
                 }
             }
         }
@@ -455,7 +458,7 @@ fn reencode_lost_checksums(grid: &Grid, ext: &mut Extended, plan: &Rebuild, grou
                 continue;
             }
             let mut csum = vec![0.0; lr * nb];
-            let mut dsum = vec![0.0; plan.side_len];
+            let mut dsum = vec![0.0; plan.side_len()];
             for bc in group.members.clone() {
                 incoming.resize(lr * nb, 0.0);
                 match ext.block(bc) {
@@ -515,9 +518,7 @@ mod tests {
         relations: Relations,
     ) -> Rebuild<'_> {
         let rows: Vec<usize> = (0..layout.m()).collect();
-        let (lr, nb) = (rows.len(), layout.nb());
-        let side_len = lr * nb * relations.side_sums();
-        Rebuild { layout, q: layout.q(), lost_cols, nb, lr, rows, done_cols, relations, side_len }
+        Rebuild { layout, q: layout.q(), lost_cols, nb: layout.nb(), lr: rows.len(), rows, done_cols, relations }
     }
 
     /// Too few surviving checksums for a group's erased members is unrecoverable,

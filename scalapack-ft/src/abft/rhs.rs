@@ -82,7 +82,7 @@ impl ProtectedRhs {
         kind: LayoutKind,
     ) -> Option<u64> {
         let layout = ChecksumLayout::new(kind, m, nrhs, column_block(nb_b, nrhs), p, q).ok()?;
-        Some(largest_bytes(&layout, mb, p, q))
+        Some(largest_bytes(&layout, mb, p, q, super::Relations::Whole))
     }
 
     /// Local: B (argument `name`, its descriptor argument `position` of

@@ -55,7 +55,7 @@ impl FtWorkspace {
             return Ok(FtWorkspace::default());
         };
         let (ext_len, d_len, held) = sizes(grid, a, &layout);
-        let d = sums(held, d_len * relations.side_sums())?;
+        let d = sums(held, d_len, relations)?;
         Ok(FtWorkspace { ext: touched(ext_len, ROUTINE, EXTENDED)?.into(), d })
     }
 
@@ -93,7 +93,7 @@ impl FtWorkspace {
         }
         let (ext_len, d_len, held) = sizes(grid, a, &layout);
         a.reserve_room(ext_len, ROUTINE, EXTENDED)?;
-        Ok(FtWorkspace { ext: LocalStorage::default(), d: sums(held, d_len * relations.side_sums())? })
+        Ok(FtWorkspace { ext: LocalStorage::default(), d: sums(held, d_len, relations)? })
     }
 
     /// What a hot spare prepares while it is parked (see
@@ -127,7 +127,7 @@ impl FtWorkspace {
             return Ok((Vec::new(), FtWorkspace::default()));
         };
         let (ext_len, d_len, held) = largest_sizes(&layout, nb, p, q);
-        let d = sums(held, d_len * relations.side_sums())?;
+        let d = sums(held, d_len, relations)?;
         Ok((touched(ext_len, ROUTINE, EXTENDED)?, FtWorkspace { ext: LocalStorage::default(), d }))
     }
 
@@ -138,7 +138,7 @@ impl FtWorkspace {
     /// allocating anything; `None` for shapes that cannot carry checksums.
     pub fn bytes_per_process(m: usize, n: usize, nb: usize, p: usize, q: usize, kind: LayoutKind) -> Option<u64> {
         let layout = ChecksumLayout::new(kind, m, n, nb, p, q).ok()?;
-        Some(largest_bytes(&layout, nb, p, q))
+        Some(largest_bytes(&layout, nb, p, q, Relations::Whole))
     }
 
     /// [`FtWorkspace::bytes_per_process`] for a factorization whose
@@ -151,18 +151,18 @@ impl FtWorkspace {
         relations: Relations,
     ) -> Option<u64> {
         let layout = ChecksumLayout::new(kind, m, n, nb, p, q).ok()?;
-        let (ext_len, d_len, held) = largest_sizes(&layout, nb, p, q);
-        let sums = (d_len * relations.side_sums()) as u64;
-        Some((ext_len as u64).saturating_add(sums.saturating_mul(held as u64)).saturating_mul(8))
+        Some(largest_bytes(&layout, nb, p, q, relations))
     }
 }
 
 /// The most memory, in bytes, that any process of a `p`×`q` grid needs
 /// for the extended matrix of `layout` (its columns in the layout's
-/// blocks) with rows in blocks of `mb`, and its left-factor sums.
-pub(crate) fn largest_bytes(layout: &ChecksumLayout, mb: usize, p: usize, q: usize) -> u64 {
+/// blocks) with rows in blocks of `mb`, and the sums beside its checksums
+/// (D, and U for `relations` of one triangle).
+pub(crate) fn largest_bytes(layout: &ChecksumLayout, mb: usize, p: usize, q: usize, relations: Relations) -> u64 {
     let (ext_len, d_len, held) = largest_sizes(layout, mb, p, q);
-    let elements = (ext_len as u64).saturating_add((d_len as u64).saturating_mul(held as u64));
+    let sums = (d_len * relations.side_sums()) as u64;
+    let elements = (ext_len as u64).saturating_add(sums.saturating_mul(held as u64));
     elements.saturating_mul(std::mem::size_of::<f64>() as u64)
 }
 
@@ -170,9 +170,10 @@ pub(crate) fn largest_bytes(layout: &ChecksumLayout, mb: usize, p: usize, q: usi
 const ROUTINE: &str = "FtWorkspace";
 const EXTENDED: &str = "the checksum-extended matrix";
 
-/// `held` left-factor sums of `len` elements each, touched.
-fn sums(held: usize, len: usize) -> Result<Vec<Vec<f64>>> {
-    (0..held).map(|_| touched(len, ROUTINE, "the left-factor checksums")).collect()
+/// The sums beside `held` checksums, each D of `len` elements (and U for
+/// `relations` of one triangle), touched.
+fn sums(held: usize, len: usize, relations: Relations) -> Result<Vec<Vec<f64>>> {
+    (0..held).map(|_| touched(len * relations.side_sums(), ROUTINE, "the left-factor checksums")).collect()
 }
 
 /// The largest [`sizes_at`] over every position of a `p`×`q` grid, rows
@@ -240,8 +241,8 @@ mod tests {
         let rn = FtWorkspace::bytes_per_process(m, n, nb, p, q, LayoutKind::ReverseNeighbor).unwrap();
         let rot = FtWorkspace::bytes_per_process(m, n, nb, p, q, LayoutKind::Rotating { checksums: 2 }).unwrap();
         let layout = |kind| ChecksumLayout::new(kind, m, n, nb, p, q).unwrap();
-        assert_eq!(rn, largest_bytes(&layout(LayoutKind::ReverseNeighbor), nb, p, q));
-        assert_eq!(rot, largest_bytes(&layout(LayoutKind::Rotating { checksums: 2 }), nb, p, q));
+        assert_eq!(rn, largest_bytes(&layout(LayoutKind::ReverseNeighbor), nb, p, q, Relations::Whole));
+        assert_eq!(rot, largest_bytes(&layout(LayoutKind::Rotating { checksums: 2 }), nb, p, q, Relations::Whole));
         assert_ne!(rn, rot);
         // Cholesky's checksum holders keep the upper triangle's sums beside D.
         let (_, d_len, held) = largest_sizes(&layout(LayoutKind::ReverseNeighbor), nb, p, q);
