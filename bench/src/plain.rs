@@ -34,7 +34,7 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
     let mut mat = make_matrix(grid, a, true)?;
     let (m, n) = (mat.m(), mat.n());
     let original = ((a.check || a.solve.is_some()) && a.op != Op::Cg).then(|| mat.clone());
-    let dgemm = local_dgemm_gflops(grid)?;
+    let (dgemm, order) = local_dgemm_gflops(grid, a.planned_flops(m, n))?;
     if root {
         // (QR: the panel method, and what it picks on this grid.)
         let panel = match a.op {
@@ -47,7 +47,7 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
         };
         println!(
             "ftla {}: {m}x{n} matrix, NB {}, {} grid{panel}, OpenBLAS kernel {} (1 thread per rank), local DGEMM \
-             {dgemm:.1} Gflop/s",
+             {dgemm:.1} Gflop/s (order {order})",
             a.op.name(),
             a.nb,
             a.grid,
@@ -77,6 +77,7 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
     report.nrhs = a.solve.as_ref().map(|s| s.nrhs);
     report.solve_s = factors.solve_seconds();
     report.dgemm_gflops = dgemm;
+    report.dgemm_order = Some(order);
     report.blas_kernel = blas::kernel_name();
     report.blas_threads_per_rank = Some(1);
     report.phases_s = Some(crate::phases::seconds_by_name(&profile));

@@ -373,6 +373,15 @@ impl FactorJob {
         }
     }
 
+    /// Floating-point operations of a run on an `m`×`n` matrix, before it
+    /// ran: the factorization's, CG's at its iteration limit.
+    pub fn planned_flops(&self, m: usize, n: usize) -> f64 {
+        match self.op {
+            Op::Cg => scalapack_ft::cg::cg_flops(n, self.cg.maxit),
+            op => op.flops(m, n),
+        }
+    }
+
     /// Steps of the factorization (panels of NB columns), when the shape
     /// is known; CG's most (the initial residual, `maxit` iterations, the
     /// final residual).

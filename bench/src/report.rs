@@ -322,6 +322,10 @@ pub struct FactorReport {
     /// Local DGEMM rate per rank, measured in the same run.
     #[serde(deserialize_with = "nan_if_null")]
     pub dgemm_gflops: f64,
+    /// The order of the square DGEMM that measured it (1024, smaller for
+    /// a run of fewer flops than the measurement's).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub dgemm_order: Option<usize>,
     /// The OpenBLAS kernel that ran.
     pub blas_kernel: String,
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -413,6 +417,7 @@ impl FactorReport {
             lstsq_residual: None,
             nrhs: None,
             dgemm_gflops: 0.0,
+            dgemm_order: None,
             blas_kernel: String::new(),
             blas_threads_per_rank: None,
             eps: None,

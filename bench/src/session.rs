@@ -75,12 +75,27 @@ impl Session {
     }
 }
 
+/// The order of the square DGEMM that measures the local rate of a run
+/// of `run_flops` in all on `nprocs` processes: 1024, or the largest of
+/// 768, 512, 384, 256 and 128 whose four products (a warm-up and three
+/// timed) do no more than the run's share of a process, so that a small
+/// run is not timed by a measurement many times its own length (at 1024
+/// the measurement is 8.6 Gflop per process: seconds on an oversubscribed
+/// laptop, against milliseconds for N = 256).
+pub fn dgemm_probe_order(run_flops: f64, nprocs: usize) -> usize {
+    let share = run_flops / nprocs.max(1) as f64;
+    [1024usize, 768, 512, 384, 256].into_iter().find(|&n| 8.0 * (n as f64).powi(3) <= share).unwrap_or(128)
+}
+
 /// Collective: the local DGEMM rate, measured by every rank at once (so it
-/// sees the same contention as the factorization), averaged over the ranks.
-pub fn local_dgemm_gflops(grid: &Grid) -> blacs_ft::Result<f64> {
-    let mut rate = [scalapack_ft::blas::measure_dgemm_gflops(1024)];
+/// sees the same contention as the factorization), averaged over the ranks,
+/// at the order [`dgemm_probe_order`] gives for a run of `run_flops`;
+/// returns the rate and that order.
+pub fn local_dgemm_gflops(grid: &Grid, run_flops: f64) -> blacs_ft::Result<(f64, usize)> {
+    let order = dgemm_probe_order(run_flops, grid.size() as usize);
+    let mut rate = [scalapack_ft::blas::measure_dgemm_gflops(order)];
     grid.sum(Scope::All, &mut rate, None)?;
-    Ok(rate[0] / grid.size() as f64)
+    Ok((rate[0] / grid.size() as f64, order))
 }
 
 /// `detect 25.1, revoke 0.0, ... = 1119.0 ms`.
@@ -217,5 +232,18 @@ mod tests {
         assert_eq!(super::median(&[3.0, 1.0, 2.0]), 2.0);
         assert_eq!(super::median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
         assert_eq!(super::median(&[]), 0.0);
+    }
+
+    #[test]
+    fn dgemm_probe_order_follows_the_runs_flops() {
+        use super::dgemm_probe_order;
+        // A benchmark's run: 1024 (QR N = 4096 on 1x2, 46 Gflop a process).
+        assert_eq!(dgemm_probe_order(4.0 / 3.0 * 4096f64.powi(3), 2), 1024);
+        // Exactly the measurement's flops at 768 (3.6 Gflop a process).
+        assert_eq!(dgemm_probe_order(4.0 * 8.0 * 768f64.powi(3), 4), 768);
+        assert_eq!(dgemm_probe_order(4.0 * 8.0 * 768f64.powi(3) - 1.0, 4), 512);
+        // A test's run (N = 256 on 2x2), and nothing at all.
+        assert_eq!(dgemm_probe_order(4.0 / 3.0 * 256f64.powi(3), 4), 128);
+        assert_eq!(dgemm_probe_order(0.0, 0), 128);
     }
 }

@@ -559,7 +559,7 @@ fn measure(
     } else {
         None
     };
-    let dgemm = local_dgemm_gflops(region.grid())?;
+    let (dgemm, dgemm_order) = local_dgemm_gflops(region.grid(), factors.flops(a.op, m, n))?;
     let checkpoints = region
         .checkpoints()
         .iter()
@@ -594,6 +594,7 @@ fn measure(
         resumed_at_step,
         compare,
         dgemm,
+        dgemm_order,
     })
 }
 

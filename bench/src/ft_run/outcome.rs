@@ -31,6 +31,7 @@ pub(super) struct FtOutcome {
     pub(super) compare: Option<Compare>,
     /// The local DGEMM rate measured in the same run.
     pub(super) dgemm: f64,
+    pub(super) dgemm_order: usize,
     /// Where this process's time went in the main run.
     pub(super) profile: recovery::profile::Profile,
 }
@@ -189,6 +190,7 @@ impl FtOutcome {
         r.nrhs = a.solve.as_ref().map(|s| s.nrhs);
         r.solve_s = self.factors.solve_seconds();
         r.dgemm_gflops = self.dgemm;
+        r.dgemm_order = Some(self.dgemm_order);
         r.blas_kernel = blas::kernel_name();
         r.recoveries = Some(self.report.recoveries.iter().map(RecoveryEntry::from).collect());
         r.restarts = Some(self.restarts);
