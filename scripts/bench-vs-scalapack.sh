@@ -5,7 +5,9 @@
 # checks residuals on every run, and prints the median Gflop/s of each side
 # and their ratio. The size is N (square) or MxN (QR: M rows, N columns;
 # lu and chol want a square matrix);
-# arguments after REPS go to ours only (e.g. --panel tsqr).
+# arguments after REPS go to ours only (e.g. --panel tsqr). FTLA=PATH runs
+# that ftla (built with the distribution's ScaLAPACK set up) instead of
+# setting up and building this checkout's.
 #   scripts/bench-vs-scalapack.sh qr 1x2 4096 64 5
 #   scripts/bench-vs-scalapack.sh qr 2x1 131072x256 64 5 --panel auto
 #   scripts/bench-vs-scalapack.sh chol 2x2 4096 64 5
@@ -34,9 +36,13 @@ if [[ $size == *x* ]]; then
 else
   m=$size; n=$size
 fi
-"$here/scripts/setup.sh" --scalapack
-cargo build --release --quiet --manifest-path "$here/Cargo.toml" -p ftla-bench
-ftla="$here/target/release/ftla"
+if [ -n "${FTLA:-}" ]; then
+  ftla=$FTLA # an ftla already built (no set-up, no build)
+else
+  "$here/scripts/setup.sh" --scalapack
+  cargo build --release --quiet --manifest-path "$here/Cargo.toml" -p ftla-bench
+  ftla="$here/target/release/ftla"
+fi
 out=$(mktemp -d)
 for ((i = 1; i <= reps; i++)); do
   "$ftla" "$op" --grid "$grid" --m "$m" --n "$n" --nb "$nb" --check --json "$out/ours-$i.json" --timeout 600 \
