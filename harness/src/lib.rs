@@ -65,8 +65,10 @@ fn describe(cmd: &Command) -> String {
 /// feature `full-tests`; the macro expands in the test crate, whose feature
 /// decides):
 ///
-/// ```ignore
-/// for kill in harness::cases!(["1@2:panel", "1@2:update", "3@9:commit"], core = 1) { … }
+/// ```
+/// let kills = harness::cases!(["1@2:panel", "1@2:update", "3@9:commit"], core = 1);
+/// // (This doctest's crate has no `full-tests` feature: the core tier's one.)
+/// assert_eq!(kills, ["1@2:panel"]);
 /// ```
 #[macro_export]
 macro_rules! cases {
