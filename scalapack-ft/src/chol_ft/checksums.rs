@@ -14,10 +14,11 @@ use checksum::ChecksumLayout;
 /// it (`lrows`×`kb`, its last local rows).
 ///
 /// The rows inside a group take a small DGEMM and the diagonal's DSYRK
-/// each. The rows below the groups take the whole groups' sums, in one
-/// DGEMM per band of rows: a process's checksum columns lie side by side
-/// after its data columns, later groups first, so the groups that end
-/// above a row are the last of its active checksum columns.
+/// each. The rows below the groups take the whole groups' sums: a
+/// process's checksum columns lie side by side after its data columns,
+/// later groups first, so the groups that end above a row are the last of
+/// its active checksum columns, and the rows each column needs form a
+/// staircase, cut into a few large DGEMMs ([`staircase`]).
 pub(crate) fn update(
     ext: &mut Extended,
     layout: &ChecksumLayout,
@@ -108,14 +109,38 @@ pub(crate) fn update(
         return;
     }
     let packed: Vec<f64> = held.iter().flat_map(|h| h.2.iter().copied()).collect();
-    for j in 0..held.len() {
-        let (c0, start) = (held[j].0, held[j].1);
-        let end = if j == 0 { lr } else { held[j - 1].1 };
-        if start < end {
-            let cols = (held.len() - j) * nb;
-            tail(ext, (&rows[start - top..], lrows), (&packed[j * kb * nb..], kb), (start..end, c0, cols));
-        }
+    let starts: Vec<usize> = held.iter().map(|h| h.1).collect();
+    staircase(&starts, 0..held.len(), lr, &mut |cols, rows_range| {
+        let (c0, ncols) = (held[cols.start].0, cols.len() * nb);
+        let l = &rows[rows_range.start - top..];
+        tail(ext, (l, lrows), (&packed[cols.start * kb * nb..], kb), (rows_range, c0, ncols));
+    });
+}
+
+/// Splits the staircase under the checksum columns into rectangles, one
+/// DGEMM each: column `j` of `cols` needs the rows `starts[j]..bottom`,
+/// with `starts` non-increasing (later columns reach higher). The columns
+/// from the middle on share the rows from the middle's start down: one
+/// rectangle; the columns before it and the rows above it, recursively.
+/// About as many calls as a DGEMM per band of rows, but the large ones
+/// come first and span many rows and columns, so that OpenBLAS packs each
+/// operand a few times instead of the right operand once per band.
+fn staircase(
+    starts: &[usize],
+    cols: std::ops::Range<usize>,
+    bottom: usize,
+    dgemm: &mut dyn FnMut(std::ops::Range<usize>, std::ops::Range<usize>),
+) {
+    if cols.is_empty() {
+        return;
     }
+    let mid = cols.start + cols.len() / 2;
+    let top = starts[mid];
+    if top < bottom {
+        dgemm(mid..cols.end, top..bottom);
+    }
+    staircase(starts, cols.start..mid, bottom, dgemm);
+    staircase(starts, mid + 1..cols.end, top.min(bottom), dgemm);
 }
 
 /// `C −= L·B` on the local rows `rows` of the local columns `c0..c0+cols`
@@ -169,6 +194,28 @@ pub(crate) fn overhead_model(layout: &ChecksumLayout) -> f64 {
 mod tests {
     use super::*;
     use checksum::LayoutKind;
+
+    /// The rectangles cover the staircase exactly once: every (column,
+    /// row) with row in starts[column]..bottom, and nothing else.
+    #[test]
+    fn the_staircase_is_covered_exactly_once() {
+        for starts in [vec![], vec![5], vec![9, 7, 7, 4, 2, 0], vec![3, 3, 3], vec![12, 11, 8, 8, 6, 3, 1, 0, 0]] {
+            let bottom = 12;
+            let mut hits = vec![vec![0; bottom]; starts.len()];
+            staircase(&starts, 0..starts.len(), bottom, &mut |cols, rows| {
+                for c in cols {
+                    for r in rows.clone() {
+                        hits[c][r] += 1;
+                    }
+                }
+            });
+            for (c, col) in hits.iter().enumerate() {
+                for (r, &h) in col.iter().enumerate() {
+                    assert_eq!(h, usize::from(r >= starts[c]), "{starts:?}: column {c}, row {r}");
+                }
+            }
+        }
+    }
 
     /// On a large matrix the checksums cost the layout's share of the
     /// update, as for the whole-matrix factorizations: 2/Q for the pairs,
