@@ -4,6 +4,7 @@
 
 use blacs_ft::launch::Outcome;
 use blacs_ft::{Grid, GridOptions, Injector, Joined, RepairMode, RepairReport, Runtime, Scope};
+use serde::{Deserialize, Serialize};
 
 /// A process that holds a grid rank.
 pub struct Session {
@@ -107,74 +108,118 @@ pub fn breakdown(r: &RepairReport) -> String {
     )
 }
 
-/// A report as a row of numbers for the grid's reductions and broadcasts:
-/// 7 times, mode, epoch, attempts, lost spares, then one flag per grid rank
-/// (killed or not). Every field combines by maximum.
-const HEAD: usize = 11;
+/// One rank's view of a repair as it travels between the ranks, in the
+/// one codec ([`recovery::codec`]). (`RepairReport`'s own serde form is the
+/// JSON's, which leaves the epoch, the attempts and the lost spares out.)
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+struct SeenRepair {
+    epoch: u32,
+    /// `None`: nobody died (a [`RepairMode::NoLoss`] repair).
+    mode: Option<RepairMode>,
+    killed: Vec<i32>,
+    lost_spares: u64,
+    attempts: u32,
+    /// detect, revoke, shrink, spawn, merge, split, total (ms).
+    times_ms: [f64; 7],
+}
 
-fn encode(r: &RepairReport, row: &mut [f64]) {
-    row[..HEAD].copy_from_slice(&[
-        r.detect_ms,
-        r.revoke_ms,
-        r.shrink_ms,
-        r.spawn_ms,
-        r.merge_ms,
-        r.split_ms,
-        r.total_ms,
-        match r.mode {
-            RepairMode::Spawn => 2.0,
-            RepairMode::Spare => 1.0,
-            RepairMode::Cof => 3.0,
-            RepairMode::Resume => 4.0,
-            RepairMode::NoLoss => 0.0,
-        },
-        r.epoch as f64,
-        r.attempts as f64,
-        r.lost_spares as f64,
-    ]);
-    for &k in &r.killed {
-        if let Some(f) = row.get_mut(HEAD + k as usize) {
-            *f = 1.0;
+impl From<&RepairReport> for SeenRepair {
+    fn from(r: &RepairReport) -> SeenRepair {
+        SeenRepair {
+            epoch: r.epoch,
+            mode: (r.mode != RepairMode::NoLoss).then_some(r.mode),
+            killed: r.killed.clone(),
+            lost_spares: r.lost_spares as u64,
+            attempts: r.attempts,
+            times_ms: [r.detect_ms, r.revoke_ms, r.shrink_ms, r.spawn_ms, r.merge_ms, r.split_ms, r.total_ms],
         }
     }
 }
 
-fn decode(row: &[f64]) -> RepairReport {
-    RepairReport {
-        detect_ms: row[0],
-        revoke_ms: row[1],
-        shrink_ms: row[2],
-        spawn_ms: row[3],
-        merge_ms: row[4],
-        split_ms: row[5],
-        total_ms: row[6],
-        mode: match row[7] as i32 {
-            4 => RepairMode::Resume,
-            3 => RepairMode::Cof,
-            2 => RepairMode::Spawn,
-            1 => RepairMode::Spare,
-            _ => RepairMode::NoLoss,
-        },
-        epoch: row[8] as u32,
-        attempts: row[9] as u32,
-        lost_spares: row[10] as usize,
-        killed: (HEAD..row.len()).filter(|&i| row[i] > 0.5).map(|i| (i - HEAD) as i32).collect(),
+impl From<SeenRepair> for RepairReport {
+    fn from(s: SeenRepair) -> RepairReport {
+        let [detect_ms, revoke_ms, shrink_ms, spawn_ms, merge_ms, split_ms, total_ms] = s.times_ms;
+        RepairReport {
+            epoch: s.epoch,
+            mode: s.mode.unwrap_or(RepairMode::NoLoss),
+            killed: s.killed,
+            lost_spares: s.lost_spares as usize,
+            attempts: s.attempts,
+            detect_ms,
+            revoke_ms,
+            shrink_ms,
+            spawn_ms,
+            merge_ms,
+            split_ms,
+            total_ms,
+        }
     }
+}
+
+/// Which of two ranks' modes the agreed report keeps: a job resumed over
+/// a relaunch over a spawn over a spare over none (a repair that spawned
+/// any replacement is a spawn).
+fn precedence(mode: Option<RepairMode>) -> u8 {
+    match mode {
+        None | Some(RepairMode::NoLoss) => 0,
+        Some(RepairMode::Spare) => 1,
+        Some(RepairMode::Spawn) => 2,
+        Some(RepairMode::Cof) => 3,
+        Some(RepairMode::Resume) => 4,
+    }
+}
+
+/// The survivors' views as one: every time the largest (the critical
+/// path), the mode by [`precedence`], every killed rank once.
+fn merged(views: impl IntoIterator<Item = SeenRepair>) -> SeenRepair {
+    views.into_iter().fold(SeenRepair::default(), |mut all, v| {
+        all.epoch = all.epoch.max(v.epoch);
+        if precedence(v.mode) > precedence(all.mode) {
+            all.mode = v.mode;
+        }
+        all.killed.extend(v.killed);
+        all.killed.sort_unstable();
+        all.killed.dedup();
+        all.lost_spares = all.lost_spares.max(v.lost_spares);
+        all.attempts = all.attempts.max(v.attempts);
+        for (a, t) in all.times_ms.iter_mut().zip(v.times_ms) {
+            *a = a.max(t);
+        }
+        all
+    })
+}
+
+/// Collective: every rank's `bytes`, in grid rank order.
+fn all_bytes(grid: &Grid, bytes: &[u8]) -> blacs_ft::Result<Vec<Vec<u8>>> {
+    let lens = grid.allgather(Scope::All, &[bytes.len() as i64])?;
+    let width = lens.iter().copied().max().unwrap_or(0).max(0) as usize;
+    let mut padded = bytes.to_vec();
+    padded.resize(width, 0);
+    let all = grid.allgather(Scope::All, &padded)?;
+    Ok(lens.iter().enumerate().map(|(r, &len)| all[r * width..r * width + len.max(0) as usize].to_vec()).collect())
+}
+
+/// A value that came over the wire, or the error that says it did not.
+fn decoded<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> blacs_ft::Result<T> {
+    recovery::codec::decode(bytes).ok_or_else(|| blacs_ft::Error::Unrecoverable {
+        reason: format!("{what} received from another rank does not decode"),
+    })
 }
 
 /// Collective, run by survivors right after [`Grid::recover`] (with their
 /// report and the detection time they measured) and by a replacement as its
 /// first act (with `None`). Every rank returns the same report: the
-/// element-wise maximum of the survivors' times (the critical path), their
-/// repair mode and the killed ranks; `total_ms` includes the detection.
+/// largest of the survivors' times (the critical path), their repair mode
+/// and the killed ranks; `total_ms` includes the detection.
 pub fn agree_on_repair(grid: &Grid, local: Option<(&RepairReport, f64)>) -> blacs_ft::Result<RepairReport> {
-    let mut v = vec![0.0f64; HEAD + grid.size() as usize];
-    if let Some((r, detect)) = local {
-        let with_detect = RepairReport { detect_ms: detect, total_ms: detect + r.total_ms, ..r.clone() };
-        encode(&with_detect, &mut v);
-    }
-    grid.max(Scope::All, &mut v)?;
-    Ok(decode(&v))
+    let mine = local.map(|(r, detect)| {
+        SeenRepair::from(&RepairReport { detect_ms: detect, total_ms: detect + r.total_ms, ..r.clone() })
+    });
+    let views = all_bytes(grid, &recovery::codec::encode(&mine))?
+        .iter()
+        .map(|b| decoded::<Option<SeenRepair>>(b, "a repair report"))
+        .collect::<blacs_ft::Result<Vec<_>>>()?;
+    Ok(merged(views.into_iter().flatten()).into())
 }
 
 /// Collective: everybody adopts the largest step counter and the longest
@@ -188,15 +233,13 @@ pub fn sync_progress(grid: &Grid, step: &mut i64, history: &mut Vec<RepairReport
     let Some(holder) = grid.lowest_rank_where(history.len() == want)? else {
         return Ok(());
     };
-    let w = HEAD + grid.size() as usize;
-    let mut flat = vec![0.0f64; want * w];
-    if grid.rank() == holder {
-        for (r, row) in history.iter().zip(flat.chunks_exact_mut(w)) {
-            encode(r, row);
-        }
-    }
-    grid.broadcast(Scope::All, &mut flat, holder)?;
-    *history = flat.chunks_exact(w).map(decode).collect();
+    let mine = if grid.rank() == holder {
+        recovery::codec::encode(&history.iter().map(SeenRepair::from).collect::<Vec<_>>())
+    } else {
+        Vec::new()
+    };
+    let bytes = grid.broadcast_vec(mine, holder)?;
+    *history = decoded::<Vec<SeenRepair>>(&bytes, "the history of repairs")?.into_iter().map(Into::into).collect();
     Ok(())
 }
 
@@ -232,6 +275,31 @@ mod tests {
         assert_eq!(super::median(&[3.0, 1.0, 2.0]), 2.0);
         assert_eq!(super::median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
         assert_eq!(super::median(&[]), 0.0);
+    }
+
+    #[test]
+    fn repair_views_travel_typed_and_merge_by_maximum() {
+        use super::{merged, SeenRepair};
+        use blacs_ft::{RepairMode, RepairReport};
+        let spare = SeenRepair {
+            epoch: 2,
+            mode: Some(RepairMode::Spare),
+            killed: vec![3],
+            lost_spares: 0,
+            attempts: 1,
+            times_ms: [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 21.0],
+        };
+        let spawn =
+            SeenRepair { mode: Some(RepairMode::Spawn), killed: vec![1, 3], times_ms: [9.0; 7], ..spare.clone() };
+        let back: Option<SeenRepair> = recovery::codec::decode(&recovery::codec::encode(&Some(spare.clone()))).unwrap();
+        assert_eq!(back.as_ref(), Some(&spare));
+        let all = merged([spare.clone(), spawn]);
+        assert_eq!(all.mode, Some(RepairMode::Spawn));
+        assert_eq!(all.killed, [1, 3]);
+        assert_eq!(all.times_ms, [9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 21.0]);
+        let report = RepairReport::from(merged([]));
+        assert_eq!((report.mode, report.killed.len(), report.total_ms), (RepairMode::NoLoss, 0, 0.0));
+        assert_eq!(SeenRepair::from(&RepairReport::from(spare.clone())), spare);
     }
 
     #[test]
