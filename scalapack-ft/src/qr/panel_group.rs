@@ -10,6 +10,7 @@ use crate::blas::{self, Diag, Side, Trans, Uplo};
 use crate::error::Result;
 use crate::matrix::DistMatrix;
 use blacs_ft::Grid;
+use recovery::profile::{self, Part};
 use std::ops::Range;
 
 /// Panels `j0..j0+width` of a factorization, merged in factorization
@@ -88,6 +89,8 @@ impl PanelGroup {
     /// in the same reduction as W and T completed before the update. No
     /// columns: nothing to do (and a pending panel stays pending).
     pub(crate) fn apply(&mut self, grid: &Grid, a: &mut DistMatrix, cols: Range<usize>) -> Result<()> {
+        // (The trailing update's time, in the per-part profile.)
+        let _p = profile::part(Part::UPDATE, None);
         let (nc, w) = (cols.len(), self.merged.jb);
         if nc == 0 {
             return Ok(());
