@@ -12,6 +12,9 @@
 //! project's own Open MPI 5 (the `.venv` one, whose library is also named
 //! `libmpi.so.40`): no `LD_LIBRARY_PATH`, `OPAL_PREFIX`, `OMPI_*`, `PMIX_*`,
 //! `PRTE_*`, `OPAL_*`, and no `PATH` entry inside a virtual environment.
+//! Where neither `ssh` nor `rsh` is on that `PATH` (containers, minimal
+//! images), with `--mca plm isolated`: Open MPI 4.1's default launcher
+//! refuses to start without one, even on one host.
 
 use crate::cli::{BaselineArgs, Library};
 use crate::problem::write_json;
@@ -305,11 +308,23 @@ fn running_as_root() -> bool {
     std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
 }
 
-/// The `mpirun.openmpi` command line of one run.
-fn mpirun_command(a: &BaselineJob, driver: &Path, root: bool) -> Command {
+/// Whether `ssh` or `rsh` is on the `PATH` of `env`: Open MPI 4.1's
+/// default launcher (rsh) refuses to start without one, even for a job on
+/// this host alone (containers and minimal images often have neither).
+fn remote_shell_on_path(env: &[(OsString, OsString)]) -> bool {
+    let path = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone()).unwrap_or_default();
+    std::env::split_paths(&path).any(|d| ["ssh", "rsh"].iter().any(|s| d.join(s).is_file()))
+}
+
+/// The `mpirun.openmpi` command line of one run (`rsh`: a remote shell is
+/// on the PATH; without one, the launcher for this host alone).
+fn mpirun_command(a: &BaselineJob, driver: &Path, root: bool, rsh: bool) -> Command {
     let mut cmd = Command::new(MPIRUN);
     if root {
         cmd.arg("--allow-run-as-root");
+    }
+    if !rsh {
+        cmd.args(["--mca", "plm", "isolated"]);
     }
     // As our own launcher: no binding, so more ranks than cores still share fairly.
     cmd.args(["--oversubscribe", "--bind-to", "none", "-n"]).arg((a.p * a.q).to_string()).arg(driver);
@@ -333,8 +348,9 @@ pub fn run(args: BaselineArgs) -> i32 {
         eprintln!("ftla: {MPIRUN} not found: {SETUP_HINT}");
         return 1;
     }
-    let mut cmd = mpirun_command(&a, &driver, running_as_root());
-    cmd.env_clear().envs(child_env());
+    let env = child_env();
+    let mut cmd = mpirun_command(&a, &driver, running_as_root(), remote_shell_on_path(&env));
+    cmd.env_clear().envs(env);
     // No timeout: a year is as good as none.
     let limit = a.timeout.unwrap_or(Duration::from_secs(365 * 24 * 3600));
     let out = match run_with_timeout(cmd, limit) {
@@ -562,19 +578,37 @@ mod tests {
     #[test]
     fn mpirun_command_line() {
         let a = run_args("scalapack lu --grid 2x3 --n 300 --nb 32 --seed 9");
-        let cmd = mpirun_command(&a, Path::new("/t/drv"), true);
+        let cmd = mpirun_command(&a, Path::new("/t/drv"), true, true);
         let words: Vec<String> = cmd.get_args().map(|s: &OsStr| s.to_string_lossy().into_owned()).collect();
         assert_eq!(cmd.get_program(), MPIRUN);
         assert_eq!(
             words.join(" "),
             "--allow-run-as-root --oversubscribe --bind-to none -n 6 /t/drv lu 300 300 32 2 3 9"
         );
-        assert!(!mpirun_command(&a, Path::new("/t/drv"), false).get_args().any(|w| w == "--allow-run-as-root"));
+        assert!(!mpirun_command(&a, Path::new("/t/drv"), false, true).get_args().any(|w| w == "--allow-run-as-root"));
         let a = run_args("scalapack chol --grid 1x2 --n 512 --nb 32");
-        let words: Vec<String> = mpirun_command(&a, Path::new("/t/drv"), false)
+        let words: Vec<String> = mpirun_command(&a, Path::new("/t/drv"), false, true)
             .get_args()
             .map(|s: &OsStr| s.to_string_lossy().into_owned())
             .collect();
         assert_eq!(words.join(" "), "--oversubscribe --bind-to none -n 2 /t/drv chol 512 512 32 1 2 1");
+        // No ssh or rsh: this host's own launcher.
+        let words: Vec<String> = mpirun_command(&a, Path::new("/t/drv"), false, false)
+            .get_args()
+            .map(|s: &OsStr| s.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(words[..3], ["--mca", "plm", "isolated"]);
+    }
+
+    #[test]
+    fn a_remote_shell_is_looked_for_on_the_path() {
+        let dir = std::env::temp_dir().join(format!("ftla-rsh-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let env = |path: &Path| vec![(OsString::from("PATH"), path.as_os_str().to_owned())];
+        assert!(!remote_shell_on_path(&env(&dir)));
+        std::fs::write(dir.join("ssh"), "").unwrap();
+        assert!(remote_shell_on_path(&env(&dir)));
+        assert!(!remote_shell_on_path(&[]));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
