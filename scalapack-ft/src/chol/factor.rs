@@ -339,14 +339,20 @@ fn transposed(grid: &Grid, a: &DistMatrix, column: &Column) -> Result<Vec<f64>> 
         (&column.rows, mrows)
     };
     let chunk = ld * kb;
+    // (Where each local column's row of L is in `from`, then column by
+    // column of L: both arrays are read and written in order.)
+    let at: Vec<usize> = (0..ncols)
+        .map(|jj| {
+            let g = a.global_col(right + jj);
+            let r = (g / nb) % p;
+            r * chunk + numroc(g, nb, r, 0, p) - numroc(next, nb, r, 0, p)
+        })
+        .collect();
     let mut cols = vec![0.0; ncols * kb];
-    for jj in 0..ncols {
-        let g = a.global_col(right + jj);
-        let r = (g / nb) % p;
-        let at = numroc(g, nb, r, 0, p) - numroc(next, nb, r, 0, p);
-        let part = &from[r * chunk..];
-        for t in 0..kb {
-            cols[jj + t * ncols] = part[at + t * ld];
+    for t in 0..kb {
+        let (column, into) = (&from[t * ld..], &mut cols[t * ncols..(t + 1) * ncols]);
+        for (c, &i) in into.iter_mut().zip(&at) {
+            *c = column[i];
         }
     }
     Ok(cols)

@@ -397,11 +397,14 @@ fn factor_column(grid: &Grid, ext: &mut crate::abft::Extended, (k0, kb): (usize,
 /// The rows `at` (in order) of the column `whole` (`ld`×`kb`), as a
 /// `at.len()`×`kb` array.
 fn picked(whole: &[f64], (ld, kb): (usize, usize), at: impl ExactSizeIterator<Item = usize>) -> Vec<f64> {
+    let at: Vec<usize> = at.collect();
     let count = at.len();
     let mut out = vec![0.0; count * kb];
-    for (r, i) in at.enumerate() {
-        for t in 0..kb {
-            out[r + t * count] = whole[i + t * ld];
+    // (Column by column: both arrays are read and written in order.)
+    for t in 0..kb {
+        let (column, into) = (&whole[t * ld..], &mut out[t * count..(t + 1) * count]);
+        for (o, &i) in into.iter_mut().zip(&at) {
+            *o = column[i];
         }
     }
     out
@@ -429,28 +432,39 @@ fn gathered(
     (k0, kb): (usize, usize),
 ) -> Result<Vec<f64>> {
     let rows_on = |r: usize| numroc(n, nb, r, 0, p) - numroc(k0, nb, r, 0, p);
-    let tall = (0..p).map(rows_on).max().unwrap_or(0);
-    let lrows = rows_on(myrow);
-    debug_assert_eq!(numroc(k0, nb, myrow, 0, p), top);
-    let mut padded = vec![0.0; tall * kb];
-    for t in 0..kb {
-        padded[t * tall..t * tall + lrows].copy_from_slice(&mine[t * lrows..(t + 1) * lrows]);
-    }
-    let all = if p > 1 { grid.allgather(Scope::Column, &padded)? } else { padded };
     let ld = n - k0;
-    let mut whole = vec![0.0; ld * kb];
-    for r in 0..p {
-        let part = &all[r * tall * kb..(r + 1) * tall * kb];
-        let first = numroc(k0, nb, r, 0, p);
-        for l in 0..rows_on(r) {
+    debug_assert_eq!(numroc(k0, nb, myrow, 0, p), top);
+    let mut whole = if p == 1 {
+        // (One process row: its rows are the whole column, in order.)
+        mine[..ld * kb].to_vec()
+    } else {
+        let tall = (0..p).map(rows_on).max().unwrap_or(0);
+        let lrows = rows_on(myrow);
+        let mut padded = vec![0.0; tall * kb];
+        for t in 0..kb {
+            padded[t * tall..t * tall + lrows].copy_from_slice(&mine[t * lrows..(t + 1) * lrows]);
+        }
+        let all = grid.allgather(Scope::Column, &padded)?;
+        let mut whole = vec![0.0; ld * kb];
+        for r in 0..p {
+            let part = &all[r * tall * kb..(r + 1) * tall * kb];
+            let first = numroc(k0, nb, r, 0, p);
             // (Local row `first + l` of process row r, in global terms.)
-            let lg = first + l;
-            let gi = (lg / nb * p + r) * nb + lg % nb - k0;
+            let at: Vec<usize> = (0..rows_on(r))
+                .map(|l| {
+                    let lg = first + l;
+                    (lg / nb * p + r) * nb + lg % nb - k0
+                })
+                .collect();
             for t in 0..kb {
-                whole[gi + t * ld] = part[l + t * tall];
+                let column = &mut whole[t * ld..(t + 1) * ld];
+                for (l, &gi) in at.iter().enumerate() {
+                    column[gi] = part[l + t * tall];
+                }
             }
         }
-    }
+        whole
+    };
     for t in 0..kb {
         whole[t * ld..t * ld + t].fill(0.0);
     }
