@@ -313,7 +313,13 @@ fn running_as_root() -> bool {
 /// this host alone (containers and minimal images often have neither).
 fn remote_shell_on_path(env: &[(OsString, OsString)]) -> bool {
     let path = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone()).unwrap_or_default();
-    std::env::split_paths(&path).any(|d| ["ssh", "rsh"].iter().any(|s| d.join(s).is_file()))
+    let executable = |p: std::path::PathBuf| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    std::env::split_paths(&path)
+        .filter(|d| !d.as_os_str().is_empty())
+        .any(|d| ["ssh", "rsh"].iter().any(|s| executable(d.join(s))))
 }
 
 /// The `mpirun.openmpi` command line of one run (`rsh`: a remote shell is
@@ -607,6 +613,10 @@ mod tests {
         let env = |path: &Path| vec![(OsString::from("PATH"), path.as_os_str().to_owned())];
         assert!(!remote_shell_on_path(&env(&dir)));
         std::fs::write(dir.join("ssh"), "").unwrap();
+        // (Not executable: not a shell Open MPI could run.)
+        assert!(!remote_shell_on_path(&env(&dir)));
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.join("ssh"), std::fs::Permissions::from_mode(0o755)).unwrap();
         assert!(remote_shell_on_path(&env(&dir)));
         assert!(!remote_shell_on_path(&[]));
         std::fs::remove_dir_all(&dir).unwrap();

@@ -559,7 +559,9 @@ fn measure(
     } else {
         None
     };
-    let (dgemm, dgemm_order) = local_dgemm_gflops(region.grid(), factors.flops(a.op, m, n))?;
+    // (The planned flops, not the run's: the same on every rank, so that
+    // every rank times the same order.)
+    let (dgemm, dgemm_order) = local_dgemm_gflops(region.grid(), a.planned_flops(m, n))?;
     let checkpoints = region
         .checkpoints()
         .iter()

@@ -97,8 +97,8 @@ pub(crate) fn update(
             held.extend(mine.into_iter().map(|c0| (c0, below, transposed.clone())));
         }
     }
-    // Rows below the groups: one DGEMM per band of rows, over the columns
-    // of the groups that end above it.
+    // Rows below the groups: each group's columns from the row below it
+    // on, a staircase of large DGEMMs.
     held.sort_by_key(|h| h.0);
     let side_by_side = held.windows(2).all(|w| w[1].0 == w[0].0 + nb && w[1].1 <= w[0].1);
     if !side_by_side {
