@@ -569,12 +569,13 @@ impl FactorJob {
         let (p, q) = (self.grid.p as usize, self.grid.q as usize);
         let matrix = 8 * DistMatrix::local_len_bound(m, n, self.nb, self.nb, p, q) as u64;
         let factored = match &self.ft {
-            Some(ft) if self.op == Op::Chol => {
-                scalapack_ft::chol_ft::bytes_per_process(n, self.nb, p, q, ft.layout).unwrap_or(matrix)
-            }
-            Some(ft) => {
-                scalapack_ft::qr_ft::FtWorkspace::bytes_per_process(m, n, self.nb, p, q, ft.layout).unwrap_or(matrix)
-            }
+            Some(ft) => scalapack_ft::qr_ft::FtWorkspace::bytes_per_process_of(
+                (m, n, self.nb),
+                (p, q),
+                ft.layout,
+                self.op.ft_driver().relations,
+            )
+            .unwrap_or(matrix),
             None => matrix,
         };
         // B and X (or B and its copy), with A's rows; with --ft also a

@@ -111,11 +111,10 @@ pub fn breakdown(r: &RepairReport) -> String {
 /// One rank's view of a repair as it travels between the ranks, in the
 /// one codec ([`recovery::codec`]). (`RepairReport`'s own serde form is the
 /// JSON's, which leaves the epoch, the attempts and the lost spares out.)
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct SeenRepair {
     epoch: u32,
-    /// `None`: nobody died (a [`RepairMode::NoLoss`] repair).
-    mode: Option<RepairMode>,
+    mode: RepairMode,
     killed: Vec<i32>,
     lost_spares: u64,
     attempts: u32,
@@ -127,7 +126,7 @@ impl From<&RepairReport> for SeenRepair {
     fn from(r: &RepairReport) -> SeenRepair {
         SeenRepair {
             epoch: r.epoch,
-            mode: (r.mode != RepairMode::NoLoss).then_some(r.mode),
+            mode: r.mode,
             killed: r.killed.clone(),
             lost_spares: r.lost_spares as u64,
             attempts: r.attempts,
@@ -141,7 +140,7 @@ impl From<SeenRepair> for RepairReport {
         let [detect_ms, revoke_ms, shrink_ms, spawn_ms, merge_ms, split_ms, total_ms] = s.times_ms;
         RepairReport {
             epoch: s.epoch,
-            mode: s.mode.unwrap_or(RepairMode::NoLoss),
+            mode: s.mode,
             killed: s.killed,
             lost_spares: s.lost_spares as usize,
             attempts: s.attempts,
@@ -159,20 +158,28 @@ impl From<SeenRepair> for RepairReport {
 /// Which of two ranks' modes the agreed report keeps: a job resumed over
 /// a relaunch over a spawn over a spare over none (a repair that spawned
 /// any replacement is a spawn).
-fn precedence(mode: Option<RepairMode>) -> u8 {
+fn precedence(mode: RepairMode) -> u8 {
     match mode {
-        None | Some(RepairMode::NoLoss) => 0,
-        Some(RepairMode::Spare) => 1,
-        Some(RepairMode::Spawn) => 2,
-        Some(RepairMode::Cof) => 3,
-        Some(RepairMode::Resume) => 4,
+        RepairMode::NoLoss => 0,
+        RepairMode::Spare => 1,
+        RepairMode::Spawn => 2,
+        RepairMode::Cof => 3,
+        RepairMode::Resume => 4,
     }
 }
 
 /// The survivors' views as one: every time the largest (the critical
 /// path), the mode by [`precedence`], every killed rank once.
 fn merged(views: impl IntoIterator<Item = SeenRepair>) -> SeenRepair {
-    views.into_iter().fold(SeenRepair::default(), |mut all, v| {
+    let nothing = SeenRepair {
+        epoch: 0,
+        mode: RepairMode::NoLoss,
+        killed: Vec::new(),
+        lost_spares: 0,
+        attempts: 0,
+        times_ms: [0.0; 7],
+    };
+    views.into_iter().fold(nothing, |mut all, v| {
         all.epoch = all.epoch.max(v.epoch);
         if precedence(v.mode) > precedence(all.mode) {
             all.mode = v.mode;
@@ -283,18 +290,17 @@ mod tests {
         use blacs_ft::{RepairMode, RepairReport};
         let spare = SeenRepair {
             epoch: 2,
-            mode: Some(RepairMode::Spare),
+            mode: RepairMode::Spare,
             killed: vec![3],
             lost_spares: 0,
             attempts: 1,
             times_ms: [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 21.0],
         };
-        let spawn =
-            SeenRepair { mode: Some(RepairMode::Spawn), killed: vec![1, 3], times_ms: [9.0; 7], ..spare.clone() };
+        let spawn = SeenRepair { mode: RepairMode::Spawn, killed: vec![1, 3], times_ms: [9.0; 7], ..spare.clone() };
         let back: Option<SeenRepair> = recovery::codec::decode(&recovery::codec::encode(&Some(spare.clone()))).unwrap();
         assert_eq!(back.as_ref(), Some(&spare));
         let all = merged([spare.clone(), spawn]);
-        assert_eq!(all.mode, Some(RepairMode::Spawn));
+        assert_eq!(all.mode, RepairMode::Spawn);
         assert_eq!(all.killed, [1, 3]);
         assert_eq!(all.times_ms, [9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 21.0]);
         let report = RepairReport::from(merged([]));

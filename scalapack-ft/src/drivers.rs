@@ -9,6 +9,7 @@
 //! [`CATALOGUE`] (docs/architecture.md, "Adding a fault-tolerant
 //! driver").
 
+use crate::abft::Relations;
 use recovery::protocol::Phase;
 
 /// How many steps of the step-commit protocol a routine takes.
@@ -50,6 +51,10 @@ pub struct Driver {
     pub steps: StepCount,
     /// What its checksums protect, in a few words.
     pub protects: &'static str,
+    /// Which entries of the matrix it factors or protects its checksums
+    /// cover (what sizes their sums: [`crate::abft::FtWorkspace`]'s `*_of`
+    /// constructors take it).
+    pub relations: Relations,
 }
 
 impl Driver {
@@ -87,6 +92,7 @@ pub const PDGEQRF_FT: Driver = Driver {
     step_phases: &[Phase::Panel, Phase::Bcast, Phase::Update],
     steps: StepCount::Blocks { per_block: 1, extra: 0 },
     protects: "A as it is factored (R and V), and tau",
+    relations: Relations::Whole,
 };
 
 /// `pdgetrf_ft`: the LU factorization with partial pivoting.
@@ -97,6 +103,7 @@ pub const PDGETRF_FT: Driver = Driver {
     step_phases: &[Phase::Panel, Phase::Bcast, Phase::Swap, Phase::Update],
     steps: StepCount::Blocks { per_block: 1, extra: 0 },
     protects: "A as it is factored (L and U), and the pivots",
+    relations: Relations::Whole,
 };
 
 /// `pdcg_ft`: conjugate gradients.
@@ -107,6 +114,7 @@ pub const PDCG_FT: Driver = Driver {
     step_phases: &[Phase::Matvec, Phase::Dot],
     steps: StepCount::Iterations,
     protects: "A; the iterates are replicated along the process rows",
+    relations: Relations::Whole,
 };
 
 /// `pdgetrs_ft`: the solve with protected LU factors.
@@ -118,6 +126,7 @@ pub const PDGETRS_FT: Driver = Driver {
     // (Step 0 the row interchanges, then L's blocks, then U's.)
     steps: StepCount::Blocks { per_block: 2, extra: 1 },
     protects: "B (the factors are read only)",
+    relations: Relations::Whole,
 };
 
 /// `pdormqr_ft`: Q or Qᵀ of protected QR factors applied to C.
@@ -128,6 +137,7 @@ pub const PDORMQR_FT: Driver = Driver {
     step_phases: &[Phase::Bcast, Phase::Update],
     steps: StepCount::Blocks { per_block: 1, extra: 0 },
     protects: "C (the factors are read only)",
+    relations: Relations::Whole,
 };
 
 /// `upper_solve_ft`: the triangular solve with R of protected QR factors.
@@ -138,6 +148,7 @@ pub const UPPER_SOLVE_FT: Driver = Driver {
     step_phases: &[Phase::Bcast, Phase::Update],
     steps: StepCount::Blocks { per_block: 1, extra: 0 },
     protects: "B (R is read only)",
+    relations: Relations::Whole,
 };
 
 /// `pdgels_ft`: least squares (or the minimum-norm solution) with
@@ -150,6 +161,7 @@ pub const PDGELS_FT: Driver = Driver {
     // (Qᵀ's blocks, then R's; or Rᵀ's, then Q's.)
     steps: StepCount::Blocks { per_block: 2, extra: 0 },
     protects: "B (the factors are read only)",
+    relations: Relations::Whole,
 };
 
 /// `pdpotrf_ft`: the Cholesky factorization (lower).
@@ -160,6 +172,7 @@ pub const PDPOTRF_FT: Driver = Driver {
     step_phases: &[Phase::Panel, Phase::Bcast, Phase::Update],
     steps: StepCount::Blocks { per_block: 1, extra: 0 },
     protects: "A's lower triangle as it is factored (L)",
+    relations: Relations::LowerTriangle,
 };
 
 /// `pdpotrs_ft`: the solve with a protected Cholesky factor.
@@ -171,6 +184,7 @@ pub const PDPOTRS_FT: Driver = Driver {
     // (L's blocks, then Lᵀ's.)
     steps: StepCount::Blocks { per_block: 2, extra: 0 },
     protects: "B (the factor is read only)",
+    relations: Relations::Whole,
 };
 
 /// Every fault-tolerant routine.

@@ -38,12 +38,8 @@ impl SparePrep {
         // Without the memory, nothing is prepared (the replacement then
         // allocates when it joins, and reports it if it cannot).
         let kind = a.ft.as_ref().map(|ft| ft.layout).unwrap_or_default();
-        let prepared = match a.op {
-            // (Cholesky keeps the upper triangle's sums beside D.)
-            Op::Chol => scalapack_ft::chol_ft::spare_workspace(a.n, a.nb, (p, q), kind),
-            _ => FtWorkspace::for_spare(a.m, a.n, a.nb, p, q, kind),
-        };
-        let (matrix, work) = prepared.unwrap_or_default();
+        let relations = a.op.ft_driver().relations;
+        let (matrix, work) = FtWorkspace::for_spare_of((a.m, a.n, a.nb), (p, q), kind, relations).unwrap_or_default();
         SparePrep { matrix, work }
     }
 }
@@ -57,11 +53,7 @@ fn in_place_or_empty(
     op: Op,
     kind: LayoutKind,
 ) -> FtWorkspace {
-    match op {
-        Op::Chol => scalapack_ft::chol_ft::workspace_in_place(grid, mat, kind),
-        _ => FtWorkspace::in_place(grid, mat, kind),
-    }
-    .unwrap_or_default()
+    FtWorkspace::in_place_of(grid, mat, kind, op.ft_driver().relations).unwrap_or_default()
 }
 
 /// Runs inside MPI; never returns.

@@ -62,7 +62,7 @@ pub(crate) use panel_driver::{Factored, PanelDriver, PanelFactorization, PanelSt
 pub use protected::Holding;
 pub(crate) use protected::ProtectedFactors;
 pub(crate) use rebuild::rebuild_lost_blocks;
-pub(crate) use relations::Relations;
+pub use relations::Relations;
 pub(crate) use rhs::ProtectedRhs;
 pub(crate) use set_up::{check_layout, set_up_call};
 pub(crate) use solve_call::{run_solve, SolveArgs};

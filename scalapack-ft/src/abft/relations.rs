@@ -6,7 +6,7 @@ use std::ops::Range;
 
 /// The entries of the matrix that the C, D and U relations cover.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) enum Relations {
+pub enum Relations {
     /// QR and LU: every entry, in C or D. C covers unfinished columns
     /// whole and the entries on and above the diagonal of finished ones
     /// (R, U); D the entries strictly below the diagonal of finished
@@ -37,7 +37,7 @@ impl Relations {
     /// The local rows of global column `gj` in the C, D and U relations,
     /// `rows` the local rows' global indices (ascending), at `done_cols`
     /// finished columns.
-    pub fn parts(self, rows: &[usize], gj: usize, done_cols: usize) -> Parts {
+    pub(crate) fn parts(self, rows: &[usize], gj: usize, done_cols: usize) -> Parts {
         let lr = rows.len();
         let finished = gj < done_cols;
         match self {
@@ -57,7 +57,7 @@ impl Relations {
     /// The sums each checksum holder keeps beside its C replica, each
     /// local rows × nb, one after the other in one array: D, and for
     /// Cholesky U.
-    pub fn side_sums(self) -> usize {
+    pub(crate) fn side_sums(self) -> usize {
         match self {
             Relations::Whole => 1,
             Relations::LowerTriangle => 2,
@@ -67,13 +67,13 @@ impl Relations {
     /// Whether the side sums are zero until a column of their group is
     /// finished (the whole matrix's); Cholesky's U holds the upper
     /// triangle from the start.
-    pub fn side_starts_zero(self) -> bool {
+    pub(crate) fn side_starts_zero(self) -> bool {
         self == Relations::Whole
     }
 
     /// The first local row of column `gj`'s left factor once it is
     /// finished (`rows` as in [`Relations::parts`]).
-    pub fn left_factor_start(self, rows: &[usize], gj: usize) -> usize {
+    pub(crate) fn left_factor_start(self, rows: &[usize], gj: usize) -> usize {
         match self {
             Relations::Whole => rows.partition_point(|&gi| gi <= gj),
             Relations::LowerTriangle => rows.partition_point(|&gi| gi < gj),

@@ -43,13 +43,9 @@ impl FtWorkspace {
         FtWorkspace::for_matrix_of(grid, a, kind, Relations::Whole)
     }
 
-    /// [`FtWorkspace::for_matrix`] for checksums covering `relations`.
-    pub(crate) fn for_matrix_of(
-        grid: &Grid,
-        a: &DistMatrix,
-        kind: LayoutKind,
-        relations: Relations,
-    ) -> Result<FtWorkspace> {
+    /// [`FtWorkspace::for_matrix`] for checksums covering `relations` (a
+    /// driver's, from the catalogue: [`crate::drivers::Driver::relations`]).
+    pub fn for_matrix_of(grid: &Grid, a: &DistMatrix, kind: LayoutKind, relations: Relations) -> Result<FtWorkspace> {
         let Ok(layout) = ChecksumLayout::new(kind, a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize)
         else {
             return Ok(FtWorkspace::default());
@@ -77,13 +73,9 @@ impl FtWorkspace {
         FtWorkspace::in_place_of(grid, a, kind, Relations::Whole)
     }
 
-    /// [`FtWorkspace::in_place`] for checksums covering `relations`.
-    pub(crate) fn in_place_of(
-        grid: &Grid,
-        a: &mut DistMatrix,
-        kind: LayoutKind,
-        relations: Relations,
-    ) -> Result<FtWorkspace> {
+    /// [`FtWorkspace::in_place`] for checksums covering `relations` (a
+    /// driver's, from the catalogue: [`crate::drivers::Driver::relations`]).
+    pub fn in_place_of(grid: &Grid, a: &mut DistMatrix, kind: LayoutKind, relations: Relations) -> Result<FtWorkspace> {
         let Ok(layout) = ChecksumLayout::new(kind, a.m(), a.n(), a.nb(), grid.nprow() as usize, grid.npcol() as usize)
         else {
             return Ok(FtWorkspace::default());
@@ -116,8 +108,9 @@ impl FtWorkspace {
         FtWorkspace::for_spare_of((m, n, nb), (p, q), kind, Relations::Whole)
     }
 
-    /// [`FtWorkspace::for_spare`] for checksums covering `relations`.
-    pub(crate) fn for_spare_of(
+    /// [`FtWorkspace::for_spare`] for checksums covering `relations` (a
+    /// driver's, from the catalogue: [`crate::drivers::Driver::relations`]).
+    pub fn for_spare_of(
         (m, n, nb): (usize, usize, usize),
         (p, q): (usize, usize),
         kind: LayoutKind,
@@ -144,7 +137,7 @@ impl FtWorkspace {
     /// [`FtWorkspace::bytes_per_process`] for a factorization whose
     /// checksums cover `relations` (Cholesky's lower triangle keeps a
     /// second sum beside each D_g: the upper triangle's).
-    pub(crate) fn bytes_per_process_of(
+    pub fn bytes_per_process_of(
         (m, n, nb): (usize, usize, usize),
         (p, q): (usize, usize),
         kind: LayoutKind,

@@ -339,23 +339,29 @@ fn transposed(grid: &Grid, a: &DistMatrix, column: &Column) -> Result<Vec<f64>> 
         (&column.rows, mrows)
     };
     let chunk = ld * kb;
-    // (Where each local column's row of L is in `from`, then column by
-    // column of L: both arrays are read and written in order.)
-    let at: Vec<usize> = (0..ncols)
-        .map(|jj| {
-            let g = a.global_col(right + jj);
-            let r = (g / nb) % p;
-            r * chunk + numroc(g, nb, r, 0, p) - numroc(next, nb, r, 0, p)
-        })
-        .collect();
-    let mut cols = vec![0.0; ncols * kb];
+    // (Where each local column's row of L is in `from`.)
+    let at = (0..ncols).map(|jj| {
+        let g = a.global_col(right + jj);
+        let r = (g / nb) % p;
+        r * chunk + numroc(g, nb, r, 0, p) - numroc(next, nb, r, 0, p)
+    });
+    Ok(picked(from, (ld, kb), at))
+}
+
+/// The rows `at` (in order) of the column `whole` (`ld`×`kb`), as a
+/// `at.len()`×`kb` array.
+pub(crate) fn picked(whole: &[f64], (ld, kb): (usize, usize), at: impl ExactSizeIterator<Item = usize>) -> Vec<f64> {
+    let at: Vec<usize> = at.collect();
+    let count = at.len();
+    let mut out = vec![0.0; count * kb];
+    // (Column by column: both arrays are read and written in order.)
     for t in 0..kb {
-        let (column, into) = (&from[t * ld..], &mut cols[t * ncols..(t + 1) * ncols]);
-        for (c, &i) in into.iter_mut().zip(&at) {
-            *c = column[i];
+        let (column, into) = (&whole[t * ld..], &mut out[t * count..(t + 1) * count]);
+        for (o, &i) in into.iter_mut().zip(&at) {
+            *o = column[i];
         }
     }
-    Ok(cols)
+    out
 }
 
 /// Local, but `between` (a progress of the broadcast in flight) runs

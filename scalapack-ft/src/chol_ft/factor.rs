@@ -11,7 +11,7 @@ use crate::abft::{
 use crate::args::check_two_process_columns;
 use crate::args::pdpotrf::{A, DESCA, N};
 use crate::blas::Uplo;
-use crate::chol::factor::{check_args, factor_block_column, update, Column, FactorPositions};
+use crate::chol::factor::{check_args, factor_block_column, picked, update, Column, FactorPositions};
 use crate::error::{Error, Result};
 use crate::matrix::{pack, DistMatrix};
 use crate::row_panel::broadcast_panel;
@@ -28,6 +28,10 @@ pub(crate) const ROUTINE: &str = crate::drivers::PDPOTRF_FT.routine;
 /// (`panel`), sent along the process rows (`bcast`), and gathered down
 /// the process columns for the update (`update`).
 pub const STEP_PHASES: &[Phase] = crate::drivers::PDPOTRF_FT.step_phases;
+
+/// What the checksums cover: the lower triangle (the U sums keep the
+/// strictly upper one), from the catalogue.
+pub(crate) const RELATIONS: Relations = crate::drivers::PDPOTRF_FT.relations;
 
 /// Fault-tolerant Cholesky factorization, lower: the same result as
 /// [`crate::chol::pdpotrf`] with [`Uplo::Lower`] — L in the lower
@@ -123,8 +127,7 @@ pub(crate) fn run_on_extended(
         .and_then(|()| check_two_process_columns(ROUTINE, DESCA, "A", grid))
         .and_then(|()| check_layout(ROUTINE, DESCA, opts.layout, &layout))
         .and_then(|()| if start.joining() { Ok(()) } else { also });
-    let (ext, layout) =
-        set_up_call(region, CholSteps::OP, ROUTINE, &start, a, work, (layout.ok(), Relations::LowerTriangle), check)?;
+    let (ext, layout) = set_up_call(region, CholSteps::OP, ROUTINE, &start, a, work, (layout.ok(), RELATIONS), check)?;
     let model = overhead_model(&layout);
     let n = a.n();
     let chol = PanelFactorization {
@@ -148,7 +151,7 @@ pub(crate) fn run_on_extended(
 /// caller checks before allocating anything; `None` for shapes that
 /// cannot carry checksums.
 pub fn bytes_per_process(n: usize, nb: usize, p: usize, q: usize, kind: checksum::LayoutKind) -> Option<u64> {
-    FtWorkspace::bytes_per_process_of((n, n, nb), (p, q), kind, Relations::LowerTriangle)
+    FtWorkspace::bytes_per_process_of((n, n, nb), (p, q), kind, RELATIONS)
 }
 
 /// [`FtWorkspace::in_place`] for [`pdpotrf_ft_in`]: its sums sized for
@@ -158,7 +161,7 @@ pub fn bytes_per_process(n: usize, nb: usize, p: usize, q: usize, kind: checksum
 /// # Errors
 /// As [`FtWorkspace::in_place`].
 pub fn workspace_in_place(grid: &Grid, a: &mut DistMatrix, kind: checksum::LayoutKind) -> Result<FtWorkspace> {
-    FtWorkspace::in_place_of(grid, a, kind, Relations::LowerTriangle)
+    FtWorkspace::in_place_of(grid, a, kind, RELATIONS)
 }
 
 /// [`FtWorkspace::for_spare`] for a hot spare that may join a
@@ -173,7 +176,7 @@ pub fn spare_workspace(
     (p, q): (usize, usize),
     kind: checksum::LayoutKind,
 ) -> Result<(Vec<f64>, FtWorkspace)> {
-    FtWorkspace::for_spare_of((n, n, nb), (p, q), kind, Relations::LowerTriangle)
+    FtWorkspace::for_spare_of((n, n, nb), (p, q), kind, RELATIONS)
 }
 
 /// The failure-free cost of the checksums: their share of the trailing
@@ -392,22 +395,6 @@ fn factor_column(grid: &Grid, ext: &mut crate::abft::Extended, (k0, kb): (usize,
     let mut rows = Vec::new();
     pack(m.local(), m.lld(), top..m.local_rows(), c0..c0 + kb, &mut rows);
     Ok(CholPanel { info, rows })
-}
-
-/// The rows `at` (in order) of the column `whole` (`ld`×`kb`), as a
-/// `at.len()`×`kb` array.
-fn picked(whole: &[f64], (ld, kb): (usize, usize), at: impl ExactSizeIterator<Item = usize>) -> Vec<f64> {
-    let at: Vec<usize> = at.collect();
-    let count = at.len();
-    let mut out = vec![0.0; count * kb];
-    // (Column by column: both arrays are read and written in order.)
-    for t in 0..kb {
-        let (column, into) = (&whole[t * ld..], &mut out[t * count..(t + 1) * count]);
-        for (o, &i) in into.iter_mut().zip(&at) {
-            *o = column[i];
-        }
-    }
-    out
 }
 
 /// Local rows `from..` of `rows` (`lrows`×`kb`), as their own array.

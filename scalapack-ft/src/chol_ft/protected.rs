@@ -4,7 +4,7 @@
 //! rebuilt from them (docs/architecture.md, "Protected results").
 
 use super::factor::{run_on_extended, CholState, ROUTINE};
-use crate::abft::{Factors, FactorsKind, FtOptions, FtReport, FtWorkspace, Relations};
+use crate::abft::{Factors, FactorsKind, FtOptions, FtReport, FtWorkspace};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
 use recovery::protocol;
@@ -74,7 +74,7 @@ impl Factors<CholKind> {
         let start = protocol::enter::<CholState, Error>(region, ROUTINE)?;
         if let protocol::Start::Done(state) = start {
             state.outcome()?;
-            let factors = CholFactors::again(region, &mut a, (), (opts.layout, Relations::LowerTriangle), ROUTINE)?;
+            let factors = CholFactors::again(region, &mut a, (), (opts.layout, super::factor::RELATIONS), ROUTINE)?;
             return Ok((factors, FtReport::default()));
         }
         let run = run_on_extended(region, &mut a, opts, &mut FtWorkspace::new(), start, also)?;
