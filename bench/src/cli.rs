@@ -834,6 +834,12 @@ pub struct RepairArgs {
     /// Repetitions: kill, repair, verify.
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(i64).range(1..))]
     pub reps: i64,
+    /// When no spare is left, go on as a smaller grid of the survivors
+    /// instead of spawning (SHRINK); the survivors left without a place
+    /// park as spares. `--kill` then names ranks of the grid of each
+    /// repetition.
+    #[arg(long)]
+    pub shrink: bool,
     /// Write the timings as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

@@ -468,8 +468,11 @@ pub struct RepairRunReport {
     pub mpi: String,
     pub median_total_ms: f64,
     /// Each repetition's repair: its mode, the ranks it replaced and the
-    /// time of each phase.
+    /// time of each phase (and a shrink's `grid_before`, `grid_after`).
     pub repairs: Vec<blacs_ft::RepairReport>,
+    /// The grid at the end, when shrinks changed it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub final_grid: Option<blacs_ft::GridShape>,
 }
 
 /// One point of a scaling run: one job.

@@ -3,7 +3,7 @@
 //! replacement catch up with the survivors.
 
 use blacs_ft::launch::Outcome;
-use blacs_ft::{Grid, GridOptions, Injector, Joined, RepairMode, RepairReport, Runtime, Scope};
+use blacs_ft::{Grid, GridOptions, GridShape, Injector, Joined, RepairMode, RepairReport, Runtime, Scope};
 use serde::{Deserialize, Serialize};
 
 /// A process that holds a grid rank.
@@ -120,6 +120,8 @@ struct SeenRepair {
     attempts: u32,
     /// detect, revoke, shrink, spawn, merge, split, total (ms).
     times_ms: [f64; 7],
+    /// A shrink's grids before and after.
+    grids: Option<(GridShape, GridShape)>,
 }
 
 impl From<&RepairReport> for SeenRepair {
@@ -131,6 +133,7 @@ impl From<&RepairReport> for SeenRepair {
             lost_spares: r.lost_spares as u64,
             attempts: r.attempts,
             times_ms: [r.detect_ms, r.revoke_ms, r.shrink_ms, r.spawn_ms, r.merge_ms, r.split_ms, r.total_ms],
+            grids: r.grid_before.zip(r.grid_after),
         }
     }
 }
@@ -151,20 +154,23 @@ impl From<SeenRepair> for RepairReport {
             merge_ms,
             split_ms,
             total_ms,
+            grid_before: s.grids.map(|g| g.0),
+            grid_after: s.grids.map(|g| g.1),
         }
     }
 }
 
 /// Which of two ranks' modes the agreed report keeps: a job resumed over
-/// a relaunch over a spawn over a spare over none (a repair that spawned
-/// any replacement is a spawn).
+/// a relaunch over a shrink over a spawn over a spare over none (a repair
+/// that spawned any replacement is a spawn).
 fn precedence(mode: RepairMode) -> u8 {
     match mode {
         RepairMode::NoLoss => 0,
         RepairMode::Spare => 1,
         RepairMode::Spawn => 2,
-        RepairMode::Cof => 3,
-        RepairMode::Resume => 4,
+        RepairMode::Shrink => 3,
+        RepairMode::Cof => 4,
+        RepairMode::Resume => 5,
     }
 }
 
@@ -178,9 +184,11 @@ fn merged(views: impl IntoIterator<Item = SeenRepair>) -> SeenRepair {
         lost_spares: 0,
         attempts: 0,
         times_ms: [0.0; 7],
+        grids: None,
     };
     views.into_iter().fold(nothing, |mut all, v| {
         all.epoch = all.epoch.max(v.epoch);
+        all.grids = all.grids.or(v.grids);
         if precedence(v.mode) > precedence(all.mode) {
             all.mode = v.mode;
         }
@@ -295,8 +303,19 @@ mod tests {
             lost_spares: 0,
             attempts: 1,
             times_ms: [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 21.0],
+            grids: None,
         };
         let spawn = SeenRepair { mode: RepairMode::Spawn, killed: vec![1, 3], times_ms: [9.0; 7], ..spare.clone() };
+        let shapes = (blacs_ft::GridShape { p: 2, q: 3 }, blacs_ft::GridShape { p: 2, q: 2 });
+        let shrink = SeenRepair { mode: RepairMode::Shrink, grids: Some(shapes), ..spare.clone() };
+        let back: Option<SeenRepair> =
+            recovery::codec::decode(&recovery::codec::encode(&Some(shrink.clone()))).unwrap();
+        assert_eq!(back.as_ref(), Some(&shrink));
+        let all = merged([spare.clone(), shrink.clone()]);
+        assert_eq!((all.mode, all.grids), (RepairMode::Shrink, Some(shapes)));
+        let report = RepairReport::from(shrink.clone());
+        assert_eq!((report.grid_before, report.grid_after), (Some(shapes.0), Some(shapes.1)));
+        assert_eq!(SeenRepair::from(&report), shrink);
         let back: Option<SeenRepair> = recovery::codec::decode(&recovery::codec::encode(&Some(spare.clone()))).unwrap();
         assert_eq!(back.as_ref(), Some(&spare));
         let all = merged([spare.clone(), spawn]);

@@ -23,7 +23,15 @@ fn help_lists_every_command_and_option() {
         assert!(top.stdout.contains(&format!("  {c} ")), "{}", top.stdout);
     }
     let rep = ftla(&["repair", "--help"]);
-    for o in ["--grid <PxQ>", "--spares <S>", "--kill <R[,R...]>", "--reps <K>", "--json <FILE>", "--timeout <SECS>"] {
+    for o in [
+        "--grid <PxQ>",
+        "--spares <S>",
+        "--kill <R[,R...]>",
+        "--reps <K>",
+        "--shrink",
+        "--json <FILE>",
+        "--timeout <SECS>",
+    ] {
         assert!(rep.stdout.contains(o), "missing {o}:\n{}", rep.stdout);
     }
     // QR and LU document the same fault-tolerance options, the recovery
@@ -139,6 +147,62 @@ fn repair_times_each_phase_and_writes_json() {
     }
     assert!(r.median_total_ms > 0.0, "{r:?}");
     assert!(out.stdout.contains("repair 2/2"), "{}", out.stdout);
+}
+
+#[test]
+fn repair_shrinks_the_grid_once_no_spare_is_left_and_parks_the_survivor_left_over() {
+    let path = std::env::temp_dir().join(format!("ftla-repair-shrink-{}.json", std::process::id()));
+    let p = path.to_str().unwrap();
+    // 2x3 and one parked spare, rank 1 killed four times: the spare first;
+    // then 2x2 and a survivor left over, which parks; it takes the next
+    // loss; then 2x1 and a survivor left over again.
+    let out = ftla(&[
+        "repair",
+        "--grid",
+        "2x3",
+        "--spares",
+        "1",
+        "--shrink",
+        "--reps",
+        "4",
+        "--kill",
+        "1",
+        "--json",
+        p,
+        "--timeout",
+        "120",
+    ]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let text = std::fs::read_to_string(&path).expect("json written");
+    let _ = std::fs::remove_file(&path);
+    let r: RepairRunReport = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let modes: Vec<&str> = r.repairs.iter().map(|x| x.mode.as_str()).collect();
+    assert_eq!(modes, ["spare", "shrink", "spare", "shrink"], "{r:?}");
+    let grids: Vec<String> = r
+        .repairs
+        .iter()
+        .map(|x| format!("{:?} {:?}", x.grid_before.map(|g| g.to_string()), x.grid_after.map(|g| g.to_string())))
+        .collect();
+    assert_eq!(grids[1], r#"Some("2x3") Some("2x2")"#, "{r:?}");
+    assert_eq!(grids[3], r#"Some("2x2") Some("2x1")"#, "{r:?}");
+    assert_eq!((grids[0].as_str(), grids[2].as_str()), ("None None", "None None"), "{r:?}");
+    assert_eq!(r.final_grid.map(|g| g.to_string()).as_deref(), Some("2x1"), "{r:?}");
+    assert!(text.contains(r#""grid_after": "2x2""#), "{text}");
+    // Every grid was verified position by position after its repair.
+    for (k, g) in [(2, "2x2"), (3, "2x2"), (4, "2x1")] {
+        assert!(out.stdout.contains(&format!("repair {k}/4: killed [1]")), "{}", out.stdout);
+        assert!(out.stdout.contains(&format!("grid {g} verified")), "{}", out.stdout);
+    }
+    // Without --shrink and without spawning the same loss is refused.
+    let refused = {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ftla"));
+        cmd.args(["repair", "--grid", "2x3", "--kill", "1", "--timeout", "120"])
+            .env_remove("FTLA_KILL")
+            .env("FTLA_TEST_REFUSE_SPAWN", "1");
+        harness::launch(cmd)
+    };
+    assert_ne!(refused.code, Some(0), "{}\n{}", refused.stdout, refused.stderr);
+    assert!(refused.stderr.contains("spawning a replacement failed"), "{}", refused.stderr);
 }
 
 #[cfg(feature = "full-tests")]

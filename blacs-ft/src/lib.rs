@@ -6,7 +6,9 @@
 //! |max| with location (dgamx2d), point-to-point exchange — and a repair that
 //! survives SIGKILLed ranks through ULFM: revoke every grid communicator,
 //! shrink, hand dead ranks to parked hot spares or spawn replacements, merge,
-//! and split back to the **same** shape, ranks and coordinates.
+//! and split back to the **same** shape, ranks and coordinates — or, where
+//! the grid asks for it and no replacement can be had, go on as a smaller
+//! grid of the survivors ([`RepairPlan`], FT-MPI's SHRINK).
 //!
 //! This is the only crate that touches MPI. It reaches MPI through a small C
 //! shim compiled by the MPI's own `mpicc` (so any MPI works: the PyPI Open MPI
@@ -44,6 +46,7 @@ mod runtime;
 #[doc(hidden)]
 pub use runtime::debug_enabled;
 mod sends;
+mod shrink;
 mod stable_tags;
 mod universe;
 mod verify;
@@ -59,8 +62,10 @@ pub use runtime::{LaunchCommand, Runtime, UlfmStatus};
 pub use sends::Sends;
 #[doc(hidden)]
 pub use serde as __serde;
+pub use shrink::{shrunk_shape, GridShape};
 pub use universe::{
-    EXIT_ABANDONED, LATE_REVOKE_VAR, REFUSE_SPAWN_VAR, REPAIR_ATTEMPTS, REPAIR_POINTS, STALL_SPAWN_VAR,
+    RepairPlan, ShrunkFrom, EXIT_ABANDONED, LATE_REVOKE_VAR, REFUSE_SPAWN_VAR, REPAIR_ATTEMPTS, REPAIR_POINTS,
+    STALL_SPAWN_VAR,
 };
 pub use verify::{probe_value, verify_grid, GridCheck};
 pub use watchdog::EXIT_STALLED;

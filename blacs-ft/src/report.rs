@@ -1,8 +1,10 @@
 //! What a repair did and how long each part took.
 
+use crate::shrink::GridShape;
 use serde::{Deserialize, Serialize};
 
-/// How a dead rank's place was filled (written `spawn`, `spare`, `cof`, `none`).
+/// How a dead rank's place was filled (written `spawn`, `spare`, `cof`,
+/// `none`, `resume`, `shrink`).
 ///
 /// Its wire tags are stable ([`crate::stable_tags!`]): status logs and
 /// checkpoint files hold it.
@@ -20,6 +22,9 @@ pub enum RepairMode {
     /// The whole job was lost (a lost node): a new job resumed from the
     /// newest periodic checkpoint.
     Resume,
+    /// Nobody took the place: the survivors went on as a smaller grid
+    /// (FT-MPI's SHRINK; see [`RepairReport::grid_after`]).
+    Shrink,
 }
 
 crate::stable_tags!(RepairMode, "repair mode", {
@@ -28,10 +33,11 @@ crate::stable_tags!(RepairMode, "repair mode", {
     RepairMode::Cof => (2, "cof"),
     RepairMode::NoLoss => (3, "none"),
     RepairMode::Resume => (4, "resume"),
+    RepairMode::Shrink => (5, "shrink"),
 });
 
 impl RepairMode {
-    /// `"spawn"`, `"spare"`, `"cof"` or `"none"`, as written in JSON reports.
+    /// Its name as written in JSON reports (`"spawn"`, `"spare"`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             RepairMode::Spawn => "spawn",
@@ -39,6 +45,7 @@ impl RepairMode {
             RepairMode::Cof => "cof",
             RepairMode::NoLoss => "none",
             RepairMode::Resume => "resume",
+            RepairMode::Shrink => "shrink",
         }
     }
 }
@@ -81,6 +88,11 @@ pub struct RepairReport {
     /// Repair total (revoke to split) plus `detect_ms`.
     #[serde(serialize_with = "micro")]
     pub total_ms: f64,
+    /// A shrink: the grid before and after it (`None` otherwise).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub grid_before: Option<GridShape>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub grid_after: Option<GridShape>,
 }
 
 /// Milliseconds written to the microsecond.
@@ -94,16 +106,23 @@ mod tests {
 
     #[test]
     fn repair_modes_keep_their_tags_and_names() {
-        let all = [RepairMode::Spawn, RepairMode::Spare, RepairMode::Cof, RepairMode::NoLoss, RepairMode::Resume];
+        let all = [
+            RepairMode::Spawn,
+            RepairMode::Spare,
+            RepairMode::Cof,
+            RepairMode::NoLoss,
+            RepairMode::Resume,
+            RepairMode::Shrink,
+        ];
         let tags: Vec<Vec<u8>> = all.iter().map(|m| postcard::to_allocvec(m).unwrap()).collect();
-        assert_eq!(tags, [[0], [1], [2], [3], [4]]);
+        assert_eq!(tags, [[0], [1], [2], [3], [4], [5]]);
         for m in all {
             let json = serde_json::to_string(&m).unwrap();
             assert_eq!(json, format!("\"{}\"", m.as_str()));
             assert_eq!(serde_json::from_str::<RepairMode>(&json).unwrap(), m);
             assert_eq!(postcard::from_bytes::<RepairMode>(&postcard::to_allocvec(&m).unwrap()).unwrap(), m);
         }
-        assert!(postcard::from_bytes::<RepairMode>(&[5]).is_err());
+        assert!(postcard::from_bytes::<RepairMode>(&[6]).is_err());
         assert!(serde_json::from_str::<RepairMode>("\"respawn\"").is_err());
     }
 }

@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::inject::{Injector, Loss};
 use crate::report::{RepairMode, RepairReport};
 use crate::runtime::{note_failure, trace, LaunchCommand};
+use crate::shrink::{fill_holders, holders, shrunk_roles, shrunk_shape, GridShape};
 use crate::watchdog::{repair_timeout, Deadline};
 use std::time::{Duration, Instant};
 
@@ -32,7 +33,7 @@ pub const REFUSE_SPAWN_VAR: &str = "FTLA_TEST_REFUSE_SPAWN";
 /// Test switch: `K` (≥ 1) makes the replacements of the job's K-th
 /// `MPI_Comm_spawn` never start (they sleep before `MPI_Init`), as on a
 /// node where the program hangs on a dead file system: that spawn cannot
-/// complete, and the survivors' bound ([`spawn_bound`]) ends the job.
+/// complete, and the survivors' bound (`spawn_bound`) ends the job.
 pub const STALL_SPAWN_VAR: &str = "FTLA_TEST_STALL_SPAWN";
 /// Test switch: `R` or `R@recovery` (`R@checkpoint`): grid rank `R`
 /// revokes the grid at the end of its first recovery (periodic save),
@@ -58,6 +59,67 @@ pub(crate) fn stall_if_asked() {
     }
 }
 
+/// How the lost grid ranks that no parked spare takes are dealt with.
+/// Every grid rank passes the same; a parked spare has no say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RepairPlan {
+    /// Spawn replacements (`MPI_Comm_spawn`).
+    pub spawn: bool,
+    /// When no replacement can be had (spawning is off or refused): go on
+    /// as a smaller grid of the survivors with at least this many process
+    /// columns ([`crate::shrunk_shape`]); `None`: the repair is refused.
+    pub shrink_min_cols: Option<usize>,
+}
+
+impl Default for RepairPlan {
+    /// Spawn, never shrink.
+    fn default() -> RepairPlan {
+        RepairPlan { spawn: true, shrink_min_cols: None }
+    }
+}
+
+impl RepairPlan {
+    /// The plan's vote in the repair's all-gather: `[spawn, shrink]` with
+    /// -1 for "no" (spawn 0/1, shrink the columns); a spare votes lower
+    /// than any grid rank, so the grid ranks' plan is the highest vote.
+    fn vote(plan: Option<RepairPlan>) -> [i64; 2] {
+        match plan {
+            None => [-1, -2],
+            Some(p) => [p.spawn as i64, p.shrink_min_cols.map_or(-1, |c| c as i64)],
+        }
+    }
+
+    /// The plan of the highest votes (the default when nobody voted).
+    fn of_votes(votes: impl Iterator<Item = [i64; 2]>) -> RepairPlan {
+        let [spawn, shrink] = votes.fold([-1, -2], |a, v| [a[0].max(v[0]), a[1].max(v[1])]);
+        if spawn < 0 {
+            return RepairPlan::default();
+        }
+        RepairPlan { spawn: spawn > 0, shrink_min_cols: usize::try_from(shrink).ok().filter(|&c| c > 0) }
+    }
+}
+
+/// What a shrink leaves to its caller: the grid before it, and which
+/// survivor holds each of that grid's ranks' data until they have been
+/// moved onto the new grid (see [`crate::Grid::take_shrunk_from`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShrunkFrom {
+    /// The grid before the shrink.
+    pub shape: GridShape,
+    /// Its grid ranks that were lost in the repair (their data are gone
+    /// and must be rebuilt onto their holders).
+    pub lost: Vec<i32>,
+    /// By grid rank of `shape`: the rank, in [`crate::Grid::survivors`],
+    /// of the survivor that holds its data (its own process, or for a lost
+    /// rank a survivor of its process row); `None` for a lost rank whose
+    /// whole process row is gone.
+    pub holders: Vec<Option<i32>>,
+}
+
+fn as_ranks(holders: Vec<Option<usize>>) -> Vec<Option<i32>> {
+    holders.into_iter().map(|h| h.map(|u| u as i32)).collect()
+}
+
 /// Replicated state: one entry per universe rank.
 #[derive(Debug)]
 pub(crate) struct Universe {
@@ -74,6 +136,9 @@ pub(crate) struct Universe {
     /// survivor measured it (`None` before any): what bounds the later ones
     /// ([`spawn_bound`]).
     pub first_spawn: Option<Duration>,
+    /// Set by a repair that shrank the grid (on every survivor; a
+    /// newcomer never sees one), until the caller takes it.
+    pub shrunk: Option<ShrunkFrom>,
 }
 
 /// Once a spawn of the job was measured, later ones may take this many
@@ -110,6 +175,21 @@ fn agreed(comm: &Comm, ok: bool) -> Result<()> {
 }
 
 impl Universe {
+    /// What is left of a universe handed on (to a parked process): no
+    /// communicator and no roles.
+    pub fn husk(&self) -> Universe {
+        Universe {
+            comm: Comm::null(),
+            roles: Vec::new(),
+            epoch: self.epoch,
+            p: self.p,
+            q: self.q,
+            losses: Vec::new(),
+            first_spawn: self.first_spawn,
+            shrunk: None,
+        }
+    }
+
     /// Grid rank of this process, or `None` for a spare.
     pub fn my_role(&self) -> Option<i32> {
         let r = self.roles.get(self.comm.rank() as usize).copied().unwrap_or(SPARE);
@@ -146,7 +226,16 @@ impl Universe {
         }
         let losses = lost.chunks_exact(2).map(|l| Loss { rank: l[0] as i32, epoch: l[1] as u32 }).collect();
         let first_spawn = u64::try_from(head[5]).ok().map(Duration::from_micros);
-        Ok(Universe { comm, roles, epoch: head[0] as u32, p: head[1] as i32, q: head[2] as i32, losses, first_spawn })
+        Ok(Universe {
+            comm,
+            roles,
+            epoch: head[0] as u32,
+            p: head[1] as i32,
+            q: head[2] as i32,
+            losses,
+            first_spawn,
+            shrunk: None,
+        })
     }
 
     /// Broadcasts the state from rank 0 (a survivor) to the newcomers;
@@ -166,15 +255,19 @@ impl Universe {
     /// members of the universe (grid ranks and spares) call it. `tolerated`
     /// is this process's limit on lost processes per process row (see
     /// [`crate::Grid::set_losses_tolerated_per_row`]); the lowest one among
-    /// the live processes applies.
+    /// the live processes applies. `plan` is this process's
+    /// [`RepairPlan`] (`None` for a parked spare: the grid ranks' applies).
     ///
     /// On success the universe holds the live processes and the newcomers,
-    /// every grid rank has a process again, and `epoch` is one higher.
+    /// every grid rank has a process again, and `epoch` is one higher; or,
+    /// after a shrink, the survivors form a smaller grid, the left-over
+    /// ones are spares, and `shrunk` says what the grid was.
     pub fn repair(
         &mut self,
         launch: &LaunchCommand,
         injector: &Injector,
         tolerated: Option<usize>,
+        plan: Option<RepairPlan>,
     ) -> Result<RepairReport> {
         note_failure();
         let t_all = Instant::now();
@@ -192,6 +285,8 @@ impl Universe {
             merge_ms: 0.0,
             split_ms: 0.0,
             total_ms: 0.0,
+            grid_before: None,
+            grid_after: None,
         };
         let me_grid = self.my_role().unwrap_or(-1);
         loop {
@@ -203,7 +298,7 @@ impl Universe {
                     ),
                 });
             }
-            match self.attempt(launch, injector, me_grid, start_epoch, tolerated, &mut report) {
+            match self.attempt(launch, injector, me_grid, start_epoch, tolerated, plan, &mut report) {
                 Ok(()) => break,
                 Err(e) if e.is_process_failure() => continue,
                 Err(e) => return Err(e),
@@ -228,6 +323,7 @@ impl Universe {
         me_grid: i32,
         start_epoch: u32,
         tolerated: Option<usize>,
+        plan: Option<RepairPlan>,
         report: &mut RepairReport,
     ) -> Result<()> {
         trace!(
@@ -248,18 +344,28 @@ impl Universe {
         // (the membership is agreed by the shrink itself). Until that is
         // agreed the universe stays as it was: a retry starts again from
         // it, on every process alike.
-        // (With each process's limit on losses per row: -1 for none.)
+        // (With each process's limit on losses per row, -1 for none, and
+        // its vote on the plan.)
         let limit = tolerated.map_or(-1, |t| t as i64);
-        let olds = shrunk.allgather(&[self.comm.rank() as i64, limit]);
+        let [spawn_vote, shrink_vote] = RepairPlan::vote(plan);
+        let olds = shrunk.allgather(&[self.comm.rank() as i64, limit, spawn_vote, shrink_vote]);
         if let Err(e) = agreed(&shrunk, olds.is_ok()) {
             let _ = shrunk.revoke();
             return Err(e);
         }
         let gathered = olds?;
-        let olds: Vec<i64> = gathered.chunks_exact(2).map(|c| c[0]).collect();
-        let tolerated = gathered.chunks_exact(2).filter_map(|c| usize::try_from(c[1]).ok()).min();
+        let olds: Vec<i64> = gathered.chunks_exact(4).map(|c| c[0]).collect();
+        let tolerated = gathered.chunks_exact(4).filter_map(|c| usize::try_from(c[1]).ok()).min();
+        let plan = RepairPlan::of_votes(gathered.chunks_exact(4).map(|c| [c[2], c[3]]));
         let old_roles = std::mem::take(&mut self.roles);
         self.comm = shrunk;
+        // A shrink whose data have not been moved yet: its holders by
+        // their ranks here (those gone hold nothing now).
+        if let Some(s) = &mut self.shrunk {
+            for h in s.holders.iter_mut() {
+                *h = h.and_then(|old| olds.iter().position(|&o| o == old as i64)).map(|u| u as i32);
+            }
+        }
         let mut new_roles: Vec<i64> =
             olds.iter().map(|&o| old_roles.get(o as usize).copied().unwrap_or(SPARE)).collect();
         let spares = |roles: &[i64]| roles.iter().filter(|&&r| r == SPARE).count();
@@ -302,11 +408,37 @@ impl Universe {
             report.mode = if to_spawn.is_empty() { RepairMode::Spare } else { RepairMode::Spawn };
         }
 
-        let (merged, measured_spawn) = if to_spawn.is_empty() {
-            (None, None)
-        } else {
-            let (merged, took) = self.spawn_and_merge(launch, injector, me_grid, start_epoch, &to_spawn, report)?;
-            (Some(merged), Some(took))
+        let (mut merged, mut measured_spawn, mut shrunk_to) = (None, None, None);
+        if !to_spawn.is_empty() {
+            let spawned =
+                plan.spawn.then(|| self.spawn_and_merge(launch, injector, me_grid, start_epoch, &to_spawn, report));
+            match (spawned, plan.shrink_min_cols) {
+                (Some(Ok((m, took))), _) => (merged, measured_spawn) = (Some(m), Some(took)),
+                (Some(Err(e @ Error::RepairRefused { .. })), Some(min_cols)) => {
+                    trace!("{e}: shrinking instead");
+                    shrunk_to = Some(self.shrunk_grid(&new_roles, &dead_grid, min_cols, report)?);
+                }
+                (Some(Err(e)), _) => return Err(e),
+                (None, Some(min_cols)) => {
+                    shrunk_to = Some(self.shrunk_grid(&new_roles, &dead_grid, min_cols, report)?);
+                }
+                (None, None) => {
+                    return Err(Error::RepairRefused {
+                        reason: format!(
+                            "{} grid rank(s) lost ({to_spawn:?}), no hot spare left, and the repair may neither \
+                             spawn nor shrink",
+                            to_spawn.len()
+                        ),
+                    })
+                }
+            }
+        }
+        let (shape, shrunk) = match shrunk_to {
+            Some((shape, roles, from)) => {
+                new_roles = roles;
+                (shape, Some(from))
+            }
+            None => (GridShape { p: self.p, q: self.q }, self.shrunk.clone()),
         };
 
         // Hand the new state to everyone (newcomers receive it here).
@@ -323,9 +455,10 @@ impl Universe {
                 new_roles
             },
             epoch: start_epoch + 1,
-            p: self.p,
-            q: self.q,
+            p: shape.p,
+            q: shape.q,
             first_spawn: self.first_spawn.or(measured_spawn),
+            shrunk,
             losses: {
                 let mut losses = self.losses.clone();
                 losses.extend(dead_grid.iter().map(|&rank| Loss { rank: rank as i32, epoch: start_epoch }));
@@ -351,6 +484,52 @@ impl Universe {
         std::mem::swap(self, &mut next);
         trace!("repair attempt {} done", report.attempts);
         Ok(())
+    }
+
+    /// The shrink of an attempt that has no process for the grid ranks
+    /// `dead` (`roles`: the survivors' roles on this grid, spares that
+    /// took a lost rank in this attempt included): the new shape, the
+    /// survivors' roles on it and what the old grid was. The same on every
+    /// survivor (all of it follows from the agreed survivors).
+    fn shrunk_grid(
+        &self,
+        roles: &[i64],
+        dead: &[i64],
+        min_cols: usize,
+        report: &mut RepairReport,
+    ) -> Result<(GridShape, Vec<i64>, ShrunkFrom)> {
+        let now = GridShape { p: self.p, q: self.q };
+        let alive = self.comm.size() as usize;
+        let to = shrunk_shape(self.p, self.q, alive, min_cols).ok_or_else(|| Error::Unrecoverable {
+            reason: format!(
+                "{} of the {now} grid's processes are left: too few to go on as a grid of at least {min_cols} \
+                 process column(s) (no hot spare left, and no replacement can be had)",
+                alive
+            ),
+        })?;
+        report.mode = RepairMode::Shrink;
+        // After a shrink whose data have not been moved yet (a loss while
+        // it settled), the data are still on the grid before it: the new
+        // holders are of that grid's ranks.
+        let from = match &self.shrunk {
+            Some(pending) => {
+                let held = pending.holders.iter().map(|h| h.map(|u| u as usize)).collect();
+                let holders = fill_holders(held, pending.shape);
+                let mut lost = pending.lost.clone();
+                lost.extend((0..holders.len() as i32).filter(|&g| pending.holders[g as usize].is_none()));
+                lost.sort_unstable();
+                lost.dedup();
+                ShrunkFrom { shape: pending.shape, lost, holders: as_ranks(holders) }
+            }
+            None => ShrunkFrom {
+                shape: now,
+                lost: dead.iter().map(|&g| g as i32).collect(),
+                holders: as_ranks(holders(roles, now)),
+            },
+        };
+        report.grid_before = Some(from.shape);
+        report.grid_after = Some(to);
+        Ok((to, shrunk_roles(roles, now, to, SPARE), from))
     }
 
     /// Spawns the replacements of `to_spawn` (root: the lowest survivor)

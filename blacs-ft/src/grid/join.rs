@@ -57,7 +57,7 @@ impl Grid {
             }
         }
         let start_nodes = crate::placement::numbered(&by_rank);
-        let universe = Universe { comm, roles, epoch: 0, p, q, losses: Vec::new(), first_spawn: None };
+        let universe = Universe { comm, roles, epoch: 0, p, q, losses: Vec::new(), first_spawn: None, shrunk: None };
         let mut joined = Grid::enter(rt.ulfm(), rt.launch().clone(), universe, injector, None)?;
         if let Joined::Active(g) = &mut joined {
             g.placement = placement;
@@ -138,16 +138,47 @@ impl Grid {
     fn enter(
         ulfm: UlfmStatus,
         launch: LaunchCommand,
+        universe: Universe,
+        injector: Injector,
+        replacement: Option<Replacement>,
+    ) -> Result<Joined> {
+        crate::members::note_member(universe.my_role(), universe.epoch);
+        Grid::enter_from(ulfm, launch, universe, injector, replacement, Vec::new(), false)
+    }
+
+    /// [`Grid::park`]'s way in: a survivor that a shrink left without a
+    /// place (the communicators of this epoch are built already) parks,
+    /// and enters the grid when a repair promotes it.
+    pub(super) fn enter_parked(
+        ulfm: UlfmStatus,
+        launch: LaunchCommand,
+        universe: Universe,
+        injector: Injector,
+        repairs: Vec<RepairReport>,
+    ) -> Result<Joined> {
+        Grid::enter_from(ulfm, launch, universe, injector, None, repairs, true)
+    }
+
+    fn enter_from(
+        ulfm: UlfmStatus,
+        launch: LaunchCommand,
         mut universe: Universe,
         mut injector: Injector,
         mut replacement: Option<Replacement>,
+        mut repairs: Vec<RepairReport>,
+        mut parked: bool,
     ) -> Result<Joined> {
-        crate::members::note_member(universe.my_role(), universe.epoch);
-        let mut repairs = Vec::new();
         // Tries to build the communicators since the last repair (the
         // `repair:BUILD:split` kill point counts them from 1).
         let (mut builds, mut built_in) = (0, universe.epoch);
         loop {
+            if std::mem::take(&mut parked) {
+                match park(&mut universe, &launch, &injector)? {
+                    Parked::Released => return Ok(Joined::Released),
+                    Parked::Repaired(r) => repairs.push(r),
+                }
+                continue;
+            }
             injector.set_losses(&universe.losses);
             if universe.epoch != built_in {
                 (builds, built_in) = (0, universe.epoch);
@@ -195,6 +226,8 @@ impl Grid {
                         placement: Placement::Default,
                         start_nodes: Vec::new(),
                         agreements: std::cell::Cell::new(0),
+                        plan: RepairPlan::default(),
+                        demoted: false,
                     };
                     return Ok(Joined::Active(Box::new(grid)));
                 }
@@ -203,7 +236,7 @@ impl Grid {
                     Parked::Repaired(r) => repairs.push(r),
                 },
                 Err(e) if e.is_process_failure() && ulfm == UlfmStatus::Available => {
-                    repairs.push(universe.repair(&launch, &injector, None)?);
+                    repairs.push(universe.repair(&launch, &injector, None, None)?);
                 }
                 Err(e) => return Err(e),
             }
@@ -285,7 +318,7 @@ fn park(u: &mut Universe, launch: &LaunchCommand, injector: &Injector) -> Result
             }
             Ok(None) => std::thread::sleep(SPARE_POLL),
             Err(e) if e.is_process_failure() => {
-                return u.repair(launch, injector, None).map(Parked::Repaired);
+                return u.repair(launch, injector, None, None).map(Parked::Repaired);
             }
             Err(e) => return Err(e),
         }

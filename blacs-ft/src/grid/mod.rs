@@ -10,7 +10,8 @@ use crate::inject::{Injector, KillSpec};
 use crate::placement::Placement;
 use crate::report::{RepairMode, RepairReport};
 use crate::runtime::{note_failure, trace, LaunchCommand, Runtime, UlfmStatus};
-use crate::universe::{Universe, EXIT_ABANDONED, SPARE};
+use crate::shrink::GridShape;
+use crate::universe::{RepairPlan, ShrunkFrom, Universe, EXIT_ABANDONED, SPARE};
 use crate::watchdog::Deadline;
 use std::time::Duration;
 
@@ -123,7 +124,8 @@ impl GridOptions {
 /// Grid rank `r` sits at process row `r / Q`, process column `r % Q`
 /// (row-major, as BLACS' default). All operations return [`Result`]; after a
 /// process-failure error call [`Grid::recover`], which gives the same shape,
-/// ranks and coordinates back.
+/// ranks and coordinates back (or a smaller grid, under a [`RepairPlan`]
+/// that allows a shrink).
 ///
 /// # Fault tolerance
 /// Every communicator has `MPI_ERRORS_RETURN`. When an operation sees a dead
@@ -159,6 +161,12 @@ pub struct Grid {
     /// Agreements this process started on the grid (see
     /// [`Grid::agreements_started`]).
     agreements: std::cell::Cell<u64>,
+    /// What a repair does when no parked spare is left (see
+    /// [`Grid::set_repair_plan`]).
+    plan: RepairPlan,
+    /// A shrink left this process without a place: it is a hot spare of
+    /// the smaller grid (see [`Grid::park`]).
+    demoted: bool,
 }
 
 /// Checks a grid shape against the number of processes (`(global)` args).
@@ -207,6 +215,10 @@ impl Grid {
     /// Grid rank of the process at (`row`, `col`).
     pub fn rank_of(&self, row: i32, col: i32) -> i32 {
         row * self.q + col
+    }
+    /// The grid's shape (P×Q; smaller after a shrink).
+    pub fn shape(&self) -> GridShape {
+        GridShape { p: self.p, q: self.q }
     }
     /// Repair epoch: 0 until the first repair, then +1 per repair.
     pub fn epoch(&self) -> u32 {

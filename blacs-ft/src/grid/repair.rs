@@ -50,10 +50,24 @@ impl Grid {
     /// # Fault tolerance
     /// Failures during the repair restart it on what is left; a failed spawn
     /// with no spare left is reported, never waited on.
+    ///
+    /// Under a [`RepairPlan`] that allows it ([`Grid::set_repair_plan`]),
+    /// a repair that can have no replacement shrinks the grid instead: the
+    /// report's mode is [`RepairMode::Shrink`], this grid has its new shape
+    /// and this process its new rank ([`Grid::shape`], [`Grid::rank`]), or
+    /// none ([`Grid::is_member`] false: it is to [`Grid::park`] once the
+    /// data have moved), and [`Grid::take_shrunk_from`] says where the old
+    /// grid's data are.
     pub fn recover(&mut self) -> Result<RepairReport> {
         self.ulfm.require()?;
+        if self.demoted {
+            return Err(Error::Unrecoverable {
+                reason: "a process that left the grid in a shrink repaired it; it parks instead".into(),
+            });
+        }
         self.revoke_all();
-        let mut report = self.universe.repair(&self.launch, &self.injector, self.tolerated_per_row)?;
+        let plan = Some(self.plan);
+        let mut report = self.universe.repair(&self.launch, &self.injector, self.tolerated_per_row, plan)?;
         self.injector.set_losses(&self.universe.losses);
         let (mut builds, mut built_in) = (0, self.universe.epoch);
         loop {
@@ -62,7 +76,24 @@ impl Grid {
             }
             builds += 1;
             let t = std::time::Instant::now();
+            let shrunk = self.universe.shrunk.is_some();
             let settled = match build_comms(&self.universe, &self.injector, builds) {
+                Ok(Some((all, row, col))) if shrunk => {
+                    (self.p, self.q, self.rank) = (self.universe.p, self.universe.q, all.rank());
+                    self.all = all;
+                    self.row = row;
+                    self.col = col;
+                    agree_on_pending(&self.all, self.rank, self.pending_error.as_deref())
+                }
+                // Left without a place by a shrink: the grid's
+                // communicators stay the revoked ones (every operation on
+                // them fails) until it parks; the others' agreement on
+                // raised errors is theirs.
+                Ok(None) if shrunk => {
+                    self.demoted = true;
+                    (self.p, self.q) = (self.universe.p, self.universe.q);
+                    Ok(())
+                }
                 Ok(Some((all, row, col))) => {
                     if all.rank() != self.rank {
                         return Err(Error::Unrecoverable {
@@ -95,7 +126,7 @@ impl Grid {
                     // communicators first: a process that settled may be
                     // blocked on them already.
                     self.revoke_all();
-                    let more = self.universe.repair(&self.launch, &self.injector, self.tolerated_per_row)?;
+                    let more = self.universe.repair(&self.launch, &self.injector, self.tolerated_per_row, plan)?;
                     self.injector.set_losses(&self.universe.losses);
                     report = merge_reports(report, more);
                 }
@@ -107,6 +138,84 @@ impl Grid {
                     return Err(e);
                 }
             }
+        }
+    }
+
+    /// Sets what a repair does with lost grid ranks that no parked spare
+    /// takes (spawn replacements, shrink, or both: spawn first), and
+    /// returns the plan it replaces. The default spawns and never shrinks.
+    /// Local; every grid rank sets the same before the failures it is for.
+    ///
+    /// # Fault tolerance
+    /// A grid that may shrink changes shape and ranks in
+    /// [`Grid::recover`]: its caller moves the data onto the new grid
+    /// ([`Grid::take_shrunk_from`]) and parks the survivors left without
+    /// a place ([`Grid::park`]).
+    pub fn set_repair_plan(&mut self, plan: RepairPlan) -> RepairPlan {
+        std::mem::replace(&mut self.plan, plan)
+    }
+
+    /// The repair plan in force ([`Grid::set_repair_plan`]).
+    pub fn repair_plan(&self) -> RepairPlan {
+        self.plan
+    }
+
+    /// After a repair that shrank the grid: the grid before it and which
+    /// survivor holds each of its grid ranks' data (lost ones to be
+    /// rebuilt onto a survivor of their process row); taken once, by the
+    /// caller that moves the data. Local; every survivor, those left
+    /// without a place included, has the same.
+    pub fn take_shrunk_from(&mut self) -> Option<ShrunkFrom> {
+        self.universe.shrunk.take()
+    }
+
+    /// Whether this process holds a place in the grid: false after a
+    /// shrink left it over (it then helps move the data over
+    /// [`Grid::survivors`] and parks).
+    pub fn is_member(&self) -> bool {
+        !self.demoted
+    }
+
+    /// Every live process of the job, the grid's and its hot spares, in an
+    /// order every one of them agrees on (collective operations here
+    /// involve the spares too: after a shrink, the survivors left without
+    /// a place hand their data over on it before they park).
+    pub fn survivors(&self) -> &Comm {
+        &self.universe.comm
+    }
+
+    /// The rank in [`Grid::survivors`] of the process that holds grid rank
+    /// `rank` (`None` outside the grid).
+    pub fn survivor_of(&self, rank: i32) -> Option<i32> {
+        self.universe.roles.iter().position(|&r| r == rank as i64).map(|u| u as i32)
+    }
+
+    /// A process left without a place by a shrink ([`Grid::is_member`]
+    /// false) parks as a hot spare of the smaller grid, as the job's own
+    /// spares do in [`Grid::join`]: it returns `true` when a later repair
+    /// gives it a grid rank (this grid is then that grid, and this process
+    /// a replacement, [`Grid::replacement`], whose data the survivors
+    /// rebuild), or `false` when the job ends (it is then to end too).
+    /// Collective with the repairs it takes part in.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] on a process that holds a place; a
+    /// repair's errors (an unrecoverable one on every live process alike).
+    pub fn park(&mut self) -> Result<bool> {
+        if !self.demoted {
+            return Err(Error::invalid("grid", "only a process left without a place by a shrink parks"));
+        }
+        let husk = self.universe.husk();
+        let mut universe = std::mem::replace(&mut self.universe, husk);
+        // (Whatever the shrink left to move has moved.)
+        universe.shrunk = None;
+        let repairs = std::mem::take(&mut self.repairs);
+        match Grid::enter_parked(self.ulfm, self.launch.clone(), universe, self.injector.clone(), repairs)? {
+            Joined::Active(grid) => {
+                *self = *grid;
+                Ok(true)
+            }
+            Joined::Released => Ok(false),
         }
     }
 
@@ -166,9 +275,13 @@ pub(super) fn agree_on_pending(all: &Comm, me: i32, pending: Option<&str>) -> Re
 /// One report for a repair that needed a second round.
 fn merge_reports(mut a: RepairReport, b: RepairReport) -> RepairReport {
     a.epoch = b.epoch;
-    if b.mode == RepairMode::Spawn || a.mode == RepairMode::NoLoss {
+    if matches!(b.mode, RepairMode::Spawn | RepairMode::Shrink) && a.mode != RepairMode::Shrink
+        || a.mode == RepairMode::NoLoss
+    {
         a.mode = b.mode;
     }
+    a.grid_before = a.grid_before.or(b.grid_before);
+    a.grid_after = b.grid_after.or(a.grid_after);
     a.killed.extend(b.killed);
     a.killed.sort_unstable();
     a.killed.dedup();
