@@ -309,7 +309,7 @@ fn parse_hours(s: &str) -> Result<f64, String> {
 }
 
 fn parse_policy(s: &str) -> Result<Policy, String> {
-    Policy::parse(s).ok_or_else(|| format!("`{s}`: must be inplace, cof or auto"))
+    Policy::parse(s).ok_or_else(|| format!("`{s}`: must be inplace, cof, auto or shrink"))
 }
 
 // Kill points (`RANK@[OP:]STEP[:PHASE][/EPOCH]`, comma-separated), parsed

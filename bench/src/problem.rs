@@ -86,7 +86,7 @@ pub fn op_phases(op: Op) -> Vec<Phase> {
 }
 /// The repair protocol's points (`repair:ATTEMPT:…`, `repair:BUILD:split`)
 /// and the region's (`region:REPAIR:share`); their counters start at 1.
-const REPAIR_PHASES: [&str; 5] = blacs_ft::REPAIR_POINTS;
+const REPAIR_PHASES: [&str; 6] = blacs_ft::REPAIR_POINTS;
 /// Attempts of one repair before it gives up (blacs-ft's limit).
 const REPAIR_ATTEMPTS: u64 = blacs_ft::REPAIR_ATTEMPTS as u64;
 

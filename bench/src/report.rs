@@ -160,7 +160,7 @@ pub struct RecoveryEntry {
     pub step: u64,
     /// Phase in which the failure surfaced.
     pub phase: String,
-    /// `spawn`, `spare` or `cof`.
+    /// `spawn`, `spare`, `shrink`, `cof` or `resume`.
     pub mode: String,
     pub detect_ms: f64,
     pub repair_ms: f64,
@@ -175,6 +175,15 @@ pub struct RecoveryEntry {
     pub relaunch_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_ms: Option<f64>,
+    /// A shrink (`mode` `shrink`): the grid before and after it (`"PxQ"`)
+    /// and the rebuild onto survivors with the moving of the blocks onto
+    /// the new grid (part of `rebuild_ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grid_before: Option<blacs_ft::GridShape>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grid_after: Option<blacs_ft::GridShape>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redistribute_ms: Option<f64>,
 }
 
 impl From<&recovery::protocol::RecoveryRecord> for RecoveryEntry {
@@ -192,6 +201,9 @@ impl From<&recovery::protocol::RecoveryRecord> for RecoveryEntry {
             save_ms: r.cof.map(|c| round_ms(c.save_ms)),
             relaunch_ms: r.cof.map(|c| round_ms(c.relaunch_ms)),
             load_ms: r.cof.map(|c| round_ms(c.load_ms)),
+            grid_before: r.shrink.map(|s| s.grid_before),
+            grid_after: r.shrink.map(|s| s.grid_after),
+            redistribute_ms: r.shrink.map(|s| round_ms(s.redistribute_ms)),
         }
     }
 }
@@ -273,8 +285,12 @@ pub struct FactorReport {
     /// `true` for a fault-tolerant run.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub ft: Option<bool>,
-    /// Process grid `[P, Q]`.
+    /// Process grid `[P, Q]` (the one the run started on).
     pub grid: [i32; 2],
+    /// The grid the run ended on, when a shrink (`--recovery shrink`)
+    /// changed it: `"PxQ"`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub final_grid: Option<blacs_ft::GridShape>,
     /// Hot spares (fault-tolerant runs).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub spares: Option<i32>,
@@ -403,6 +419,7 @@ impl FactorReport {
             library: None,
             ft: None,
             grid,
+            final_grid: None,
             spares: None,
             m,
             n,

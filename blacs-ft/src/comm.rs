@@ -243,6 +243,12 @@ impl Comm {
         Comm { h: unsafe { ffi::ftla_comm_null() }, owned: false, revoked: Default::default() }
     }
 
+    /// The same communicator, not owned by the copy (never freed by it):
+    /// for a view that lives shorter than its owner.
+    pub(crate) fn borrowed(&self) -> Comm {
+        Comm { h: self.h, owned: false, revoked: Default::default() }
+    }
+
     /// True for [`Comm::null`].
     pub(crate) fn is_null(&self) -> bool {
         // SAFETY: constant getter.

@@ -45,6 +45,17 @@ pub enum Error {
     /// [`crate::launch::EXIT_CHECKPOINTED`]; the launcher starts a new job
     /// that resumes from `dir`.
     Checkpointed { dir: String, step: u64, epoch: u32 },
+    /// Not a failure: a shrink left this process without a place on the
+    /// smaller grid; it handed its blocks over, parked as a hot spare, and
+    /// the job ended without needing it. It has nothing more to compute
+    /// and should end (exit code 0).
+    Released,
+    /// Not a failure: a shrink left this process without a place, and a
+    /// later repair gave it grid rank `rank` (a replacement). The program
+    /// runs its region's body again from the top, as a replacement does
+    /// (the recovery crate's `Region::run` does it), after receiving the
+    /// survivors' log.
+    Rejoined { rank: i32 },
     /// A local error raised on grid rank `rank` and agreed on by every rank.
     Remote { rank: i32, message: String },
     /// A bad argument, detected before any communication.
@@ -134,6 +145,10 @@ impl fmt::Display for Error {
             Error::Checkpoint { file, reason } => write!(f, "checkpoint {file}: {reason}"),
             Error::Checkpointed { dir, step, .. } => {
                 write!(f, "a process was lost: committed state at step {step} saved in {dir} for a restart")
+            }
+            Error::Released => write!(f, "this process left the grid in a shrink and was not needed again"),
+            Error::Rejoined { rank } => {
+                write!(f, "this process, left without a place by a shrink, replaced grid rank {rank}")
             }
             Error::Remote { rank, message } => write!(f, "error on rank {rank}: {message}"),
             Error::InvalidArgument { arg, reason } => write!(f, "invalid argument {arg}: {reason}"),

@@ -55,7 +55,7 @@ mod watchdog;
 
 pub use comm::{error_string, Comm, Element, PendingAgree, PendingBcast, ReduceOp};
 pub use error::{processes_in_words, row_beyond_tolerance, Error, Result};
-pub use grid::{check_shape, Grid, GridAgreement, GridOptions, Joined, Replacement, Scope};
+pub use grid::{check_shape, Grid, GridAgreement, GridOptions, Joined, Mailbox, Replacement, Scope};
 pub use inject::{Injector, KillSpec};
 pub use report::{RepairMode, RepairReport};
 pub use runtime::{LaunchCommand, Runtime, UlfmStatus};

@@ -74,7 +74,12 @@ impl<'a, T: Element> Sends<'a, T> {
         while self.started.len() >= self.in_flight {
             self.complete_oldest()?;
         }
-        let dest = self.grid.checked_rank_of(row, col)?;
+        let Some(dest) = self.grid.peer(row, col)? else {
+            // (A position this process also plays: posted at once.)
+            self.grid.post(buf, row, col, tag);
+            self.sent.extend(owned);
+            return Ok(());
+        };
         // SAFETY: `buf` is either borrowed for 'a, which outlives the scope
         // (every send completes before `with_sends` returns, or in `Drop`),
         // or the heap buffer of `owned`, kept in `started` until then.

@@ -23,8 +23,10 @@ pub(crate) const SPARE: i64 = -1;
 /// How many times a repair is tried when failures hit the repair itself.
 pub const REPAIR_ATTEMPTS: u32 = 8;
 /// The kill points of a repair, `R@repair:ATTEMPT:POINT` (`split`:
-/// `R@repair:BUILD:split`, counted from the last repair).
-pub const REPAIR_POINTS: [&str; 5] = ["revoke", "shrink", "spawn", "merge", "split"];
+/// `R@repair:BUILD:split`, counted from the last repair; `redistribute`:
+/// `R@repair:1:redistribute`, when a call's blocks move onto the grid a
+/// shrink left, R a rank of that grid).
+pub const REPAIR_POINTS: [&str; 6] = ["revoke", "shrink", "spawn", "merge", "split", "redistribute"];
 /// Exit code of a spawned replacement whose hand-over was abandoned.
 pub const EXIT_ABANDONED: i32 = 75;
 /// Test switch: when set (and not `0`), every `MPI_Comm_spawn` of a repair
@@ -360,11 +362,15 @@ impl Universe {
         let old_roles = std::mem::take(&mut self.roles);
         self.comm = shrunk;
         // A shrink whose data have not been moved yet: its holders by
-        // their ranks here (those gone hold nothing now).
+        // their ranks here; the data of a holder that is gone are lost
+        // too, to be rebuilt onto another survivor of their row.
         if let Some(s) = &mut self.shrunk {
-            for h in s.holders.iter_mut() {
-                *h = h.and_then(|old| olds.iter().position(|&o| o == old as i64)).map(|u| u as i32);
-            }
+            let held: Vec<Option<usize>> =
+                s.holders.iter().map(|h| h.and_then(|old| olds.iter().position(|&o| o == old as i64))).collect();
+            s.lost.extend((0..held.len() as i32).filter(|&g| held[g as usize].is_none()));
+            s.lost.sort_unstable();
+            s.lost.dedup();
+            s.holders = as_ranks(fill_holders(held, s.shape));
         }
         let mut new_roles: Vec<i64> =
             olds.iter().map(|&o| old_roles.get(o as usize).copied().unwrap_or(SPARE)).collect();
@@ -500,11 +506,10 @@ impl Universe {
     ) -> Result<(GridShape, Vec<i64>, ShrunkFrom)> {
         let now = GridShape { p: self.p, q: self.q };
         let alive = self.comm.size() as usize;
-        let to = shrunk_shape(self.p, self.q, alive, min_cols).ok_or_else(|| Error::Unrecoverable {
+        let to = shrunk_shape(self.p, self.q, alive, min_cols).ok_or_else(|| Error::RepairRefused {
             reason: format!(
-                "{} of the {now} grid's processes are left: too few to go on as a grid of at least {min_cols} \
-                 process column(s) (no hot spare left, and no replacement can be had)",
-                alive
+                "only {alive} process(es) of the {now} grid are left: too few to go on as a grid of at least \
+                 {min_cols} process column(s) (no hot spare left, and no replacement can be had)"
             ),
         })?;
         report.mode = RepairMode::Shrink;
@@ -512,15 +517,7 @@ impl Universe {
         // it settled), the data are still on the grid before it: the new
         // holders are of that grid's ranks.
         let from = match &self.shrunk {
-            Some(pending) => {
-                let held = pending.holders.iter().map(|h| h.map(|u| u as usize)).collect();
-                let holders = fill_holders(held, pending.shape);
-                let mut lost = pending.lost.clone();
-                lost.extend((0..holders.len() as i32).filter(|&g| pending.holders[g as usize].is_none()));
-                lost.sort_unstable();
-                lost.dedup();
-                ShrunkFrom { shape: pending.shape, lost, holders: as_ranks(holders) }
-            }
+            Some(pending) => pending.clone(),
             None => ShrunkFrom {
                 shape: now,
                 lost: dead.iter().map(|&g| g as i32).collect(),

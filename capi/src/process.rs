@@ -65,7 +65,10 @@ pub(crate) fn lock() -> MutexGuard<'static, Option<Process>> {
 
 fn start() -> Option<Process> {
     let options = match RegionOptions::from_env() {
-        Ok(o) => o,
+        // A C program's arrays and descriptors are its own: they cannot be
+        // moved onto a smaller grid behind its back (FTLA_RECOVERY=shrink
+        // repairs with hot spares only; auto never shrinks).
+        Ok(o) => RegionOptions { no_shrink: true, ..o },
         Err(e) => {
             eprintln!("ftla: {e}");
             return None;

@@ -38,7 +38,7 @@ pub use cof::{Policy, RegionOptions};
 pub use protected::ProtectedResult;
 pub use status::{CallRecord, CallState, CallStatus, Replicated, StatusLog};
 
-use blacs_ft::{Error, Grid, RepairReport};
+use blacs_ft::{Error, Grid, RepairPlan, RepairReport};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -142,21 +142,27 @@ impl Region {
             resumed_at: None,
         };
         if joining {
-            // A survivor lost during the hand-over: repair with the others
-            // (they repair again, see `Region::repair`), then receive.
-            while let Err(e) = region.log.share(&region.grid, false) {
-                if !e.is_process_failure() {
-                    return Err(e);
-                }
-                region.repairs.push(region.grid.recover()?);
-            }
-            region.over_before_joining = region.log.calls().iter().take_while(|c| c.status.is_over()).count();
-            if region.log.calls().iter().all(|c| c.status.is_over()) {
-                // Nothing in progress: the body simply runs from the top.
-                region.pending = Pending::Nothing;
-            }
+            region.receive_log()?;
         }
         Ok(region)
+    }
+
+    /// A replacement's first act: the survivors' log.
+    fn receive_log(&mut self) -> Result<(), Error> {
+        // A survivor lost during the hand-over: repair with the others
+        // (they repair again, see `Region::repair`), then receive.
+        while let Err(e) = self.log.share(&self.grid, false) {
+            if !e.is_process_failure() {
+                return Err(e);
+            }
+            self.repairs.push(self.grid.recover()?);
+        }
+        self.over_before_joining = self.log.calls().iter().take_while(|c| c.status.is_over()).count();
+        if self.log.calls().iter().all(|c| c.status.is_over()) {
+            // Nothing in progress: the body simply runs from the top.
+            self.pending = Pending::Nothing;
+        }
+        Ok(())
     }
 
     /// [`Region::new`] with recovery settings: the policy (in place,
@@ -309,7 +315,7 @@ impl Region {
     }
 
     /// Called by a fault-tolerant call as it starts, before
-    /// [`Region::enter_call`]: the checkpoint it resumes from when it is the
+    /// `Region::enter_call`: the checkpoint it resumes from when it is the
     /// interrupted call of a resumed job.
     ///
     /// # Errors
@@ -376,7 +382,7 @@ impl Region {
         self.log.next_is_done(name) && self.log.position() < self.over_before_joining
     }
 
-    /// Whether the call entered last ([`Region::enter_call`]) completed
+    /// Whether the call entered last (`Region::enter_call`) completed
     /// before this process joined as a replacement (see
     /// [`Region::next_call_completed_before_joining`]).
     pub fn current_call_completed_before_joining(&self) -> bool {
@@ -570,7 +576,7 @@ impl Region {
     ///   failed) or ULFM cannot repair ([`Error::UlfmUnavailable`]).
     pub fn repair_or_save<'a>(&mut self, saving: impl FnOnce() -> cof::Saving<'a>) -> Result<RepairReport, Error> {
         match self.options.policy {
-            Policy::InPlace => self.repair_in_place(),
+            Policy::InPlace | Policy::Shrink => self.repair_in_place(),
             Policy::Cof => Err(cof::save(&self.grid, &self.options, &self.log, saving())),
             Policy::Auto => match self.repair_in_place() {
                 Err(e @ (Error::RepairRefused { .. } | Error::UlfmUnavailable { .. })) => {
@@ -620,6 +626,12 @@ impl Region {
             self.protected.repaired();
             self.log.count_repair();
             self.repairs.push(report.clone());
+            if !self.grid.is_member() {
+                // (Left without a place by a shrink: the log is the grid's,
+                // handed over among its members; this process hands its
+                // blocks over and parks, see `Region::park`.)
+                return Ok(report);
+            }
             // Like the repair's own kill points, this one is named by the
             // epoch the repair started from.
             self.grid.injector().point(self.grid.rank(), from_epoch, "region", self.log.repairs(), "share");
@@ -629,6 +641,53 @@ impl Region {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// What a repair does inside a fault-tolerant call whose checksums
+    /// rebuild `tolerated` losses per process row, under the region's
+    /// policy: shrink (onto at least `tolerated` + 1 process columns) under
+    /// `shrink` and `auto` — after a spare, and under `auto` after a spawn
+    /// — unless [`RegionOptions::no_shrink`].
+    ///
+    /// Results kept protected after earlier calls ([`Region::protect`])
+    /// stay on the grid they were computed on: while the region holds
+    /// any, a call does not shrink (a loss with no spare left is then
+    /// unrecoverable under `shrink`).
+    pub fn repair_plan_for_call(&self, tolerated: usize) -> RepairPlan {
+        let shrink = (!self.options.no_shrink && self.live_protected() == 0).then_some(tolerated + 1);
+        match self.options.policy {
+            Policy::Shrink => RepairPlan { spawn: false, shrink_min_cols: shrink },
+            Policy::Auto => RepairPlan { spawn: true, shrink_min_cols: shrink },
+            Policy::InPlace | Policy::Cof => RepairPlan::default(),
+        }
+    }
+
+    /// Collective with the repairs it waits for: a process that a shrink
+    /// left without a place ([`Grid::is_member`] false), once it handed its
+    /// blocks over, parks as a hot spare of the smaller grid. It returns
+    /// [`Error::Released`] when the job ends without needing it (the
+    /// program is to end), or [`Error::Rejoined`] when a later repair gave
+    /// it a grid rank: it is then a replacement that has received the
+    /// survivors' log, and [`Region::run`] runs its body again from the top.
+    pub fn park(&mut self) -> Error {
+        match self.grid.park() {
+            Ok(false) => Error::Released,
+            Ok(true) => match self.rejoin() {
+                Ok(()) => Error::Rejoined { rank: self.grid.rank() },
+                Err(e) => e,
+            },
+            Err(e) => e,
+        }
+    }
+
+    /// A parked process that a repair promoted: the survivors' log, as a
+    /// replacement receives it when its region opens.
+    fn rejoin(&mut self) -> Result<(), Error> {
+        let _ = self.grid.take_newcomer();
+        self.log = StatusLog::new();
+        self.protected = protected::Registry::joining();
+        self.pending = Pending::Joining;
+        self.receive_log()
     }
 
     /// After the interrupted call of a resumed job completed: its
@@ -656,6 +715,9 @@ impl Region {
                 Err(e) if e.is_process_failure() => {
                     self.repair()?;
                 }
+                // (Parked after a shrink, then given a grid rank: the
+                // survivors' log is here, the body runs from the top.)
+                Err(Error::Rejoined { .. }) => {}
                 Err(e) => return Err(e),
             }
         }

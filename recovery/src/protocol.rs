@@ -34,7 +34,7 @@
 //!   verification) first meets the others at their next agreement, since
 //!   they may have completed the collective it failed and gone on to wait
 //!   there; and work made of collectives only (a recovery's end, a
-//!   periodic save) ends at its own commit point ([`at_commit_point`]);
+//!   periodic save) ends at its own commit point (`at_commit_point`);
 //! * the final commit point (with the optional verification), after which
 //!   the call is complete in the region's log;
 //! * under checkpoint-on-failure ([`crate::cof`]), the save of the
@@ -51,7 +51,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::time::Instant;
 
-pub use crate::record::{CofBreakdown, Phase, RecoveryRecord};
+pub use crate::record::{CofBreakdown, Phase, RecoveryRecord, ShrinkBreakdown};
 
 /// The error type of a fault-tolerant driver: grid errors convert into it,
 /// and it tells a process failure (which a repair cures) from the rest.
@@ -237,6 +237,30 @@ pub trait Algorithm {
     /// left-factor sums) encoded for this grid at `committed` steps.
     fn reencode(&mut self, _grid: &Grid, _committed: u64) -> Result<(), Self::Error> {
         Ok(())
+    }
+
+    /// Collective over [`Grid::survivors`], after a repair that shrank the
+    /// grid ([`Grid::shrunk_from`] says from what): moves this process's
+    /// committed state at `committed` steps onto the new grid, the
+    /// checksums encoded for it and its layout. `holds_state`: whether
+    /// this process holds state of the grid before (one that joined the
+    /// new grid after the shrink does not: it receives only). On a survivor
+    /// the new grid has no place for ([`Grid::is_member`] false) it hands
+    /// its blocks over only. Nothing of the grid before may change until
+    /// every block has arrived (a failure during the move is recovered
+    /// from that grid). By default a call cannot move: unrecoverable, the
+    /// same on every process.
+    fn move_to_shrunk_grid(
+        &mut self,
+        _grid: &Grid,
+        from: &blacs_ft::ShrunkFrom,
+        _committed: u64,
+        _holds_state: bool,
+    ) -> Result<(), Self::Error> {
+        Err(blacs_ft::Error::Unrecoverable {
+            reason: format!("{} cannot go on on a smaller grid than the {} grid it started on", Self::OP, from.shape),
+        }
+        .into())
     }
 
     /// Runs `save` on [`Algorithm::saved_arrays`] as the last commit left
@@ -576,12 +600,19 @@ pub fn run<A: Algorithm>(
     // checksums rebuild stops at once, on every process, before it starts
     // replacements (the check after the repair stays: a process lost
     // during the repair itself leaves a replacement without blocks).
-    if !region.ends_at_unrecoverable() {
-        return run_call(region, alg, start, verify);
-    }
-    let before = region.grid_mut().set_losses_tolerated_per_row(Some(alg.tolerated_losses()));
-    let outcome = run_call(region, alg, start, verify);
-    region.grid_mut().set_losses_tolerated_per_row(before);
+    // (What a repair may do during the call: shrink onto enough process
+    // columns for the checksums, where the policy says so.)
+    let plan = region.repair_plan_for_call(alg.tolerated_losses());
+    let plan_before = region.grid_mut().set_repair_plan(plan);
+    let outcome = if !region.ends_at_unrecoverable() {
+        run_call(region, alg, start, verify)
+    } else {
+        let before = region.grid_mut().set_losses_tolerated_per_row(Some(alg.tolerated_losses()));
+        let outcome = run_call(region, alg, start, verify);
+        region.grid_mut().set_losses_tolerated_per_row(before);
+        outcome
+    };
+    region.grid_mut().set_repair_plan(plan_before);
     outcome
 }
 
@@ -718,6 +749,10 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
         // (A recovery repaired again is one recovery: its repairs' times
         // add up, and its mode is the costliest of theirs.)
         let (mut mode, mut repair_ms) = (None, 0.0);
+        let mut shrink: Option<ShrinkBreakdown> = None;
+        // (A shrink's lost ranks, of the grid before it: the record names
+        // them, nobody being rebuilt on the new grid.)
+        let mut shrunk_lost: Vec<i32> = Vec::new();
         let record = loop {
             let t = Instant::now();
             if first == FirstMend::Repair {
@@ -729,6 +764,24 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
             }
             first = FirstMend::Repair;
             repair_ms += t.elapsed().as_secs_f64() * 1e3;
+            match self.move_after_shrink() {
+                Ok(None) => {}
+                Ok(Some((moved, lost))) => {
+                    if shrunk_lost.is_empty() {
+                        shrunk_lost = lost;
+                    }
+                    shrink = Some(match shrink {
+                        Some(s) => ShrinkBreakdown {
+                            grid_after: moved.grid_after,
+                            redistribute_ms: s.redistribute_ms + moved.redistribute_ms,
+                            ..s
+                        },
+                        None => moved,
+                    })
+                }
+                Err(e) if e.is_process_failure() => continue,
+                Err(e) => return Err(e),
+            }
             let cof = self.restarted.as_ref().and_then(|r| r.times);
             let mine = self.holds_state.then_some(Opinion { phase, detect_ms, repair_ms, mode, cof });
             // (The first recovery of a job started again from checkpoints:
@@ -739,10 +792,15 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
             });
             let (alg, committed, recoveries) = (&mut *self.alg, &mut self.committed, &mut self.recoveries);
             let recovered = at_commit_point(self.region, LatePlace::Recovery, |region| {
-                after_repair(region, alg, committed, recoveries, mine, restored)
+                after_repair(region, alg, committed, recoveries, mine, restored, shrink)
             });
             match recovered {
-                Ok(r) => break r,
+                Ok(mut r) => {
+                    if !shrunk_lost.is_empty() {
+                        r.ranks = std::mem::take(&mut shrunk_lost);
+                    }
+                    break r;
+                }
                 Err(e) if e.is_process_failure() => continue,
                 Err(e) => return Err(e),
             }
@@ -757,6 +815,35 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
         }
         self.recoveries.push(record);
         Ok(())
+    }
+
+    /// After a repair that shrank the grid: the committed state moved onto
+    /// the new grid ([`Algorithm::move_to_shrunk_grid`]) and what that
+    /// took, and the grid ranks lost of the grid before it; `None` when the
+    /// grid did not shrink. A survivor left without
+    /// a place hands its blocks over and parks: it returns the region's
+    /// [`Region::park`] error ([`blacs_ft::Error::Released`] when the job
+    /// ended without it, [`blacs_ft::Error::Rejoined`] when it became a
+    /// replacement). A failure during the move is recovered from the grid
+    /// before the shrink, whose data nothing changed.
+    fn move_after_shrink(&mut self) -> Result<Option<(ShrinkBreakdown, Vec<i32>)>, A::Error> {
+        let Some(from) = self.region.grid().shrunk_from().cloned() else { return Ok(None) };
+        let _moving = profile::part(Part::Recovery, Some(self.committed));
+        let t = Instant::now();
+        let grid = self.region.grid();
+        // (The kill point `R@repair:1:redistribute`, named by the epoch the
+        // repair started from, as the repair's own points.)
+        let me = if grid.is_member() { grid.rank() } else { -1 };
+        grid.injector().point(me, grid.epoch().saturating_sub(1), "repair", 1, "redistribute");
+        self.alg.move_to_shrunk_grid(grid, &from, self.committed, self.holds_state)?;
+        let redistribute_ms = t.elapsed().as_secs_f64() * 1e3;
+        let grid_after = self.region.grid().shape();
+        let _ = self.region.grid_mut().take_shrunk_from();
+        if !self.region.grid().is_member() {
+            return Err(self.region.park().into());
+        }
+        self.holds_state = true;
+        Ok(Some((ShrinkBreakdown { grid_before: from.shape, grid_after, redistribute_ms }, from.lost)))
     }
 
     /// The region's repair, or under checkpoint-on-failure the save of the
@@ -1181,6 +1268,7 @@ fn after_repair<A: Algorithm>(
     recoveries: &mut Vec<RecoveryRecord>,
     mine: Option<Opinion>,
     restored: Option<RepairMode>,
+    shrink: Option<ShrinkBreakdown>,
 ) -> Result<RecoveryRecord, A::Error> {
     let t = Instant::now();
     let valid = mine.is_some();
@@ -1228,21 +1316,25 @@ fn after_repair<A: Algorithm>(
     // the repair's mode (CoF over spawn over spare over none). A
     // replacement has no opinion.
     // (The phase's index is negated so that one maximum gives both.)
+    // (A shrink's move ran before: it counts in the rebuild.)
+    let moved_ms = shrink.map_or(0.0, |s| s.redistribute_ms);
+    let rebuild_ms = rebuild_ms + moved_ms;
     let (mut times, mut order) = match &mine {
         Some(o) => {
             let c = o.cof.unwrap_or_default();
             (
-                [o.detect_ms, o.repair_ms, rebuild_ms, c.save_ms, c.relaunch_ms, c.load_ms],
+                [o.detect_ms, o.repair_ms, rebuild_ms, c.save_ms, c.relaunch_ms, c.load_ms, moved_ms],
                 [o.mode.map_or(0, mode_order), -o.phase.index()],
             )
         }
-        None => ([0.0, 0.0, rebuild_ms, 0.0, 0.0, 0.0], [0, -i64::MAX]),
+        None => ([0.0, 0.0, rebuild_ms, 0.0, 0.0, 0.0, moved_ms], [0, -i64::MAX]),
     };
     grid.max(Scope::All, &mut times)?;
     grid.max(Scope::All, &mut order)?;
     let [mode, earliest] = [order[0], -order[1]];
     region.commit(*committed, alg.state());
-    let [detect_ms, repair_ms, rebuild_ms, save_ms, relaunch_ms, load_ms] = times;
+    let [detect_ms, repair_ms, rebuild_ms, save_ms, relaunch_ms, load_ms, moved_ms] = times;
+    let shrink = shrink.map(|s| ShrinkBreakdown { redistribute_ms: moved_ms, ..s });
     let cof = restored.map(|_| CofBreakdown { save_ms, relaunch_ms, load_ms });
     let (mode, repair_ms) = match (restored, cof) {
         (Some(m), Some(c)) => (m, c.save_ms + c.relaunch_ms + c.load_ms),
@@ -1258,12 +1350,14 @@ fn after_repair<A: Algorithm>(
         total_ms: detect_ms + repair_ms + rebuild_ms,
         mode,
         cof,
+        shrink,
     })
 }
 
 /// The order in which repair modes combine (the maximum wins): none,
-/// spare, spawn, checkpoint-on-failure.
-const MODE_ORDER: [RepairMode; 4] = [RepairMode::NoLoss, RepairMode::Spare, RepairMode::Spawn, RepairMode::Cof];
+/// spare, spawn, shrink, checkpoint-on-failure.
+const MODE_ORDER: [RepairMode; 5] =
+    [RepairMode::NoLoss, RepairMode::Spare, RepairMode::Spawn, RepairMode::Shrink, RepairMode::Cof];
 
 fn mode_order(m: RepairMode) -> i64 {
     MODE_ORDER.iter().position(|&x| x == m).unwrap_or(0) as i64
@@ -1317,6 +1411,16 @@ mod tests {
             total_ms: 24.75,
             mode: RepairMode::Spare,
             cof: None,
+            shrink: None,
+        };
+        let c = RecoveryRecord {
+            mode: RepairMode::Shrink,
+            shrink: Some(ShrinkBreakdown {
+                grid_before: blacs_ft::GridShape { p: 2, q: 3 },
+                grid_after: blacs_ft::GridShape { p: 2, q: 2 },
+                redistribute_ms: 4.5,
+            }),
+            ..a.clone()
         };
         let b = RecoveryRecord {
             ranks: vec![2],
@@ -1324,8 +1428,8 @@ mod tests {
             cof: Some(CofBreakdown { save_ms: 5.0, relaunch_ms: 900.0, load_ms: 12.0 }),
             ..a.clone()
         };
-        let both = vec![a, b];
-        assert_eq!(codec::decode::<Vec<RecoveryRecord>>(&codec::encode(&both)), Some(both));
+        let all = vec![a, b, c];
+        assert_eq!(codec::decode::<Vec<RecoveryRecord>>(&codec::encode(&all)), Some(all));
         assert_eq!(codec::decode::<Vec<RecoveryRecord>>(&[0]), Some(vec![]));
         assert_eq!(codec::decode::<Vec<RecoveryRecord>>(&[5, 1]), None);
     }
@@ -1335,7 +1439,8 @@ mod tests {
         for m in MODE_ORDER {
             assert_eq!(mode_of_order(mode_order(m)), m);
         }
-        assert!(mode_order(RepairMode::Cof) > mode_order(RepairMode::Spawn));
+        assert!(mode_order(RepairMode::Cof) > mode_order(RepairMode::Shrink));
+        assert!(mode_order(RepairMode::Shrink) > mode_order(RepairMode::Spawn));
         assert!(mode_order(RepairMode::Spawn) > mode_order(RepairMode::Spare));
         for p in Phase::ALL {
             assert_eq!(Phase::at_index(p.index()), p);

@@ -135,6 +135,21 @@ pub struct RecoveryRecord {
     pub mode: RepairMode,
     /// Checkpoint-on-failure's parts (`repair_ms` is their sum).
     pub cof: Option<CofBreakdown>,
+    /// A shrink: the grids before and after it, and the moving of the
+    /// blocks onto the new grid (part of `rebuild_ms`).
+    pub shrink: Option<ShrinkBreakdown>,
+}
+
+/// What a recovery by shrinking did besides the repair.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShrinkBreakdown {
+    /// The grid before the shrink and the grid the call goes on with.
+    pub grid_before: blacs_ft::GridShape,
+    pub grid_after: blacs_ft::GridShape,
+    /// Rebuilding the lost blocks onto survivors and moving every block
+    /// to its owner on the new grid, the slowest process's (the checksums'
+    /// encoding for the new grid comes after it).
+    pub redistribute_ms: f64,
 }
 
 /// What a checkpoint-on-failure recovery took besides the detection and

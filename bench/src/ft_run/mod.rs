@@ -115,6 +115,11 @@ pub fn run(a: FactorJob) -> ! {
     // only to be told so.
     region.set_ends_at_unrecoverable(true);
     let outcome = run_ft(&mut region, &a, &ft, &mut prepared);
+    if let Err(scalapack_ft::Error::Grid(blacs_ft::Error::Released)) = &outcome {
+        // Left without a place by a shrink and not needed again: the job
+        // is over for it, as for a spare (the survivors report).
+        rt.finish(0)
+    }
     if let Err(scalapack_ft::Error::Grid(e @ blacs_ft::Error::Checkpointed { epoch, .. })) = &outcome {
         // The survivors saved their state: the job ends for a restart.
         let gone = region.grid().failed_grid_ranks();
@@ -216,15 +221,16 @@ fn print_recoveries(region: &Region, report: &FtReport, rep: Option<usize>) {
             Some(c) => format!("save {:.1} + relaunch {:.1} + load {:.1}", c.save_ms, c.relaunch_ms, c.load_ms),
             None => format!("repair {:.1}", r.repair_ms),
         };
+        let (mode, rebuild) = match &r.shrink {
+            Some(s) => (
+                format!("shrink {} → {}", s.grid_before, s.grid_after),
+                format!("rebuild and move {:.1} + encode {:.1}", s.redistribute_ms, r.rebuild_ms - s.redistribute_ms),
+            ),
+            None => (r.mode.as_str().to_string(), format!("rebuild {:.1}", r.rebuild_ms)),
+        };
         println!(
-            "  {tag}recovered ranks {:?} at step {} ({} phase) by {}: detect {:.1} + {repair} + rebuild {:.1} = {:.1} ms",
-            r.ranks,
-            r.step,
-            r.phase,
-            r.mode.as_str(),
-            r.detect_ms,
-            r.rebuild_ms,
-            r.total_ms
+            "  {tag}recovered ranks {:?} at step {} ({} phase) by {mode}: detect {:.1} + {repair} + {rebuild} = {:.1} ms",
+            r.ranks, r.step, r.phase, r.detect_ms, r.total_ms
         );
     }
 }
@@ -322,7 +328,13 @@ fn timed_ft(
     // travels as one, every other error as the body's result.)
     let outcome = region.run(|region| {
         let run = (|| {
-            if !std::mem::take(&mut first_run) {
+            let again = !std::mem::take(&mut first_run);
+            if again && region.is_joining() {
+                // Left without a place by a shrink, parked, and given a
+                // grid rank since: a replacement, on the grid of now.
+                mat = make_matrix(region.grid(), a, false)?;
+                work = in_place_or_empty(region.grid(), &mut mat, a.op, opts.layout);
+            } else if again {
                 restarts += 1;
                 let again = RunAgain::of(region, first_call)?;
                 if let Some(r) = region.repairs().last() {
@@ -353,7 +365,11 @@ fn timed_ft(
             factors.factor_ft(region, &mut mat, opts, &mut work)
         })();
         match run {
-            Err(scalapack_ft::Error::Grid(e)) if e.is_process_failure() => Err(e),
+            Err(scalapack_ft::Error::Grid(e))
+                if e.is_process_failure() || matches!(e, blacs_ft::Error::Rejoined { .. }) =>
+            {
+                Err(e)
+            }
             other => Ok(other),
         }
     });

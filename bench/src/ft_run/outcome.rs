@@ -44,6 +44,11 @@ impl FtOutcome {
         verified && self.singular.is_none() && self.residuals.pass()
     }
 
+    /// The grid the run ended on, when shrinks changed it.
+    fn final_grid(&self) -> Option<blacs_ft::GridShape> {
+        self.report.recoveries.iter().rev().find_map(|r| r.shrink.map(|s| s.grid_after))
+    }
+
     /// The report's lines (the first is the headline).
     pub(super) fn text(&self, a: &FactorJob) -> Vec<String> {
         let (m, n, report, res) = (self.m, self.n, &self.report, &self.residuals);
@@ -60,10 +65,13 @@ impl FtOutcome {
             1 => ", 1 restart".to_string(),
             k => format!(", {k} restarts"),
         };
+        let grid = match self.final_grid() {
+            Some(g) => format!("{} → {g}", a.grid),
+            None => a.grid.to_string(),
+        };
         let mut lines = vec![format!(
-            "{name} {m}x{n} NB {} on {} with checksums: {timing}, {} recover{}{restarts}",
+            "{name} {m}x{n} NB {} on {grid} with checksums: {timing}, {} recover{}{restarts}",
             a.nb,
-            a.grid,
             report.recoveries.len(),
             if report.recoveries.len() == 1 { "y" } else { "ies" },
         )];
@@ -182,6 +190,7 @@ impl FtOutcome {
         r.info = self.singular.as_ref().map(|e| e.info());
         cg_fields(&mut r, &self.factors);
         r.ft = Some(true);
+        r.final_grid = self.final_grid();
         r.spares = Some(ft.spares as i32);
         r.residual = self.residuals.residual.into();
         r.orthogonality = (a.op == Op::Qr).then(|| self.residuals.orthogonality.into());

@@ -89,15 +89,22 @@ impl Grid {
 
     /// Sends `buf` to the process at (`row`, `col`).
     pub fn send<T: Element>(&self, buf: &[T], row: i32, col: i32, tag: i32) -> Result<()> {
-        self.check_coords(row, col)?;
-        self.fail(self.all.send(buf, self.rank_of(row, col), tag))
+        match self.peer(row, col)? {
+            Some(dest) => self.fail(self.all.send(buf, dest, tag)),
+            None => {
+                self.post(buf, row, col, tag);
+                Ok(())
+            }
+        }
     }
 
     /// Receives into `buf` from the process at (`row`, `col`); returns the
     /// number of elements received.
     pub fn recv<T: Element>(&self, buf: &mut [T], row: i32, col: i32, tag: i32) -> Result<usize> {
-        self.check_coords(row, col)?;
-        self.fail(self.all.recv(buf, Some(self.rank_of(row, col)), tag)).map(|(_, n)| n)
+        match self.peer(row, col)? {
+            Some(src) => self.fail(self.all.recv(buf, Some(src), tag)).map(|(_, n)| n),
+            None => self.take(buf, row, col, tag),
+        }
     }
 
     /// [`Grid::recv`] of exactly `buf.len()` elements. A shorter message
@@ -120,10 +127,10 @@ impl Grid {
         from: (i32, i32),
         tag: i32,
     ) -> Result<()> {
-        self.check_coords(to.0, to.1)?;
-        self.check_coords(from.0, from.1)?;
-        let got =
-            self.fail(self.all.sendrecv(send, self.rank_of(to.0, to.1), recv, self.rank_of(from.0, from.1), tag))?;
+        let (Some(dest), Some(src)) = (self.peer(to.0, to.1)?, self.peer(from.0, from.1)?) else {
+            return Err(Error::Unrecoverable { reason: "an exchange between positions one process plays".into() });
+        };
+        let got = self.fail(self.all.sendrecv(send, dest, recv, src, tag))?;
         whole_message(got, recv.len(), from, tag)
     }
 

@@ -228,6 +228,7 @@ impl Grid {
                         agreements: std::cell::Cell::new(0),
                         plan: RepairPlan::default(),
                         demoted: false,
+                        route: None,
                     };
                     return Ok(Joined::Active(Box::new(grid)));
                 }

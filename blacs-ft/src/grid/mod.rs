@@ -16,8 +16,11 @@ use crate::watchdog::Deadline;
 use std::time::Duration;
 
 mod collectives;
+mod former;
 mod join;
 mod repair;
+
+pub use former::Mailbox;
 
 use join::build_comms;
 use repair::agree_on_pending;
@@ -167,6 +170,9 @@ pub struct Grid {
     /// A shrink left this process without a place: it is a hot spare of
     /// the smaller grid (see [`Grid::park`]).
     demoted: bool,
+    /// A former grid's position (see [`Grid::former_position`]): how its
+    /// peers are reached.
+    route: Option<former::Route>,
 }
 
 /// Checks a grid shape against the number of processes (`(global)` args).
@@ -300,12 +306,6 @@ impl Grid {
         &self.all
     }
 
-    /// The grid rank at (`row`, `col`), checked.
-    pub(crate) fn checked_rank_of(&self, row: i32, col: i32) -> Result<i32> {
-        self.check_coords(row, col)?;
-        Ok(self.rank_of(row, col))
-    }
-
     /// Revokes the grid's communicators, as this process does when it
     /// sees a process failure: every pending and later operation on them
     /// fails on every process, except the agreement (the commit point
@@ -317,7 +317,9 @@ impl Grid {
     pub(crate) fn revoke_all(&self) {
         if self.ulfm == UlfmStatus::Available {
             for c in [&self.all, &self.row, &self.col, &self.universe.comm] {
-                let _ = c.revoke();
+                if !c.is_null() {
+                    let _ = c.revoke();
+                }
             }
         }
     }

@@ -60,11 +60,6 @@ impl Grid {
     /// grid's data are.
     pub fn recover(&mut self) -> Result<RepairReport> {
         self.ulfm.require()?;
-        if self.demoted {
-            return Err(Error::Unrecoverable {
-                reason: "a process that left the grid in a shrink repaired it; it parks instead".into(),
-            });
-        }
         self.revoke_all();
         let plan = Some(self.plan);
         let mut report = self.universe.repair(&self.launch, &self.injector, self.tolerated_per_row, plan)?;
@@ -80,6 +75,7 @@ impl Grid {
             let settled = match build_comms(&self.universe, &self.injector, builds) {
                 Ok(Some((all, row, col))) if shrunk => {
                     (self.p, self.q, self.rank) = (self.universe.p, self.universe.q, all.rank());
+                    self.demoted = false;
                     self.all = all;
                     self.row = row;
                     self.col = col;
@@ -167,6 +163,12 @@ impl Grid {
     /// without a place included, has the same.
     pub fn take_shrunk_from(&mut self) -> Option<ShrunkFrom> {
         self.universe.shrunk.take()
+    }
+
+    /// [`Grid::take_shrunk_from`]'s record, left in place: until the data
+    /// have moved, a later repair shrinks from it again.
+    pub fn shrunk_from(&self) -> Option<&ShrunkFrom> {
+        self.universe.shrunk.as_ref()
     }
 
     /// Whether this process holds a place in the grid: false after a

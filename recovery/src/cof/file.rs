@@ -29,7 +29,7 @@ const MAGIC: &[u8; 8] = b"FTLACKPT";
 /// process row its checksums rebuild; 4: a periodic checkpoint may be
 /// incremental, its frozen part in a base file; an older file is refused,
 /// naming it).
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 /// Bytes before the header: magic, version, header length.
 const LEAD: usize = 16;
 /// Values converted per write or read (1 MiB of payload).
@@ -417,7 +417,7 @@ mod tests {
     }
 
     /// The bytes before the payload of [`header`] 1 with one earlier
-    /// recovery, in format [`FORMAT_VERSION`] 4.
+    /// recovery, in format [`FORMAT_VERSION`] 5.
     fn pinned_header() -> Header {
         let mut h = header(1);
         if let Some(c) = &mut h.call {
@@ -431,6 +431,7 @@ mod tests {
                 total_ms: 1002.5,
                 mode: blacs_ft::RepairMode::Cof,
                 cof: Some(crate::protocol::CofBreakdown { save_ms: 1.0, relaunch_ms: 998.0, load_ms: 1.0 }),
+                shrink: None,
             });
         }
         h.payload_len = 40;
@@ -444,13 +445,13 @@ mod tests {
     /// [`FORMAT_VERSION`] (older files are then refused by name) and the
     /// new bytes written here.
     #[test]
-    fn the_bytes_of_format_4_are_pinned() {
-        assert_eq!(FORMAT_VERSION, 4, "a new format: pin its bytes below");
+    fn the_bytes_of_format_5_are_pinned() {
+        assert_eq!(FORMAT_VERSION, 5, "a new format: pin its bytes below");
         let hex: String = lead(&pinned_header()).iter().map(|b| format!("{b:02x}")).collect();
         let expected = concat!(
             "46544c41434b5054", // "FTLACKPT"
-            "04000000",         // version 4
-            "92000000",         // header length
+            "05000000",         // version 5
+            "93000000",         // header length
             // run 0xABCD, restarts 0, epoch 1, 2x2, rank 1, repairs 0;
             // a call: index 0, "pdgeqrf_ft", 3 committed, state [1, 2, 3],
             // its description (8, 8, 2), phase update (tag 5), detect
@@ -465,7 +466,7 @@ mod tests {
             "000000000000d03f",
             // ... one recovery of ranks [0, 3] at step 2, bcast (tag 4),
             // 0.5 + 1000 + 2 = 1002.5 ms, checkpoint-on-failure (tag 2)
-            // with its breakdown (1, 998, 1) ...
+            // with its breakdown (1, 998, 1), no shrink ...
             "01",
             "020006",
             "02",
@@ -473,6 +474,7 @@ mod tests {
             "000000000000e03f0000000000408f4000000000000000400000000000548f40",
             "02",
             "01000000000000f03f0000000000308f40000000000000f03f",
+            "00",
             // ... arrays [3, 2], 1 loss per row tolerated, not incremental,
             // the arrays whole (not the data only); saved at 0 ms, in 0 ms;
             // a payload of 40 bytes, CRC 0xDEADBEEF.
@@ -483,7 +485,7 @@ mod tests {
             "00000000000000000000000000000000",
             "2800000000000000",
             "efbeadde",
-            "301b4242" // the header's CRC
+            "c7502643" // the header's CRC
         );
         assert_eq!(hex, expected);
     }
@@ -543,12 +545,13 @@ mod tests {
         assert!(read_header(&path).unwrap_err().contains("format version 9"));
         // A checkpoint of the formats before the one codec, before the
         // saved call recorded the losses per row its checksums rebuild,
-        // and before incremental checkpoints.
-        for old in [1u8, 2, 3] {
+        // before incremental checkpoints, and before recoveries recorded
+        // a shrink.
+        for old in [1u8, 2, 3, 4] {
             bad[8] = old;
             std::fs::write(&path, &bad).unwrap();
             let e = read_header(&path).unwrap_err();
-            assert!(e.contains(&format!("format version {old}; this build reads version 4")), "{e}");
+            assert!(e.contains(&format!("format version {old}; this build reads version 5")), "{e}");
         }
     }
 

@@ -43,24 +43,34 @@ pub enum Policy {
     InPlace,
     /// Checkpoint-on-failure: the survivors save and the job is started again.
     Cof,
-    /// In place while possible; checkpoint-on-failure when the repair is
-    /// refused (no spare left and the spawn fails, or no usable ULFM).
+    /// In place while possible — a hot spare, a spawned process, and
+    /// inside a fault-tolerant call a shrink onto the processes left (see
+    /// [`Policy::Shrink`]) — and checkpoint-on-failure when that is refused
+    /// (or without a usable ULFM).
     Auto,
+    /// FT-MPI's SHRINK: a hot spare while one is parked; otherwise, inside
+    /// a fault-tolerant call, the survivors go on as a smaller grid
+    /// (nothing is spawned). The call returns its result on that grid: the
+    /// matrices it was given come back distributed on it. A loss between
+    /// calls needs a spare. Refused for C programs (their arrays and
+    /// descriptors are their own): see [`RegionOptions::no_shrink`].
+    Shrink,
 }
 
 impl Policy {
-    /// `inplace`, `cof` or `auto`.
+    /// `inplace`, `cof`, `auto` or `shrink`.
     pub fn name(self) -> &'static str {
         match self {
             Policy::InPlace => "inplace",
             Policy::Cof => "cof",
             Policy::Auto => "auto",
+            Policy::Shrink => "shrink",
         }
     }
 
     /// The policy called `name`.
     pub fn parse(name: &str) -> Option<Policy> {
-        [Policy::InPlace, Policy::Cof, Policy::Auto].into_iter().find(|p| p.name() == name)
+        [Policy::InPlace, Policy::Cof, Policy::Auto, Policy::Shrink].into_iter().find(|p| p.name() == name)
     }
 }
 
@@ -103,6 +113,12 @@ pub struct RegionOptions {
     /// then resumes the complete save (`ftla` runs such a job itself first,
     /// with `FTLA_REBUILD_CHECKPOINT=1`).
     pub rebuild_checkpoint: bool,
+    /// Never shrink the grid: a program whose arrays and descriptors are
+    /// its own (the C ABI) cannot have them moved onto a smaller grid.
+    /// `auto` then skips the shrink, and `shrink` repairs with a spare
+    /// only (a loss with none left is unrecoverable, never a wrong
+    /// answer).
+    pub no_shrink: bool,
 }
 
 impl RegionOptions {
@@ -118,7 +134,7 @@ impl RegionOptions {
         let bad = |v: &str, why: &str| Error::invalid(v, why.to_string());
         let policy = match var(RECOVERY_VAR) {
             None => Policy::InPlace,
-            Some(p) => Policy::parse(&p).ok_or_else(|| bad(RECOVERY_VAR, "must be inplace, cof or auto"))?,
+            Some(p) => Policy::parse(&p).ok_or_else(|| bad(RECOVERY_VAR, "must be inplace, cof, auto or shrink"))?,
         };
         let number = |v: &str| -> Result<u32, Error> {
             var(v).map_or(Ok(0), |s| s.parse().map_err(|_| bad(v, "must be a non-negative integer")))
@@ -143,6 +159,7 @@ impl RegionOptions {
             keep_checkpoints: var(KEEP_CHECKPOINTS_VAR).is_some_and(|s| s != "0"),
             checkpoint_parity: var(CHECKPOINT_PARITY_VAR).is_some_and(|s| s != "0"),
             rebuild_checkpoint: var(REBUILD_CHECKPOINT_VAR).is_some_and(|s| s != "0"),
+            no_shrink: false,
         })
     }
 

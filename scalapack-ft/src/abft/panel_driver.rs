@@ -5,12 +5,15 @@
 //! supplies its steps ([`PanelSteps`]) and [`PanelFactorization`] is the
 //! `Algorithm` of both.
 
-use super::extended::{Extended, MatrixShape};
+use super::extended::{layout_err, Extended, MatrixShape, Start};
 use super::lookahead::LookAhead;
-use super::{encode_checksums, rebuild_lost_blocks, verify_checksums, ChecksumCheck, FtOptions, FtReport, FtWorkspace};
+use super::{
+    encode_checksums, move_blocks, rebuild_lost_blocks, verify_checksums, Before, ChecksumCheck, FtOptions, FtReport,
+    FtWorkspace,
+};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
-use blacs_ft::{Grid, PendingBcast};
+use blacs_ft::{Grid, PendingBcast, ShrunkFrom};
 use checksum::ChecksumLayout;
 use recovery::cof::incremental::Frozen;
 use recovery::cof::SavedGrid;
@@ -37,12 +40,16 @@ pub(crate) struct PanelDriver<P> {
     pub backup: Option<PanelBackup>,
     /// The next panel, factored ahead by its owner.
     pub ahead: Option<LookAhead<P>>,
+    /// After a shrink: the call's matrix on the new grid, which the
+    /// caller's takes the place of when the call ends (its blocks are
+    /// copied there from the extended matrix, as into A otherwise).
+    pub moved: Option<DistMatrix>,
 }
 
 impl<P> PanelDriver<P> {
     /// A driver at its start: no backup, nothing factored ahead.
     pub fn new(ext: Extended, layout: ChecksumLayout) -> PanelDriver<P> {
-        PanelDriver { ext, layout, backup: None, ahead: None }
+        PanelDriver { ext, layout, backup: None, ahead: None, moved: None }
     }
 
     /// The `panel` phase of a step on the panel's owner (`is_owner`;
@@ -223,7 +230,12 @@ impl<S: PanelSteps> PanelFactorization<S> {
         a: &mut DistMatrix,
         work: &mut FtWorkspace,
     ) -> Result<Factored<S::State>> {
-        match protocol::run(region, &mut self, start, opts.verify) {
+        let outcome = protocol::run(region, &mut self, start, opts.verify);
+        // (After a shrink, A is the matrix on the grid the call ended on.)
+        if let Some(moved) = self.driver.moved.take() {
+            *a = moved;
+        }
+        match outcome {
             Ok(outcome) => Ok(Factored {
                 ext: self.driver.ext,
                 layout: self.driver.layout,
@@ -350,5 +362,61 @@ impl<S: PanelSteps> Algorithm for PanelFactorization<S> {
         self.steps.after_regrid(&mut self.driver, grid, committed)?;
         let finished = self.steps.finished(committed) as usize;
         super::verify::reencode_checksums(grid, &mut self.driver.ext, &self.driver.layout, finished)
+    }
+
+    /// The lost blocks rebuilt onto survivors of their rows, every data
+    /// block moved to its owner on the new grid ([`super::move_blocks`]),
+    /// then the state put in the form the new grid's steps expect and the
+    /// checksums encoded for it, as for a call resumed on another grid.
+    fn move_to_shrunk_grid(&mut self, grid: &Grid, from: &ShrunkFrom, committed: u64, holds_state: bool) -> Result<()> {
+        let shape = self.driver.ext.shape();
+        let (m, n, nb) = (shape.m as usize, shape.n as usize, shape.nb as usize);
+        let (p, q) = (from.shape.p as usize, from.shape.q as usize);
+        let before_layout = ChecksumLayout::new(shape.layout, m, n, nb, p, q).map_err(layout_err)?;
+        if self.steps.grid_bound_at(&before_layout, committed) {
+            return Err(blacs_ft::Error::Unrecoverable {
+                reason: format!(
+                    "{}: the state committed at step {committed} on the {} grid holds an update that grid's next step \
+                     completes (one process row): it cannot move to a smaller grid",
+                    S::OP,
+                    from.shape
+                ),
+            }
+            .into());
+        }
+        let steps = (self.steps.finished(committed) as usize, before_layout.tolerated_losses());
+        let routine = S::OP;
+        if !grid.is_member() {
+            let before = Before { ext: &mut self.driver.ext, layout: &self.driver.layout };
+            return move_blocks(grid, from, Some(before), None, steps, routine);
+        }
+        if !holds_state {
+            // (Joined the new grid after the shrink: its extended matrix is
+            // on that grid already, and receives every block.)
+            move_blocks(grid, from, None, Some(&mut self.driver.ext), steps, routine)?;
+            return self.reencode(grid, committed);
+        }
+        let (np, nq) = (grid.nprow() as usize, grid.npcol() as usize);
+        let after_layout = ChecksumLayout::new(shape.layout, m, n, nb, np, nq).map_err(layout_err)?;
+        let mut a = DistMatrix::zeros(grid, m, n, nb, nb)?;
+        let mut work = FtWorkspace::new();
+        let relations = self.driver.ext.relations;
+        let mut after = Extended::new(grid, &mut a, &after_layout, &mut work, Start::Join, relations, routine)?;
+        let before = Before { ext: &mut self.driver.ext, layout: &self.driver.layout };
+        move_blocks(grid, from, Some(before), Some(&mut after), steps, routine)?;
+        let old_ext = std::mem::replace(&mut self.driver.ext, after);
+        let old_layout = std::mem::replace(&mut self.driver.layout, after_layout);
+        match self.reencode(grid, committed) {
+            Ok(()) => {
+                self.driver.moved = Some(a);
+                Ok(())
+            }
+            Err(e) => {
+                // (Still whole on the grid before: recovered from there.)
+                self.driver.ext = old_ext;
+                self.driver.layout = old_layout;
+                Err(e)
+            }
+        }
     }
 }

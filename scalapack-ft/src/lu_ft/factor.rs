@@ -227,7 +227,8 @@ struct LuSteps {
     /// One process row: the last step's update of the far columns, left
     /// for this step (see [`super::deferred`]).
     deferred: Option<Deferred>,
-    /// This process's grid column (the same after a repair).
+    /// This process's grid column (the same after a repair; another after
+    /// a shrink, see `after_regrid`).
     mycol: usize,
     corrupt: Option<blacs_ft::inject::SilentError>,
 }
@@ -277,6 +278,8 @@ impl PanelSteps for LuSteps {
     }
 
     fn after_regrid(&mut self, d: &mut PanelDriver<Panel>, grid: &Grid, committed: u64) -> Result<()> {
+        // (A shrink moves this process to another column.)
+        self.mycol = grid.mycol() as usize;
         // (A state saved on another grid is complete; here the last step
         // would have left its far update to the next one.)
         if self.grid_bound_at(&d.layout, committed) {

@@ -51,6 +51,14 @@ pub const STEP_PHASES: &[Phase] = crate::drivers::PDGEQRF_FT.step_phases;
 /// reverse-neighboring pairs, f + 1 for f rotating checksums) are reported
 /// as [`blacs_ft::Error::Unrecoverable`] on every survivor.
 ///
+/// Under the recovery policy `shrink` (or `auto`, once a spawn is refused)
+/// a loss that no hot spare takes is recovered on a smaller grid of the
+/// survivors: the lost blocks are rebuilt onto a survivor of their row,
+/// every block moves to its owner on the new grid, and the call goes on
+/// there; `a` comes back distributed on that grid (`region.grid().shape()`,
+/// and the recovery's `shrink` record). See docs/fault-tolerance.md,
+/// "Shrink".
+///
 /// A process lost before the checksums are encoded (the call's first
 /// commit point) took blocks nothing protects yet: every survivor then
 /// forgets the call in the region's log and returns a process-failure
