@@ -72,6 +72,21 @@ fn cholesky_shrinks_twice_and_the_survivor_left_over_takes_a_loss_between() {
 }
 
 #[test]
+fn a_spare_stays_parked_through_a_shrink_and_takes_the_next_loss() {
+    // 2x3 and one spare; ranks 2 and 5 die together: the spare cannot
+    // take both, so the survivors shrink to 2x2 (their four fill it) and
+    // the spare stays parked; it takes the next loss; the one after it
+    // shrinks again.
+    let kill = "5@3:bcast,2@3:bcast,1@8:update/1,2@12:panel/2";
+    let (out, json) = run("qr", &["--grid", "2x3", "--spares", "1", "--kill", kill]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r = report(json, &out);
+    assert!(residuals_pass(&r) && r.ok, "{r:?}");
+    assert_eq!(shrinks(&r), ["shrink 2x3->2x2", "spare", "shrink 2x2->1x3"], "{r:?}");
+    assert_eq!(r.recoveries.as_ref().map(|x| x[0].ranks.clone()), Some(vec![2, 5]), "{r:?}");
+}
+
+#[test]
 fn a_loss_while_the_blocks_move_is_recovered_from_the_grid_before() {
     // Rank 0 of the new 2x2 grid (rank 0 of the 2x3 one) dies while the
     // blocks move: nothing of the 2x3 grid had changed, so its blocks are

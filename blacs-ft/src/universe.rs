@@ -118,6 +118,30 @@ pub struct ShrunkFrom {
     pub holders: Vec<Option<i32>>,
 }
 
+/// A [`ShrunkFrom`] as the repair's hand-over broadcasts it: P, Q, the
+/// number of lost ranks, the lost ranks, then the holder of each grid rank
+/// (-1: none).
+fn shrunk_words(s: &ShrunkFrom) -> Vec<i64> {
+    let mut w = vec![s.shape.p as i64, s.shape.q as i64, s.lost.len() as i64];
+    w.extend(s.lost.iter().map(|&g| g as i64));
+    w.extend(s.holders.iter().map(|h| h.map_or(-1, |u| u as i64)));
+    w
+}
+
+/// [`shrunk_words`] back (`None` for no words, or words that do not
+/// make one).
+fn shrunk_of_words(w: &[i64]) -> Option<ShrunkFrom> {
+    let (&p, &q, &nlost) = (w.first()?, w.get(1)?, w.get(2)?);
+    let nlost = usize::try_from(nlost).ok()?;
+    let lost = w.get(3..3 + nlost)?.iter().map(|&g| g as i32).collect();
+    let holders: Vec<Option<i32>> = w.get(3 + nlost..)?.iter().map(|&u| (u >= 0).then_some(u as i32)).collect();
+    (holders.len() as i64 == p * q).then_some(ShrunkFrom {
+        shape: GridShape { p: p as i32, q: q as i32 },
+        lost,
+        holders,
+    })
+}
+
 fn as_ranks(holders: Vec<Option<usize>>) -> Vec<Option<i32>> {
     holders.into_iter().map(|h| h.map(|u| u as i32)).collect()
 }
@@ -201,7 +225,7 @@ impl Universe {
     /// The head of the state a newcomer needs: epoch, shape, the lengths
     /// of the role table and of the losses, the first spawn's cost in
     /// microseconds (-1: none yet).
-    fn head(&self) -> [i64; 6] {
+    fn head(&self) -> [i64; 7] {
         [
             self.epoch as i64,
             self.p as i64,
@@ -209,18 +233,21 @@ impl Universe {
             self.roles.len() as i64,
             self.losses.len() as i64,
             self.first_spawn.map_or(-1, |t| t.as_micros() as i64),
+            self.shrunk.as_ref().map_or(0, |s| shrunk_words(s).len() as i64),
         ]
     }
 
     /// Receives [`Universe::send_state`]'s state on `comm` from its rank 0.
     pub fn receive_state(comm: Comm) -> Result<Universe> {
-        let mut head = [0i64; 6];
+        let mut head = [0i64; 7];
         comm.bcast(&mut head, 0)?;
         let n = head[3].max(0) as usize;
         let mut roles = vec![0i64; n];
         comm.bcast(&mut roles, 0)?;
         let mut lost = vec![0i64; 2 * head[4].max(0) as usize];
         comm.bcast(&mut lost, 0)?;
+        let mut record = vec![0i64; head[6].max(0) as usize];
+        comm.bcast(&mut record, 0)?;
         if n != comm.size() as usize {
             return Err(Error::Unrecoverable {
                 reason: format!("role table has {n} entries for {} processes", comm.size()),
@@ -236,7 +263,7 @@ impl Universe {
             q: head[2] as i32,
             losses,
             first_spawn,
-            shrunk: None,
+            shrunk: shrunk_of_words(&record),
         })
     }
 
@@ -250,7 +277,19 @@ impl Universe {
         let mut roles = self.roles.clone();
         self.comm.bcast(&mut roles, 0)?;
         let mut lost: Vec<i64> = self.losses.iter().flat_map(|l| [l.rank as i64, l.epoch as i64]).collect();
-        self.comm.bcast(&mut lost, 0)
+        self.comm.bcast(&mut lost, 0)?;
+        // The shrink whose data have not moved yet, as rank 0 (a survivor
+        // inside the call) has it: a spare that stayed parked through it
+        // holds none of its data, and must not keep its own view of it.
+        let mut record = vec![0i64; head[6].max(0) as usize];
+        if let Some(s) = &self.shrunk {
+            if self.comm.rank() == 0 {
+                record = shrunk_words(s);
+            }
+        }
+        self.comm.bcast(&mut record, 0)?;
+        self.shrunk = shrunk_of_words(&record);
+        Ok(())
     }
 
     /// Runs the repair protocol until it succeeds or is hopeless. All live
@@ -400,6 +439,9 @@ impl Universe {
         }
         injector.point(me_grid, start_epoch, "repair", report.attempts as u64, "shrink");
 
+        // (A shrink, below, leaves the spares parked: the lost ranks' data
+        // are rebuilt onto survivors, which are all inside the call.)
+        let survivors_roles = new_roles.clone();
         // Hot spares first, lowest universe rank first; spawn the rest.
         let mut to_spawn = Vec::new();
         let mut spares =
@@ -422,11 +464,11 @@ impl Universe {
                 (Some(Ok((m, took))), _) => (merged, measured_spawn) = (Some(m), Some(took)),
                 (Some(Err(e @ Error::RepairRefused { .. })), Some(min_cols)) => {
                     trace!("{e}: shrinking instead");
-                    shrunk_to = Some(self.shrunk_grid(&new_roles, &dead_grid, min_cols, report)?);
+                    shrunk_to = Some(self.shrunk_grid(&survivors_roles, &dead_grid, min_cols, report)?);
                 }
                 (Some(Err(e)), _) => return Err(e),
                 (None, Some(min_cols)) => {
-                    shrunk_to = Some(self.shrunk_grid(&new_roles, &dead_grid, min_cols, report)?);
+                    shrunk_to = Some(self.shrunk_grid(&survivors_roles, &dead_grid, min_cols, report)?);
                 }
                 (None, None) => {
                     return Err(Error::RepairRefused {
@@ -442,6 +484,8 @@ impl Universe {
         let (shape, shrunk) = match shrunk_to {
             Some((shape, roles, from)) => {
                 new_roles = roles;
+                // (Nobody was spawned for them.)
+                to_spawn.clear();
                 (shape, Some(from))
             }
             None => (GridShape { p: self.p, q: self.q }, self.shrunk.clone()),
@@ -493,8 +537,9 @@ impl Universe {
     }
 
     /// The shrink of an attempt that has no process for the grid ranks
-    /// `dead` (`roles`: the survivors' roles on this grid, spares that
-    /// took a lost rank in this attempt included): the new shape, the
+    /// `dead` (`roles`: the survivors' roles on this grid, the spares
+    /// still spares: they take places on the new grid only after every
+    /// survivor, as processes that join it): the new shape, the
     /// survivors' roles on it and what the old grid was. The same on every
     /// survivor (all of it follows from the agreed survivors).
     fn shrunk_grid(
@@ -644,6 +689,21 @@ fn stall_what(call: &str, me_grid: i32, to_spawn: &[i64], bound: Duration, first
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shrink_record_travels_as_words_and_back() {
+        let s = ShrunkFrom {
+            shape: GridShape { p: 2, q: 3 },
+            lost: vec![2, 5],
+            holders: vec![Some(0), Some(1), Some(0), Some(2), Some(3), Some(2)],
+        };
+        assert_eq!(shrunk_of_words(&shrunk_words(&s)), Some(s.clone()));
+        let none = ShrunkFrom { holders: vec![None; 6], ..s };
+        assert_eq!(shrunk_of_words(&shrunk_words(&none)), Some(none));
+        assert_eq!(shrunk_of_words(&[]), None);
+        // Holders that do not cover the grid make no record.
+        assert_eq!(shrunk_of_words(&[2, 3, 0, 1, 2]), None);
+    }
 
     #[test]
     fn a_spawn_is_bounded_by_a_multiple_of_the_first_one_with_a_floor() {

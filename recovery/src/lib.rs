@@ -73,6 +73,8 @@ pub struct Region {
     periodic: cof::periodic::Periodic,
     /// The committed steps of the call this job resumed from checkpoints.
     resumed_at: Option<u64>,
+    /// Scopes of [`Region::keeping_the_grid`] in progress.
+    grid_kept: u32,
 }
 
 /// How the job a region runs in started.
@@ -140,6 +142,7 @@ impl Region {
             ends_at_unrecoverable: false,
             periodic: cof::periodic::Periodic::new(None, 0, None),
             resumed_at: None,
+            grid_kept: 0,
         };
         if joining {
             region.receive_log()?;
@@ -654,12 +657,25 @@ impl Region {
     /// any, a call does not shrink (a loss with no spare left is then
     /// unrecoverable under `shrink`).
     pub fn repair_plan_for_call(&self, tolerated: usize) -> RepairPlan {
-        let shrink = (!self.options.no_shrink && self.live_protected() == 0).then_some(tolerated + 1);
+        let may = !self.options.no_shrink && self.live_protected() == 0 && self.grid_kept == 0;
+        let shrink = may.then_some(tolerated + 1);
         match self.options.policy {
             Policy::Shrink => RepairPlan { spawn: false, shrink_min_cols: shrink },
             Policy::Auto => RepairPlan { spawn: true, shrink_min_cols: shrink },
             Policy::InPlace | Policy::Cof => RepairPlan::default(),
         }
+    }
+
+    /// Runs `body` with shrinking barred: for a routine whose calls share
+    /// arrays that a shrink inside one of them would leave on the grid
+    /// before it (a factorization followed by a solve with a right-hand
+    /// side given at the start). Under `shrink` a loss that no spare takes
+    /// is then unrecoverable, said as such.
+    pub fn keeping_the_grid<T>(&mut self, body: impl FnOnce(&mut Region) -> T) -> T {
+        self.grid_kept += 1;
+        let out = body(self);
+        self.grid_kept -= 1;
+        out
     }
 
     /// Collective with the repairs it waits for: a process that a shrink

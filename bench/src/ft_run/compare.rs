@@ -129,7 +129,7 @@ pub(super) fn compare_runs(
             // its code path for the main run (its verification included).
             let with = timed_ft(region, a, opts, &mut None)?;
             after_failure_run(region, a, ft, false, rep)?;
-            print_recoveries(region, &with.report, Some(rep));
+            print_recoveries(region, &with.report, Some(rep), opts.layout);
             if with.had_failure() {
                 with_now = Some((with.secs, iterations(&with.factors)));
             }

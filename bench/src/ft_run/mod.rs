@@ -201,7 +201,7 @@ fn after_failure_run(
 
 /// One line per recovery (grid rank 0), tagged with the repetition after
 /// the first.
-fn print_recoveries(region: &Region, report: &FtReport, rep: Option<usize>) {
+fn print_recoveries(region: &Region, report: &FtReport, rep: Option<usize>, layout: LayoutKind) {
     if region.grid().rank() != 0 {
         return;
     }
@@ -223,7 +223,15 @@ fn print_recoveries(region: &Region, report: &FtReport, rep: Option<usize>) {
         };
         let (mode, rebuild) = match &r.shrink {
             Some(s) => (
-                format!("shrink {} → {}", s.grid_before, s.grid_after),
+                format!(
+                    "shrink {} → {} (which tolerates {} per process row)",
+                    s.grid_before,
+                    s.grid_after,
+                    match layout.checksums() {
+                        1 => "one loss".to_string(),
+                        f => format!("{f} losses"),
+                    }
+                ),
                 format!("rebuild and move {:.1} + encode {:.1}", s.redistribute_ms, r.rebuild_ms - s.redistribute_ms),
             ),
             None => (r.mode.as_str().to_string(), format!("rebuild {:.1}", r.rebuild_ms)),
@@ -549,7 +557,7 @@ fn measure(
     if start_rep == 0 {
         agree_on_info(region.grid(), singular.as_ref())?;
     }
-    print_recoveries(region, &report, None);
+    print_recoveries(region, &report, None, opts.layout);
     // 2. Checks against the original matrix (regenerated or re-read). (A
     // replacement that joined a later repetition has no main run's result.)
     let mut residuals = factors::Residuals::default();

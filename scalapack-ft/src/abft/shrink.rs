@@ -217,10 +217,10 @@ fn swap_blocks(
     mut after: Option<&mut Extended>,
 ) -> Result<()> {
     let survivors = grid.survivors();
-    let (me, count) = (survivors.rank(), survivors.size());
+    let me = survivors.rank();
     let new_grid = grid.shape();
     // The new grid rank of each survivor (none for those left over).
-    let mut place_of = vec![None; count as usize];
+    let mut place_of = vec![None; survivors.size() as usize];
     for r in 0..grid.size() {
         if let Some(u) = grid.survivor_of(r) {
             place_of[u as usize] = Some(r);
@@ -230,10 +230,16 @@ fn swap_blocks(
     let held_by = |u: i32| -> Vec<i32> {
         (0..from.holders.len() as i32).filter(|&g| from.holders[g as usize] == Some(u)).collect()
     };
+    // Those that take part: a place on the new grid or blocks of the old
+    // one (a hot spare still parked has neither, and is elsewhere).
+    let part: Vec<i32> =
+        (0..survivors.size()).filter(|&u| place_of[u as usize].is_some() || !held_by(u).is_empty()).collect();
+    let Some(at) = part.iter().position(|&u| u == me) else { return Ok(()) };
+    let count = part.len();
     let mine = place_of[me as usize];
     let mut incoming = Vec::new();
     for k in 0..count {
-        let (to, source) = ((me + k) % count, (me - k + count) % count);
+        let (to, source) = (part[(at + k) % count], part[(at + count - k) % count]);
         let mut out = Vec::new();
         if let Some(dest) = place_of[to as usize] {
             for &(g, local) in held {

@@ -71,6 +71,11 @@ pub(crate) const RELATIONS: Relations = crate::drivers::PDPOTRF_FT.relations;
 /// checksums exist returns a process failure with `a` holding its input.
 /// On a replacement, a call that had completed before it joined marks `a`
 /// lost ([`DistMatrix::is_lost`]).
+///
+/// Under the recovery policy `shrink` (or `auto`, once a spawn is
+/// refused) a loss that no hot spare takes is recovered on a smaller
+/// grid of the survivors, as for [`crate::qr_ft::pdgeqrf_ft`]: `a` comes
+/// back distributed on that grid.
 pub fn pdpotrf_ft(region: &mut Region, a: &mut DistMatrix, opts: &FtOptions) -> Result<FtReport> {
     pdpotrf_ft_in(region, a, opts, &mut FtWorkspace::new())
 }

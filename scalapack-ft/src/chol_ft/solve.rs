@@ -127,7 +127,9 @@ pub fn pdposv_ft(
 ) -> Result<(CholFactors, PosvReport)> {
     // (PDPOSV's B is where PDPOTRS's is.)
     let rhs = check_rhs("pdposv_ft", DESCB, region.grid(), &a, b, opts.layout);
-    let (factors, factor) = CholFactors::factor_checking(region, a, opts, rhs)?;
+    // (B stays on the grid it was given on: the factorization does not
+    // shrink it away.)
+    let (factors, factor) = region.keeping_the_grid(|region| CholFactors::factor_checking(region, a, opts, rhs))?;
     let solve = pdpotrs_ft(region, &factors, b, opts)?;
     Ok((factors, PosvReport { factor, solve }))
 }

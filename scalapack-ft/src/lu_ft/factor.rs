@@ -88,6 +88,11 @@ pub const STEP_PHASES: &[Phase] = crate::drivers::PDGETRF_FT.step_phases;
 /// survivors' pivots and marks `a` lost ([`DistMatrix::is_lost`]):
 /// [`crate::lu::pdgetrs`] then refuses these factors on every process
 /// ([`Error::InputLost`]); factor again.
+///
+/// Under the recovery policy `shrink` (or `auto`, once a spawn is
+/// refused) a loss that no hot spare takes is recovered on a smaller
+/// grid of the survivors, as for [`crate::qr_ft::pdgeqrf_ft`]: `a` comes
+/// back distributed on that grid.
 pub fn pdgetrf_ft(region: &mut Region, a: &mut DistMatrix, ipiv: &mut Vec<i64>, opts: &FtOptions) -> Result<FtReport> {
     pdgetrf_ft_in(region, a, ipiv, opts, &mut FtWorkspace::new())
 }

@@ -119,7 +119,9 @@ pub fn pdgels_ft(
     } else {
         a
     };
-    let (factors, factor) = QrFactors::factor(region, a, opts)?;
+    // (B stays on the grid it was given on: the factorization does not
+    // shrink it away.)
+    let (factors, factor) = region.keeping_the_grid(|region| QrFactors::factor(region, a, opts))?;
     let t = Instant::now();
     let check = check_rhs(region.grid(), ARGS, &factors, b);
     let make_steps = |rhs: &ProtectedRhs| {
