@@ -57,6 +57,7 @@ else
   $soak --op qr --recovery auto --runs 12
   $soak --op lu --layout rotating --checksums 2 --runs 12
   $soak --op chol --runs 12
+  $soak --op lu --recovery shrink --runs 12
   echo "== a node lost for real (network namespaces) [$(since)]"
   scripts/node-loss.sh qr 2048
 fi

@@ -156,6 +156,29 @@ fn two_losses_in_one_process_row_are_a_distinct_info_on_every_survivor() {
     assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
 }
 
+#[cfg(feature = "full-tests")]
+#[test]
+fn a_c_program_never_shrinks_its_grid() {
+    // FTLA_RECOVERY=shrink: a C program's arrays and descriptors are its
+    // own, so a hot spare repairs the loss...
+    all_equal(&launch(&["--recovery", "shrink", "--spares", "1"], "1@qr:3:update"), Some(1));
+    // ...and with none left the loss is unrecoverable, never a smaller
+    // grid behind the program's back: INFO FTLA_INFO_UNRECOVERABLE for
+    // the QR, and for the calls after it on the grid left unrepaired.
+    let out = launch(&["--recovery", "shrink"], "1@qr:3:update");
+    let got = lines(&out);
+    for r in [0, 2, 3] {
+        let l = &got
+            .iter()
+            .find(|(g, _)| *g == r)
+            .unwrap_or_else(|| panic!("no line of rank {r}:\n{}\n{}", out.stdout, out.stderr))
+            .1;
+        assert!(l.contains("INFO -10001 -10001 -10001"), "{l}");
+    }
+    assert!(out.stderr.contains("may neither spawn nor shrink"), "{}", out.stderr);
+    assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
+}
+
 #[test]
 fn the_c_abi_keeps_scalapack_semantics() {
     let bin = compile("bench/tests/c/abi_checks.c", "abi_checks");

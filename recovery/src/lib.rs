@@ -223,6 +223,11 @@ impl Region {
             }
         }
         region.periodic = cof::periodic::Periodic::new(options.checkpoint_every, newest_generation, newest_base);
+        // (Between calls nothing shrinks; under `shrink` nothing is
+        // spawned either: a loss there needs a spare.)
+        if options.policy == Policy::Shrink {
+            region.grid.set_repair_plan(RepairPlan { spawn: false, shrink_min_cols: None });
+        }
         region.options = options;
         Ok(region)
     }
