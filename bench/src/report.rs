@@ -176,8 +176,8 @@ pub struct RecoveryEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_ms: Option<f64>,
     /// A shrink (`mode` `shrink`): the grid before and after it (`"PxQ"`)
-    /// and the rebuild onto survivors with the moving of the blocks onto
-    /// the new grid (part of `rebuild_ms`).
+    /// and the rebuild onto survivors, the moving of the blocks onto the
+    /// new grid and the checksums' encoding there (part of `rebuild_ms`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grid_before: Option<blacs_ft::GridShape>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -146,9 +146,9 @@ pub struct ShrinkBreakdown {
     /// The grid before the shrink and the grid the call goes on with.
     pub grid_before: blacs_ft::GridShape,
     pub grid_after: blacs_ft::GridShape,
-    /// Rebuilding the lost blocks onto survivors and moving every block
-    /// to its owner on the new grid, the slowest process's (the checksums'
-    /// encoding for the new grid comes after it).
+    /// Rebuilding the lost blocks onto survivors, moving every block to
+    /// its owner on the new grid and encoding the checksums there, the
+    /// slowest process's.
     pub redistribute_ms: f64,
 }
 

@@ -232,7 +232,11 @@ fn print_recoveries(region: &Region, report: &FtReport, rep: Option<usize>, layo
                         f => format!("{f} losses"),
                     }
                 ),
-                format!("rebuild and move {:.1} + encode {:.1}", s.redistribute_ms, r.rebuild_ms - s.redistribute_ms),
+                format!(
+                    "rebuild onto survivors, move and encode {:.1} + hand-over {:.1}",
+                    s.redistribute_ms,
+                    r.rebuild_ms - s.redistribute_ms
+                ),
             ),
             None => (r.mode.as_str().to_string(), format!("rebuild {:.1}", r.rebuild_ms)),
         };
