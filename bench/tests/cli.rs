@@ -112,30 +112,22 @@ fn grid_demo_kills_a_rank_and_the_repaired_grid_computes_correctly() {
     assert!(out.stdout.contains("demo result: ok"), "{}", out.stdout);
 }
 
-#[test]
-fn repair_times_each_phase_and_writes_json() {
+/// `ftla repair ARGS --json FILE --timeout 120`: its output and its report.
+fn repair(args: &[&str]) -> (Captured, RepairRunReport) {
     let path = std::env::temp_dir().join(format!("ftla-repair-{}.json", std::process::id()));
     let p = path.to_str().unwrap();
-    // One spare: the first repetition hands over to it, the second spawns.
-    let out = ftla(&[
-        "repair",
-        "--grid",
-        "2x2",
-        "--spares",
-        "1",
-        "--reps",
-        "2",
-        "--kill",
-        "2",
-        "--json",
-        p,
-        "--timeout",
-        "120",
-    ]);
+    let out = ftla(&[&["repair"], args, &["--json", p, "--timeout", "120"]].concat());
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     let text = std::fs::read_to_string(&path).expect("json written");
     let _ = std::fs::remove_file(&path);
     let r: RepairRunReport = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    (out, r)
+}
+
+#[test]
+fn repair_times_each_phase_and_writes_json() {
+    // One spare: the first repetition hands over to it, the second spawns.
+    let (out, r) = repair(&["--grid", "2x2", "--spares", "1", "--reps", "2", "--kill", "2"]);
     assert_eq!((r.command.as_str(), r.grid, r.ok, r.repairs.len()), ("repair", [2, 2], true, 2), "{r:?}");
     let modes: Vec<&str> = r.repairs.iter().map(|x| x.mode.as_str()).collect();
     assert_eq!(modes, ["spare", "spawn"], "{r:?}");
@@ -151,31 +143,10 @@ fn repair_times_each_phase_and_writes_json() {
 
 #[test]
 fn repair_shrinks_the_grid_once_no_spare_is_left_and_parks_the_survivor_left_over() {
-    let path = std::env::temp_dir().join(format!("ftla-repair-shrink-{}.json", std::process::id()));
-    let p = path.to_str().unwrap();
     // 2x3 and one parked spare, rank 1 killed four times: the spare first;
     // then 2x2 and a survivor left over, which parks; it takes the next
     // loss; then 2x1 and a survivor left over again.
-    let out = ftla(&[
-        "repair",
-        "--grid",
-        "2x3",
-        "--spares",
-        "1",
-        "--shrink",
-        "--reps",
-        "4",
-        "--kill",
-        "1",
-        "--json",
-        p,
-        "--timeout",
-        "120",
-    ]);
-    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
-    let text = std::fs::read_to_string(&path).expect("json written");
-    let _ = std::fs::remove_file(&path);
-    let r: RepairRunReport = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let (out, r) = repair(&["--grid", "2x3", "--spares", "1", "--shrink", "--reps", "4", "--kill", "1"]);
     let modes: Vec<&str> = r.repairs.iter().map(|x| x.mode.as_str()).collect();
     assert_eq!(modes, ["spare", "shrink", "spare", "shrink"], "{r:?}");
     let grids: Vec<String> = r
@@ -187,7 +158,8 @@ fn repair_shrinks_the_grid_once_no_spare_is_left_and_parks_the_survivor_left_ove
     assert_eq!(grids[3], r#"Some("2x2") Some("2x1")"#, "{r:?}");
     assert_eq!((grids[0].as_str(), grids[2].as_str()), ("None None", "None None"), "{r:?}");
     assert_eq!(r.final_grid.map(|g| g.to_string()).as_deref(), Some("2x1"), "{r:?}");
-    assert!(text.contains(r#""grid_after": "2x2""#), "{text}");
+    let json = serde_json::to_string(&r).unwrap();
+    assert!(json.contains(r#""grid_after":"2x2""#), "{json}");
     // Every grid was verified position by position after its repair.
     for (k, g) in [(2, "2x2"), (3, "2x2"), (4, "2x1")] {
         assert!(out.stdout.contains(&format!("repair {k}/4: killed [1]")), "{}", out.stdout);

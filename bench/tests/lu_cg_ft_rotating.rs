@@ -94,7 +94,11 @@ fn cg_on_the_rotating_layout_loses_no_iteration() {
 fn more_losses_in_one_row_than_checksums_are_unrecoverable_for_lu_and_cg() {
     for (ft, kills, why) in [
         (lu("2"), "0@3:update,1@3:update,2@3:update", "ranks 0, 1, 2 of process row 0 were all lost"),
-        (cg("1"), "1@2:dot,2@2:dot", "ranks 1 and 2 of process row 0 were both lost"),
+        // (At the start of a step, right after the agreement that ended
+        // the last one: both die before either could see the other gone;
+        // in the dot phase one might still be in the product when the
+        // other died, and be repaired first.)
+        (cg("1"), "1@2:matvec,2@2:matvec", "ranks 1 and 2 of process row 0 were both lost"),
     ] {
         let grid = if kills.matches(',').count() == 2 { "1x4" } else { "1x3" };
         let (out, _) = ft.run(&["--grid", grid, "--kill", kills]);

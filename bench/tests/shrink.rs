@@ -149,13 +149,28 @@ fn auto_shrinks_when_the_spawn_is_refused() {
 
 #[cfg(feature = "full-tests")]
 #[test]
-fn a_call_that_cannot_move_says_so() {
-    // CG's vectors do not move yet; LU on one process row at a step whose
-    // far update waits for the next step cannot move either.
-    let (out, _) =
-        Ft::new("cg", &["--n", "400"]).with(&["--recovery", "shrink"]).run(&["--grid", "2x3", "--kill", "4@3:matvec"]);
+fn a_call_that_cannot_move_does_not_shrink() {
+    // CG's vectors do not move yet: under shrink its loss with no spare
+    // is unrecoverable, said as such; under auto it falls back to
+    // checkpoint-on-failure as before.
+    let cg = Ft::new("cg", &["--n", "400"]);
+    let (out, _) = cg.with(&["--recovery", "shrink"]).run(&["--grid", "2x3", "--kill", "4@3:matvec"]);
     assert_eq!(out.code, Some(3), "{}\n{}", out.stdout, out.stderr);
-    assert!(out.stdout.contains("cg cannot go on on a smaller grid than the 2x3 grid"), "{}", out.stdout);
+    assert!(out.stdout.contains("the repair may neither spawn nor shrink"), "{}", out.stdout);
+    let json = std::env::temp_dir().join(format!("ftla-shrink-cg-auto-{}.json", std::process::id()));
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ftla"));
+    cmd.args(["cg", "--ft", "--n", "400", "--grid", "2x3", "--kill", "4@3:matvec", "--recovery", "auto", "--json"])
+        .arg(&json)
+        .env_remove("FTLA_KILL")
+        .env("FTLA_TEST_REFUSE_SPAWN", "1");
+    let out = harness::launch(cmd);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let text = std::fs::read_to_string(&json).expect("json written");
+    let _ = std::fs::remove_file(&json);
+    let r: FactorReport = serde_json::from_str(&text).unwrap();
+    assert_eq!(shrinks(&r), ["cof"], "{r:?}");
+    // LU on one process row, at a step whose far update waits for the
+    // next step, cannot move either.
     let (out, _) = run("lu", &["--grid", "1x3", "--kill", "1@5:update"]);
     assert_eq!(out.code, Some(3), "{}\n{}", out.stdout, out.stderr);
     assert!(out.stdout.contains("cannot move to a smaller grid"), "{}", out.stdout);

@@ -81,22 +81,26 @@ impl Default for RepairPlan {
 }
 
 impl RepairPlan {
-    /// The plan's vote in the repair's all-gather: `[spawn, shrink]` with
-    /// -1 for "no" (spawn 0/1, shrink the columns); a spare votes lower
-    /// than any grid rank, so the grid ranks' plan is the highest vote.
+    /// The plan's vote in the repair's all-gather: `[spawn, shrink]`
+    /// (spawn 0/1; shrink the columns, 0 for "no"); a spare has no say
+    /// (spawn -1).
     fn vote(plan: Option<RepairPlan>) -> [i64; 2] {
         match plan {
-            None => [-1, -2],
-            Some(p) => [p.spawn as i64, p.shrink_min_cols.map_or(-1, |c| c as i64)],
+            None => [-1, 0],
+            Some(p) => [p.spawn as i64, p.shrink_min_cols.map_or(0, |c| c.max(1) as i64)],
         }
     }
 
-    /// The plan of the highest votes (the default when nobody voted).
+    /// The grid ranks' plan: each way only where every one of them allows
+    /// it (a replacement that has not yet set the plan of the call it
+    /// joins, say, keeps the others from a way they allow); the default
+    /// when no grid rank voted.
     fn of_votes(votes: impl Iterator<Item = [i64; 2]>) -> RepairPlan {
-        let [spawn, shrink] = votes.fold([-1, -2], |a, v| [a[0].max(v[0]), a[1].max(v[1])]);
-        if spawn < 0 {
+        let mut grid_ranks = votes.filter(|v| v[0] >= 0).peekable();
+        if grid_ranks.peek().is_none() {
             return RepairPlan::default();
         }
+        let [spawn, shrink] = grid_ranks.fold([1, i64::MAX], |a, v| [a[0].min(v[0]), a[1].min(v[1])]);
         RepairPlan { spawn: spawn > 0, shrink_min_cols: usize::try_from(shrink).ok().filter(|&c| c > 0) }
     }
 }
@@ -116,6 +120,19 @@ pub struct ShrunkFrom {
     /// rank a survivor of its process row); `None` for a lost rank whose
     /// whole process row is gone.
     pub holders: Vec<Option<i32>>,
+}
+
+/// Collective over `comm` (a repair's shrunk communicator): the pending
+/// shrink `root` holds (its holders still ranks of the communicator before
+/// the repair), on every process.
+fn agree_on_pending_shrink(comm: &Comm, root: i32, mine: Option<&ShrunkFrom>) -> Result<Option<ShrunkFrom>> {
+    let words = if comm.rank() == root { mine.map(shrunk_words).unwrap_or_default() } else { Vec::new() };
+    let mut len = [words.len() as i64];
+    comm.bcast(&mut len, root)?;
+    let mut all = words;
+    all.resize(len[0].max(0) as usize, 0);
+    comm.bcast(&mut all, root)?;
+    Ok(shrunk_of_words(&all))
 }
 
 /// A [`ShrunkFrom`] as the repair's hand-over broadcasts it: P, Q, the
@@ -278,9 +295,8 @@ impl Universe {
         self.comm.bcast(&mut roles, 0)?;
         let mut lost: Vec<i64> = self.losses.iter().flat_map(|l| [l.rank as i64, l.epoch as i64]).collect();
         self.comm.bcast(&mut lost, 0)?;
-        // The shrink whose data have not moved yet, as rank 0 (a survivor
-        // inside the call) has it: a spare that stayed parked through it
-        // holds none of its data, and must not keep its own view of it.
+        // The shrink whose data have not moved yet (every survivor has
+        // the same since the attempt's start), for the newcomers.
         let mut record = vec![0i64; head[6].max(0) as usize];
         if let Some(s) = &self.shrunk {
             if self.comm.rank() == 0 {
@@ -297,7 +313,10 @@ impl Universe {
     /// is this process's limit on lost processes per process row (see
     /// [`crate::Grid::set_losses_tolerated_per_row`]); the lowest one among
     /// the live processes applies. `plan` is this process's
-    /// [`RepairPlan`] (`None` for a parked spare: the grid ranks' applies).
+    /// [`RepairPlan`] (`None` for a parked spare: the grid ranks' applies);
+    /// `holds_data`: whether its grid rank's data are whole here (not on a
+    /// replacement whose blocks were not rebuilt yet: a shrink then counts
+    /// them lost).
     ///
     /// On success the universe holds the live processes and the newcomers,
     /// every grid rank has a process again, and `epoch` is one higher; or,
@@ -309,6 +328,7 @@ impl Universe {
         injector: &Injector,
         tolerated: Option<usize>,
         plan: Option<RepairPlan>,
+        holds_data: bool,
     ) -> Result<RepairReport> {
         note_failure();
         let t_all = Instant::now();
@@ -339,7 +359,7 @@ impl Universe {
                     ),
                 });
             }
-            match self.attempt(launch, injector, me_grid, start_epoch, tolerated, plan, &mut report) {
+            match self.attempt(launch, injector, me_grid, start_epoch, tolerated, (plan, holds_data), &mut report) {
                 Ok(()) => break,
                 Err(e) if e.is_process_failure() => continue,
                 Err(e) => return Err(e),
@@ -364,7 +384,7 @@ impl Universe {
         me_grid: i32,
         start_epoch: u32,
         tolerated: Option<usize>,
-        plan: Option<RepairPlan>,
+        (plan, holds_data): (Option<RepairPlan>, bool),
         report: &mut RepairReport,
     ) -> Result<()> {
         trace!(
@@ -389,23 +409,40 @@ impl Universe {
         // its vote on the plan.)
         let limit = tolerated.map_or(-1, |t| t as i64);
         let [spawn_vote, shrink_vote] = RepairPlan::vote(plan);
-        let olds = shrunk.allgather(&[self.comm.rank() as i64, limit, spawn_vote, shrink_vote]);
+        let words = [self.comm.rank() as i64, limit, spawn_vote, shrink_vote, holds_data as i64];
+        let olds = shrunk.allgather(&words);
         if let Err(e) = agreed(&shrunk, olds.is_ok()) {
             let _ = shrunk.revoke();
             return Err(e);
         }
         let gathered = olds?;
-        let olds: Vec<i64> = gathered.chunks_exact(4).map(|c| c[0]).collect();
-        let tolerated = gathered.chunks_exact(4).filter_map(|c| usize::try_from(c[1]).ok()).min();
-        let plan = RepairPlan::of_votes(gathered.chunks_exact(4).map(|c| [c[2], c[3]]));
+        let olds: Vec<i64> = gathered.chunks_exact(5).map(|c| c[0]).collect();
+        let tolerated = gathered.chunks_exact(5).filter_map(|c| usize::try_from(c[1]).ok()).min();
+        let plan = RepairPlan::of_votes(gathered.chunks_exact(5).map(|c| [c[2], c[3]]));
+        // (A replacement whose blocks were not rebuilt yet holds no data.)
+        let has_data: Vec<bool> = gathered.chunks_exact(5).map(|c| c[4] != 0).collect();
         let old_roles = std::mem::take(&mut self.roles);
+        // A shrink whose data have not moved yet, as the lowest survivor
+        // that was a grid rank has it (a hot spare's may be stale): every
+        // survivor goes on from the same one.
+        let root = (0..olds.len()).find(|&u| old_roles.get(olds[u] as usize).is_some_and(|&r| r >= 0)).unwrap_or(0);
+        let pending = agree_on_pending_shrink(&shrunk, root as i32, self.shrunk.as_ref());
+        if let Err(e) = agreed(&shrunk, pending.is_ok()) {
+            let _ = shrunk.revoke();
+            self.roles = old_roles;
+            return Err(e);
+        }
+        self.shrunk = pending?;
         self.comm = shrunk;
-        // A shrink whose data have not been moved yet: its holders by
-        // their ranks here; the data of a holder that is gone are lost
-        // too, to be rebuilt onto another survivor of their row.
+        // Its holders by their ranks here; the data of a holder that is
+        // gone (or holds none) are lost too, to be rebuilt onto another
+        // survivor of their row.
         if let Some(s) = &mut self.shrunk {
-            let held: Vec<Option<usize>> =
-                s.holders.iter().map(|h| h.and_then(|old| olds.iter().position(|&o| o == old as i64))).collect();
+            let held: Vec<Option<usize>> = s
+                .holders
+                .iter()
+                .map(|h| h.and_then(|old| olds.iter().position(|&o| o == old as i64)).filter(|&u| has_data[u]))
+                .collect();
             s.lost.extend((0..held.len() as i32).filter(|&g| held[g as usize].is_none()));
             s.lost.sort_unstable();
             s.lost.dedup();
@@ -439,8 +476,10 @@ impl Universe {
         }
         injector.point(me_grid, start_epoch, "repair", report.attempts as u64, "shrink");
 
-        // (A shrink, below, leaves the spares parked: the lost ranks' data
-        // are rebuilt onto survivors, which are all inside the call.)
+        // (A shrink, below, gives no spare a lost rank: the lost ranks'
+        // data are rebuilt onto survivors, which are all inside the call;
+        // a spare takes a place on the new grid only where the survivors
+        // do not fill it, joining it as a replacement does.)
         let survivors_roles = new_roles.clone();
         // Hot spares first, lowest universe rank first; spawn the rest.
         let mut to_spawn = Vec::new();
@@ -464,11 +503,11 @@ impl Universe {
                 (Some(Ok((m, took))), _) => (merged, measured_spawn) = (Some(m), Some(took)),
                 (Some(Err(e @ Error::RepairRefused { .. })), Some(min_cols)) => {
                     trace!("{e}: shrinking instead");
-                    shrunk_to = Some(self.shrunk_grid(&survivors_roles, &dead_grid, min_cols, report)?);
+                    shrunk_to = Some(self.shrunk_grid((&survivors_roles, &has_data), &dead_grid, min_cols, report)?);
                 }
                 (Some(Err(e)), _) => return Err(e),
                 (None, Some(min_cols)) => {
-                    shrunk_to = Some(self.shrunk_grid(&survivors_roles, &dead_grid, min_cols, report)?);
+                    shrunk_to = Some(self.shrunk_grid((&survivors_roles, &has_data), &dead_grid, min_cols, report)?);
                 }
                 (None, None) => {
                     return Err(Error::RepairRefused {
@@ -544,7 +583,7 @@ impl Universe {
     /// survivor (all of it follows from the agreed survivors).
     fn shrunk_grid(
         &self,
-        roles: &[i64],
+        (roles, has_data): (&[i64], &[bool]),
         dead: &[i64],
         min_cols: usize,
         report: &mut RepairReport,
@@ -563,11 +602,16 @@ impl Universe {
         // holders are of that grid's ranks.
         let from = match &self.shrunk {
             Some(pending) => pending.clone(),
-            None => ShrunkFrom {
-                shape: now,
-                lost: dead.iter().map(|&g| g as i32).collect(),
-                holders: as_ranks(holders(roles, now)),
-            },
+            None => {
+                // (A replacement without its blocks yet holds nothing.)
+                let with_data: Vec<i64> =
+                    roles.iter().zip(has_data).map(|(&r, &d)| if d { r } else { SPARE }).collect();
+                let mut lost: Vec<i32> = dead.iter().map(|&g| g as i32).collect();
+                lost.extend(roles.iter().zip(has_data).filter(|(&r, &d)| r >= 0 && !d).map(|(&r, _)| r as i32));
+                lost.sort_unstable();
+                lost.dedup();
+                ShrunkFrom { shape: now, lost, holders: as_ranks(holders(&with_data, now)) }
+            }
         };
         report.grid_before = Some(from.shape);
         report.grid_after = Some(to);

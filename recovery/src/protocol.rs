@@ -161,6 +161,10 @@ pub trait Algorithm {
     /// The phases of a step's phase 1, in order (the first is where each
     /// step starts).
     const STEP_PHASES: &'static [Phase];
+    /// Whether the call can move onto a smaller grid
+    /// ([`Algorithm::move_to_shrunk_grid`]): if not, a repair during it
+    /// never shrinks (under `auto` it falls back to checkpoint-on-failure).
+    const MOVES: bool = false;
 
     /// Number of steps.
     fn steps(&self) -> u64;
@@ -248,8 +252,8 @@ pub trait Algorithm {
     /// the new grid has no place for ([`Grid::is_member`] false) it hands
     /// its blocks over only. Nothing of the grid before may change until
     /// every block has arrived (a failure during the move is recovered
-    /// from that grid). By default a call cannot move: unrecoverable, the
-    /// same on every process.
+    /// from that grid). Called only when [`Algorithm::MOVES`]; by default
+    /// unrecoverable, the same on every process.
     fn move_to_shrunk_grid(
         &mut self,
         _grid: &Grid,
@@ -262,6 +266,12 @@ pub trait Algorithm {
         }
         .into())
     }
+
+    /// After [`Algorithm::move_to_shrunk_grid`] on every process of the new
+    /// grid, their agreement: `kept` true, the state of the grid before is
+    /// dropped; false (a process failed to move), it is taken back, as if
+    /// nothing had moved.
+    fn settle_move(&mut self, _kept: bool) {}
 
     /// Runs `save` on [`Algorithm::saved_arrays`] as the last commit left
     /// them (a periodic checkpoint, taken right after a commit), and on the
@@ -602,7 +612,10 @@ pub fn run<A: Algorithm>(
     // during the repair itself leaves a replacement without blocks).
     // (What a repair may do during the call: shrink onto enough process
     // columns for the checksums, where the policy says so.)
-    let plan = region.repair_plan_for_call(alg.tolerated_losses());
+    let mut plan = region.repair_plan_for_call(alg.tolerated_losses());
+    if !A::MOVES {
+        plan.shrink_min_cols = None;
+    }
     let plan_before = region.grid_mut().set_repair_plan(plan);
     let outcome = if !region.ends_at_unrecoverable() {
         run_call(region, alg, start, verify)
@@ -835,13 +848,38 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
         // repair started from, as the repair's own points.)
         let me = if grid.is_member() { grid.rank() } else { -1 };
         grid.injector().point(me, grid.epoch().saturating_sub(1), "repair", 1, "redistribute");
-        self.alg.move_to_shrunk_grid(grid, &from, self.committed, self.holds_state)?;
+        let moved = self.alg.move_to_shrunk_grid(grid, &from, self.committed, self.holds_state);
+        if !grid.is_member() {
+            // Its blocks handed over, it waits for the new grid's verdict
+            // (a failure there revokes what it waits on): then nothing of
+            // the grid before is needed any more, and it parks.
+            moved?;
+            let root = grid.survivor_of(0).unwrap_or(0);
+            let mut word = [0i64];
+            grid.survivors().recv(&mut word, Some(root), TAG_MOVED)?;
+            let _ = self.region.grid_mut().take_shrunk_from();
+            return Err(self.region.park().into());
+        }
+        // The move's commit point: every process of the new grid has its
+        // blocks and checksums, or all go back to the grid before (the
+        // record stays, and the next repair shrinks from it again).
+        let agreed = matches!(grid.agree(moved.is_ok()), Ok(true));
+        self.alg.settle_move(agreed);
+        if !agreed {
+            return Err(match moved {
+                Err(e) if !e.is_process_failure() => e,
+                _ => blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into(),
+            });
+        }
+        if grid.rank() == 0 {
+            // (The survivors left over may park now.)
+            for u in grid.left_over(&from) {
+                let _ = grid.survivors().send(&[1i64], u, TAG_MOVED);
+            }
+        }
         let redistribute_ms = t.elapsed().as_secs_f64() * 1e3;
         let grid_after = self.region.grid().shape();
         let _ = self.region.grid_mut().take_shrunk_from();
-        if !self.region.grid().is_member() {
-            return Err(self.region.park().into());
-        }
         self.holds_state = true;
         Ok(Some((ShrinkBreakdown { grid_before: from.shape, grid_after, redistribute_ms }, from.lost)))
     }
@@ -849,6 +887,15 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
     /// The region's repair, or under checkpoint-on-failure the save of the
     /// committed state (what this process holds of it).
     fn repair_or_save(&mut self, phase: Phase, detect_ms: f64) -> Result<RepairMode, A::Error> {
+        // (A replacement whose blocks are not rebuilt yet: a shrink counts
+        // them lost.)
+        self.region.grid_mut().set_holds_data(self.holds_state);
+        let repaired = self.repair_or_save_with_data(phase, detect_ms);
+        self.region.grid_mut().set_holds_data(true);
+        repaired
+    }
+
+    fn repair_or_save_with_data(&mut self, phase: Phase, detect_ms: f64) -> Result<RepairMode, A::Error> {
         let history = self.recoveries.clone();
         let elapsed_s = self.earlier_s + self.started.elapsed().as_secs_f64();
         let holds_state = self.holds_state;
@@ -1353,6 +1400,10 @@ fn after_repair<A: Algorithm>(
         shrink,
     })
 }
+
+/// Tag of the message that lets the survivors left over by a shrink park
+/// once the new grid agreed that the blocks moved.
+const TAG_MOVED: i32 = 0x5B2;
 
 /// The order in which repair modes combine (the maximum wins): none,
 /// spare, spawn, shrink, checkpoint-on-failure.

@@ -118,6 +118,7 @@ impl Grid {
             agreements: std::cell::Cell::new(0),
             plan: self.plan,
             demoted: false,
+            holds_data: true,
             route: Some(Route { holders, me, mailbox: Rc::clone(mailbox) }),
         })
     }

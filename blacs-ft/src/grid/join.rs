@@ -228,6 +228,7 @@ impl Grid {
                         agreements: std::cell::Cell::new(0),
                         plan: RepairPlan::default(),
                         demoted: false,
+                        holds_data: true,
                         route: None,
                     };
                     return Ok(Joined::Active(Box::new(grid)));
@@ -237,7 +238,7 @@ impl Grid {
                     Parked::Repaired(r) => repairs.push(r),
                 },
                 Err(e) if e.is_process_failure() && ulfm == UlfmStatus::Available => {
-                    repairs.push(universe.repair(&launch, &injector, None, None)?);
+                    repairs.push(universe.repair(&launch, &injector, None, None, true)?);
                 }
                 Err(e) => return Err(e),
             }
@@ -319,7 +320,7 @@ fn park(u: &mut Universe, launch: &LaunchCommand, injector: &Injector) -> Result
             }
             Ok(None) => std::thread::sleep(SPARE_POLL),
             Err(e) if e.is_process_failure() => {
-                return u.repair(launch, injector, None, None).map(Parked::Repaired);
+                return u.repair(launch, injector, None, None, true).map(Parked::Repaired);
             }
             Err(e) => return Err(e),
         }

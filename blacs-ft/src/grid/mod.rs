@@ -170,6 +170,9 @@ pub struct Grid {
     /// A shrink left this process without a place: it is a hot spare of
     /// the smaller grid (see [`Grid::park`]).
     demoted: bool,
+    /// Whether this grid rank's data are whole here (see
+    /// [`Grid::set_holds_data`]).
+    holds_data: bool,
     /// A former grid's position (see [`Grid::former_position`]): how its
     /// peers are reached.
     route: Option<former::Route>,

@@ -62,7 +62,8 @@ impl Grid {
         self.ulfm.require()?;
         self.revoke_all();
         let plan = Some(self.plan);
-        let mut report = self.universe.repair(&self.launch, &self.injector, self.tolerated_per_row, plan)?;
+        let mut report =
+            self.universe.repair(&self.launch, &self.injector, self.tolerated_per_row, plan, self.holds_data)?;
         self.injector.set_losses(&self.universe.losses);
         let (mut builds, mut built_in) = (0, self.universe.epoch);
         loop {
@@ -122,7 +123,13 @@ impl Grid {
                     // communicators first: a process that settled may be
                     // blocked on them already.
                     self.revoke_all();
-                    let more = self.universe.repair(&self.launch, &self.injector, self.tolerated_per_row, plan)?;
+                    let more = self.universe.repair(
+                        &self.launch,
+                        &self.injector,
+                        self.tolerated_per_row,
+                        plan,
+                        self.holds_data,
+                    )?;
                     self.injector.set_losses(&self.universe.losses);
                     report = merge_reports(report, more);
                 }
@@ -151,6 +158,14 @@ impl Grid {
         std::mem::replace(&mut self.plan, plan)
     }
 
+    /// Declares whether this process's grid rank's data are whole here
+    /// (the default), or not yet (a replacement whose blocks the survivors
+    /// have still to rebuild): a repair that shrinks the grid then counts
+    /// them lost, to be rebuilt onto a survivor. Local.
+    pub fn set_holds_data(&mut self, holds: bool) {
+        self.holds_data = holds;
+    }
+
     /// The repair plan in force ([`Grid::set_repair_plan`]).
     pub fn repair_plan(&self) -> RepairPlan {
         self.plan
@@ -159,10 +174,22 @@ impl Grid {
     /// After a repair that shrank the grid: the grid before it and which
     /// survivor holds each of its grid ranks' data (lost ones to be
     /// rebuilt onto a survivor of their process row); taken once, by the
-    /// caller that moves the data. Local; every survivor, those left
-    /// without a place included, has the same.
+    /// caller that moves the data. Local; every process that takes part in
+    /// the move has the same (a repair agrees on it among every survivor
+    /// first).
     pub fn take_shrunk_from(&mut self) -> Option<ShrunkFrom> {
         self.universe.shrunk.take()
+    }
+
+    /// The ranks in [`Grid::survivors`] of the survivors that hold data of
+    /// the grid a shrink left (`from`) and have no place on this one: they
+    /// hand their blocks over, then park.
+    pub fn left_over(&self, from: &ShrunkFrom) -> Vec<i32> {
+        let placed: Vec<i32> = (0..self.size()).filter_map(|r| self.survivor_of(r)).collect();
+        let mut left: Vec<i32> = from.holders.iter().flatten().copied().filter(|u| !placed.contains(u)).collect();
+        left.sort_unstable();
+        left.dedup();
+        left
     }
 
     /// [`Grid::take_shrunk_from`]'s record, left in place: until the data
@@ -212,9 +239,12 @@ impl Grid {
         // (Whatever the shrink left to move has moved.)
         universe.shrunk = None;
         let repairs = std::mem::take(&mut self.repairs);
+        let plan = self.plan;
         match Grid::enter_parked(self.ulfm, self.launch.clone(), universe, self.injector.clone(), repairs)? {
             Joined::Active(grid) => {
                 *self = *grid;
+                // (The program's plan, which it set once.)
+                self.plan = plan;
                 Ok(true)
             }
             Joined::Released => Ok(false),

@@ -44,12 +44,15 @@ pub(crate) struct PanelDriver<P> {
     /// caller's takes the place of when the call ends (its blocks are
     /// copied there from the extended matrix, as into A otherwise).
     pub moved: Option<DistMatrix>,
+    /// The state of the grid before a shrink, until the new grid agreed
+    /// that every block moved (see `Algorithm::settle_move`).
+    before_shrink: Option<(Extended, ChecksumLayout)>,
 }
 
 impl<P> PanelDriver<P> {
     /// A driver at its start: no backup, nothing factored ahead.
     pub fn new(ext: Extended, layout: ChecksumLayout) -> PanelDriver<P> {
-        PanelDriver { ext, layout, backup: None, ahead: None, moved: None }
+        PanelDriver { ext, layout, backup: None, ahead: None, moved: None, before_shrink: None }
     }
 
     /// The `panel` phase of a step on the panel's owner (`is_owner`;
@@ -197,6 +200,11 @@ pub(crate) trait PanelSteps {
     fn after_regrid(&mut self, _driver: &mut PanelDriver<Self::Panel>, _grid: &Grid, _committed: u64) -> Result<()> {
         Ok(())
     }
+    /// A move onto a smaller grid was taken back (see
+    /// `recovery::protocol::Algorithm::settle_move`): undoes what
+    /// [`PanelSteps::after_regrid`] did for the new grid (the state it
+    /// moved from was not bound to its grid). Nothing by default.
+    fn undo_regrid(&mut self) {}
 }
 
 /// A panel factorization on the step-commit protocol: its steps, and the
@@ -263,6 +271,7 @@ impl<S: PanelSteps> Algorithm for PanelFactorization<S> {
     type Call = MatrixShape;
     const OP: &'static str = S::OP;
     const STEP_PHASES: &'static [Phase] = S::STEP_PHASES;
+    const MOVES: bool = true;
 
     fn steps(&self) -> u64 {
         self.steps.steps()
@@ -406,17 +415,20 @@ impl<S: PanelSteps> Algorithm for PanelFactorization<S> {
         move_blocks(grid, from, Some(before), Some(&mut after), steps, routine)?;
         let old_ext = std::mem::replace(&mut self.driver.ext, after);
         let old_layout = std::mem::replace(&mut self.driver.layout, after_layout);
-        match self.reencode(grid, committed) {
-            Ok(()) => {
-                self.driver.moved = Some(a);
-                Ok(())
-            }
-            Err(e) => {
-                // (Still whole on the grid before: recovered from there.)
-                self.driver.ext = old_ext;
-                self.driver.layout = old_layout;
-                Err(e)
-            }
+        // (Kept until the new grid agrees, see `settle_move`.)
+        self.driver.before_shrink = Some((old_ext, old_layout));
+        self.driver.moved = Some(a);
+        self.reencode(grid, committed)
+    }
+
+    fn settle_move(&mut self, kept: bool) {
+        let Some((ext, layout)) = self.driver.before_shrink.take() else { return };
+        if !kept {
+            // (Still whole on the grid before: recovered from there.)
+            self.driver.ext = ext;
+            self.driver.layout = layout;
+            self.driver.moved = None;
+            self.steps.undo_regrid();
         }
     }
 }

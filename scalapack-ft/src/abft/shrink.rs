@@ -121,36 +121,41 @@ pub(crate) fn move_blocks(
         }
         .into());
     }
-    for &g in &from.lost {
-        let host = holders[g as usize];
-        if from.lost.iter().filter(|&&o| holders[o as usize] == host).count() > 1 {
-            return Err(blacs_ft::Error::Unrecoverable {
-                reason: format!(
-                    "grid rank {g} of the {} grid and another lost rank of its row would be rebuilt onto one survivor: \
-                     a shrink rebuilds one lost process per survivor",
-                    from.shape
-                ),
-            }
-            .into());
+    // (Two lost positions of one row would be played by two survivors
+    // that each wait, in their own position's part, for the other's
+    // receive: one per row, within every layout's tolerance.)
+    if let Some((row, cols)) = blacs_ft::row_beyond_tolerance(&coords, 1) {
+        let ranks: Vec<String> = cols.iter().map(|&c| (row * q + c).to_string()).collect();
+        return Err(blacs_ft::Error::Unrecoverable {
+            reason: format!(
+                "ranks {} of process row {row} of the {} grid were lost together: a shrink rebuilds one lost \
+                 process per process row",
+                ranks.join(" and "),
+                from.shape
+            ),
         }
+        .into());
     }
     // The positions this process plays: its own (not lost), then the lost
     // one it holds, if any.
     let own = (0..holders.len() as i32).find(|g| holders[*g as usize] == me && !from.lost.contains(g));
     let ghost = from.lost.iter().copied().find(|&g| holders[g as usize] == me);
+    // (Any error here leaves partners waiting for this process: they
+    // are set free, and meet it in the next repair or its error.)
     let failed = |e: Error| {
-        if e.is_process_failure() {
-            let _ = survivors.revoke();
-            grid.revoke();
-        }
+        let _ = survivors.revoke();
+        grid.revoke();
         e
     };
+    let Some(Before { ext, layout }) = before else {
+        return exchange_into(grid, from, after).map_err(failed);
+    };
     let mut rebuilt: Option<Extended> = None;
-    if let Some(Before { ext, layout }) = before {
-        let mailbox = Rc::new(Mailbox::default());
+    let mailbox = Rc::new(Mailbox::default());
+    let mut rebuild = || -> Result<()> {
         if let Some(position) = own {
             let view = grid.former_position(from, position, &mailbox)?;
-            rebuild_lost_blocks(&view, ext, layout, finished, &from.lost).map_err(failed)?;
+            rebuild_lost_blocks(&view, ext, layout, finished, &from.lost)?;
         }
         if let Some(position) = ghost {
             let view = grid.former_position(from, position, &mailbox)?;
@@ -158,20 +163,19 @@ pub(crate) fn move_blocks(
             let mut shape = DistMatrix::zeros(&view, m, n, nb, nb)?;
             let mut work = FtWorkspace::new();
             let mut lost = Extended::new(&view, &mut shape, layout, &mut work, Start::Join, ext.relations, routine)?;
-            rebuild_lost_blocks(&view, &mut lost, layout, finished, &from.lost).map_err(failed)?;
+            rebuild_lost_blocks(&view, &mut lost, layout, finished, &from.lost)?;
             rebuilt = Some(lost);
         }
-        let pending = mailbox.pending();
-        if pending > 0 {
-            return Err(blacs_ft::Error::Unrecoverable {
+        match mailbox.pending() {
+            0 => Ok(()),
+            pending => Err(blacs_ft::Error::Unrecoverable {
                 reason: format!("{pending} message(s) of the rebuild onto a survivor were never taken"),
             }
-            .into());
+            .into()),
         }
-        exchange(grid, from, (own, &*ext), rebuilt.as_ref().zip(ghost), after).map_err(failed)
-    } else {
-        exchange_into(grid, from, after).map_err(failed)
-    }
+    };
+    rebuild().map_err(failed)?;
+    exchange(grid, from, (own, &*ext), rebuilt.as_ref().zip(ghost), after).map_err(failed)
 }
 
 /// A process that holds nothing of the grid before (it joined after the

@@ -162,7 +162,6 @@ pub(crate) fn run_on_extended(
             nb: a.nb(),
             state: LuState { ipiv: vec![0; mn], zero: None },
             deferred: None,
-            mycol: region.grid().mycol() as usize,
             corrupt: region.grid().injector().silent_error(),
         },
     };
@@ -232,9 +231,6 @@ struct LuSteps {
     /// One process row: the last step's update of the far columns, left
     /// for this step (see [`super::deferred`]).
     deferred: Option<Deferred>,
-    /// This process's grid column (the same after a repair; another after
-    /// a shrink, see `after_regrid`).
-    mycol: usize,
     corrupt: Option<blacs_ft::inject::SilentError>,
 }
 
@@ -283,14 +279,18 @@ impl PanelSteps for LuSteps {
     }
 
     fn after_regrid(&mut self, d: &mut PanelDriver<Panel>, grid: &Grid, committed: u64) -> Result<()> {
-        // (A shrink moves this process to another column.)
-        self.mycol = grid.mycol() as usize;
         // (A state saved on another grid is complete; here the last step
         // would have left its far update to the next one.)
         if self.grid_bound_at(&d.layout, committed) {
             self.deferred = Some(deferred::defer_again(grid, &mut d.ext, &d.layout, committed as usize)?);
         }
         Ok(())
+    }
+
+    fn undo_regrid(&mut self) {
+        // (A state that moves is never grid-bound: it had no deferred
+        // update.)
+        self.deferred = None;
     }
 
     fn exchange(
@@ -365,7 +365,8 @@ impl PanelSteps for LuSteps {
         // (Update work overlapping the agreement: not a wait.)
         let _u = recovery::profile::part(recovery::profile::Part::UPDATE, None);
         let (n0, mn) = (s.panel.j0 + s.panel.jb, self.state.ipiv.len());
-        if s.moves.is_some() || s.trail.is_empty() || n0 >= mn || d.ext.matrix.col_owner(n0) != self.mycol {
+        if s.moves.is_some() || s.trail.is_empty() || n0 >= mn || d.ext.matrix.col_owner(n0) != d.ext.matrix.coords().1
+        {
             return;
         }
         let nw = d.ext.matrix.nb().min(mn - n0);
