@@ -162,7 +162,7 @@ pub struct LaunchProgramArgs {
     /// Hot spares started besides them (they park inside the grid's set-up).
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub spares: u32,
-    /// How a lost process is recovered (inplace, cof, auto; see `ftla qr --help`).
+    /// How a lost process is recovered (inplace, cof, auto, shrink; see `ftla qr --help`).
     #[arg(long, value_name = "POLICY", default_value = "inplace", value_parser = parse_policy)]
     pub recovery: Policy,
     /// Where the checkpoints go (saved on a failure with --recovery
@@ -444,9 +444,10 @@ pub struct FtArgs {
     /// With --ft: how a lost process is recovered. inplace: the grid is
     /// repaired (a hot spare, or a spawned process); cof
     /// (checkpoint-on-failure): the survivors save their committed state,
-    /// the job is started again and resumes from it; auto: in place while
-    /// possible, cof when the repair is refused (no spare left and the
-    /// spawn fails).
+    /// the job is started again and resumes from it; shrink: a hot spare,
+    /// else the survivors go on as a smaller grid (QR, LU, Cholesky); auto:
+    /// in place while possible (a spare, a spawn, a shrink), cof when the
+    /// repair is refused.
     #[arg(long, value_name = "POLICY", requires = "ft", default_value = "inplace", value_parser = parse_policy)]
     pub recovery: Policy,
     /// With --ft: where the checkpoints go, saved on a failure (--recovery
@@ -939,7 +940,7 @@ pub struct SoakArgs {
     /// Seconds after which one run counts as hung (it is then killed).
     #[arg(long, value_name = "SECS", default_value_t = 120)]
     pub run_timeout: u64,
-    /// The recovery policy of every run (inplace, cof, auto; with cof no
+    /// The recovery policy of every run (inplace, cof, auto, shrink; with cof no
     /// spares are drawn).
     #[arg(long, value_name = "POLICY", default_value = "inplace", value_parser = parse_policy)]
     pub recovery: Policy,
