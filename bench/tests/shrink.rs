@@ -129,21 +129,21 @@ fn the_rotating_layout_shrinks_onto_enough_columns_for_its_checksums() {
     assert_eq!(shrinks(&r), ["shrink 2x4->2x3"], "{r:?}");
 }
 
+/// `ftla OP --ft --check ARGS --recovery auto` with spawning refused: its
+/// report (it must succeed).
+fn auto_with_spawn_refused(op: &str, args: &[&str]) -> FactorReport {
+    let all = [args, &["--recovery", "auto"]].concat();
+    let (out, text, _) = common::run_ft_with_json(op, &all, &[("FTLA_TEST_REFUSE_SPAWN", "1")]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let text = text.expect("json written");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
 #[cfg(feature = "full-tests")]
 #[test]
 fn auto_shrinks_when_the_spawn_is_refused() {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ftla"));
-    let json = std::env::temp_dir().join(format!("ftla-shrink-auto-{}.json", std::process::id()));
-    cmd.args(["qr", "--ft", "--grid", "2x3", "--kill", "4@5:update", "--recovery", "auto", "--check", "--json"])
-        .arg(&json)
-        .args(SHAPE)
-        .env_remove("FTLA_KILL")
-        .env("FTLA_TEST_REFUSE_SPAWN", "1");
-    let out = harness::launch(cmd);
-    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
-    let text = std::fs::read_to_string(&json).expect("json written");
-    let _ = std::fs::remove_file(&json);
-    let r: FactorReport = serde_json::from_str(&text).unwrap();
+    let r = auto_with_spawn_refused("qr", &[&SHAPE[..], &["--grid", "2x3", "--kill", "4@5:update"]].concat());
+    assert!(residuals_pass(&r) && r.ok, "{r:?}");
     assert_eq!(shrinks(&r), ["shrink 2x3->2x2"], "{r:?}");
 }
 
@@ -157,17 +157,7 @@ fn a_call_that_cannot_move_does_not_shrink() {
     let (out, _) = cg.with(&["--recovery", "shrink"]).run(&["--grid", "2x3", "--kill", "4@3:matvec"]);
     assert_eq!(out.code, Some(3), "{}\n{}", out.stdout, out.stderr);
     assert!(out.stdout.contains("the repair may neither spawn nor shrink"), "{}", out.stdout);
-    let json = std::env::temp_dir().join(format!("ftla-shrink-cg-auto-{}.json", std::process::id()));
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ftla"));
-    cmd.args(["cg", "--ft", "--n", "400", "--grid", "2x3", "--kill", "4@3:matvec", "--recovery", "auto", "--json"])
-        .arg(&json)
-        .env_remove("FTLA_KILL")
-        .env("FTLA_TEST_REFUSE_SPAWN", "1");
-    let out = harness::launch(cmd);
-    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
-    let text = std::fs::read_to_string(&json).expect("json written");
-    let _ = std::fs::remove_file(&json);
-    let r: FactorReport = serde_json::from_str(&text).unwrap();
+    let r = auto_with_spawn_refused("cg", &["--n", "400", "--grid", "2x3", "--kill", "4@3:matvec"]);
     assert_eq!(shrinks(&r), ["cof"], "{r:?}");
     // LU on one process row, at a step whose far update waits for the
     // next step, cannot move either.
