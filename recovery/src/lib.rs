@@ -655,14 +655,15 @@ impl Region {
     /// rebuild `tolerated` losses per process row, under the region's
     /// policy: shrink (onto at least `tolerated` + 1 process columns) under
     /// `shrink` and `auto` — after a spare, and under `auto` after a spawn
-    /// — unless [`RegionOptions::no_shrink`].
+    /// — when the call `moves` onto a smaller grid and unless
+    /// [`RegionOptions::no_shrink`].
     ///
     /// Results kept protected after earlier calls ([`Region::protect`])
     /// stay on the grid they were computed on: while the region holds
     /// any, a call does not shrink (a loss with no spare left is then
     /// unrecoverable under `shrink`).
-    pub fn repair_plan_for_call(&self, tolerated: usize) -> RepairPlan {
-        let may = !self.options.no_shrink && self.live_protected() == 0 && self.grid_kept == 0;
+    pub fn repair_plan_for_call(&self, tolerated: usize, moves: bool) -> RepairPlan {
+        let may = moves && !self.options.no_shrink && self.live_protected() == 0 && self.grid_kept == 0;
         let shrink = may.then_some(tolerated + 1);
         match self.options.policy {
             Policy::Shrink => RepairPlan { spawn: false, shrink_min_cols: shrink },

@@ -612,10 +612,7 @@ pub fn run<A: Algorithm>(
     // during the repair itself leaves a replacement without blocks).
     // (What a repair may do during the call: shrink onto enough process
     // columns for the checksums, where the policy says so.)
-    let mut plan = region.repair_plan_for_call(alg.tolerated_losses());
-    if !A::MOVES {
-        plan.shrink_min_cols = None;
-    }
+    let plan = region.repair_plan_for_call(alg.tolerated_losses(), A::MOVES);
     let plan_before = region.grid_mut().set_repair_plan(plan);
     let outcome = if !region.ends_at_unrecoverable() {
         run_call(region, alg, start, verify)

@@ -10,7 +10,8 @@
 //! CRCs checked) and keeps only its blocks.
 
 use super::extended::Extended;
-use blacs_ft::index::numroc;
+use blacs_ft::index::{indxg2l, indxg2p, indxl2g, numroc};
+use blacs_ft::GridShape;
 use checksum::ChecksumLayout;
 use recovery::cof::{file, SavedGrid};
 
@@ -30,8 +31,7 @@ pub(crate) struct Run {
 /// processes, source 0): the owner of global index `g` and its local index
 /// there.
 fn owner_and_local(g: usize, b: usize, procs: usize) -> (usize, usize) {
-    let block = g / b;
-    (block % procs, (block / procs) * b + g % b)
+    (indxg2p(g, b, 0, procs), indxg2l(g, b, procs))
 }
 
 /// Runs of consecutive local indices (`locals`, global index of each)
@@ -47,6 +47,57 @@ pub(crate) fn runs_on(globals: &[usize], b: usize, procs: usize, old: usize) -> 
         match runs.last_mut() {
             Some((l0, o0, n)) if *l0 + *n == l && *o0 + *n == ol => *n += 1,
             _ => runs.push((l, ol, 1)),
+        }
+    }
+    runs
+}
+
+/// A position on a grid (its rank there): where its local array's entries
+/// come from follows from the grid's shape and the blocks alone (first
+/// block on process (0, 0)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Place {
+    pub grid: GridShape,
+    pub rank: i32,
+}
+
+impl Place {
+    pub fn coords(self) -> (usize, usize) {
+        ((self.rank / self.grid.q) as usize, (self.rank % self.grid.q) as usize)
+    }
+
+    /// The global indices of its local rows (or columns before `count`) in
+    /// blocks of `nb` over `procs` processes, at coordinate `me`.
+    pub fn globals(count: usize, nb: usize, me: usize, procs: usize) -> Vec<usize> {
+        (0..numroc(count, nb, me, 0, procs)).map(|l| indxl2g(l, nb, me, 0, procs)).collect()
+    }
+}
+
+/// The runs of the data entries (rows `m` in blocks of `mb`, data columns
+/// `n` in blocks of `nb`) that position `from` of one grid holds and
+/// position `to` of another owns: (index in `from`'s local array, index in
+/// `to`'s, length), in the order both sides pack and unpack them. Local
+/// arrays have the leading dimension max(1, local rows), as extended
+/// matrices do.
+pub(crate) fn runs_between(
+    m: usize,
+    n: usize,
+    (mb, nb): (usize, usize),
+    from: Place,
+    to: Place,
+) -> Vec<(usize, usize, usize)> {
+    let ((fr, fc), (tr, tc)) = (from.coords(), to.coords());
+    let (fp, fq) = (from.grid.p as usize, from.grid.q as usize);
+    let (tp, tq) = (to.grid.p as usize, to.grid.q as usize);
+    let rows = runs_on(&Place::globals(m, mb, tr, tp), mb, fp, fr);
+    let cols = runs_on(&Place::globals(n, nb, tc, tq), nb, fq, fc);
+    let (from_ld, to_ld) = (numroc(m, mb, fr, 0, fp).max(1), numroc(m, mb, tr, 0, tp).max(1));
+    let mut runs = Vec::new();
+    for &(to_col, from_col, ncols) in &cols {
+        for c in 0..ncols {
+            for &(to_row, from_row, len) in &rows {
+                runs.push(((from_col + c) * from_ld + from_row, (to_col + c) * to_ld + to_row, len));
+            }
         }
     }
     runs
@@ -87,17 +138,15 @@ pub(crate) fn matrix_runs(
             ),
         ));
     }
-    let rows: Vec<usize> = (0..ext.matrix.local_rows()).map(|l| ext.matrix.global_row(l)).collect();
-    let cols: Vec<usize> =
-        (0..ext.matrix.local_cols_before(n)).map(|l| ext.matrix.global_col(l)).filter(|&g| g < n).collect();
-    let ld = ext.matrix.lld();
+    let (np, nq) = ext.matrix.grid_shape();
+    let (myrow, mycol) = ext.matrix.coords();
+    let here = Place { grid: GridShape { p: np as i32, q: nq as i32 }, rank: (myrow * nq + mycol) as i32 };
     let mut by_file = Vec::with_capacity(saved.files.len());
     for (r, (path, header, _)) in saved.files.iter().enumerate() {
         let (pr, pc) = (r / q, r % q);
-        let row_runs = runs_on(&rows, mb, p, pr);
-        let col_runs = runs_on(&cols, nb, q, pc);
-        let mut wanted = Vec::new();
-        if !row_runs.is_empty() && !col_runs.is_empty() {
+        let there = Place { grid: GridShape { p: saved.p, q: saved.q }, rank: r as i32 };
+        let runs = runs_between(m, n, (mb, nb), there, here);
+        if !runs.is_empty() {
             let old_ld = numroc(m, mb, pr, 0, p).max(1);
             // (The extended matrix whole, or its data columns only.)
             let whole = old_ld * numroc(old_layout.n_extended(), nb, pc, 0, q);
@@ -115,19 +164,8 @@ pub(crate) fn matrix_runs(
                     ),
                 ));
             }
-            for &(lc, oc, nc) in &col_runs {
-                for c in 0..nc {
-                    for &(lr, or, len) in &row_runs {
-                        wanted.push(Run {
-                            from: ((oc + c) * old_ld + or) as u64,
-                            dest: 0,
-                            to: (lc + c) * ld + lr,
-                            len,
-                        });
-                    }
-                }
-            }
         }
+        let wanted = runs.into_iter().map(|(from, to, len)| Run { from: from as u64, dest: 0, to, len }).collect();
         by_file.push(wanted);
     }
     Ok(by_file)
@@ -191,5 +229,47 @@ mod tests {
         assert_eq!(runs_on(&mine, 2, 2, 1), vec![(0, 0, 2)]);
         assert_eq!(runs_on(&mine, 2, 2, 0), vec![(2, 4, 2)]);
         assert_eq!(owner_and_local(9, 2, 2), (0, 5));
+    }
+
+    /// A global M×N matrix with entry (i, j) = i + 1000 j, in the local
+    /// arrays of every position of a grid.
+    fn locals(m: usize, n: usize, nb: usize, grid: GridShape) -> Vec<Vec<f64>> {
+        (0..grid.p * grid.q)
+            .map(|r| {
+                let place = Place { grid, rank: r };
+                let (pr, pc) = place.coords();
+                let rows = Place::globals(m, nb, pr, grid.p as usize);
+                let cols = Place::globals(n, nb, pc, grid.q as usize);
+                let ld = rows.len().max(1);
+                let mut a = vec![0.0; ld * cols.len()];
+                for (lj, &j) in cols.iter().enumerate() {
+                    for (li, &i) in rows.iter().enumerate() {
+                        a[lj * ld + li] = (i + 1000 * j) as f64;
+                    }
+                }
+                a
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_runs_move_every_entry_to_its_owner_on_the_new_grid() {
+        let (m, n, nb) = (37, 29, 4);
+        for (before, after) in [((2, 3), (2, 2)), ((2, 2), (1, 3)), ((3, 2), (1, 5)), ((1, 4), (1, 3))] {
+            let (before, after) = (GridShape { p: before.0, q: before.1 }, GridShape { p: after.0, q: after.1 });
+            let old = locals(m, n, nb, before);
+            let want = locals(m, n, nb, after);
+            for d in 0..after.p * after.q {
+                let mut got = vec![f64::NAN; want[d as usize].len()];
+                for g in 0..before.p * before.q {
+                    let runs =
+                        runs_between(m, n, (nb, nb), Place { grid: before, rank: g }, Place { grid: after, rank: d });
+                    for (at, to, len) in runs {
+                        got[to..to + len].copy_from_slice(&old[g as usize][at..at + len]);
+                    }
+                }
+                assert_eq!(got, want[d as usize], "{before} -> {after}, new rank {d}");
+            }
+        }
     }
 }

@@ -21,60 +21,16 @@
 //! before is changed, so a failure during it is recovered from that grid.
 
 use super::extended::{Extended, Start};
-use super::regrid::runs_on;
+use super::regrid::{runs_between, Place};
 use super::{rebuild_lost_blocks, FtWorkspace};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
-use blacs_ft::index::numroc;
-use blacs_ft::{Grid, GridShape, Mailbox, ShrunkFrom};
+use blacs_ft::{Grid, Mailbox, ShrunkFrom};
 use checksum::ChecksumLayout;
 use std::rc::Rc;
 
 /// Tag of the exchange of blocks.
 const TAG_MOVE: i32 = 0x5B1;
-
-/// A position's local array layout on a grid: its place and the matrix's
-/// global shape (M rows, N data columns, square blocks of NB).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Place {
-    grid: GridShape,
-    rank: i32,
-}
-
-impl Place {
-    fn coords(self) -> (usize, usize) {
-        ((self.rank / self.grid.q) as usize, (self.rank % self.grid.q) as usize)
-    }
-
-    /// The global indices of its local rows (or columns before `n`) in
-    /// blocks of `nb` over `procs` processes, at coordinate `me`.
-    fn globals(count: usize, nb: usize, me: usize, procs: usize) -> Vec<usize> {
-        (0..numroc(count, nb, me, 0, procs)).map(|l| ((l / nb) * procs + me) * nb + l % nb).collect()
-    }
-}
-
-/// The runs of the data entries (rows `m`, data columns `n`, blocks `nb`)
-/// that position `from` of one grid holds and position `to` of another
-/// owns: (index in `from`'s local array, index in `to`'s, length), in the
-/// order both sides pack and unpack them. Local arrays have the leading
-/// dimension max(1, local rows), as extended matrices do.
-fn runs_between(m: usize, n: usize, nb: usize, from: Place, to: Place) -> Vec<(usize, usize, usize)> {
-    let ((fr, fc), (tr, tc)) = (from.coords(), to.coords());
-    let (fp, fq) = (from.grid.p as usize, from.grid.q as usize);
-    let (tp, tq) = (to.grid.p as usize, to.grid.q as usize);
-    let rows = runs_on(&Place::globals(m, nb, tr, tp), nb, fp, fr);
-    let cols = runs_on(&Place::globals(n, nb, tc, tq), nb, fq, fc);
-    let (from_ld, to_ld) = (numroc(m, nb, fr, 0, fp).max(1), numroc(m, nb, tr, 0, tp).max(1));
-    let mut runs = Vec::new();
-    for &(to_col, from_col, ncols) in &cols {
-        for c in 0..ncols {
-            for &(to_row, from_row, len) in &rows {
-                runs.push(((from_col + c) * from_ld + from_row, (to_col + c) * to_ld + to_row, len));
-            }
-        }
-    }
-    runs
-}
 
 /// This process's state of the grid before the shrink: its extended
 /// matrix there and that grid's layout (`None` on a process that joined
@@ -247,8 +203,13 @@ fn swap_blocks(
         let mut out = Vec::new();
         if let Some(dest) = place_of[to as usize] {
             for &(g, local) in held {
-                let runs =
-                    runs_between(m, n, nb, Place { grid: from.shape, rank: g }, Place { grid: new_grid, rank: dest });
+                let runs = runs_between(
+                    m,
+                    n,
+                    (nb, nb),
+                    Place { grid: from.shape, rank: g },
+                    Place { grid: new_grid, rank: dest },
+                );
                 for (at, _, len) in runs {
                     out.extend_from_slice(&local[at..at + len]);
                 }
@@ -260,7 +221,7 @@ fn swap_blocks(
                 plan.push(runs_between(
                     m,
                     n,
-                    nb,
+                    (nb, nb),
                     Place { grid: from.shape, rank: g },
                     Place { grid: new_grid, rank: place },
                 ));
@@ -286,50 +247,4 @@ fn swap_blocks(
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A global M×N matrix with entry (i, j) = i + 1000 j, in the local
-    /// arrays of every position of a grid.
-    fn locals(m: usize, n: usize, nb: usize, grid: GridShape) -> Vec<Vec<f64>> {
-        (0..grid.p * grid.q)
-            .map(|r| {
-                let place = Place { grid, rank: r };
-                let (pr, pc) = place.coords();
-                let rows = Place::globals(m, nb, pr, grid.p as usize);
-                let cols = Place::globals(n, nb, pc, grid.q as usize);
-                let ld = rows.len().max(1);
-                let mut a = vec![0.0; ld * cols.len()];
-                for (lj, &j) in cols.iter().enumerate() {
-                    for (li, &i) in rows.iter().enumerate() {
-                        a[lj * ld + li] = (i + 1000 * j) as f64;
-                    }
-                }
-                a
-            })
-            .collect()
-    }
-
-    #[test]
-    fn the_runs_move_every_entry_to_its_owner_on_the_new_grid() {
-        let (m, n, nb) = (37, 29, 4);
-        for (before, after) in [((2, 3), (2, 2)), ((2, 2), (1, 3)), ((3, 2), (1, 5)), ((1, 4), (1, 3))] {
-            let (before, after) = (GridShape { p: before.0, q: before.1 }, GridShape { p: after.0, q: after.1 });
-            let old = locals(m, n, nb, before);
-            let want = locals(m, n, nb, after);
-            for d in 0..after.p * after.q {
-                let mut got = vec![f64::NAN; want[d as usize].len()];
-                for g in 0..before.p * before.q {
-                    let runs = runs_between(m, n, nb, Place { grid: before, rank: g }, Place { grid: after, rank: d });
-                    for (at, to, len) in runs {
-                        got[to..to + len].copy_from_slice(&old[g as usize][at..at + len]);
-                    }
-                }
-                assert_eq!(got, want[d as usize], "{before} -> {after}, new rank {d}");
-            }
-        }
-    }
 }
