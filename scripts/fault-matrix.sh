@@ -32,6 +32,15 @@
 # cases also kill every pair of ranks of one process row at once, at every
 # step and phase and every point of the solve (both rebuilt in one repair):
 #   FTLA_LAYOUT=rotating FTLA_CHECKSUMS=2 scripts/fault-matrix.sh qr 1x4
+# FTLA_RECOVERY=shrink runs every case with --recovery shrink and spawning
+# refused (FTLA_TEST_REFUSE_SPAWN=1): without a spare each loss inside a
+# call shrinks the grid (2x3 → 2x2, 2x2 → 1x3, two at once → the grid
+# the survivors fill) and the run must end right on it; with one, the
+# spare takes a single loss and two at once shrink; a loss before the
+# checksums exist or between the factorization and the solve shrinks the
+# grid there and the call starts again on it. The follow-up kill of a
+# replacement is left out:
+#   FTLA_RECOVERY=shrink scripts/fault-matrix.sh lu 2x3
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$here/scripts/setup.sh"
@@ -42,6 +51,9 @@ case "${1:-}" in qr | lu | cg | chol) ops=("$1"); shift ;; esac
 given=("$@")
 layout=(--layout "${FTLA_LAYOUT:-reverse-neighbor}")
 if [ "${FTLA_LAYOUT:-}" = rotating ]; then layout+=(--checksums "${FTLA_CHECKSUMS:-1}"); fi
+recovery=(--recovery "${FTLA_RECOVERY:-inplace}")
+shrinking=false
+if [ "${FTLA_RECOVERY:-}" = shrink ]; then shrinking=true; export FTLA_TEST_REFUSE_SPAWN=1; fi
 pass=0; fail=0
 tmp=$(mktemp -d)
 # One run: RANKS (comma-separated) killed at POINT, checked against what
@@ -51,17 +63,22 @@ run_case() {
   local r; for r in ${ranks//,/ }; do kill+="${kill:+,}$r@$point"; done
   case "$point" in
     0:args | 0:encode | *:0:args | *:0:encode | app:0) expect='r["restarts"] == 1' ;;
-    *) expect="[x[\"ranks\"] for x in r[\"recoveries\"]] == [[$ranks]]" ;;
+    *) expect="[x[\"ranks\"] for x in r[\"recoveries\"]] == [[$ranks]]"
+      if $shrinking; then
+        local mode=shrink; [ "$spares" -gt 0 ] && [[ $ranks != *,* ]] && mode=spare
+        expect+=" and [x['mode'] for x in r['recoveries']] == ['$mode']"
+      fi ;;
   esac
   run_kills "$kill" "$expect"
 }
+
 # One run of the kill list KILL; EXPECT is a Python condition on the JSON
 # report r.
 run_kills() {
   local kill=$1 expect=$2 rc verdict json="$tmp/run.json"
   rm -f "$json"
-  "$ftla" "$op" --ft "${layout[@]}" --grid "$grid" --spares "$spares" "${shape[@]}" --kill "$kill" \
-    --check "${extra[@]}" --verify --json "$json" --timeout 120 >"$tmp/out" 2>&1
+  "$ftla" "$op" --ft "${layout[@]}" "${recovery[@]}" --grid "$grid" --spares "$spares" "${shape[@]}" \
+    --kill "$kill" --check "${extra[@]}" --verify --json "$json" --timeout 120 >"$tmp/out" 2>&1
   rc=$?
   if [ $rc -eq 0 ] && python3 -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r['ok'] and ($expect) and ($same) else 1)" "$json" 2>/dev/null; then
     pass=$((pass + 1)); verdict=ok
@@ -139,10 +156,15 @@ for grid in ${grids[*]}; do
       for ((b = a + 1; b < n; b++)); do
         [ $((a / q)) -ne $((b / q)) ] || continue
         for phase in "${phases[@]}"; do
+          if $shrinking; then
+            run_kills "$a@${steps[0]}:$phase,$b@${steps[0]}:$phase" \
+              "[(x['ranks'], x['mode']) for x in r['recoveries']] == [([$a, $b], 'shrink')]"
+            continue
+          fi
           run_kills "$a@${steps[0]}:$phase,$b@${steps[0]}:$phase,$a@${steps[1]}:$phase/1" \
             "[x['ranks'] for x in r['recoveries']] == [[$a, $b], [$a]]"
         done
-        if [ ${#solve_points[@]} -gt 0 ]; then
+        if [ ${#solve_points[@]} -gt 0 ] && ! $shrinking; then
           later=${solve_points[$(( ${#solve_points[@]} / 2 ))]}
           run_kills "$a@${steps[1]}:update,$b@${steps[1]}:update,$b@$later/1" \
             "[x['ranks'] for x in r['recoveries']] == [[$a, $b], [$b]]"
@@ -152,7 +174,8 @@ for grid in ${grids[*]}; do
     # Pairs of ranks of one process row, killed at once (F ≥ 2), in the
     # factorization and in the solve (B's checksums are in the factors'
     # layout).
-    if [ "${FTLA_LAYOUT:-}" = rotating ] && [ "${FTLA_CHECKSUMS:-1}" -ge 2 ]; then
+    # (Not under shrink, which rebuilds one lost process per row.)
+    if [ "${FTLA_LAYOUT:-}" = rotating ] && [ "${FTLA_CHECKSUMS:-1}" -ge 2 ] && ! $shrinking; then
       for ((a = 0; a < n; a++)); do
         for ((b = a + 1; b < n && b / q == a / q; b++)); do
           for step in "${steps[@]}"; do

@@ -232,6 +232,13 @@ pub struct RestartEntry {
     pub repair_ms: f64,
     /// What started again: `factorization` or `solve`.
     pub restarted: String,
+    /// A repair that shrank the grid (mode `shrink`): the grids before
+    /// and after it ("PxQ"; null otherwise). (No field is skipped: the
+    /// entries also travel between processes in the one binary codec.)
+    #[serde(default)]
+    pub grid_before: Option<blacs_ft::GridShape>,
+    #[serde(default)]
+    pub grid_after: Option<blacs_ft::GridShape>,
 }
 
 /// `--compare`: the plain run, the failure-free fault-tolerant run and
@@ -607,6 +614,22 @@ mod tests {
             assert_eq!(serde_json::from_str::<Checked>(&j(c)).unwrap(), c);
         }
         assert!(serde_json::from_str::<Checked>("null").unwrap().value().unwrap().is_nan());
+    }
+
+    #[test]
+    fn restart_entries_survive_the_codec_between_processes() {
+        let shrunk = RestartEntry {
+            ranks: vec![4],
+            mode: "shrink".into(),
+            repair_ms: 2.5,
+            restarted: "solve".into(),
+            grid_before: Some(blacs_ft::GridShape { p: 2, q: 3 }),
+            grid_after: Some(blacs_ft::GridShape { p: 2, q: 2 }),
+        };
+        let spawned = RestartEntry { mode: "spawn".into(), grid_before: None, grid_after: None, ..shrunk.clone() };
+        let list = vec![shrunk, spawned];
+        let back: Option<Vec<RestartEntry>> = recovery::codec::decode(&recovery::codec::encode(&list));
+        assert_eq!(back, Some(list));
     }
 
     #[test]

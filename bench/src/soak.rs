@@ -250,6 +250,23 @@ impl Scenario {
                 }
             }
         }
+        if recovery == Policy::Shrink && kills.len() > spares as usize {
+            // (Under shrink nothing is spawned: without a spare for every
+            // loss, too few survivors for F + 1 process columns, or two
+            // losses of one row at once (where data must move), cannot be
+            // recovered.)
+            let point = |k: &String| k[k.find('@').map_or(0, |i| i + 1)..].to_string();
+            let at_once: Vec<i32> = kills
+                .iter()
+                .filter(|k| point(k) == point(&k1))
+                .filter_map(|k| k.split('@').next().and_then(|r| r.parse().ok()))
+                .collect();
+            let two_in_a_row = (0..p).any(|pr| at_once.iter().filter(|&&r| row(r) == pr).count() > 1);
+            let left = (size as usize + spares as usize).saturating_sub(kills.len());
+            if left < f + 1 || two_in_a_row {
+                recoverable = false;
+            }
+        }
         Scenario { op, p, q, m, n, nb, spares, solve, kills, recoverable, recovery, layout }
     }
 

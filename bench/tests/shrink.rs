@@ -2,7 +2,8 @@
 //! survivors go on as a smaller grid (FT-MPI's SHRINK), the lost blocks
 //! rebuilt onto survivors and every block moved to its owner on the new
 //! grid; the survivor left over parks as a spare and takes the next loss;
-//! a kill while the blocks move; the smallest grid the layout allows.
+//! a kill while the blocks move; the smallest grid the layout allows;
+//! CG, whose vectors move with A's blocks.
 
 // (The helpers of full-tier tests are unused in the core tier.)
 #![cfg_attr(not(feature = "full-tests"), allow(unused_imports, dead_code))]
@@ -69,6 +70,109 @@ fn lu_shrinks_twice_and_the_survivor_left_over_takes_a_loss_between() {
 #[test]
 fn cholesky_shrinks_twice_and_the_survivor_left_over_takes_a_loss_between() {
     three_losses("chol");
+}
+
+#[test]
+fn cg_shrinks_twice_with_its_vectors_and_the_survivor_left_over_takes_a_loss_between() {
+    // CG's vectors (b, x, r, p and diag(A)⁻¹, the same on every process of
+    // a process row) move with A's blocks; the iterates go on from the
+    // committed iteration on each grid.
+    let cg = Ft::new("cg", &["--n", "400", "--nb", "16", "--jacobi"]);
+    let kill = "4@3:matvec,1@6:dot,2@9:matvec";
+    let (out, json) = cg.with(&["--recovery", "shrink", "--verify"]).run(&["--grid", "2x3", "--kill", kill]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r = report(json, &out);
+    assert!(residuals_pass(&r) && r.ok, "{r:?}");
+    assert!(r.relative_residual.is_some_and(|v| v < 1e-7), "{r:?}");
+    assert!(r.checksum_check.as_ref().is_some_and(|c| c.ok), "{r:?}");
+    assert_eq!(shrinks(&r), ["shrink 2x3->2x2", "spare", "shrink 2x2->1x3"], "{r:?}");
+    assert_eq!(r.final_grid.map(|g| g.to_string()), Some("1x3".to_string()), "{r:?}");
+}
+
+/// `ftla OP --ft --solve` (QR: `--lstsq`) on 2x3 whose solve (kill
+/// operation `solve`) loses rank 4 (→ 2x2, the protected factors and B
+/// moved), then rank 1 (the survivor left over takes its place), then
+/// rank 2 (→ 1x3): the solve's residual passes on the grid it ends on.
+fn a_solve_shrinks_with_its_factors(op: &'static str, solve: &str, shape: &[&str]) {
+    let kill = format!("4@{solve}:3:update,1@{solve}:20:update,2@{solve}:30:bcast");
+    let extra = if op == "qr" { "--lstsq" } else { "--solve" };
+    let ft = Ft::new(op, shape).with(&["--recovery", "shrink", "--check", "--verify", extra]);
+    let (out, json) = ft.run(&["--grid", "2x3", "--kill", &kill]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r = report(json, &out);
+    assert!(residuals_pass(&r) && r.ok, "{r:?}");
+    assert!(r.solve_residual.or(r.lstsq_residual).is_some(), "{r:?}");
+    assert!(r.checksum_check.as_ref().is_some_and(|c| c.ok), "{r:?}");
+    assert_eq!(shrinks(&r), ["shrink 2x3->2x2", "spare", "shrink 2x2->1x3"], "{r:?}");
+    assert_eq!(r.final_grid.map(|g| g.to_string()), Some("1x3".to_string()), "{r:?}");
+}
+
+#[test]
+fn an_lu_solve_shrinks_and_its_protected_factors_move_with_it() {
+    a_solve_shrinks_with_its_factors("lu", "getrs", &SHAPE);
+}
+
+#[cfg(feature = "full-tests")]
+#[test]
+fn a_cholesky_solve_shrinks_and_its_protected_factors_move_with_it() {
+    a_solve_shrinks_with_its_factors("chol", "potrs", &SHAPE);
+}
+
+#[cfg(feature = "full-tests")]
+#[test]
+fn a_least_squares_solve_shrinks_and_its_protected_factors_move_with_it() {
+    a_solve_shrinks_with_its_factors("qr", "gels", &["--m", "512", "--n", "384", "--nb", "16", "--nrhs", "3"]);
+}
+
+#[cfg(feature = "full-tests")]
+#[test]
+fn a_loss_while_a_solve_and_its_factors_move_is_recovered_from_the_grid_before() {
+    let ft = Ft::new("lu", &SHAPE).with(&["--recovery", "shrink", "--check", "--verify", "--solve", "--nrhs", "5"]);
+    let (out, json) = ft.run(&["--grid", "2x3", "--kill", "4@getrs:3:update,0@repair:1:redistribute"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r = report(json, &out);
+    assert!(residuals_pass(&r) && r.ok && r.solve_residual.is_some(), "{r:?}");
+    assert_eq!(shrinks(&r), ["shrink 2x3->2x2"], "{r:?}");
+    assert_eq!(r.recoveries.as_ref().map(|x| x[0].ranks.clone()), Some(vec![0, 4]), "{r:?}");
+}
+
+#[test]
+fn a_loss_between_the_factorization_and_the_solve_shrinks_and_moves_the_kept_factors() {
+    // Rank 4 dies between the calls (met at the solve's start): the grid
+    // shrinks there, the protected factors move onto 2x2, and the program
+    // runs its body again, B made on the new grid; the survivor left over
+    // parks, and takes the place of rank 0 lost in the solve.
+    let ft = Ft::new("lu", &SHAPE).with(&["--recovery", "shrink", "--check", "--verify", "--solve"]);
+    let (out, json) = ft.run(&["--grid", "2x3", "--kill", "4@app:0,0@getrs:9:update"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r = report(json, &out);
+    assert!(residuals_pass(&r) && r.ok && r.solve_residual.is_some(), "{r:?}");
+    let restarts = r.restart_repairs.clone().unwrap_or_default();
+    let grids: Vec<String> = restarts
+        .iter()
+        .map(|x| {
+            format!(
+                "{} {}->{}",
+                x.mode,
+                x.grid_before.map_or("?".into(), |g| g.to_string()),
+                x.grid_after.map_or("?".into(), |g| g.to_string())
+            )
+        })
+        .collect();
+    assert_eq!(grids, ["shrink 2x3->2x2"], "{r:?}");
+    assert_eq!(shrinks(&r), ["spare"], "{r:?}");
+    assert_eq!(r.final_grid.map(|g| g.to_string()), Some("2x2".to_string()), "{r:?}");
+}
+
+#[cfg(feature = "full-tests")]
+#[test]
+fn a_loss_before_the_checksums_exist_shrinks_and_the_call_starts_again() {
+    let (out, json) = run("qr", &["--grid", "2x3", "--kill", "2@0:encode"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r = report(json, &out);
+    assert!(residuals_pass(&r) && r.ok, "{r:?}");
+    assert_eq!(r.restarts, Some(1), "{r:?}");
+    assert_eq!(r.final_grid.map(|g| g.to_string()), Some("2x2".to_string()), "{r:?}");
 }
 
 #[test]
@@ -149,19 +253,22 @@ fn auto_shrinks_when_the_spawn_is_refused() {
 
 #[cfg(feature = "full-tests")]
 #[test]
-fn a_call_that_cannot_move_does_not_shrink() {
-    // CG's vectors do not move yet: under shrink its loss with no spare
-    // is unrecoverable, said as such; under auto it falls back to
-    // checkpoint-on-failure as before.
-    let cg = Ft::new("cg", &["--n", "400"]);
-    let (out, _) = cg.with(&["--recovery", "shrink"]).run(&["--grid", "2x3", "--kill", "4@3:matvec"]);
-    assert_eq!(out.code, Some(3), "{}\n{}", out.stdout, out.stderr);
-    assert!(out.stdout.contains("the repair may neither spawn nor shrink"), "{}", out.stdout);
+fn auto_shrinks_cg_when_the_spawn_is_refused() {
     let r = auto_with_spawn_refused("cg", &["--n", "400", "--grid", "2x3", "--kill", "4@3:matvec"]);
-    assert_eq!(shrinks(&r), ["cof"], "{r:?}");
-    // LU on one process row, at a step whose far update waits for the
-    // next step, cannot move either.
-    let (out, _) = run("lu", &["--grid", "1x3", "--kill", "1@5:update"]);
-    assert_eq!(out.code, Some(3), "{}\n{}", out.stdout, out.stderr);
-    assert!(out.stdout.contains("cannot move to a smaller grid"), "{}", out.stdout);
+    assert!(residuals_pass(&r) && r.ok, "{r:?}");
+    assert_eq!(shrinks(&r), ["shrink 2x3->2x2"], "{r:?}");
+}
+
+#[cfg(feature = "full-tests")]
+#[test]
+fn lu_on_one_process_row_shrinks_right_after_a_step_that_deferred_its_far_update() {
+    // On one process row an even step leaves its far update to the next:
+    // the move applies it (1x4 → 1x3 after step 4), and the next shrink
+    // comes after an odd step (1x3 → 1x2); the solve runs on the factors.
+    let (out, json) = run("lu", &["--grid", "1x4", "--solve", "--kill", "1@5:update,2@11:commit"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r = report(json, &out);
+    assert!(residuals_pass(&r) && r.ok && r.solve_residual.is_some(), "{r:?}");
+    assert!(r.checksum_check.as_ref().is_some_and(|c| c.ok), "{r:?}");
+    assert_eq!(shrinks(&r), ["shrink 1x4->1x3", "shrink 1x3->1x2"], "{r:?}");
 }

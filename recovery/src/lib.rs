@@ -223,12 +223,11 @@ impl Region {
             }
         }
         region.periodic = cof::periodic::Periodic::new(options.checkpoint_every, newest_generation, newest_base);
-        // (Between calls nothing shrinks; under `shrink` nothing is
-        // spawned either: a loss there needs a spare.)
-        if options.policy == Policy::Shrink {
-            region.grid.set_repair_plan(RepairPlan { spawn: false, shrink_min_cols: None });
-        }
         region.options = options;
+        // (Between calls the plan of `Region::repair_plan_between_calls`:
+        // under `shrink` nothing is spawned.)
+        let plan = region.repair_plan_between_calls();
+        region.grid.set_repair_plan(plan);
         Ok(region)
     }
 
@@ -565,12 +564,68 @@ impl Region {
     /// [`Region::new`]); under checkpoint-on-failure saves that nothing is
     /// in progress and returns [`Error::Checkpointed`] (see
     /// [`Region::repair_or_save`]).
+    ///
+    /// Under `shrink` (and `auto`, once no replacement can be had) the
+    /// grid may shrink here too ([`Region::repair_plan_between_calls`]):
+    /// the protected results move onto the new grid
+    /// ([`Region::move_protected`]), and a survivor the new grid has no
+    /// place for parks ([`Region::park`]: this returns its
+    /// [`Error::Released`] or [`Error::Rejoined`]). The program's own
+    /// arrays stay where they were: [`Region::run`] runs its body again
+    /// from the top, which makes them on `region.grid()`.
     pub fn repair(&mut self) -> Result<RepairReport, Error> {
         let _recovering = profile::part(profile::Part::Recovery, None);
         // (A restored call lost a process before it recovered: its
         // checkpoints are still the latest save, and stay.)
         let keep = matches!(self.pending, Pending::Restoring);
-        self.repair_or_save(|| if keep { cof::Saving::Nothing } else { cof::Saving::NothingInProgress })
+        let plan = self.grid.set_repair_plan(self.repair_plan_between_calls());
+        let repaired = loop {
+            // (A replacement whose copies of the protected results are not
+            // mended yet holds nothing of them: a shrink counts it lost.)
+            self.grid.set_holds_data(!self.protected.is_hollow());
+            let report =
+                self.repair_or_save(|| if keep { cof::Saving::Nothing } else { cof::Saving::NothingInProgress });
+            self.grid.set_holds_data(true);
+            match report.and_then(|r| self.move_after_shrink_between_calls().map(|()| r)) {
+                Err(e) if e.is_process_failure() => continue,
+                other => break other,
+            }
+        };
+        self.grid.set_repair_plan(plan);
+        repaired
+    }
+
+    /// What a repair between calls may do under the region's policy:
+    /// shrink (under `shrink`, after a spare; under `auto`, after a spare
+    /// and a spawn) onto enough process columns for the protected results'
+    /// checksums (at least two), while they all move and unless
+    /// [`RegionOptions::no_shrink`].
+    pub fn repair_plan_between_calls(&self) -> RepairPlan {
+        let may = !self.options.no_shrink && self.protected.all_move() && self.grid_kept == 0;
+        let shrink = may.then_some(self.protected.most_tolerated().max(1) + 1);
+        match self.options.policy {
+            Policy::Shrink => RepairPlan { spawn: false, shrink_min_cols: shrink },
+            Policy::Auto => RepairPlan { spawn: true, shrink_min_cols: shrink },
+            Policy::InPlace | Policy::Cof => RepairPlan::default(),
+        }
+    }
+
+    /// After a repair between calls that shrank the grid: the protected
+    /// results moved onto the new grid, at the move's commit point. With
+    /// none, nothing moves (a survivor left over parks at once). A process
+    /// given a place that holds nothing of the grid before (a hot spare)
+    /// is not in a call where it could receive them: they are lost on
+    /// every process (refused by the routines they are given to), and
+    /// nothing moves either.
+    fn move_after_shrink_between_calls(&mut self) -> Result<(), Error> {
+        let Some(from) = self.grid.shrunk_from().cloned() else { return Ok(()) };
+        if self.protected.len() == 0 || self.grid.has_newcomers(&from) {
+            self.protected.lose_all();
+            let _ = self.grid.take_shrunk_from();
+            return if self.grid.is_member() { Ok(()) } else { Err(self.park()) };
+        }
+        let moved = self.move_protected(&from, true);
+        protocol::commit_move(self, &from, moved, |_| {})
     }
 
     /// Recovers from a process failure as the region's policy says:
@@ -659,17 +714,34 @@ impl Region {
     /// [`RegionOptions::no_shrink`].
     ///
     /// Results kept protected after earlier calls ([`Region::protect`])
-    /// stay on the grid they were computed on: while the region holds
-    /// any, a call does not shrink (a loss with no spare left is then
-    /// unrecoverable under `shrink`).
+    /// move with the call ([`Region::move_protected`]); while the region
+    /// holds one that cannot ([`ProtectedResult::moves`]), a call does
+    /// not shrink (a loss with no spare left is then unrecoverable under
+    /// `shrink`).
     pub fn repair_plan_for_call(&self, tolerated: usize, moves: bool) -> RepairPlan {
-        let may = moves && !self.options.no_shrink && self.live_protected() == 0 && self.grid_kept == 0;
-        let shrink = may.then_some(tolerated + 1);
+        let may = moves && !self.options.no_shrink && self.protected.all_move() && self.grid_kept == 0;
+        // (Onto enough columns for the protected results' checksums too.)
+        let shrink = may.then_some(tolerated.max(self.protected.most_tolerated()) + 1);
         match self.options.policy {
             Policy::Shrink => RepairPlan { spawn: false, shrink_min_cols: shrink },
             Policy::Auto => RepairPlan { spawn: true, shrink_min_cols: shrink },
             Policy::InPlace | Policy::Cof => RepairPlan::default(),
         }
+    }
+
+    /// Collective over the processes of a shrink's move (see
+    /// [`protocol::Algorithm::move_to_shrunk_grid`]), before the call's
+    /// own state moves: every live protected result moved onto the grid
+    /// the shrink left, kept as it was until
+    /// [`Region::settle_protected_move`].
+    pub fn move_protected(&mut self, from: &blacs_ft::ShrunkFrom, holds_state: bool) -> Result<(), Error> {
+        self.protected.move_all(&self.grid, from, holds_state)
+    }
+
+    /// After [`Region::move_protected`] and the call's move, the new grid's
+    /// agreement: `kept` false takes every result back to the grid before.
+    pub fn settle_protected_move(&mut self, kept: bool) {
+        self.protected.settle_move(kept);
     }
 
     /// Runs `body` with shrinking barred: for a routine whose calls share
@@ -734,9 +806,12 @@ impl Region {
             self.log.rewind_to(start);
             match body(self) {
                 Ok(v) => return Ok(v),
-                Err(e) if e.is_process_failure() => {
-                    self.repair()?;
-                }
+                Err(e) if e.is_process_failure() => match self.repair() {
+                    // (Parked after a shrink here, then given a grid rank:
+                    // as below.)
+                    Ok(_) | Err(Error::Rejoined { .. }) => {}
+                    Err(e) => return Err(e),
+                },
                 // (Parked after a shrink, then given a grid rank: the
                 // survivors' log is here, the body runs from the top.)
                 Err(Error::Rejoined { .. }) => {}

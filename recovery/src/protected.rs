@@ -23,7 +23,7 @@
 //! process, a later replacement's copy included. A lost result is refused
 //! by every routine it is given to, on every process.
 
-use blacs_ft::{Error, Grid, Scope};
+use blacs_ft::{Error, Grid, Scope, ShrunkFrom};
 use std::any::Any;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -56,6 +56,25 @@ pub trait ProtectedResult: 'static {
     fn is_forgotten(&self) -> bool {
         false
     }
+    /// Whether [`ProtectedResult::move_to_shrunk_grid`] can move it
+    /// (global; no by default): a region keeping a result that cannot
+    /// move does not shrink.
+    fn moves(&self) -> bool {
+        false
+    }
+    /// Collective over the processes that take part in a shrink's move
+    /// (as [`crate::protocol::Algorithm::move_to_shrunk_grid`], with the
+    /// same `holds_state`), before the call's own state moves: the
+    /// result's blocks onto the grid the shrink left, or, where it is not
+    /// whole on every such process (lost, forgotten), lost on every one.
+    /// The state before is kept until [`ProtectedResult::settle_move`].
+    /// By default unrecoverable (see [`ProtectedResult::moves`]).
+    fn move_to_shrunk_grid(&mut self, _grid: &Grid, from: &ShrunkFrom, _holds_state: bool) -> Result<(), Error> {
+        Err(Error::Unrecoverable { reason: format!("a protected result cannot move off the {} grid", from.shape) })
+    }
+    /// After the move, the new grid's agreement: `kept` false takes the
+    /// result back to the grid before, as if nothing had moved.
+    fn settle_move(&mut self, _kept: bool) {}
 }
 
 /// What the mend does with one live result, from what the processes
@@ -152,6 +171,60 @@ impl Registry {
     /// How many results are live.
     pub fn len(&self) -> usize {
         self.entries.len()
+    }
+
+    /// Local: every live result lost (see [`ProtectedResult::mark_lost`]).
+    pub fn lose_all(&mut self) {
+        for e in &self.entries {
+            e.result.borrow_mut().mark_lost();
+        }
+    }
+
+    /// Whether every live result can move onto a smaller grid.
+    pub fn all_move(&self) -> bool {
+        self.entries.iter().all(|e| e.result.borrow().moves())
+    }
+
+    /// The most losses per process row any live result's checksums
+    /// rebuild (0 with none).
+    pub fn most_tolerated(&self) -> usize {
+        self.entries.iter().map(|e| e.result.borrow().tolerated_losses()).max().unwrap_or(0)
+    }
+
+    /// Whether this process's copies may be hollow (a replacement not
+    /// mended since it joined).
+    pub fn is_hollow(&self) -> bool {
+        self.hollow
+    }
+
+    /// Collective over the processes of a shrink's move: every live result
+    /// moved onto the new grid, in the order of their keys (the same
+    /// everywhere; see [`ProtectedResult::move_to_shrunk_grid`]).
+    pub fn move_all(&mut self, grid: &Grid, from: &ShrunkFrom, holds_state: bool) -> Result<(), Error> {
+        // (A replacement's copies not yet mended hold nothing: they
+        // receive only.)
+        let holds_state = holds_state && !self.hollow;
+        // Every mover must hold the same results (as for the mend): else
+        // they are lost on every one, nothing moved.
+        let print = fingerprint(self.entries.iter().map(|e| e.key));
+        let (lo, hi) = grid.min_max_among_movers(from, &print)?;
+        if lo != hi {
+            for e in &self.entries {
+                e.result.borrow_mut().mark_lost();
+            }
+            return Ok(());
+        }
+        for e in &self.entries {
+            e.result.borrow_mut().move_to_shrunk_grid(grid, from, holds_state)?;
+        }
+        Ok(())
+    }
+
+    /// Local: [`ProtectedResult::settle_move`] of every live result.
+    pub fn settle_move(&mut self, kept: bool) {
+        for e in &self.entries {
+            e.result.borrow_mut().settle_move(kept);
+        }
     }
 
     /// Collective over the grid when [`Registry::is_pending`]: rebuilds the

@@ -845,38 +845,16 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
         // repair started from, as the repair's own points.)
         let me = if grid.is_member() { grid.rank() } else { -1 };
         grid.injector().point(me, grid.epoch().saturating_sub(1), "repair", 1, "redistribute");
-        let moved = self.alg.move_to_shrunk_grid(grid, &from, self.committed, self.holds_state);
-        if !grid.is_member() {
-            // Its blocks handed over, it waits for the new grid's verdict
-            // (a failure there revokes what it waits on): then nothing of
-            // the grid before is needed any more, and it parks.
-            moved?;
-            let root = grid.survivor_of(0).unwrap_or(0);
-            let mut word = [0i64];
-            grid.survivors().recv(&mut word, Some(root), TAG_MOVED)?;
-            let _ = self.region.grid_mut().take_shrunk_from();
-            return Err(self.region.park().into());
-        }
-        // The move's commit point: every process of the new grid has its
-        // blocks and checksums, or all go back to the grid before (the
-        // record stays, and the next repair shrinks from it again).
-        let agreed = matches!(grid.agree(moved.is_ok()), Ok(true));
-        self.alg.settle_move(agreed);
-        if !agreed {
-            return Err(match moved {
-                Err(e) if !e.is_process_failure() => e,
-                _ => blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into(),
-            });
-        }
-        if grid.rank() == 0 {
-            // (The survivors left over may park now.)
-            for u in grid.left_over(&from) {
-                let _ = grid.survivors().send(&[1i64], u, TAG_MOVED);
-            }
-        }
+        // (The results kept protected after earlier calls first: the
+        // call may read them.)
+        let holds_state = self.holds_state;
+        let moved = self.region.move_protected(&from, holds_state).map_err(A::Error::from);
+        let grid = self.region.grid();
+        let moved = moved.and_then(|()| self.alg.move_to_shrunk_grid(grid, &from, self.committed, holds_state));
+        let alg = &mut *self.alg;
+        commit_move(self.region, &from, moved, |kept| alg.settle_move(kept))?;
         let redistribute_ms = t.elapsed().as_secs_f64() * 1e3;
         let grid_after = self.region.grid().shape();
-        let _ = self.region.grid_mut().take_shrunk_from();
         self.holds_state = true;
         Ok(Some((ShrinkBreakdown { grid_before: from.shape, grid_after, redistribute_ms }, from.lost)))
     }
@@ -886,7 +864,8 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
     fn repair_or_save(&mut self, phase: Phase, detect_ms: f64) -> Result<RepairMode, A::Error> {
         // (A replacement whose blocks are not rebuilt yet: a shrink counts
         // them lost.)
-        self.region.grid_mut().set_holds_data(self.holds_state);
+        let holds = self.holds_state && !self.region.protected.is_hollow();
+        self.region.grid_mut().set_holds_data(holds);
         let repaired = self.repair_or_save_with_data(phase, detect_ms);
         self.region.grid_mut().set_holds_data(true);
         repaired
@@ -1401,6 +1380,68 @@ fn after_repair<A: Algorithm>(
 /// Tag of the message that lets the survivors left over by a shrink park
 /// once the new grid agreed that the blocks moved.
 const TAG_MOVED: i32 = 0x5B2;
+
+/// The commit point of a shrink's move, once this process moved its
+/// state onto the new grid (`moved`: the protected results', and a call's
+/// own): every process of the new grid agrees that it has its blocks and
+/// checksums, or all go back to the grid before (`settle(false)` and the
+/// protected results'; the shrink's record stays, and the next repair
+/// shrinks from that grid again: the error returned is a process failure,
+/// or the move's own error). A survivor left over, its blocks handed over,
+/// waits for the new grid's verdict (a failure there revokes what it
+/// waits on): then nothing of the grid before is needed any more, and it
+/// parks ([`Region::park`]'s error).
+pub(crate) fn commit_move<E: ProtocolError>(
+    region: &mut Region,
+    from: &blacs_ft::ShrunkFrom,
+    moved: Result<(), E>,
+    settle: impl FnOnce(bool),
+) -> Result<(), E> {
+    let grid = region.grid();
+    if moved.is_err() {
+        // (Whatever failed, a partner of the move may be waiting for this
+        // process: set it free.)
+        grid.revoke();
+    }
+    if !grid.is_member() {
+        moved?;
+        // (One that held nothing handed nothing over: the new grid does
+        // not wait for it, nor it for the verdict.)
+        if grid.holds_data_of(from) {
+            let root = grid.survivor_of(0).unwrap_or(0);
+            let mut word = [0i64];
+            grid.survivors().recv(&mut word, Some(root), TAG_MOVED)?;
+        }
+        let _ = region.grid_mut().take_shrunk_from();
+        return Err(region.park().into());
+    }
+    let agreed = matches!(grid.agree(moved.is_ok()), Ok(true));
+    settle(agreed);
+    region.settle_protected_move(agreed);
+    let grid = region.grid();
+    if !agreed {
+        // A move that failed for another reason than a lost process (its
+        // memory, say) fails on every process of the new grid alike;
+        // else all repair again from the grid before.
+        let fatal = matches!(&moved, Err(e) if !e.is_process_failure());
+        return Err(match (grid.agree(!fatal), moved) {
+            (Ok(false), Err(e)) if fatal => e,
+            (Ok(false), _) => blacs_ft::Error::Unrecoverable {
+                reason: "another process could not move its state onto the shrunk grid".into(),
+            }
+            .into(),
+            _ => blacs_ft::Error::ProcFailed { ranks: Vec::new() }.into(),
+        });
+    }
+    if grid.rank() == 0 {
+        // (The survivors left over may park now.)
+        for u in grid.left_over(from) {
+            let _ = grid.survivors().send(&[1i64], u, TAG_MOVED);
+        }
+    }
+    let _ = region.grid_mut().take_shrunk_from();
+    Ok(())
+}
 
 /// The order in which repair modes combine (the maximum wins): none,
 /// spare, spawn, shrink, checkpoint-on-failure.

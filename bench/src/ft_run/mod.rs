@@ -355,17 +355,27 @@ fn timed_ft(
                         mode: r.mode.as_str().to_string(),
                         repair_ms: round_ms(r.total_ms),
                         restarted: again.name().to_string(),
+                        grid_before: r.grid_before,
+                        grid_after: r.grid_after,
                     });
                     // The lowest surviving rank speaks (no collective here:
                     // the replacement is not in this loop).
-                    let speaker = (0..).find(|k| !r.killed.contains(k)).unwrap_or(0);
+                    // (After a shrink the ranks lost are the grid's before
+                    // it: the new grid's rank 0 speaks.)
+                    let speaker = match r.grid_after {
+                        Some(_) => 0,
+                        None => (0..).find(|k| !r.killed.contains(k)).unwrap_or(0),
+                    };
+                    let how = match (r.grid_before, r.grid_after) {
+                        (Some(b), Some(a)) => format!("{} {b} → {a}", r.mode.as_str()),
+                        _ => r.mode.as_str().to_string(),
+                    };
                     if region.grid().rank() == speaker {
                         println!(
-                            "  {}: rank(s) {:?} lost before {} checksums were encoded (repaired by {} in {:.1} ms)",
+                            "  {}: rank(s) {:?} lost before {} checksums were encoded (repaired by {how} in {:.1} ms)",
                             again.what(),
                             r.killed,
                             again.whose(),
-                            r.mode.as_str(),
                             r.total_ms
                         );
                     }
@@ -431,7 +441,13 @@ where
         return Ok(list);
     };
     let bytes = grid.broadcast_vec(recovery::codec::encode(&list), holder)?;
-    Ok(recovery::codec::decode(&bytes).unwrap_or_default())
+    // (The same bytes on every process: the same verdict.)
+    recovery::codec::decode(&bytes).ok_or_else(|| {
+        blacs_ft::Error::Unrecoverable {
+            reason: "a list of the report handed over between processes is corrupt".into(),
+        }
+        .into()
+    })
 }
 
 /// What a run of the FT job's body made again after a repair does.
@@ -548,6 +564,7 @@ fn measure(
     // with `--kill`) learns which one, and goes on from there.
     let start_rep = after_failure_run(region, a, ft, joined, 0)?;
     let FtRun { secs, report, factors, singular, fact, shape, restart_repairs, profile, .. } = main;
+    let ended_on = region.grid().shape();
     // (Collective: not where a replacement joined a later repetition and
     // the survivors are past the main run.)
     if let (Some(path), 0) = (&a.trace, start_rep) {
@@ -611,6 +628,7 @@ fn measure(
         residuals,
         restarts,
         restart_repairs,
+        ended_on,
         checkpoints,
         checkpoint_interval_s,
         resumed_at_step,

@@ -19,6 +19,8 @@ pub(super) struct FtOutcome {
     pub(super) residuals: factors::Residuals,
     pub(super) restarts: usize,
     pub(super) restart_repairs: Vec<RestartEntry>,
+    /// The grid the main run ended on.
+    pub(super) ended_on: blacs_ft::GridShape,
     /// The periodic checkpoints saved, their interval in force at the end
     /// (seconds), and the step the job resumed from.
     pub(super) checkpoints: Vec<CheckpointEntry>,
@@ -44,9 +46,11 @@ impl FtOutcome {
         verified && self.singular.is_none() && self.residuals.pass()
     }
 
-    /// The grid the run ended on, when shrinks changed it.
-    fn final_grid(&self) -> Option<blacs_ft::GridShape> {
-        self.report.recoveries.iter().rev().find_map(|r| r.shrink.map(|s| s.grid_after))
+    /// The grid the run ended on, when shrinks changed it (inside the
+    /// calls, or between them).
+    fn final_grid(&self, a: &FactorJob) -> Option<blacs_ft::GridShape> {
+        let started = blacs_ft::GridShape { p: a.grid.p, q: a.grid.q };
+        (self.ended_on != started).then_some(self.ended_on)
     }
 
     /// The report's lines (the first is the headline).
@@ -65,7 +69,7 @@ impl FtOutcome {
             1 => ", 1 restart".to_string(),
             k => format!(", {k} restarts"),
         };
-        let grid = match self.final_grid() {
+        let grid = match self.final_grid(a) {
             Some(g) => format!("{} → {g}", a.grid),
             None => a.grid.to_string(),
         };
@@ -190,7 +194,7 @@ impl FtOutcome {
         r.info = self.singular.as_ref().map(|e| e.info());
         cg_fields(&mut r, &self.factors);
         r.ft = Some(true);
-        r.final_grid = self.final_grid();
+        r.final_grid = self.final_grid(a);
         r.spares = Some(ft.spares as i32);
         r.residual = self.residuals.residual.into();
         r.orthogonality = (a.op == Op::Qr).then(|| self.residuals.orthogonality.into());

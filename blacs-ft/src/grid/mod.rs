@@ -18,6 +18,7 @@ use std::time::Duration;
 mod collectives;
 mod former;
 mod join;
+mod movers;
 mod repair;
 
 pub use former::Mailbox;

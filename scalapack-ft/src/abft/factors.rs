@@ -26,6 +26,14 @@ pub trait FactorsKind {
 /// Factors of kind `K` that stay protected after the factorization
 /// returns (see [`crate::lu_ft::LuFactors`] and [`crate::qr_ft::QrFactors`],
 /// the kinds' names and constructors). Dropping the value releases them.
+///
+/// # Fault tolerance
+/// A later fault-tolerant call that shrinks the grid (recovery policy
+/// `shrink`, or `auto` once a spawn is refused) moves the factors onto
+/// the new grid with its own state, before it goes on: they are then
+/// distributed there ([`Factors::to_matrix`] gives them on
+/// `region.grid()`), their checksums encoded for it. Factors not whole
+/// on every process at that moment are lost on every one.
 pub struct Factors<K: FactorsKind> {
     shared: Rc<RefCell<ProtectedFactors<K::State>>>,
     m: usize,

@@ -54,8 +54,8 @@ mod workspace;
 
 pub use checksum::LayoutKind;
 pub(crate) use encode::encode_checksums;
-pub(crate) use extended::Extended;
 pub use extended::{in_place_len, MatrixShape};
+pub(crate) use extended::{layout_err, Extended, Start};
 pub use factors::{Factors, FactorsKind};
 pub(crate) use lookahead::{send_ahead, LookAhead};
 pub use options::{FtOptions, FtReport};
@@ -66,7 +66,7 @@ pub(crate) use rebuild::rebuild_lost_blocks;
 pub use relations::Relations;
 pub(crate) use rhs::ProtectedRhs;
 pub(crate) use set_up::{check_layout, set_up_call};
-pub(crate) use shrink::{move_blocks, Before};
+pub(crate) use shrink::{move_blocks, After, Before, RowVectors};
 pub(crate) use solve_call::{run_solve, SolveArgs};
 pub use solve_driver::SolveCall;
 pub(crate) use solve_driver::SolveSteps;

@@ -8,8 +8,8 @@
 use super::extended::{layout_err, Extended, MatrixShape, Start};
 use super::lookahead::LookAhead;
 use super::{
-    encode_checksums, move_blocks, rebuild_lost_blocks, verify_checksums, Before, ChecksumCheck, FtOptions, FtReport,
-    FtWorkspace,
+    encode_checksums, move_blocks, rebuild_lost_blocks, verify_checksums, After, Before, ChecksumCheck, FtOptions,
+    FtReport, FtWorkspace, RowVectors,
 };
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
@@ -46,7 +46,8 @@ pub(crate) struct PanelDriver<P> {
     pub moved: Option<DistMatrix>,
     /// The state of the grid before a shrink, until the new grid agreed
     /// that every block moved (see `Algorithm::settle_move`).
-    before_shrink: Option<(Extended, ChecksumLayout)>,
+    /// (With the call's matrix after an earlier shrink, if any.)
+    before_shrink: Option<(Extended, ChecksumLayout, Option<DistMatrix>)>,
 }
 
 impl<P> PanelDriver<P> {
@@ -198,6 +199,21 @@ pub(crate) trait PanelSteps {
     /// steps expect at that commit (LU on one process row takes a deferred
     /// update out again). Nothing by default.
     fn after_regrid(&mut self, _driver: &mut PanelDriver<Self::Panel>, _grid: &Grid, _committed: u64) -> Result<()> {
+        Ok(())
+    }
+    /// Collective over the new grid after a shrink moved the data blocks
+    /// committed at `committed` steps on a grid of layout `before`, before
+    /// the re-encoding: completes what that grid's next step would have
+    /// completed ([`PanelSteps::grid_bound_at`]), so that the state is
+    /// the one every grid has at that commit (LU on one process row
+    /// applies a deferred far update). Nothing by default.
+    fn complete_moved_state(
+        &mut self,
+        _driver: &mut PanelDriver<Self::Panel>,
+        _grid: &Grid,
+        _before: &ChecksumLayout,
+        _committed: u64,
+    ) -> Result<()> {
         Ok(())
     }
     /// A move onto a smaller grid was taken back (see
@@ -382,27 +398,18 @@ impl<S: PanelSteps> Algorithm for PanelFactorization<S> {
         let (m, n, nb) = (shape.m as usize, shape.n as usize, shape.nb as usize);
         let (p, q) = (from.shape.p as usize, from.shape.q as usize);
         let before_layout = ChecksumLayout::new(shape.layout, m, n, nb, p, q).map_err(layout_err)?;
-        if self.steps.grid_bound_at(&before_layout, committed) {
-            return Err(blacs_ft::Error::Unrecoverable {
-                reason: format!(
-                    "{}: the state committed at step {committed} on the {} grid holds an update that grid's next step \
-                     completes (one process row): it cannot move to a smaller grid",
-                    S::OP,
-                    from.shape
-                ),
-            }
-            .into());
-        }
-        let steps = (self.steps.finished(committed) as usize, before_layout.tolerated_losses());
+        let steps = (self.steps.finished(committed) as usize, before_layout.tolerated_losses(), RowVectors::default());
         let routine = S::OP;
         if !grid.is_member() {
-            let before = Before { ext: &mut self.driver.ext, layout: &self.driver.layout };
+            let before = Before { ext: &mut self.driver.ext, layout: &self.driver.layout, rows: &[] };
             return move_blocks(grid, from, Some(before), None, steps, routine);
         }
         if !holds_state {
             // (Joined the new grid after the shrink: its extended matrix is
             // on that grid already, and receives every block.)
-            move_blocks(grid, from, None, Some(&mut self.driver.ext), steps, routine)?;
+            let after = After { ext: &mut self.driver.ext, rows: &mut [] };
+            move_blocks(grid, from, None, Some(after), steps, routine)?;
+            self.steps.complete_moved_state(&mut self.driver, grid, &before_layout, committed)?;
             return self.reencode(grid, committed);
         }
         let (np, nq) = (grid.nprow() as usize, grid.npcol() as usize);
@@ -411,23 +418,24 @@ impl<S: PanelSteps> Algorithm for PanelFactorization<S> {
         let mut work = FtWorkspace::new();
         let relations = self.driver.ext.relations;
         let mut after = Extended::new(grid, &mut a, &after_layout, &mut work, Start::Join, relations, routine)?;
-        let before = Before { ext: &mut self.driver.ext, layout: &self.driver.layout };
-        move_blocks(grid, from, Some(before), Some(&mut after), steps, routine)?;
+        let before = Before { ext: &mut self.driver.ext, layout: &self.driver.layout, rows: &[] };
+        move_blocks(grid, from, Some(before), Some(After { ext: &mut after, rows: &mut [] }), steps, routine)?;
         let old_ext = std::mem::replace(&mut self.driver.ext, after);
         let old_layout = std::mem::replace(&mut self.driver.layout, after_layout);
         // (Kept until the new grid agrees, see `settle_move`.)
-        self.driver.before_shrink = Some((old_ext, old_layout));
-        self.driver.moved = Some(a);
+        let earlier = self.driver.moved.replace(a);
+        self.driver.before_shrink = Some((old_ext, old_layout, earlier));
+        self.steps.complete_moved_state(&mut self.driver, grid, &before_layout, committed)?;
         self.reencode(grid, committed)
     }
 
     fn settle_move(&mut self, kept: bool) {
-        let Some((ext, layout)) = self.driver.before_shrink.take() else { return };
+        let Some((ext, layout, earlier)) = self.driver.before_shrink.take() else { return };
         if !kept {
             // (Still whole on the grid before: recovered from there.)
             self.driver.ext = ext;
             self.driver.layout = layout;
-            self.driver.moved = None;
+            self.driver.moved = earlier;
             self.steps.undo_regrid();
         }
     }

@@ -5,12 +5,13 @@
 //! the QR's in the same way): the region's registry rebuilds them after a
 //! repair, and the routines that take them check that they are whole.
 
-use super::extended::{Extended, Start};
-use super::rebuild_lost_blocks;
+use super::extended::{layout_err, Extended, Start};
+use super::shrink::{move_blocks, After, Before, RowVectors};
 use super::workspace::FtWorkspace;
+use super::{rebuild_lost_blocks, reencode_checksums};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
-use blacs_ft::Grid;
+use blacs_ft::{Grid, ShrunkFrom};
 use checksum::{ChecksumLayout, LayoutKind};
 use recovery::{ProtectedResult, Region};
 use std::cell::RefCell;
@@ -51,6 +52,9 @@ pub(crate) struct ProtectedFactors<S> {
     /// [`ProtectedFactors::forget`] gave the program's lent storage back:
     /// the copy holds no blocks.
     gave_back: bool,
+    /// The copy on the grid before a shrink, until the new grid agreed
+    /// that everything moved (see `ProtectedResult::settle_move`).
+    before_shrink: Option<(Extended, ChecksumLayout, Holding)>,
 }
 
 impl<S: 'static> ProtectedResult for ProtectedFactors<S> {
@@ -86,6 +90,77 @@ impl<S: 'static> ProtectedResult for ProtectedFactors<S> {
     fn is_forgotten(&self) -> bool {
         self.forgotten
     }
+
+    fn moves(&self) -> bool {
+        true
+    }
+
+    /// As a factorization's state moves at its last commit point: the
+    /// lost blocks rebuilt onto survivors of their rows, every block moved
+    /// to its owner on the new grid, the checksums and left-factor sums
+    /// encoded for it. Factors not whole on some process (lost, or a
+    /// program's storage given back) are lost on every one.
+    fn move_to_shrunk_grid(&mut self, grid: &Grid, from: &ShrunkFrom, holds_state: bool) -> blacs_ft::Result<()> {
+        let to_grid_error = |e: Error| match e {
+            Error::Grid(g) => g,
+            e => blacs_ft::Error::Unrecoverable { reason: format!("moving protected factors: {e}") },
+        };
+        // (A process holding nothing of the grid before receives only: its
+        // copy may be hollow.)
+        let whole =
+            !self.gave_back && (self.holding == Holding::Whole || !holds_state && self.holding == Holding::Hollow);
+        let shape = self.ext.shape();
+        let (m, n, nb) = (shape.m as usize, shape.n as usize, shape.nb as usize);
+        let (np, nq) = (grid.nprow() as usize, grid.npcol() as usize);
+        // (And their checksums fit the new grid.)
+        let layout = ChecksumLayout::new(shape.layout, m, n, nb, np, nq);
+        let movable = whole && (!grid.is_member() || layout.is_ok());
+        let (agreed, _) = grid.min_max_among_movers(from, &[i64::from(movable)])?;
+        if agreed[0] == 0 {
+            self.holding = Holding::Lost;
+            return Ok(());
+        }
+        let steps = (self.steps as usize, self.layout.tolerated_losses(), RowVectors::default());
+        let routine = "protected factors";
+        fn before<S>(p: &mut ProtectedFactors<S>, holds_state: bool) -> Option<Before<'_>> {
+            holds_state.then_some(Before { ext: &mut p.ext, layout: &p.layout, rows: &[] })
+        }
+        if !grid.is_member() {
+            return move_blocks(grid, from, before(self, holds_state), None, steps, routine).map_err(to_grid_error);
+        }
+        let moved = (|| -> Result<(Extended, ChecksumLayout)> {
+            let layout = layout.map_err(layout_err)?;
+            let mut a = DistMatrix::zeros(grid, m, n, nb, nb)?;
+            let relations = self.ext.relations;
+            let mut ext =
+                Extended::new(grid, &mut a, &layout, &mut FtWorkspace::new(), Start::Join, relations, routine)?;
+            move_blocks(
+                grid,
+                from,
+                before(self, holds_state),
+                Some(After { ext: &mut ext, rows: &mut [] }),
+                steps,
+                routine,
+            )?;
+            reencode_checksums(grid, &mut ext, &layout, self.steps as usize)?;
+            Ok((ext, layout))
+        })();
+        let moved = moved.map_err(to_grid_error)?;
+        let (ext, layout) = moved;
+        // (Kept until the new grid agrees, see `settle_move`.)
+        let old_ext = std::mem::replace(&mut self.ext, ext);
+        let old_layout = std::mem::replace(&mut self.layout, layout);
+        self.before_shrink = Some((old_ext, old_layout, self.holding));
+        self.holding = Holding::Whole;
+        Ok(())
+    }
+
+    fn settle_move(&mut self, kept: bool) {
+        let Some((ext, layout, holding)) = self.before_shrink.take() else { return };
+        if !kept {
+            (self.ext, self.layout, self.holding) = (ext, layout, holding);
+        }
+    }
 }
 
 impl<S: 'static> ProtectedFactors<S> {
@@ -106,6 +181,7 @@ impl<S: 'static> ProtectedFactors<S> {
             holding: Holding::Whole,
             forgotten: false,
             gave_back: false,
+            before_shrink: None,
         }));
         region.protect(shared.clone());
         shared
@@ -157,6 +233,7 @@ impl<S: 'static> ProtectedFactors<S> {
             holding,
             forgotten: false,
             gave_back: false,
+            before_shrink: None,
         }));
         region.protect(shared.clone());
         Ok(shared)

@@ -15,17 +15,24 @@
 //!    checkpoint resumes on another grid ([`super::regrid`]) — in one
 //!    exchange between every pair of survivors.
 //!
+//! 3. **Row-form vectors** (CG's b, x, r, p and diag(A)⁻¹: each process
+//!    holds the entries of its local rows, the same on every process of a
+//!    process row) go with the blocks: for each process row of the grid
+//!    before, the survivor playing its lowest surviving position sends
+//!    every new process the entries of its new rows that the row held.
+//!
 //! The checksums and left-factor sums are not moved: the caller encodes
 //! them for the new grid and its layout at the committed step, as a
 //! resumed call does. Until the move is complete nothing of the grid
 //! before is changed, so a failure during it is recovered from that grid.
 
 use super::extended::{Extended, Start};
-use super::regrid::{runs_between, Place};
+use super::regrid::{runs_between, runs_on, Place};
 use super::{rebuild_lost_blocks, FtWorkspace};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
-use blacs_ft::{Grid, Mailbox, ShrunkFrom};
+use blacs_ft::index::numroc;
+use blacs_ft::{Grid, GridShape, Mailbox, ShrunkFrom};
 use checksum::ChecksumLayout;
 use std::rc::Rc;
 
@@ -38,13 +45,31 @@ const TAG_MOVE: i32 = 0x5B1;
 pub(crate) struct Before<'a> {
     pub ext: &'a mut Extended,
     pub layout: &'a ChecksumLayout,
+    /// The row-form vectors of this process's rows there, end to end
+    /// ([`RowVectors::count`] of them; empty when there are none).
+    pub rows: &'a [f64],
+}
+
+/// This process's state on the new grid, which the move fills: its
+/// extended matrix (data blocks only) and its row-form vectors end to end
+/// (`count` × its local rows there).
+pub(crate) struct After<'a> {
+    pub ext: &'a mut Extended,
+    pub rows: &'a mut [f64],
+}
+
+/// How many row-form vectors move with the blocks (none for a
+/// factorization), each of the matrix's local rows long on either grid.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct RowVectors {
+    pub count: usize,
 }
 
 /// Collective over [`Grid::survivors`]: rebuilds the lost positions'
 /// blocks of the grid before the shrink at `finished` steps onto their
 /// holders (at most `tolerated` per process row, what the checksums
-/// rebuild), then moves every data block into `after` (this process's
-/// extended matrix on the new grid, checksums and sums left to the
+/// rebuild), then moves every data block and the `vectors` into `after`
+/// (this process's state on the new grid, checksums and sums left to the
 /// caller; `None` on a survivor the new grid has no place for).
 ///
 /// # Errors
@@ -56,8 +81,8 @@ pub(crate) fn move_blocks(
     grid: &Grid,
     from: &ShrunkFrom,
     before: Option<Before<'_>>,
-    after: Option<&mut Extended>,
-    (finished, tolerated): (usize, usize),
+    after: Option<After<'_>>,
+    (finished, tolerated, vectors): (usize, usize, RowVectors),
     routine: &str,
 ) -> Result<()> {
     let survivors = grid.survivors();
@@ -103,8 +128,8 @@ pub(crate) fn move_blocks(
         grid.revoke();
         e
     };
-    let Some(Before { ext, layout }) = before else {
-        return exchange_into(grid, from, after).map_err(failed);
+    let Some(Before { ext, layout, rows }) = before else {
+        return exchange_into(grid, from, after, vectors).map_err(failed);
     };
     let mut rebuilt: Option<Extended> = None;
     let mailbox = Rc::new(Mailbox::default());
@@ -115,8 +140,8 @@ pub(crate) fn move_blocks(
         }
         if let Some(position) = ghost {
             let view = grid.former_position(from, position, &mailbox)?;
-            let (m, n, nb) = (ext.matrix.m(), ext.shape().n as usize, ext.matrix.nb());
-            let mut shape = DistMatrix::zeros(&view, m, n, nb, nb)?;
+            let (m, n, mb, nb) = (ext.matrix.m(), ext.shape().n as usize, ext.matrix.mb(), ext.matrix.nb());
+            let mut shape = DistMatrix::zeros(&view, m, n, mb, nb)?;
             let mut work = FtWorkspace::new();
             let mut lost = Extended::new(&view, &mut shape, layout, &mut work, Start::Join, ext.relations, routine)?;
             rebuild_lost_blocks(&view, &mut lost, layout, finished, &from.lost)?;
@@ -131,15 +156,16 @@ pub(crate) fn move_blocks(
         }
     };
     rebuild().map_err(failed)?;
-    exchange(grid, from, (own, &*ext), rebuilt.as_ref().zip(ghost), after).map_err(failed)
+    exchange(grid, from, (own, &*ext, rows), rebuilt.as_ref().zip(ghost), after, vectors).map_err(failed)
 }
 
 /// A process that holds nothing of the grid before (it joined after the
 /// shrink): receives only.
-fn exchange_into(grid: &Grid, from: &ShrunkFrom, after: Option<&mut Extended>) -> Result<()> {
+fn exchange_into(grid: &Grid, from: &ShrunkFrom, after: Option<After<'_>>, vectors: RowVectors) -> Result<()> {
     let Some(after) = after else { return Ok(()) };
-    let (m, n, nb) = (after.matrix.m(), after.shape().n as usize, after.matrix.nb());
-    swap_blocks(grid, from, (m, n, nb), &[], Some(after))
+    let e = &after.ext.matrix;
+    let shape = (e.m(), after.ext.shape().n as usize, (e.mb(), e.nb()));
+    swap_blocks(grid, from, shape, (&[], &[]), Some(after), vectors)
 }
 
 /// A survivor's exchange: its own position's blocks (`own`, when it had
@@ -148,12 +174,13 @@ fn exchange_into(grid: &Grid, from: &ShrunkFrom, after: Option<&mut Extended>) -
 fn exchange(
     grid: &Grid,
     from: &ShrunkFrom,
-    own: (Option<i32>, &Extended),
+    own: (Option<i32>, &Extended, &[f64]),
     ghost: Option<(&Extended, i32)>,
-    after: Option<&mut Extended>,
+    after: Option<After<'_>>,
+    vectors: RowVectors,
 ) -> Result<()> {
-    let (position, ext) = own;
-    let shape = (ext.matrix.m(), ext.shape().n as usize, ext.matrix.nb());
+    let (position, ext, rows) = own;
+    let shape = (ext.matrix.m(), ext.shape().n as usize, (ext.matrix.mb(), ext.matrix.nb()));
     let mut held: Vec<(i32, &[f64])> = Vec::new();
     if let Some(p) = position {
         held.push((p, ext.matrix.local()));
@@ -162,7 +189,54 @@ fn exchange(
         held.push((p, lost.matrix.local()));
     }
     held.sort_by_key(|h| h.0);
-    swap_blocks(grid, from, shape, &held, after)
+    swap_blocks(grid, from, shape, (&held, rows), after, vectors)
+}
+
+/// The positions of the grid before that survivor `u` holds.
+fn held_by(from: &ShrunkFrom, u: i32) -> Vec<i32> {
+    (0..from.holders.len() as i32).filter(|&g| from.holders[g as usize] == Some(u)).collect()
+}
+
+/// Who takes part in a move, by rank in [`Grid::survivors`].
+struct Participants {
+    /// The new grid rank of each survivor (none for those left over).
+    place_of: Vec<Option<i32>>,
+    /// [`Grid::movers`].
+    part: Vec<i32>,
+}
+
+impl Participants {
+    fn of(grid: &Grid, from: &ShrunkFrom) -> Participants {
+        let mut place_of = vec![None; grid.survivors().size() as usize];
+        for r in 0..grid.size() {
+            if let Some(u) = grid.survivor_of(r) {
+                place_of[u as usize] = Some(r);
+            }
+        }
+        Participants { place_of, part: grid.movers(from) }
+    }
+}
+
+/// The survivor that sends the row-form vectors of each process row of
+/// the grid before: the one playing the row's lowest surviving position
+/// (`None` for a row lost whole, which no shrink gets past).
+fn vector_sources(from: &ShrunkFrom) -> Vec<Option<i32>> {
+    let (p, q) = (from.shape.p as usize, from.shape.q as usize);
+    (0..p)
+        .map(|row| (row * q..(row + 1) * q).find(|&g| !from.lost.contains(&(g as i32))).and_then(|g| from.holders[g]))
+        .collect()
+}
+
+/// The runs of the row-form vectors' entries that process row `old_row`
+/// of `before` holds and process row `new_row` of `after` owns: (index on
+/// the new row, index on the old row, length).
+fn row_runs(
+    m: usize,
+    mb: usize,
+    (before, old_row): (GridShape, usize),
+    (after, new_row): (GridShape, usize),
+) -> Vec<(usize, usize, usize)> {
+    runs_on(&Place::globals(m, mb, new_row, after.p as usize), mb, before.p as usize, old_row)
 }
 
 /// The exchange itself, in rounds over the survivors: in round k each
@@ -172,31 +246,26 @@ fn exchange(
 fn swap_blocks(
     grid: &Grid,
     from: &ShrunkFrom,
-    (m, n, nb): (usize, usize, usize),
-    held: &[(i32, &[f64])],
-    mut after: Option<&mut Extended>,
+    (m, n, (mb, nb)): (usize, usize, (usize, usize)),
+    (held, rows): (&[(i32, &[f64])], &[f64]),
+    mut after: Option<After<'_>>,
+    vectors: RowVectors,
 ) -> Result<()> {
     let survivors = grid.survivors();
     let me = survivors.rank();
     let new_grid = grid.shape();
-    // The new grid rank of each survivor (none for those left over).
-    let mut place_of = vec![None; survivors.size() as usize];
-    for r in 0..grid.size() {
-        if let Some(u) = grid.survivor_of(r) {
-            place_of[u as usize] = Some(r);
-        }
-    }
-    // The positions of the grid before that each survivor holds.
-    let held_by = |u: i32| -> Vec<i32> {
-        (0..from.holders.len() as i32).filter(|&g| from.holders[g as usize] == Some(u)).collect()
-    };
-    // Those that take part: a place on the new grid or blocks of the old
-    // one (a hot spare still parked has neither, and is elsewhere).
-    let part: Vec<i32> =
-        (0..survivors.size()).filter(|&u| place_of[u as usize].is_some() || !held_by(u).is_empty()).collect();
+    let Participants { place_of, part } = Participants::of(grid, from);
+    let held_by = |u: i32| held_by(from, u);
     let Some(at) = part.iter().position(|&u| u == me) else { return Ok(()) };
     let count = part.len();
     let mine = place_of[me as usize];
+    // (The row-form vectors: which old process row each survivor sends,
+    // and the local rows of that row and of this process's new one.)
+    let sources = vector_sources(from);
+    let sends_row = |u: i32| if vectors.count == 0 { None } else { sources.iter().position(|&s| s == Some(u)) };
+    let old_lr = |row: usize| numroc(m, mb, row, 0, from.shape.p as usize);
+    let new_row = |place: i32| (place / new_grid.q) as usize;
+    let new_lr = mine.map_or(0, |place| numroc(m, mb, new_row(place), 0, new_grid.p as usize));
     let mut incoming = Vec::new();
     for k in 0..count {
         let (to, source) = (part[(at + k) % count], part[(at + count - k) % count]);
@@ -206,12 +275,21 @@ fn swap_blocks(
                 let runs = runs_between(
                     m,
                     n,
-                    (nb, nb),
+                    (mb, nb),
                     Place { grid: from.shape, rank: g },
                     Place { grid: new_grid, rank: dest },
                 );
                 for (at, _, len) in runs {
                     out.extend_from_slice(&local[at..at + len]);
+                }
+            }
+            if let Some(row) = sends_row(me) {
+                let runs = row_runs(m, mb, (from.shape, row), (new_grid, new_row(dest)));
+                for v in 0..vectors.count {
+                    let base = v * old_lr(row);
+                    for &(_, at, len) in &runs {
+                        out.extend_from_slice(&rows[base + at..base + at + len]);
+                    }
                 }
             }
         }
@@ -221,13 +299,18 @@ fn swap_blocks(
                 plan.push(runs_between(
                     m,
                     n,
-                    (nb, nb),
+                    (mb, nb),
                     Place { grid: from.shape, rank: g },
                     Place { grid: new_grid, rank: place },
                 ));
             }
         }
-        let expected: usize = plan.iter().flatten().map(|r| r.2).sum();
+        let vector_runs = match (mine, sends_row(source)) {
+            (Some(place), Some(row)) => row_runs(m, mb, (from.shape, row), (new_grid, new_row(place))),
+            _ => Vec::new(),
+        };
+        let expected: usize = plan.iter().flatten().map(|r| r.2).sum::<usize>()
+            + vectors.count * vector_runs.iter().map(|r| r.2).sum::<usize>();
         incoming.clear();
         incoming.resize(expected, 0.0);
         let got = survivors.sendrecv(&out, to, &mut incoming, source, TAG_MOVE)?;
@@ -237,12 +320,19 @@ fn swap_blocks(
             }
             .into());
         }
-        if let Some(after) = after.as_deref_mut() {
-            let local = after.matrix.local_mut();
+        if let Some(after) = after.as_mut() {
+            let local = after.ext.matrix.local_mut();
             let mut at = 0;
             for (_, to_at, len) in plan.into_iter().flatten() {
                 local[to_at..to_at + len].copy_from_slice(&incoming[at..at + len]);
                 at += len;
+            }
+            for v in 0..vectors.count {
+                for &(to_at, _, len) in &vector_runs {
+                    let to_at = v * new_lr + to_at;
+                    after.rows[to_at..to_at + len].copy_from_slice(&incoming[at..at + len]);
+                    at += len;
+                }
             }
         }
     }

@@ -9,7 +9,7 @@
 use super::rhs::ProtectedRhs;
 use super::set_up::{agree_on_factors, check_factors_held, set_up_call};
 use super::solve_driver::{SolveOnFactors, SolveSteps};
-use super::{FtOptions, FtReport, FtWorkspace, ProtectedFactors};
+use super::{FtOptions, FtReport, FtWorkspace, Holding, ProtectedFactors};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
 use recovery::protocol::{self, Start};
@@ -70,7 +70,7 @@ pub(crate) fn run_solve<S: SolveSteps, F: 'static>(
     factors: &Rc<RefCell<ProtectedFactors<F>>>,
     b: &mut DistMatrix,
     check: Result<()>,
-    make_steps: impl FnOnce(&ProtectedRhs) -> S,
+    make_steps: impl Fn(&ProtectedRhs) -> S,
     opts: &FtOptions,
     work: &mut FtWorkspace,
 ) -> Result<FtReport> {
@@ -82,6 +82,19 @@ pub(crate) fn run_solve<S: SolveSteps, F: 'static>(
         }
         return Ok(FtReport::default());
     }
+    // (Factors lost here are said as such before anything is checked
+    // against them: a shrink between calls may have left them on the grid
+    // before.)
+    let check = match factors.borrow().holding {
+        Holding::Lost => check_factors_held(
+            Holding::Lost,
+            region.grid().rank(),
+            args.routine,
+            args.factors_position,
+            args.factors_name,
+        ),
+        _ => check,
+    };
     // (B's checksums in the factors' layout: the solve tolerates what they do.)
     let kind = factors.borrow().layout.kind();
     let layout = check.and_then(|()| {
@@ -124,9 +137,23 @@ pub(crate) fn run_solve<S: SolveSteps, F: 'static>(
     let overhead_model = if nrhs == 0 { 0.0 } else { rhs.live_columns().checksum_columns as f64 / nrhs as f64 };
     let steps = make_steps(&rhs);
     let shape = factors.borrow().ext.shape();
-    let mut solve = SolveOnFactors { rhs, steps, factors: factors.clone(), shape, args };
+    let mut solve = SolveOnFactors {
+        rhs,
+        steps,
+        make_steps: &make_steps,
+        moved: None,
+        b_nb: b.nb(),
+        before_shrink: None,
+        factors: factors.clone(),
+        shape,
+        args,
+    };
     let outcome = protocol::run(region, &mut solve, start, opts.verify);
-    // One exit: B gets its storage back, with the result on success.
+    // One exit: B gets its storage back, with the result on success
+    // (after a shrink, B is the matrix on the new grid).
+    if let Some(moved) = solve.moved.take() {
+        *b = moved;
+    }
     solve.rhs.release(b, work, outcome.is_ok());
     let outcome = outcome?;
     // (Its result is here now, a joining replacement's too.)

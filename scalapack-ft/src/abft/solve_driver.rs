@@ -5,12 +5,14 @@
 //! steps ([`SolveSteps`]), which read the protected factors and apply
 //! left-side operations to B.
 
+use super::extended::{Extended, Start};
 use super::rhs::ProtectedRhs;
+use super::shrink::{move_blocks, After, Before, RowVectors};
 use super::solve_call::SolveArgs;
-use super::{ChecksumCheck, MatrixShape, ProtectedFactors};
+use super::{ChecksumCheck, FtWorkspace, MatrixShape, ProtectedFactors, Relations};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
-use blacs_ft::Grid;
+use blacs_ft::{Grid, ShrunkFrom};
 use recovery::protocol::{Algorithm, Phase, PhaseClock};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
@@ -55,9 +57,22 @@ impl std::fmt::Display for SolveCall {
 
 /// A solve on the step-commit protocol: its steps, the protected B they
 /// run on, and the protected factors they read (with state `F`).
-pub(crate) struct SolveOnFactors<S: SolveSteps, F> {
+pub(crate) struct SolveOnFactors<'a, S: SolveSteps, F> {
     pub rhs: ProtectedRhs,
     pub steps: S,
+    /// The steps over a protected B (made again for B on the grid a
+    /// shrink left: they hold its local columns).
+    pub make_steps: &'a dyn Fn(&ProtectedRhs) -> S,
+    /// After a shrink: B on the new grid, which the caller's takes the
+    /// place of when the solve ends (the result copied there).
+    pub moved: Option<DistMatrix>,
+    /// The column block of the caller's B (global), which B on the new
+    /// grid keeps.
+    pub b_nb: usize,
+    /// B and the steps on the grid before a shrink, until the new grid
+    /// agreed that everything moved (see `Algorithm::settle_move`).
+    /// (With B after an earlier shrink, if any.)
+    pub before_shrink: Option<(ProtectedRhs, S, Option<DistMatrix>)>,
     /// Borrowed only inside a step: the region's mend borrows them after
     /// a repair.
     pub factors: Rc<RefCell<ProtectedFactors<F>>>,
@@ -68,7 +83,7 @@ pub(crate) struct SolveOnFactors<S: SolveSteps, F> {
     pub args: SolveArgs,
 }
 
-impl<S: SolveSteps, F: 'static> Algorithm for SolveOnFactors<S, F> {
+impl<S: SolveSteps, F: 'static> Algorithm for SolveOnFactors<'_, S, F> {
     type Error = Error;
     type Scratch = S::Scratch;
     /// Nothing is replicated besides the committed step count.
@@ -77,6 +92,7 @@ impl<S: SolveSteps, F: 'static> Algorithm for SolveOnFactors<S, F> {
     type Call = SolveCall;
     const OP: &'static str = S::OP;
     const STEP_PHASES: &'static [Phase] = S::STEP_PHASES;
+    const MOVES: bool = true;
 
     fn steps(&self) -> u64 {
         self.steps.steps()
@@ -127,5 +143,47 @@ impl<S: SolveSteps, F: 'static> Algorithm for SolveOnFactors<S, F> {
 
     fn saved_arrays(&mut self) -> Vec<&mut [f64]> {
         self.rhs.saved_arrays()
+    }
+
+    /// The factors moved first (the region's protected results); then B
+    /// as a factorization's matrix at step 0 (every column of it rebuilt
+    /// from its checksums), its checksums encoded on the new grid, the
+    /// steps made again over it.
+    fn move_to_shrunk_grid(
+        &mut self,
+        grid: &Grid,
+        from: &ShrunkFrom,
+        _committed: u64,
+        holds_state: bool,
+    ) -> Result<()> {
+        let steps = (0, self.rhs.layout.tolerated_losses(), RowVectors::default());
+        let routine = self.args.routine;
+        if !grid.is_member() {
+            let before = holds_state.then_some(Before { ext: &mut self.rhs.ext, layout: &self.rhs.layout, rows: &[] });
+            return move_blocks(grid, from, before, None, steps, routine);
+        }
+        let (m, mb) = (self.rhs.ext.matrix.m(), self.rhs.ext.matrix.mb());
+        let mut moved = DistMatrix::zeros(grid, m, self.rhs.layout.n(), mb, self.b_nb)?;
+        let kind = self.rhs.layout.kind();
+        let layout = ProtectedRhs::layout(grid, &moved, kind).map_err(super::layout_err)?;
+        let mut ext =
+            Extended::new(grid, &mut moved, &layout, &mut FtWorkspace::new(), Start::Join, Relations::Whole, routine)?;
+        let before = holds_state.then_some(Before { ext: &mut self.rhs.ext, layout: &self.rhs.layout, rows: &[] });
+        move_blocks(grid, from, before, Some(After { ext: &mut ext, rows: &mut [] }), steps, routine)?;
+        let mut rhs = ProtectedRhs { ext, layout };
+        rhs.encode(grid)?;
+        let steps = (self.make_steps)(&rhs);
+        // (Kept until the new grid agrees, see `settle_move`.)
+        let earlier = self.moved.replace(moved);
+        let before = (std::mem::replace(&mut self.rhs, rhs), std::mem::replace(&mut self.steps, steps), earlier);
+        self.before_shrink = Some(before);
+        Ok(())
+    }
+
+    fn settle_move(&mut self, kept: bool) {
+        let Some((rhs, steps, earlier)) = self.before_shrink.take() else { return };
+        if !kept {
+            (self.rhs, self.steps, self.moved) = (rhs, steps, earlier);
+        }
     }
 }

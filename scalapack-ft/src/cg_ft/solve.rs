@@ -7,8 +7,9 @@
 //! updates the vectors and the replicated scalars locally.
 
 use crate::abft::{
-    check_layout, encode_checksums, rebuild_lost_blocks, reencode_checksums, regrid, set_up_call, verify_checksums,
-    ChecksumCheck, Extended, FtOptions, FtWorkspace, MatrixShape,
+    check_layout, encode_checksums, layout_err, move_blocks, rebuild_lost_blocks, reencode_checksums, regrid,
+    set_up_call, verify_checksums, After, Before, ChecksumCheck, Extended, FtOptions, FtWorkspace, MatrixShape,
+    RowVectors, Start,
 };
 use crate::args::{check_two_process_columns, pdcg};
 use crate::cg::iteration::{self, ColumnSums, Operator, Scalars};
@@ -17,7 +18,7 @@ use crate::cg::{solve as cg_solve, CgOptions, CgReport, Detection};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::index::numroc;
-use blacs_ft::{Grid, Scope};
+use blacs_ft::{Grid, Scope, ShrunkFrom};
 use checksum::ChecksumLayout;
 use recovery::cof::incremental::Frozen;
 use recovery::cof::SavedGrid;
@@ -72,6 +73,16 @@ pub const STEP_PHASES: &[Phase] = crate::drivers::PDCG_FT.step_phases;
 /// [`crate::qr_ft::pdgeqrf_ft`]). Each product is checked against eᵀA: a
 /// silent error in it is recomputed and reported in
 /// [`CgReport::detections`].
+///
+/// Under the recovery policy `shrink` (or `auto`, once a spawn is
+/// refused) a loss that no hot spare takes is recovered on a smaller
+/// grid of the survivors: A's lost blocks are rebuilt onto a survivor of
+/// their row, every block and the vectors (b, x, r, p, diag(A)⁻¹: any
+/// survivor of a process row holds the row's entries) move to their
+/// owners on the new grid, and the iterations go on from the committed
+/// one. `a` and `x` come back distributed on that grid; the caller's `b`
+/// stays as given, on the grid before (see docs/fault-tolerance.md,
+/// "Shrink").
 pub fn pdcg_ft(
     region: &mut Region,
     a: &mut DistMatrix,
@@ -136,14 +147,24 @@ pub fn pdcg_ft_in(
         opts: opts.clone(),
         corrupt: region.grid().injector().silent_error(),
         rebuilt_here: false,
+        moved: None,
+        before_shrink: None,
     };
     let outcome = protocol::run(region, &mut cg, start, ft.verify);
-    let CgSteps { ext, v, state, rebuilt_here, .. } = cg;
-    // A's storage back (a replacement's A gets its rebuilt blocks).
-    ext.release(a, work, rebuilt_here);
+    let CgSteps { ext, v, state, rebuilt_here, moved, .. } = cg;
+    // A's storage back (a replacement's A gets its rebuilt blocks; after
+    // a shrink, A is the matrix on the new grid, every block copied).
+    let shrunk = moved.is_some();
+    if let Some(moved) = moved {
+        *a = moved;
+    }
+    ext.release(a, work, rebuilt_here || shrunk);
     let outcome = outcome?;
     // (x is left as it was when the solve ends in an error, as pdcg does.)
     let report = state.outcome(opts)?;
+    if shrunk {
+        *x = DistMatrix::zeros(region.grid(), x.m(), x.n(), x.mb(), x.nb())?;
+    }
     v.write_x(region.grid(), x);
     x.set_lost(false);
     Ok(CgReport { recoveries: outcome.recoveries, check: outcome.check, earlier_s: outcome.earlier_s, ..report })
@@ -274,9 +295,38 @@ struct CgSteps<'a> {
     corrupt: Option<blacs_ft::inject::SilentError>,
     /// Whether this process's blocks were rebuilt (a replacement's).
     rebuilt_here: bool,
+    /// After a shrink: A on the new grid, which the caller's takes the
+    /// place of when the call ends (its blocks copied there from the
+    /// extended matrix).
+    moved: Option<DistMatrix>,
+    /// The state on the grid before a shrink, until the new grid agreed
+    /// that everything moved (see `Algorithm::settle_move`).
+    before_shrink: Option<Box<Unmoved>>,
+}
+
+/// A solve's state on the grid before a shrink (see
+/// [`CgSteps::before_shrink`]).
+struct Unmoved {
+    /// A after an earlier shrink, if any.
+    moved: Option<DistMatrix>,
+    ext: Extended,
+    layout: ChecksumLayout,
+    lc: usize,
+    v: Vectors,
+    sums: ColumnSums,
 }
 
 impl CgSteps<'_> {
+    /// How many row-form vectors the solve keeps (b, x, r, p, and
+    /// diag(A)⁻¹ with Jacobi).
+    fn vector_count(&self) -> usize {
+        if self.opts.jacobi {
+            5
+        } else {
+            4
+        }
+    }
+
     /// After step `k`'s commit: an iteration that converged, or the last
     /// one allowed, is followed by the true residual.
     fn after_commit(&mut self, k: u64) {
@@ -297,6 +347,7 @@ impl Algorithm for CgSteps<'_> {
     type Check = ChecksumCheck;
     const OP: &'static str = crate::drivers::PDCG_FT.kill_op;
     const STEP_PHASES: &'static [Phase] = STEP_PHASES;
+    const MOVES: bool = true;
 
     fn steps(&self) -> u64 {
         match self.state.next {
@@ -495,6 +546,64 @@ impl Algorithm for CgSteps<'_> {
         reencode_checksums(grid, &mut self.ext, &self.layout, 0)?;
         self.sums = ColumnSums::of(grid, &self.ext.matrix, self.lc)?;
         Ok(())
+    }
+
+    /// A's lost blocks rebuilt onto survivors of their rows and every
+    /// block moved to its owner on the new grid, the vectors with them
+    /// (any survivor of a process row holds the row's entries), then A's
+    /// checksums and column sums encoded for the new grid.
+    fn move_to_shrunk_grid(&mut self, grid: &Grid, from: &ShrunkFrom, committed: u64, holds_state: bool) -> Result<()> {
+        self.inputs = None;
+        let vectors = RowVectors { count: self.vector_count() };
+        let steps = (0, self.layout.tolerated_losses(), vectors);
+        let packed = if holds_state { self.v.pack() } else { Vec::new() };
+        if !grid.is_member() {
+            let before = Before { ext: &mut self.ext, layout: &self.layout, rows: &packed };
+            return move_blocks(grid, from, Some(before), None, steps, ROUTINE);
+        }
+        if !holds_state {
+            // (Joined the new grid after the shrink: its A is on that grid
+            // already, and receives every block and its rows' entries.)
+            let lr = self.ext.matrix.local_rows();
+            let mut rows = vec![0.0; vectors.count * lr];
+            move_blocks(grid, from, None, Some(After { ext: &mut self.ext, rows: &mut rows }), steps, ROUTINE)?;
+            self.v.unpack(&rows, lr);
+            self.rebuilt_here = true;
+            return self.reencode(grid, committed);
+        }
+        let shape = self.ext.shape();
+        let (m, n, nb) = (shape.m as usize, shape.n as usize, shape.nb as usize);
+        let (np, nq) = (grid.nprow() as usize, grid.npcol() as usize);
+        let layout = ChecksumLayout::new(shape.layout, m, n, nb, np, nq).map_err(layout_err)?;
+        let mut a = DistMatrix::zeros(grid, m, n, nb, nb)?;
+        let mut work = FtWorkspace::new();
+        let mut ext = Extended::new(grid, &mut a, &layout, &mut work, Start::Join, self.ext.relations, ROUTINE)?;
+        let lr = ext.matrix.local_rows();
+        let mut rows = vec![0.0; vectors.count * lr];
+        let before = Before { ext: &mut self.ext, layout: &self.layout, rows: &packed };
+        move_blocks(grid, from, Some(before), Some(After { ext: &mut ext, rows: &mut rows }), steps, ROUTINE)?;
+        let mut v = Vectors::default();
+        v.unpack(&rows, lr);
+        let lc = a.local_cols();
+        // (Kept until the new grid agrees, see `settle_move`.)
+        self.before_shrink = Some(Box::new(Unmoved {
+            moved: self.moved.replace(a),
+            ext: std::mem::replace(&mut self.ext, ext),
+            layout: std::mem::replace(&mut self.layout, layout),
+            lc: std::mem::replace(&mut self.lc, lc),
+            v: std::mem::replace(&mut self.v, v),
+            sums: std::mem::take(&mut self.sums),
+        }));
+        self.reencode(grid, committed)
+    }
+
+    fn settle_move(&mut self, kept: bool) {
+        let Some(before) = self.before_shrink.take() else { return };
+        if !kept {
+            // (Still whole on the grid before: recovered from there.)
+            let Unmoved { moved, ext, layout, lc, v, sums } = *before;
+            (self.moved, self.ext, self.layout, self.lc, self.v, self.sums) = (moved, ext, layout, lc, v, sums);
+        }
     }
 }
 

@@ -118,7 +118,10 @@ pub struct PosvReport {
 /// [`crate::Error::MinorNotPositiveDefinite`], B then unchanged.
 ///
 /// # Fault tolerance
-/// Each call's own (see [`CholFactors`] and [`pdpotrs_ft`]).
+/// Each call's own (see [`CholFactors`] and [`pdpotrs_ft`]), but the
+/// factorization keeps its grid under the recovery policy `shrink` (B,
+/// given with A, is not protected during it: a loss there needs a spare);
+/// the solve may shrink it, `b` coming back on the new grid.
 pub fn pdposv_ft(
     region: &mut Region,
     a: DistMatrix,

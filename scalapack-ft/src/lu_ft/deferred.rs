@@ -92,6 +92,24 @@ impl Deferred {
         blas::dgemm(Trans::No, Trans::No, rows.len(), cols.len(), djb, -1.0, l, dlw, &u, djb, 1.0, c, lld);
     }
 
+    /// This panel's update of local columns `cols`, rows below it, times
+    /// `alpha`: −1 applies it, +1 takes it out again. (One process row:
+    /// local rows are global rows.)
+    fn far_update(&self, ext: &mut Extended, cols: Range<usize>, alpha: f64) {
+        let (j0, jb, lw) = (self.panel.j0, self.panel.jb, self.panel.lw);
+        let below = j0 + jb;
+        let rows = ext.matrix.local_rows().saturating_sub(below);
+        if cols.is_empty() || rows == 0 {
+            return;
+        }
+        let lld = ext.matrix.lld();
+        let mut u = Vec::new();
+        crate::matrix::pack(ext.matrix.local(), lld, j0..below, cols.clone(), &mut u);
+        let l = &self.panel.l()[jb..];
+        let c = &mut ext.matrix.local_mut()[below + cols.start * lld..];
+        blas::dgemm(Trans::No, Trans::No, rows, cols.len(), jb, alpha, l, lw, &u, jb, 1.0, c, lld);
+    }
+
     /// The two panels' update of the far columns, rows `below..` (local =
     /// global): `[L_k | L_k+1]` (rows `below..`) times U's two block rows
     /// (rows `panel.j0..below` of A, both solved by now).
@@ -158,22 +176,28 @@ impl TwoPanels {
 /// the kept panel, as [`resend`] does.
 pub(super) fn defer_again(grid: &Grid, ext: &mut Extended, layout: &ChecksumLayout, k: usize) -> Result<Deferred> {
     let kept = resend(grid, ext, k)?;
-    let (j0, jb, lw) = (kept.panel.j0, kept.panel.jb, kept.panel.lw);
-    let below = j0 + jb;
     let far = far_columns(ext, layout, k - 1);
-    let start = far.start.max(ext.matrix.local_cols_before(below));
-    let cols = start..far.end.max(start);
-    // (One process row: local rows are global rows.)
-    let rows = ext.matrix.local_rows().saturating_sub(below);
-    if !cols.is_empty() && rows > 0 {
-        let lld = ext.matrix.lld();
-        let mut u = Vec::new();
-        crate::matrix::pack(ext.matrix.local(), lld, j0..below, cols.clone(), &mut u);
-        let l = &kept.panel.l()[jb..];
-        let c = &mut ext.matrix.local_mut()[below + cols.start * lld..];
-        blas::dgemm(Trans::No, Trans::No, rows, cols.len(), jb, 1.0, l, lw, &u, jb, 1.0, c, lld);
-    }
+    let start = far.start.max(ext.matrix.local_cols_before(kept.panel.j0 + kept.panel.jb));
+    kept.far_update(ext, start..far.end.max(start), 1.0);
     Ok(kept)
+}
+
+/// Collective over the process row of a grid a shrink left (one process
+/// row, as the grid before), once the data blocks committed at `k` steps
+/// on a grid of layout `before` moved there, where that grid's step
+/// `k − 1` deferred its far update (see [`defers`]): the update of those
+/// far data columns' rows below panel `k − 1` applied, so that the state
+/// is complete, as a save would hold it (the checksums are encoded
+/// afterwards, and [`defer_again`] takes out what this grid defers).
+pub(super) fn complete_after_move(grid: &Grid, ext: &mut Extended, before: &ChecksumLayout, k: usize) -> Result<()> {
+    let kept = resend(grid, ext, k)?;
+    // (The far data columns of the grid before: its groups after the
+    // last near one.)
+    let (nb, nbc) = (before.nb(), before.data_block_cols());
+    let first = before.group_members(last_near_group(before, k - 1) + 1).map_or(nbc, |m| m.start) * nb;
+    let first = ext.matrix.local_cols_before(first.max(kept.panel.j0 + kept.panel.jb));
+    kept.far_update(ext, first..ext.matrix.local_cols_before(before.n()).max(first), -1.0);
+    Ok(())
 }
 
 /// Collective over the process row, in step `k`'s phase 1 after a repair

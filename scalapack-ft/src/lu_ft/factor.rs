@@ -287,9 +287,24 @@ impl PanelSteps for LuSteps {
         Ok(())
     }
 
+    fn complete_moved_state(
+        &mut self,
+        d: &mut PanelDriver<Panel>,
+        grid: &Grid,
+        before: &ChecksumLayout,
+        committed: u64,
+    ) -> Result<()> {
+        // (Moved off one process row right after a step that deferred its
+        // far update: applied now, as a save elsewhere would hold it.)
+        if self.grid_bound_at(before, committed) {
+            deferred::complete_after_move(grid, &mut d.ext, before, committed as usize)?;
+        }
+        Ok(())
+    }
+
     fn undo_regrid(&mut self) {
-        // (A state that moves is never grid-bound: it had no deferred
-        // update.)
+        // (The grid before keeps nothing of a kept panel across a repair:
+        // its next step sends it again.)
         self.deferred = None;
     }
 

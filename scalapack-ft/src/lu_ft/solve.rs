@@ -116,6 +116,15 @@ pub const GETRS_STEP_PHASES: &[Phase] = crate::drivers::PDGETRS_FT.step_phases;
 /// completed before it joined returns at once and marks `b` lost
 /// ([`DistMatrix::is_lost`]): its part of X went with the process it
 /// replaces.
+///
+/// Under the recovery policy `shrink` (or `auto`, once a spawn is
+/// refused) a loss during the solve that no hot spare takes is recovered
+/// on a smaller grid: the factors move first, then B, each rebuilt from
+/// its checksums onto a survivor of the lost process's row and sent to
+/// its owners on the new grid; `b` comes back on that grid with X
+/// (docs/fault-tolerance.md, "Shrink"). A loss between the factorization
+/// and the solve needs a spare (B, given at the call, is not protected
+/// yet).
 pub fn pdgetrs_ft(
     region: &mut Region,
     trans: Transpose,

@@ -103,7 +103,10 @@ pub struct GelsReport {
 /// ([`DistMatrix::is_lost`]). Under checkpoint-on-failure the job started
 /// again runs the program again: the factorization (or the solve, with
 /// the factors made again) resumes from the checkpoints of the call that
-/// was interrupted.
+/// was interrupted. Under the recovery policy `shrink` the factorization
+/// keeps its grid (B, given with A, is not protected during it: a loss
+/// there needs a spare), and the solve may shrink it, `b` coming back on
+/// the new grid with the factors (see [`super::pdormqr_ft`]).
 pub fn pdgels_ft(
     region: &mut Region,
     a: DistMatrix,

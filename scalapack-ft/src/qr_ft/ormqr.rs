@@ -70,7 +70,9 @@ const ARGS: SolveArgs = SolveArgs {
 /// checkpoint-on-failure the survivors save C at the committed step; the
 /// job started again makes its calls again, the factorization included,
 /// and the interrupted call resumes from the checkpoints with those
-/// factors.
+/// factors. Under the recovery policy `shrink` a loss that no spare takes
+/// moves the factors and C onto the survivors' smaller grid, C coming
+/// back distributed there (see [`crate::lu_ft::pdgetrs_ft`]).
 pub fn pdormqr_ft(
     region: &mut Region,
     trans: Trans,
