@@ -175,6 +175,22 @@ fn a_loss_before_the_checksums_exist_shrinks_and_the_call_starts_again() {
     assert_eq!(r.final_grid.map(|g| g.to_string()), Some("2x2".to_string()), "{r:?}");
 }
 
+#[cfg(feature = "full-tests")]
+#[test]
+fn a_least_squares_factorization_that_keeps_its_grid_starts_again_on_a_smaller_one() {
+    // pdgels_ft's B is not protected during its factorization, which keeps
+    // its grid: the loss ends the call, the grid shrinks between calls,
+    // and the body runs again on 2x2 with A and B made there.
+    let ft = Ft::new("qr", &["--m", "300", "--n", "200", "--nb", "16"]);
+    let (out, json) =
+        ft.with(&["--recovery", "shrink", "--check", "--lstsq"]).run(&["--grid", "2x3", "--kill", "4@3:bcast"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("the grid shrank 2x3 → 2x2"), "{}", out.stdout);
+    let r = report(json, &out);
+    assert!(residuals_pass(&r) && r.ok && r.lstsq_residual.is_some(), "{r:?}");
+    assert_eq!((r.restarts, r.final_grid.map(|g| g.to_string())), (Some(1), Some("2x2".to_string())), "{r:?}");
+}
+
 #[test]
 fn a_spare_stays_parked_through_a_shrink_and_takes_the_next_loss() {
     // 2x3 and one spare; ranks 2 and 5 die together: the spare cannot

@@ -122,6 +122,49 @@ pub struct ShrunkFrom {
     pub holders: Vec<Option<i32>>,
 }
 
+impl ShrunkFrom {
+    /// Local, the same on every survivor: whether the lost ranks' data can
+    /// be rebuilt onto survivors and moved, with checksums that rebuild
+    /// `tolerated` losses per process row: within that tolerance, no row
+    /// lost whole, and one lost rank per process row (two lost positions
+    /// of one row would be played by two survivors that each wait, in
+    /// their own position's part, for the other's receive). Checked before
+    /// anything moves, so that every survivor gives the same error.
+    ///
+    /// # Errors
+    /// [`Error::Unrecoverable`] naming the ranks and their row.
+    pub fn check_movable(&self, tolerated: usize) -> Result<()> {
+        let q = self.shape.q as usize;
+        let coords: Vec<(usize, usize)> = self.lost.iter().map(|&g| (g as usize / q, g as usize % q)).collect();
+        // (More losses in a process row than the checksums rebuild: said
+        // as a repair says it.)
+        if let Some((row, cols)) = crate::row_beyond_tolerance(&coords, tolerated) {
+            let ranks: Vec<i32> = cols.iter().map(|&c| (row * q + c) as i32).collect();
+            return Err(Error::too_many_losses_in_row(row, &ranks, tolerated));
+        }
+        if let Some(g) = self.lost.iter().find(|&&g| self.holders.get(g as usize).is_none_or(Option::is_none)) {
+            return Err(Error::Unrecoverable {
+                reason: format!(
+                    "grid rank {g} of the {} grid was lost with every other process of its row",
+                    self.shape
+                ),
+            });
+        }
+        if let Some((row, cols)) = crate::row_beyond_tolerance(&coords, 1) {
+            let ranks: Vec<String> = cols.iter().map(|&c| (row * q + c).to_string()).collect();
+            return Err(Error::Unrecoverable {
+                reason: format!(
+                    "ranks {} of process row {row} of the {} grid were lost together: a shrink rebuilds one lost \
+                     process per process row",
+                    ranks.join(" and "),
+                    self.shape
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
 /// Collective over `comm` (a repair's shrunk communicator): the pending
 /// shrink `root` holds (its holders still ranks of the communicator before
 /// the repair), on every process.

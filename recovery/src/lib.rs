@@ -601,13 +601,19 @@ impl Region {
     /// checksums (at least two), while they all move and unless
     /// [`RegionOptions::no_shrink`].
     pub fn repair_plan_between_calls(&self) -> RepairPlan {
-        let may = !self.options.no_shrink && self.protected.all_move() && self.grid_kept == 0;
+        let may = self.may_shrink_between_calls() && self.grid_kept == 0;
         let shrink = may.then_some(self.protected.most_tolerated().max(1) + 1);
         match self.options.policy {
             Policy::Shrink => RepairPlan { spawn: false, shrink_min_cols: shrink },
             Policy::Auto => RepairPlan { spawn: true, shrink_min_cols: shrink },
             Policy::InPlace | Policy::Cof => RepairPlan::default(),
         }
+    }
+
+    /// Whether a repair between calls may shrink the grid, scopes of
+    /// [`Region::keeping_the_grid`] aside.
+    fn may_shrink_between_calls(&self) -> bool {
+        !self.options.no_shrink && self.protected.all_move()
     }
 
     /// After a repair between calls that shrank the grid: the protected
@@ -624,6 +630,7 @@ impl Region {
             let _ = self.grid.take_shrunk_from();
             return if self.grid.is_member() { Ok(()) } else { Err(self.park()) };
         }
+        from.check_movable(self.protected.most_tolerated().max(1))?;
         let moved = self.move_protected(&from, true);
         protocol::commit_move(self, &from, moved, |_| {})
     }
@@ -639,7 +646,19 @@ impl Region {
     ///   failed) or ULFM cannot repair ([`Error::UlfmUnavailable`]).
     pub fn repair_or_save<'a>(&mut self, saving: impl FnOnce() -> cof::Saving<'a>) -> Result<RepairReport, Error> {
         match self.options.policy {
-            Policy::InPlace | Policy::Shrink => self.repair_in_place(),
+            Policy::InPlace => self.repair_in_place(),
+            Policy::Shrink => match self.repair_in_place() {
+                // (Inside a call that keeps its grid, whose arrays a shrink
+                // would leave behind: the call is forgotten on every
+                // survivor, and the process failure it returns is repaired
+                // between calls, where the grid may shrink and the body
+                // runs again on it.)
+                Err(Error::RepairRefused { .. }) if self.grid_kept > 0 && self.may_shrink_between_calls() => {
+                    self.abandon_call();
+                    Err(Error::ProcFailed { ranks: Vec::new() })
+                }
+                other => other,
+            },
             Policy::Cof => Err(cof::save(&self.grid, &self.options, &self.log, saving())),
             Policy::Auto => match self.repair_in_place() {
                 Err(e @ (Error::RepairRefused { .. } | Error::UlfmUnavailable { .. })) => {
@@ -748,7 +767,10 @@ impl Region {
     /// arrays that a shrink inside one of them would leave on the grid
     /// before it (a factorization followed by a solve with a right-hand
     /// side given at the start). Under `shrink` a loss that no spare takes
-    /// is then unrecoverable, said as such.
+    /// then ends the call in progress with a process failure (forgotten in
+    /// the log, as before its first commit point): [`Region::run`]
+    /// repairs between calls, where the grid may shrink, and runs the body
+    /// again from the top, which makes the arrays again on the new grid.
     pub fn keeping_the_grid<T>(&mut self, body: impl FnOnce(&mut Region) -> T) -> T {
         self.grid_kept += 1;
         let out = body(self);

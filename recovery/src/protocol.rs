@@ -845,6 +845,10 @@ impl<'a, A: Algorithm> CallRun<'a, A> {
         // repair started from, as the repair's own points.)
         let me = if grid.is_member() { grid.rank() } else { -1 };
         grid.injector().point(me, grid.epoch().saturating_sub(1), "repair", 1, "redistribute");
+        // (What cannot move is said alike everywhere, before anything
+        // moves.)
+        let tolerated = self.alg.tolerated_losses().max(self.region.protected.most_tolerated());
+        from.check_movable(tolerated)?;
         // (The results kept protected after earlier calls first: the
         // call may read them.)
         let holds_state = self.holds_state;

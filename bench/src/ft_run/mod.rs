@@ -366,18 +366,26 @@ fn timed_ft(
                         Some(_) => 0,
                         None => (0..).find(|k| !r.killed.contains(k)).unwrap_or(0),
                     };
-                    let how = match (r.grid_before, r.grid_after) {
-                        (Some(b), Some(a)) => format!("{} {b} → {a}", r.mode.as_str()),
-                        _ => r.mode.as_str().to_string(),
-                    };
                     if region.grid().rank() == speaker {
-                        println!(
-                            "  {}: rank(s) {:?} lost before {} checksums were encoded (repaired by {how} in {:.1} ms)",
-                            again.what(),
-                            r.killed,
-                            again.whose(),
-                            r.total_ms
-                        );
+                        match (r.grid_before, r.grid_after) {
+                            // (Before the checksums, or in pdgels_ft's
+                            // factorization, whose B is not protected yet.)
+                            (Some(b), Some(g)) => println!(
+                                "  {}: rank(s) {:?} lost where the call could not move: the grid shrank {b} → {g} in \
+                                 {:.1} ms, and the call starts again there",
+                                again.what(),
+                                r.killed,
+                                r.total_ms
+                            ),
+                            _ => println!(
+                                "  {}: rank(s) {:?} lost before {} checksums were encoded (repaired by {} in {:.1} ms)",
+                                again.what(),
+                                r.killed,
+                                again.whose(),
+                                r.mode.as_str(),
+                                r.total_ms
+                            ),
+                        }
                     }
                 }
                 mat = make_matrix(region.grid(), a, true)?;

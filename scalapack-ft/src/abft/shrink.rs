@@ -87,36 +87,8 @@ pub(crate) fn move_blocks(
 ) -> Result<()> {
     let survivors = grid.survivors();
     let me = survivors.rank();
-    // (More losses in a process row than the checksums rebuild: said as
-    // a repair says it.)
-    let q = from.shape.q as usize;
-    let coords: Vec<(usize, usize)> = from.lost.iter().map(|&g| (g as usize / q, g as usize % q)).collect();
-    if let Some((row, cols)) = blacs_ft::row_beyond_tolerance(&coords, tolerated) {
-        let ranks: Vec<i32> = cols.iter().map(|&c| (row * q + c) as i32).collect();
-        return Err(blacs_ft::Error::too_many_losses_in_row(row, &ranks, tolerated).into());
-    }
+    from.check_movable(tolerated)?;
     let holders: Vec<i32> = from.holders.iter().map(|h| h.unwrap_or(-1)).collect();
-    if let Some(g) = from.lost.iter().find(|&&g| holders[g as usize] < 0) {
-        return Err(blacs_ft::Error::Unrecoverable {
-            reason: format!("grid rank {g} of the {} grid was lost with every other process of its row", from.shape),
-        }
-        .into());
-    }
-    // (Two lost positions of one row would be played by two survivors
-    // that each wait, in their own position's part, for the other's
-    // receive: one per row, within every layout's tolerance.)
-    if let Some((row, cols)) = blacs_ft::row_beyond_tolerance(&coords, 1) {
-        let ranks: Vec<String> = cols.iter().map(|&c| (row * q + c).to_string()).collect();
-        return Err(blacs_ft::Error::Unrecoverable {
-            reason: format!(
-                "ranks {} of process row {row} of the {} grid were lost together: a shrink rebuilds one lost \
-                 process per process row",
-                ranks.join(" and "),
-                from.shape
-            ),
-        }
-        .into());
-    }
     // The positions this process plays: its own (not lost), then the lost
     // one it holds, if any.
     let own = (0..holders.len() as i32).find(|g| holders[*g as usize] == me && !from.lost.contains(g));
