@@ -49,6 +49,12 @@ fn launch(args: &[&str], kill: &str) -> Captured {
     launch_c(&all, kill)
 }
 
+/// Grid rank `r`'s line among `got` (see [`lines`]).
+fn line_of<'a>(got: &'a [(i32, String)], r: i32, out: &Captured) -> &'a str {
+    let line = got.iter().find(|(g, _)| *g == r);
+    &line.unwrap_or_else(|| panic!("no line of rank {r}:\n{}\n{}", out.stdout, out.stderr)).1
+}
+
 /// Each grid rank's verdict line.
 fn lines(out: &Captured) -> Vec<(i32, String)> {
     let mut v: Vec<(i32, String)> = out
@@ -144,11 +150,7 @@ fn two_losses_in_one_process_row_are_a_distinct_info_on_every_survivor() {
     let out = launch(&["--spares", "2"], "0@qr:3:update,1@qr:3:update");
     let got = lines(&out);
     for r in [2, 3] {
-        let l = &got
-            .iter()
-            .find(|(g, _)| *g == r)
-            .unwrap_or_else(|| panic!("no line of rank {r}:\n{}\n{}", out.stdout, out.stderr))
-            .1;
+        let l = line_of(&got, r, &out);
         assert!(l.contains("INFO -10001 0 0"), "{l}");
     }
     assert!(out.stderr.contains("unrecoverable"), "{}", out.stderr);
@@ -168,11 +170,7 @@ fn a_c_program_never_shrinks_its_grid() {
     let out = launch(&["--recovery", "shrink"], "1@qr:3:update");
     let got = lines(&out);
     for r in [0, 2, 3] {
-        let l = &got
-            .iter()
-            .find(|(g, _)| *g == r)
-            .unwrap_or_else(|| panic!("no line of rank {r}:\n{}\n{}", out.stdout, out.stderr))
-            .1;
+        let l = line_of(&got, r, &out);
         assert!(l.contains("INFO -10001 -10001 -10001"), "{l}");
     }
     assert!(out.stderr.contains("may neither spawn nor shrink"), "{}", out.stderr);

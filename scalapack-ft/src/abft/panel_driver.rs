@@ -5,11 +5,11 @@
 //! supplies its steps ([`PanelSteps`]) and [`PanelFactorization`] is the
 //! `Algorithm` of both.
 
-use super::extended::{layout_err, Extended, MatrixShape, Start};
+use super::extended::{layout_err, Extended, MatrixShape};
 use super::lookahead::LookAhead;
 use super::{
-    encode_checksums, move_blocks, rebuild_lost_blocks, verify_checksums, After, Before, ChecksumCheck, FtOptions,
-    FtReport, FtWorkspace, RowVectors,
+    encode_checksums, extended_on, move_blocks, rebuild_lost_blocks, verify_checksums, After, Before, ChecksumCheck,
+    FtOptions, FtReport, FtWorkspace, RowVectors,
 };
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
@@ -412,12 +412,7 @@ impl<S: PanelSteps> Algorithm for PanelFactorization<S> {
             self.steps.complete_moved_state(&mut self.driver, grid, &before_layout, committed)?;
             return self.reencode(grid, committed);
         }
-        let (np, nq) = (grid.nprow() as usize, grid.npcol() as usize);
-        let after_layout = ChecksumLayout::new(shape.layout, m, n, nb, np, nq).map_err(layout_err)?;
-        let mut a = DistMatrix::zeros(grid, m, n, nb, nb)?;
-        let mut work = FtWorkspace::new();
-        let relations = self.driver.ext.relations;
-        let mut after = Extended::new(grid, &mut a, &after_layout, &mut work, Start::Join, relations, routine)?;
+        let (a, mut after, after_layout) = extended_on(grid, shape, self.driver.ext.relations, routine)?;
         let before = Before { ext: &mut self.driver.ext, layout: &self.driver.layout, rows: &[] };
         move_blocks(grid, from, Some(before), Some(After { ext: &mut after, rows: &mut [] }), steps, routine)?;
         let old_ext = std::mem::replace(&mut self.driver.ext, after);

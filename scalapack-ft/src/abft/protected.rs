@@ -5,8 +5,8 @@
 //! the QR's in the same way): the region's registry rebuilds them after a
 //! repair, and the routines that take them check that they are whole.
 
-use super::extended::{layout_err, Extended, Start};
-use super::shrink::{move_blocks, After, Before, RowVectors};
+use super::extended::{Extended, Start};
+use super::shrink::{extended_on, move_blocks, After, Before, RowVectors};
 use super::workspace::FtWorkspace;
 use super::{rebuild_lost_blocks, reencode_checksums};
 use crate::error::{Error, Result};
@@ -129,11 +129,7 @@ impl<S: 'static> ProtectedResult for ProtectedFactors<S> {
             return move_blocks(grid, from, before(self, holds_state), None, steps, routine).map_err(to_grid_error);
         }
         let moved = (|| -> Result<(Extended, ChecksumLayout)> {
-            let layout = layout.map_err(layout_err)?;
-            let mut a = DistMatrix::zeros(grid, m, n, nb, nb)?;
-            let relations = self.ext.relations;
-            let mut ext =
-                Extended::new(grid, &mut a, &layout, &mut FtWorkspace::new(), Start::Join, relations, routine)?;
+            let (_, mut ext, layout) = extended_on(grid, shape, self.ext.relations, routine)?;
             move_blocks(
                 grid,
                 from,

@@ -26,8 +26,9 @@
 //! resumed call does. Until the move is complete nothing of the grid
 //! before is changed, so a failure during it is recovered from that grid.
 
-use super::extended::{Extended, Start};
+use super::extended::{layout_err, Extended, MatrixShape, Start};
 use super::regrid::{runs_between, runs_on, Place};
+use super::Relations;
 use super::{rebuild_lost_blocks, FtWorkspace};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
@@ -129,6 +130,25 @@ pub(crate) fn move_blocks(
     };
     rebuild().map_err(failed)?;
     exchange(grid, from, (own, &*ext, rows), rebuilt.as_ref().zip(ghost), after, vectors).map_err(failed)
+}
+
+/// The state a member of the new grid receives the moved blocks into: an
+/// extended matrix of the call's `shape` on `grid` (checksums and sums
+/// left to the caller), its checksum layout there, and the data matrix
+/// whose storage it holds (the caller's takes its place when the call
+/// ends, its blocks copied there).
+pub(crate) fn extended_on(
+    grid: &Grid,
+    shape: MatrixShape,
+    relations: Relations,
+    routine: &str,
+) -> Result<(DistMatrix, Extended, ChecksumLayout)> {
+    let (m, n, nb) = (shape.m as usize, shape.n as usize, shape.nb as usize);
+    let (np, nq) = (grid.nprow() as usize, grid.npcol() as usize);
+    let layout = ChecksumLayout::new(shape.layout, m, n, nb, np, nq).map_err(layout_err)?;
+    let mut a = DistMatrix::zeros(grid, m, n, nb, nb)?;
+    let ext = Extended::new(grid, &mut a, &layout, &mut FtWorkspace::new(), Start::Join, relations, routine)?;
+    Ok((a, ext, layout))
 }
 
 /// A process that holds nothing of the grid before (it joined after the

@@ -7,9 +7,9 @@
 //! updates the vectors and the replicated scalars locally.
 
 use crate::abft::{
-    check_layout, encode_checksums, layout_err, move_blocks, rebuild_lost_blocks, reencode_checksums, regrid,
+    check_layout, encode_checksums, extended_on, move_blocks, rebuild_lost_blocks, reencode_checksums, regrid,
     set_up_call, verify_checksums, After, Before, ChecksumCheck, Extended, FtOptions, FtWorkspace, MatrixShape,
-    RowVectors, Start,
+    RowVectors,
 };
 use crate::args::{check_two_process_columns, pdcg};
 use crate::cg::iteration::{self, ColumnSums, Operator, Scalars};
@@ -571,13 +571,7 @@ impl Algorithm for CgSteps<'_> {
             self.rebuilt_here = true;
             return self.reencode(grid, committed);
         }
-        let shape = self.ext.shape();
-        let (m, n, nb) = (shape.m as usize, shape.n as usize, shape.nb as usize);
-        let (np, nq) = (grid.nprow() as usize, grid.npcol() as usize);
-        let layout = ChecksumLayout::new(shape.layout, m, n, nb, np, nq).map_err(layout_err)?;
-        let mut a = DistMatrix::zeros(grid, m, n, nb, nb)?;
-        let mut work = FtWorkspace::new();
-        let mut ext = Extended::new(grid, &mut a, &layout, &mut work, Start::Join, self.ext.relations, ROUTINE)?;
+        let (a, mut ext, layout) = extended_on(grid, self.ext.shape(), self.ext.relations, ROUTINE)?;
         let lr = ext.matrix.local_rows();
         let mut rows = vec![0.0; vectors.count * lr];
         let before = Before { ext: &mut self.ext, layout: &self.layout, rows: &packed };
