@@ -34,6 +34,7 @@
 //!   (`ProtectedRhs`), each solve's steps supplied as `SolveSteps`.
 
 mod encode;
+mod encode_lower;
 mod encode_plan;
 mod extended;
 mod factors;

@@ -305,9 +305,9 @@ impl<S: PanelSteps> Algorithm for PanelFactorization<S> {
         let (ext, layout) = (&mut self.driver.ext, &self.driver.layout);
         match ext.relations {
             super::Relations::Whole => encode_checksums(grid, ext, layout),
-            // (One triangle: the sums of what each relation covers, along
-            // the process rows.)
-            super::Relations::LowerTriangle => super::verify::reencode_checksums(grid, ext, layout, 0),
+            // (One triangle: the whole blocks' sums, split along the
+            // groups' diagonals.)
+            super::Relations::LowerTriangle => super::encode_lower::encode_lower_checksums(grid, ext, layout),
         }
     }
 

@@ -6,12 +6,41 @@ use crate::abft::Extended;
 use crate::blas::{self, Trans, Uplo};
 use checksum::ChecksumLayout;
 
-/// Local: the commit of step `k` on every checksum replica this process
-/// holds: for block row i and group g (members J, weights w_J),
+/// A step's checksum work, prepared in scratch from the step's column
+/// before the commit point ([`plan`]) and applied at the commit
+/// ([`apply`]): the kernels on the rows inside the groups, and the
+/// groups' whole sums for the rows below them.
+pub(crate) struct ChecksumStep {
+    k: usize,
+    kb: usize,
+    /// Rows inside a group: local row `li`, `h` rows, on the replica at
+    /// local column `c0`: C −= L·partial[p]ᵀ (when `partial` is some),
+    /// then C −= w·lower(L·Lᵀ).
+    in_group: Vec<InGroup>,
+    /// The partial sums Σ_{J∈g, k≤J<b} w_J·L(J,k) the in-group rows
+    /// take (`nb`×`kb` each).
+    partial: Vec<Vec<f64>>,
+    /// Rows below the groups: each replica's first local column and first
+    /// local row below its group, in local column order, and their whole
+    /// sums transposed side by side (`kb` × `nb` per replica, in order).
+    held: Vec<(usize, usize)>,
+    packed: Vec<f64>,
+}
+
+struct InGroup {
+    li: usize,
+    h: usize,
+    c0: usize,
+    partial: Option<usize>,
+    w: f64,
+}
+
+/// Local, in scratch: the checksum work of step `k` on every replica
+/// this process holds — for block row i and group g (members J, weights
+/// w_J),
 /// C_g(i) −= L(i,k)·(Σ_{J∈g, k≤J<i} w_J·L(J,k))ᵀ + [i∈g]·w_i·lower(L(i,k)·L(i,k)ᵀ).
 /// `whole`: the step's column from its diagonal block down (`ld`×`kb`,
-/// the diagonal block's upper half zero); `rows`: this process's rows of
-/// it (`lrows`×`kb`, its last local rows).
+/// the diagonal block's upper half zero).
 ///
 /// The rows inside a group take a small DGEMM and the diagonal's DSYRK
 /// each. The rows below the groups take the whole groups' sums: a
@@ -19,19 +48,16 @@ use checksum::ChecksumLayout;
 /// later groups first, so the groups that end above a row are the last of
 /// its active checksum columns, and the rows each column needs form a
 /// staircase, cut into a few large DGEMMs ([`staircase`]).
-pub(crate) fn update(
-    ext: &mut Extended,
+pub(crate) fn plan(
+    ext: &Extended,
     layout: &ChecksumLayout,
     k: usize,
     (whole, ld, kb): (&[f64], usize, usize),
-    (rows, lrows): (&[f64], usize),
-) {
-    let _sums = recovery::profile::part(recovery::profile::Part::Checksums, Some(k as u64));
+) -> ChecksumStep {
     let m = &ext.matrix;
-    let (nb, lr, lldm) = (m.nb(), m.local_rows(), m.lld());
+    let nb = m.nb();
     let (p, myrow) = (m.grid_shape().0, m.coords().0);
     let (n, k0) = (layout.n(), k * nb);
-    let top = lr - lrows;
     // The rows of block row `b` of the step's column (`nb`×`kb`, zero past
     // N), weighted, added to `into`.
     let add_block = |into: &mut [f64], b: usize, w: f64| {
@@ -42,12 +68,10 @@ pub(crate) fn update(
             }
         }
     };
-    // This process's replicas of the unfinished groups' checksums, in
-    // local column order: (first local column, first local row below the
-    // group, the group's whole sum transposed, kb×nb).
-    let mut held: Vec<(usize, usize, Vec<f64>)> = Vec::new();
+    let mut step =
+        ChecksumStep { k, kb, in_group: Vec::new(), partial: Vec::new(), held: Vec::new(), packed: Vec::new() };
+    let mut sums: Vec<(usize, usize, Vec<f64>)> = Vec::new();
     let mut sum = vec![0.0; nb * kb];
-    let mut square = vec![0.0; nb * nb];
     for g in 0..layout.groups() {
         let Ok(members) = layout.group_members(g) else { continue };
         if members.end <= k {
@@ -68,52 +92,67 @@ pub(crate) fn update(
                     break;
                 }
                 if b % p == myrow {
-                    let li = ext.matrix.local_rows_before(b * nb);
-                    let h = ext.matrix.local_rows_before(((b + 1) * nb).min(n)) - li;
-                    let l = &rows[li - top..];
-                    blas::dsyrk(Uplo::Lower, Trans::No, h, kb, 1.0, l, lrows, 0.0, &mut square, nb);
-                    for &c0 in &mine {
-                        let c = &mut ext.matrix.local_mut()[li + c0 * lldm..];
-                        if b > first {
-                            blas::dgemm(Trans::No, Trans::Yes, h, nb, kb, -1.0, l, lrows, &sum, nb, 1.0, c, lldm);
-                        }
-                        let wb = w(b);
-                        for col in 0..h {
-                            for r in col..h {
-                                c[r + col * lldm] -= wb * square[r + col * nb];
-                            }
-                        }
-                    }
+                    let li = m.local_rows_before(b * nb);
+                    let h = m.local_rows_before(((b + 1) * nb).min(n)) - li;
+                    let partial = (b > first).then(|| {
+                        step.partial.push(sum.clone());
+                        step.partial.len() - 1
+                    });
+                    step.in_group.extend(mine.iter().map(|&c0| InGroup { li, h, c0, partial, w: w(b) }));
                 }
                 add_block(&mut sum, b, w(b));
             }
-            let below = ext.matrix.local_rows_before((members.end * nb).min(n));
+            let below = m.local_rows_before((members.end * nb).min(n));
             let mut transposed = vec![0.0; kb * nb];
             for t in 0..kb {
                 for c in 0..nb {
                     transposed[t + c * kb] = sum[c + t * nb];
                 }
             }
-            held.extend(mine.into_iter().map(|c0| (c0, below, transposed.clone())));
+            sums.extend(mine.into_iter().map(|c0| (c0, below, transposed.clone())));
         }
+    }
+    sums.sort_by_key(|h| h.0);
+    step.held = sums.iter().map(|h| (h.0, h.1)).collect();
+    step.packed = sums.into_iter().flat_map(|h| h.2).collect();
+    step
+}
+
+/// Local: the commit of a step's checksum work ([`plan`]) on this
+/// process's replicas; `rows`: its rows of the step's column (`lrows`×`kb`,
+/// its last local rows).
+pub(crate) fn apply(ext: &mut Extended, step: &ChecksumStep, (rows, lrows): (&[f64], usize)) {
+    let _sums = recovery::profile::part(recovery::profile::Part::Checksums, Some(step.k as u64));
+    let (nb, kb) = (ext.matrix.nb(), step.kb);
+    let (lr, lldm) = (ext.matrix.local_rows(), ext.matrix.lld());
+    let top = lr - lrows;
+    for op in &step.in_group {
+        let l = &rows[op.li - top..];
+        let c = &mut ext.matrix.local_mut()[op.li + op.c0 * lldm..];
+        if let Some(p) = op.partial {
+            blas::dgemm(Trans::No, Trans::Yes, op.h, nb, kb, -1.0, l, lrows, &step.partial[p], nb, 1.0, c, lldm);
+        }
+        // The diagonal term straight into the lower triangle (DSYRK
+        // leaves the upper half alone).
+        blas::dsyrk(Uplo::Lower, Trans::No, op.h, kb, -op.w, l, lrows, 1.0, c, lldm);
     }
     // Rows below the groups: each group's columns from the row below it
     // on, a staircase of large DGEMMs.
-    held.sort_by_key(|h| h.0);
+    let held = &step.held;
     let side_by_side = held.windows(2).all(|w| w[1].0 == w[0].0 + nb && w[1].1 <= w[0].1);
     if !side_by_side {
         // (Any other arrangement: a DGEMM per replica.)
-        for (c0, below, t) in &held {
-            tail(ext, (&rows[below - top..], lrows), (t, kb), (*below..lr, *c0, nb));
+        for (j, &(c0, below)) in held.iter().enumerate() {
+            let t = &step.packed[j * kb * nb..(j + 1) * kb * nb];
+            tail(ext, (&rows[below - top..], lrows), (t, kb), (below..lr, c0, nb));
         }
         return;
     }
-    let packed: Vec<f64> = held.iter().flat_map(|h| h.2.iter().copied()).collect();
     let starts: Vec<usize> = held.iter().map(|h| h.1).collect();
     staircase(&starts, 0..held.len(), lr, &mut |cols, rows_range| {
         let (c0, ncols) = (held[cols.start].0, cols.len() * nb);
         let l = &rows[rows_range.start - top..];
-        tail(ext, (l, lrows), (&packed[cols.start * kb * nb..], kb), (rows_range, c0, ncols));
+        tail(ext, (l, lrows), (&step.packed[cols.start * kb * nb..], kb), (rows_range, c0, ncols));
     });
 }
 

@@ -218,8 +218,67 @@ enum StepScratch {
     NotPositiveDefinite(usize),
     /// The whole column below and on the diagonal, `(n − k0)`×`kb`
     /// (column-major, leading dimension `n − k0`), the diagonal block's
-    /// upper half zeroed.
-    Column { k: usize, kb: usize, whole: Vec<f64> },
+    /// upper half zeroed; what the commit takes of it, once prepared
+    /// ([`prepare`], while the step's agreement runs).
+    Column { k: usize, kb: usize, whole: Vec<f64>, prepared: Option<Box<Prepared>> },
+}
+
+/// This process's share of a step's column, made in scratch before the
+/// commit point (nothing in the extended matrix changes): its rows of
+/// the column (`rows`, `lrows`×`kb`, from the diagonal block down), the
+/// transposed column for its trailing columns (`cols`, `ncols`×`kb`),
+/// the update's view of it, the checksums' work, and on one process row
+/// the next block column worked ahead on its owner.
+struct Prepared {
+    rows: Vec<f64>,
+    lrows: usize,
+    cols: Vec<f64>,
+    ncols: usize,
+    column: Column,
+    sums: checksums::ChecksumStep,
+    early: Option<ahead::Early>,
+}
+
+/// Local: [`Prepared`] for step `k` (`whole` as in
+/// [`StepScratch::Column`]; `n` the order of A).
+/// `agreed` progresses the step's agreement between the parts.
+fn prepare(
+    d: &PanelDriver<CholPanel>,
+    (k, kb, n): (usize, usize, usize),
+    whole: &[f64],
+    agreed: &mut dyn FnMut() -> bool,
+) -> Prepared {
+    let m = &d.ext.matrix;
+    let (nb, lr) = (m.nb(), m.local_rows());
+    let (k0, next) = (k * nb, k * nb + kb);
+    let ld = n - k0;
+    let top = m.local_rows_before(k0);
+    let lrows = lr - top;
+    let rows = picked(whole, (ld, kb), (top..lr).map(|li| m.global_row(li) - k0));
+    let (right, data_end) = (m.local_cols_before(next), m.local_cols_before(n));
+    let ncols = data_end - right;
+    let cols = picked(whole, (ld, kb), (right..data_end).map(|lj| m.global_col(lj) - k0));
+    let below = m.local_rows_before(next);
+    agreed();
+    let column = Column {
+        k,
+        kb,
+        next,
+        below,
+        mrows: lr - below,
+        rows: below_the_diagonal(&rows, lrows, below - top, kb),
+        info: 0,
+    };
+    // One process row, on the owner of the next block column: that
+    // column updated and factored in scratch (see [`super::ahead`]).
+    let early = (m.grid_shape().0 == 1 && next < n && m.col_owner(next) == m.coords().1).then(|| {
+        let _u = recovery::profile::part(recovery::profile::Part::UPDATE, Some(k as u64));
+        ahead::compute(m, (whole, ld, kb, k0), (next, nb.min(n - next)))
+    });
+    agreed();
+    let sums = checksums::plan(&d.ext, &d.layout, k, (whole, ld, kb));
+    agreed();
+    Prepared { rows, lrows, cols, ncols, column, sums, early }
 }
 
 /// Cholesky's share of the protocol: its steps on the extended matrix.
@@ -297,12 +356,20 @@ impl PanelSteps for CholSteps {
         }
         clock.enter(grid, Phase::Update);
         let whole = gathered(grid, top, &panel.rows, (n, nb, p, myrow), (k0, kb))?;
-        Ok(StepScratch::Column { k, kb, whole })
+        Ok(StepScratch::Column { k, kb, whole, prepared: None })
+    }
+
+    /// The commit's scratch work, overlapping the agreement (the wait for
+    /// the slower process becomes work).
+    fn while_agreeing(&mut self, d: &PanelDriver<CholPanel>, s: &mut StepScratch, agreed: &mut dyn FnMut() -> bool) {
+        if let StepScratch::Column { k, kb, whole, prepared: prepared @ None } = s {
+            *prepared = Some(Box::new(prepare(d, (*k, *kb, self.n), whole, agreed)));
+        }
     }
 
     fn commit(&mut self, d: &mut PanelDriver<CholPanel>, grid: &Grid, _k: u64, s: StepScratch) {
         let backup = d.backup.take();
-        let (k, kb, whole) = match s {
+        let (k, kb, whole, prepared) = match s {
             StepScratch::Stopped => return,
             StepScratch::NotPositiveDefinite(order) => {
                 // The column keeps its input (as updated so far): the
@@ -313,42 +380,15 @@ impl PanelSteps for CholSteps {
                 self.state.info = Some(order);
                 return;
             }
-            StepScratch::Column { k, kb, whole } => (k, kb, whole),
+            StepScratch::Column { k, kb, whole, prepared } => (k, kb, whole, prepared),
         };
+        let Prepared { rows, lrows, cols, ncols, column, sums, early } =
+            prepared.map_or_else(|| prepare(d, (k, kb, self.n), &whole, &mut || true), |p| *p);
         let n = self.n;
         let ext = &mut d.ext;
-        let m = &ext.matrix;
-        let (nb, lr) = (m.nb(), m.local_rows());
+        let (nb, lr) = (ext.matrix.nb(), ext.matrix.local_rows());
         let (k0, next) = (k * nb, k * nb + kb);
-        let ld = n - k0;
-        // This process's rows of the column, from the diagonal block down
-        // (`lrows`×`kb`), and its columns' rows of it (the transposed
-        // column, `ncols`×`kb`).
-        let top = m.local_rows_before(k0);
-        let lrows = lr - top;
-        let rows = picked(&whole, (ld, kb), (top..lr).map(|li| m.global_row(li) - k0));
-        let (right, data_end) = (m.local_cols_before(next), m.local_cols_before(n));
-        let ncols = data_end - right;
-        let cols = picked(&whole, (ld, kb), (right..data_end).map(|lj| m.global_col(lj) - k0));
-        let below = m.local_rows_before(next);
-        let column = Column {
-            k,
-            kb,
-            next,
-            below,
-            mrows: lr - below,
-            rows: below_the_diagonal(&rows, lrows, below - top, kb),
-            info: 0,
-        };
-        // One process row, on the owner of the next block column: that
-        // column first, updated and factored (the look-ahead, see
-        // [`super::ahead`]), while the other process columns update theirs.
-        let j1 = next;
-        let early = (ext.matrix.grid_shape().0 == 1 && j1 < n && ext.matrix.col_owner(j1) == ext.matrix.coords().1)
-            .then(|| {
-                let _u = recovery::profile::part(recovery::profile::Part::UPDATE, Some(k as u64));
-                ahead::compute(&ext.matrix, (&whole, ld, kb, k0), (j1, nb.min(n - j1)))
-            });
+        let (right, data_end) = (ext.matrix.local_cols_before(next), ext.matrix.local_cols_before(n));
         match early {
             Some(e) => {
                 // The next block column as this step leaves it is its
@@ -381,7 +421,7 @@ impl PanelSteps for CholSteps {
             }
             None => {}
         }
-        checksums::update(ext, &d.layout, k, (&whole, ld, kb), (&rows, lrows));
+        checksums::apply(ext, &sums, (&rows, lrows));
         ext.accumulate_finished(&d.layout, k, k0, kb, &rows, lrows);
         if self.corrupt.is_some_and(|e| e.strikes(grid.rank(), k as u64)) {
             ext.corrupt_trailing(next);
