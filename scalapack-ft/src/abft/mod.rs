@@ -17,7 +17,9 @@
 //!
 //! * `Extended`: this process's share — the extended matrix (in A's own
 //!   storage when it has room) and its D_g;
-//! * `encode_checksums`: the initial encoding (collective);
+//! * `encode_checksums`: the initial encoding (collective); for
+//!   Cholesky's lower triangle, `encode_lower_checksums` splits its sums
+//!   along the groups' diagonals;
 //! * `rebuild_lost_blocks`: a lost process's blocks from its process
 //!   row's survivors and the checksums (collective);
 //! * `verify_checksums`: the checksum relations, recomputed (collective);
