@@ -24,9 +24,10 @@ use blacs_ft::{Grid, Scope};
 use checksum::ChecksumLayout;
 use std::ops::Range;
 
-/// Collective along each process row: C_g^(i), U_g^(i) and D_g^(i) of
-/// every group at step 0 for the lower-triangle relations, in every
-/// replica and on every holder.
+/// Collective along each process row: C_g^(i) and U_g^(i) of every group
+/// at step 0 for the lower-triangle relations, in every replica and on
+/// every holder, whose sums `Extended::new` zeroed (a fresh call's: D_g
+/// stays zero, and so do U_g's rows below the group).
 pub(crate) fn encode_lower_checksums(grid: &Grid, ext: &mut Extended, layout: &ChecksumLayout) -> Result<()> {
     encode_checksums(grid, ext, layout)?;
     let (lr, nb, mycol) = (ext.matrix.local_rows(), ext.matrix.nb(), grid.mycol() as usize);
@@ -65,13 +66,13 @@ pub(crate) fn encode_lower_checksums(grid: &Grid, ext: &mut Extended, layout: &C
             let w = layout.weight(i, member - members.start);
             let (c_part, u_part) = parts[at + i * 2 * h * nb..at + (i + 1) * 2 * h * nb].split_at_mut(h * nb);
             for (c, lj) in cols.clone().enumerate() {
-                let gj = member * nb + c;
+                // (Local rows ascend globally: the diagonal splits the
+                // band's rows of this column in two.)
+                let diagonal = ext.matrix.local_rows_before(member * nb + c).clamp(rows.start, rows.end) - rows.start;
                 let column = &ext.matrix.local()[lj * ld + rows.start..lj * ld + rows.end];
-                for (r, &x) in column.iter().enumerate() {
-                    let lower = ext.matrix.global_row(rows.start + r) >= gj;
-                    let to = if lower { &mut c_part[c * h + r] } else { &mut u_part[c * h + r] };
-                    *to = w * x;
-                }
+                let (above, below) = column.split_at(diagonal);
+                u_part[c * h..c * h + diagonal].iter_mut().zip(above).for_each(|(u, &x)| *u = w * x);
+                c_part[c * h + diagonal..(c + 1) * h].iter_mut().zip(below).for_each(|(c, &x)| *c = w * x);
             }
         }
     }
@@ -90,15 +91,15 @@ pub(crate) fn encode_lower_checksums(grid: &Grid, ext: &mut Extended, layout: &C
                 let copy = &mut ext.matrix.local_mut()[cols.start * ld..cols.start * ld + lr * nb];
                 if holder && first_copy {
                     // U from the copy's rows above the band (before
-                    // they are zeroed), then the band's; D zero.
+                    // they are zeroed), then the band's. (D, and U below
+                    // the band, are zero from `Extended::new`: written
+                    // here they would only cost their pages now.)
                     if let Some(Some(sums)) = ext.left_sums.get_mut(g) {
-                        let (d, u) = sums.split_at_mut(lr * nb);
-                        d.fill(0.0);
+                        let u = &mut sums[lr * nb..2 * lr * nb];
                         for c in 0..nb {
                             let (uc, cc) = (&mut u[c * lr..(c + 1) * lr], &copy[c * lr..(c + 1) * lr]);
                             uc[..rows.start].copy_from_slice(&cc[..rows.start]);
                             uc[rows.clone()].copy_from_slice(&u_part[c * h..(c + 1) * h]);
-                            uc[rows.end..].fill(0.0);
                         }
                     }
                 }

@@ -195,9 +195,10 @@ fn factor_lower(grid: &Grid, a: &mut DistMatrix, routine: &str) -> Result<()> {
 
 /// The column below diagonal block `k`, factored, as every process holds
 /// it after the broadcast along its process row: this process's rows
-/// `next..` of it (`mrows`×`kb`, column-major), and the diagonal block's
-/// INFO (the order of the first leading minor that is not positive
-/// definite; 0: none).
+/// `next..` of it (`mrows`×`kb`, column-major: in `rows` from element
+/// `first` on, leading dimension `ld` ≥ `mrows`), and the diagonal
+/// block's INFO (the order of the first leading minor that is not
+/// positive definite; 0: none).
 pub(crate) struct Column {
     pub k: usize,
     pub kb: usize,
@@ -205,7 +206,16 @@ pub(crate) struct Column {
     pub below: usize,
     pub mrows: usize,
     pub rows: Vec<f64>,
+    pub first: usize,
+    pub ld: usize,
     pub info: i64,
+}
+
+impl Column {
+    /// The rows `next..` of the column, and their leading dimension.
+    fn below_rows(&self) -> (&[f64], usize) {
+        (&self.rows[self.first..], self.ld)
+    }
 }
 
 /// A block column's factorization, started: its broadcast along the
@@ -266,7 +276,7 @@ fn start_column(grid: &Grid, a: &mut DistMatrix, k: usize) -> Result<Started> {
         }
     }
     rows.resize(mrows * kb, 0.0);
-    let column = Column { k, kb, next, below, mrows, rows: Vec::new(), info };
+    let column = Column { k, kb, next, below, mrows, rows: Vec::new(), first: 0, ld: mrows, info };
     if q == 1 {
         return Ok(Started { column: Column { rows, ..column }, info: None, rows: None });
     }
@@ -331,12 +341,13 @@ fn transposed(grid: &Grid, a: &DistMatrix, column: &Column) -> Result<Vec<f64>> 
     let (from, ld): (&[f64], usize) = if p > 1 {
         let mut padded = vec![0.0; tall * kb];
         for t in 0..kb {
-            padded[t * tall..t * tall + mrows].copy_from_slice(&column.rows[t * mrows..(t + 1) * mrows]);
+            let (rows, ld) = column.below_rows();
+            padded[t * tall..t * tall + mrows].copy_from_slice(&rows[t * ld..t * ld + mrows]);
         }
         gathered = grid.allgather(Scope::Column, &padded)?;
         (&gathered, tall)
     } else {
-        (&column.rows, mrows)
+        column.below_rows()
     };
     let chunk = ld * kb;
     // (Where each local column's row of L is in `from`.)
@@ -385,9 +396,9 @@ pub(crate) fn update(
     let (nb, lld, lr) = (a.nb(), a.lld(), a.local_rows());
     let p = a.grid_shape().0;
     let myrow = a.coords().0;
-    let (kb, below, mrows) = (column.kb, column.below, column.mrows);
+    let (kb, below) = (column.kb, column.below);
+    let (rows, ldr) = column.below_rows();
     let right = a.local_cols_before(column.next);
-    let rows = &column.rows;
     let chunk_cols = UPDATE_WIDTH.max(nb);
     let mut lj = range.start;
     while lj < range.end {
@@ -404,20 +415,20 @@ pub(crate) fn update(
             if (g / nb) % p == myrow {
                 // The diagonal block: its lower triangle only.
                 let c = &mut local[top + b * lld..];
-                blas::dsyrk(Uplo::Lower, Trans::No, w, kb, -1.0, &rows[top - below..], mrows, 1.0, c, lld);
+                blas::dsyrk(Uplo::Lower, Trans::No, w, kb, -1.0, &rows[top - below..], ldr, 1.0, c, lld);
                 from = top + w;
             }
             if bottom > from {
                 let c = &mut local[from + b * lld..];
                 let (l, cs) = (&rows[from - below..], &cols[b - right..]);
-                blas::dgemm(Trans::No, Trans::Yes, bottom - from, w, kb, -1.0, l, mrows, cs, ncols, 1.0, c, lld);
+                blas::dgemm(Trans::No, Trans::Yes, bottom - from, w, kb, -1.0, l, ldr, cs, ncols, 1.0, c, lld);
             }
             b += w;
         }
         if lr > bottom {
             let c = &mut a.local_mut()[bottom + lj * lld..];
             let (l, cs) = (&rows[bottom - below..], &cols[lj - right..]);
-            blas::dgemm(Trans::No, Trans::Yes, lr - bottom, end - lj, kb, -1.0, l, mrows, cs, ncols, 1.0, c, lld);
+            blas::dgemm(Trans::No, Trans::Yes, lr - bottom, end - lj, kb, -1.0, l, ldr, cs, ncols, 1.0, c, lld);
         }
         lj = end;
         between()?;

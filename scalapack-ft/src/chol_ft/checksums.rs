@@ -22,9 +22,10 @@ pub(crate) struct ChecksumStep {
     partial: Vec<Vec<f64>>,
     /// Rows below the groups: each replica's first local column and first
     /// local row below its group, in local column order, and their whole
-    /// sums transposed side by side (`kb` × `nb` per replica, in order).
+    /// sums stacked in that order (`nb` rows each, `kb` columns, leading
+    /// dimension `nb` × the replicas).
     held: Vec<(usize, usize)>,
-    packed: Vec<f64>,
+    stacked: Vec<f64>,
 }
 
 struct InGroup {
@@ -68,22 +69,33 @@ pub(crate) fn plan(
             }
         }
     };
+    // This process's replicas of each unfinished group's checksums, with
+    // the first local row below the group.
+    let replicas = |g: usize, i: usize| -> Option<(std::ops::Range<usize>, Vec<usize>, usize)> {
+        let members = layout.group_members(g).ok()?;
+        let mine: Vec<usize> = layout
+            .replica_block_cols(g, i)
+            .ok()?
+            .into_iter()
+            .filter_map(|bc| ext.local_block(bc))
+            .map(|c| c.start)
+            .collect();
+        let below = m.local_rows_before((members.end * nb).min(n));
+        (members.end > k && !mine.is_empty()).then_some((members, mine, below))
+    };
+    let mut held: Vec<(usize, usize)> = (0..layout.groups())
+        .flat_map(|g| (0..layout.checksums()).filter_map(move |i| replicas(g, i)))
+        .flat_map(|(_, mine, below)| mine.into_iter().map(move |c0| (c0, below)))
+        .collect();
+    held.sort_by_key(|h| h.0);
+    let tall = held.len() * nb;
     let mut step =
-        ChecksumStep { k, kb, in_group: Vec::new(), partial: Vec::new(), held: Vec::new(), packed: Vec::new() };
-    let mut sums: Vec<(usize, usize, Vec<f64>)> = Vec::new();
+        ChecksumStep { k, kb, in_group: Vec::new(), partial: Vec::new(), stacked: vec![0.0; tall * kb], held };
     let mut sum = vec![0.0; nb * kb];
     for g in 0..layout.groups() {
-        let Ok(members) = layout.group_members(g) else { continue };
-        if members.end <= k {
-            continue; // finished: its checksums no longer change
-        }
-        let first = members.start.max(k);
         for i in 0..layout.checksums() {
-            let Ok(replicas) = layout.replica_block_cols(g, i) else { continue };
-            let mine: Vec<usize> = replicas.into_iter().filter_map(|bc| ext.local_block(bc)).map(|c| c.start).collect();
-            if mine.is_empty() {
-                continue;
-            }
+            let Some((members, mine, _)) = replicas(g, i) else { continue };
+            let first = members.start.max(k);
             let w = |b: usize| layout.weight(i, b - members.start);
             // Rows inside the group: a partial sum and the diagonal term.
             sum.fill(0.0);
@@ -102,19 +114,17 @@ pub(crate) fn plan(
                 }
                 add_block(&mut sum, b, w(b));
             }
-            let below = m.local_rows_before((members.end * nb).min(n));
-            let mut transposed = vec![0.0; kb * nb];
-            for t in 0..kb {
-                for c in 0..nb {
-                    transposed[t + c * kb] = sum[c + t * nb];
+            // The whole sum, for the rows below the group, in each
+            // replica's place of the stack.
+            for c0 in mine {
+                let Ok(j) = step.held.binary_search_by_key(&c0, |h| h.0) else { continue };
+                for t in 0..kb {
+                    step.stacked[j * nb + t * tall..(j + 1) * nb + t * tall]
+                        .copy_from_slice(&sum[t * nb..(t + 1) * nb]);
                 }
             }
-            sums.extend(mine.into_iter().map(|c0| (c0, below, transposed.clone())));
         }
     }
-    sums.sort_by_key(|h| h.0);
-    step.held = sums.iter().map(|h| (h.0, h.1)).collect();
-    step.packed = sums.into_iter().flat_map(|h| h.2).collect();
     step
 }
 
@@ -139,12 +149,13 @@ pub(crate) fn apply(ext: &mut Extended, step: &ChecksumStep, (rows, lrows): (&[f
     // Rows below the groups: each group's columns from the row below it
     // on, a staircase of large DGEMMs.
     let held = &step.held;
+    let tall = held.len() * nb;
+    let stack = |j: usize| (&step.stacked[j * nb..], tall);
     let side_by_side = held.windows(2).all(|w| w[1].0 == w[0].0 + nb && w[1].1 <= w[0].1);
     if !side_by_side {
         // (Any other arrangement: a DGEMM per replica.)
         for (j, &(c0, below)) in held.iter().enumerate() {
-            let t = &step.packed[j * kb * nb..(j + 1) * kb * nb];
-            tail(ext, (&rows[below - top..], lrows), (t, kb), (below..lr, c0, nb));
+            tail(ext, (&rows[below - top..], lrows), stack(j), kb, (below..lr, c0, nb));
         }
         return;
     }
@@ -152,7 +163,7 @@ pub(crate) fn apply(ext: &mut Extended, step: &ChecksumStep, (rows, lrows): (&[f
     staircase(&starts, 0..held.len(), lr, &mut |cols, rows_range| {
         let (c0, ncols) = (held[cols.start].0, cols.len() * nb);
         let l = &rows[rows_range.start - top..];
-        tail(ext, (l, lrows), (&step.packed[cols.start * kb * nb..], kb), (rows_range, c0, ncols));
+        tail(ext, (l, lrows), stack(cols.start), kb, (rows_range, c0, ncols));
     });
 }
 
@@ -182,13 +193,15 @@ fn staircase(
     staircase(starts, mid + 1..cols.end, top.min(bottom), dgemm);
 }
 
-/// `C −= L·B` on the local rows `rows` of the local columns `c0..c0+cols`
-/// of `ext`: L those rows of the step's column (leading dimension
-/// `lrows`), B `kb`×`cols`.
+/// `C −= L·Sᵀ` on the local rows `rows` of the local columns
+/// `c0..c0+cols` of `ext`: L those rows of the step's column (leading
+/// dimension `lrows`), S the columns' sums (`cols`×`kb`, leading dimension
+/// `lds`).
 fn tail(
     ext: &mut Extended,
     (l, lrows): (&[f64], usize),
-    (b, kb): (&[f64], usize),
+    (s, lds): (&[f64], usize),
+    kb: usize,
     (rows, c0, cols): (std::ops::Range<usize>, usize, usize),
 ) {
     if rows.is_empty() {
@@ -196,7 +209,7 @@ fn tail(
     }
     let lldm = ext.matrix.lld();
     let c = &mut ext.matrix.local_mut()[rows.start + c0 * lldm..];
-    blas::dgemm(Trans::No, Trans::No, rows.len(), cols, kb, -1.0, l, lrows, b, kb, 1.0, c, lldm);
+    blas::dgemm(Trans::No, Trans::Yes, rows.len(), cols, kb, -1.0, l, lrows, s, lds, 1.0, c, lldm);
 }
 
 /// The checksums' trailing-update flops over the data's, summed over the

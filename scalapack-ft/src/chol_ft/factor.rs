@@ -224,13 +224,13 @@ enum StepScratch {
 }
 
 /// This process's share of a step's column, made in scratch before the
-/// commit point (nothing in the extended matrix changes): its rows of
-/// the column (`rows`, `lrows`×`kb`, from the diagonal block down), the
-/// transposed column for its trailing columns (`cols`, `ncols`×`kb`),
-/// the update's view of it, the checksums' work, and on one process row
-/// the next block column worked ahead on its owner.
+/// commit point (nothing in the extended matrix changes): the update's
+/// view of the column (`column`: its `rows` are this process's rows of
+/// the column from the diagonal block down, `lrows`×`kb`, leading
+/// dimension `lrows`), the transposed column for its trailing columns
+/// (`cols`, `ncols`×`kb`), the checksums' work, and on one process row the
+/// next block column worked ahead on its owner.
 struct Prepared {
-    rows: Vec<f64>,
     lrows: usize,
     cols: Vec<f64>,
     ncols: usize,
@@ -245,7 +245,7 @@ struct Prepared {
 fn prepare(
     d: &PanelDriver<CholPanel>,
     (k, kb, n): (usize, usize, usize),
-    whole: &[f64],
+    whole: Vec<f64>,
     agreed: &mut dyn FnMut() -> bool,
 ) -> Prepared {
     let m = &d.ext.matrix;
@@ -254,31 +254,25 @@ fn prepare(
     let ld = n - k0;
     let top = m.local_rows_before(k0);
     let lrows = lr - top;
-    let rows = picked(whole, (ld, kb), (top..lr).map(|li| m.global_row(li) - k0));
     let (right, data_end) = (m.local_cols_before(next), m.local_cols_before(n));
     let ncols = data_end - right;
-    let cols = picked(whole, (ld, kb), (right..data_end).map(|lj| m.global_col(lj) - k0));
-    let below = m.local_rows_before(next);
+    let cols = picked(&whole, (ld, kb), (right..data_end).map(|lj| m.global_col(lj) - k0));
     agreed();
-    let column = Column {
-        k,
-        kb,
-        next,
-        below,
-        mrows: lr - below,
-        rows: below_the_diagonal(&rows, lrows, below - top, kb),
-        info: 0,
-    };
     // One process row, on the owner of the next block column: that
     // column updated and factored in scratch (see [`super::ahead`]).
     let early = (m.grid_shape().0 == 1 && next < n && m.col_owner(next) == m.coords().1).then(|| {
         let _u = recovery::profile::part(recovery::profile::Part::UPDATE, Some(k as u64));
-        ahead::compute(m, (whole, ld, kb, k0), (next, nb.min(n - next)))
+        ahead::compute(m, (&whole, ld, kb, k0), (next, nb.min(n - next)))
     });
     agreed();
-    let sums = checksums::plan(&d.ext, &d.layout, k, (whole, ld, kb));
+    let sums = checksums::plan(&d.ext, &d.layout, k, (&whole, ld, kb));
+    // (One process row: its rows are the whole column, in order.)
+    let rows =
+        if m.grid_shape().0 == 1 { whole } else { picked(&whole, (ld, kb), (top..lr).map(|li| m.global_row(li) - k0)) };
+    let below = m.local_rows_before(next);
     agreed();
-    Prepared { rows, lrows, cols, ncols, column, sums, early }
+    let column = Column { k, kb, next, below, mrows: lr - below, rows, first: below - top, ld: lrows, info: 0 };
+    Prepared { lrows, cols, ncols, column, sums, early }
 }
 
 /// Cholesky's share of the protocol: its steps on the extended matrix.
@@ -363,7 +357,7 @@ impl PanelSteps for CholSteps {
     /// the slower process becomes work).
     fn while_agreeing(&mut self, d: &PanelDriver<CholPanel>, s: &mut StepScratch, agreed: &mut dyn FnMut() -> bool) {
         if let StepScratch::Column { k, kb, whole, prepared: prepared @ None } = s {
-            *prepared = Some(Box::new(prepare(d, (*k, *kb, self.n), whole, agreed)));
+            *prepared = Some(Box::new(prepare(d, (*k, *kb, self.n), std::mem::take(whole), agreed)));
         }
     }
 
@@ -382,8 +376,9 @@ impl PanelSteps for CholSteps {
             }
             StepScratch::Column { k, kb, whole, prepared } => (k, kb, whole, prepared),
         };
-        let Prepared { rows, lrows, cols, ncols, column, sums, early } =
-            prepared.map_or_else(|| prepare(d, (k, kb, self.n), &whole, &mut || true), |p| *p);
+        let Prepared { lrows, cols, ncols, column, sums, early } =
+            prepared.map_or_else(|| prepare(d, (k, kb, self.n), whole, &mut || true), |p| *p);
+        let rows = &column.rows;
         let n = self.n;
         let ext = &mut d.ext;
         let (nb, lr) = (ext.matrix.nb(), ext.matrix.local_rows());
@@ -421,8 +416,8 @@ impl PanelSteps for CholSteps {
             }
             None => {}
         }
-        checksums::apply(ext, &sums, (&rows, lrows));
-        ext.accumulate_finished(&d.layout, k, k0, kb, &rows, lrows);
+        checksums::apply(ext, &sums, (rows, lrows));
+        ext.accumulate_finished(&d.layout, k, k0, kb, rows, lrows);
         if self.corrupt.is_some_and(|e| e.strikes(grid.rank(), k as u64)) {
             ext.corrupt_trailing(next);
         }
@@ -440,15 +435,6 @@ fn factor_column(grid: &Grid, ext: &mut crate::abft::Extended, (k0, kb): (usize,
     let mut rows = Vec::new();
     pack(m.local(), m.lld(), top..m.local_rows(), c0..c0 + kb, &mut rows);
     Ok(CholPanel { info, rows })
-}
-
-/// Local rows `from..` of `rows` (`lrows`×`kb`), as their own array.
-fn below_the_diagonal(rows: &[f64], lrows: usize, from: usize, kb: usize) -> Vec<f64> {
-    let mut out = Vec::with_capacity((lrows - from) * kb);
-    for t in 0..kb {
-        out.extend_from_slice(&rows[t * lrows + from..(t + 1) * lrows]);
-    }
-    out
 }
 
 /// Collective down each process column: the whole column `k0..n` of the
