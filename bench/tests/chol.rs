@@ -165,6 +165,42 @@ fn nan_in_the_upper_triangle_spoils_no_rebuild() {
     }
 }
 
+/// The encoding of the lower triangle's checksums (whole blocks, then
+/// the groups' bands split along the diagonal) holds the relations as
+/// they are defined, recomputed right after it (`FTLA_TEST_CHECK_ENCODING`):
+/// several process rows, a last block shorter than NB, the rotating layout
+/// with two and three weighted checksums, NaN in the upper triangle; and
+/// the whole matrix's encoding (QR, LU) too.
+#[cfg(feature = "full-tests")]
+#[test]
+fn the_checksums_hold_right_after_the_encoding() {
+    let check = [("FTLA_TEST_CHECK_ENCODING", "1")];
+    let n: usize = 150;
+    let entry = |i: usize, j: usize| match i.cmp(&j) {
+        std::cmp::Ordering::Less => f64::NAN,
+        std::cmp::Ordering::Equal => n as f64,
+        std::cmp::Ordering::Greater => 1.0 / (1 + i - j) as f64,
+    };
+    let a: Vec<f64> = (0..n * n).map(|k| entry(k % n, k / n)).collect();
+    let input = scratch("encoding-nan-upper");
+    scalapack_ft::io::npy::write_npy(&input, n, n, &a).unwrap();
+    let i = input.to_str().unwrap();
+    for args in [
+        &["chol", "--grid", "3x2", "--n", "517", "--nb", "16"][..],
+        &["chol", "--grid", "2x4", "--n", "999", "--nb", "32", "--layout", "rotating", "--checksums", "2"],
+        &["chol", "--grid", "1x4", "--n", "300", "--nb", "16", "--layout", "rotating", "--checksums", "3"],
+        &["chol", "--grid", "2x3", "--nb", "16", "--input", i],
+        &["qr", "--grid", "2x3", "--m", "300", "--n", "200", "--nb", "16"],
+        &["lu", "--grid", "2x4", "--n", "333", "--nb", "16", "--layout", "rotating", "--checksums", "2"],
+    ] {
+        let (out, json, _) = common::run_ft_with_json(args[0], &args[1..], &check);
+        assert_eq!(out.code, Some(0), "{args:?}:\n{}\n{}", out.stdout, out.stderr);
+        let r: FactorReport = serde_json::from_str(&json.expect("a report")).unwrap();
+        assert!(r.ok, "{args:?}: {r:?}");
+    }
+    let _ = std::fs::remove_file(&input);
+}
+
 #[cfg(feature = "full-tests")]
 #[test]
 fn every_phase_through_a_spawn_on_2x2_gives_pdpotrfs_factor() {

@@ -95,6 +95,7 @@ pub(crate) fn encode_lower_checksums(grid: &Grid, ext: &mut Extended, layout: &C
                     // the band, are zero from `Extended::new`: written
                     // here they would only cost their pages now.)
                     if let Some(Some(sums)) = ext.left_sums.get_mut(g) {
+                        debug_assert!(sums.iter().all(|&x| x == 0.0), "a fresh call's sums are zero");
                         let u = &mut sums[lr * nb..2 * lr * nb];
                         for c in 0..nb {
                             let (uc, cc) = (&mut u[c * lr..(c + 1) * lr], &copy[c * lr..(c + 1) * lr]);

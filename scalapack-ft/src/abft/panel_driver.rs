@@ -21,6 +21,11 @@ use recovery::protocol::{self, Algorithm, Phase, PhaseClock};
 use recovery::Region;
 use recovery::Replicated;
 
+/// A test switch: set, every fresh call checks its checksums right after
+/// encoding them (collective; inconsistent ones end the call with an
+/// unrecoverable error naming the defects).
+pub(crate) const CHECK_ENCODING_VAR: &str = "FTLA_TEST_CHECK_ENCODING";
+
 /// The current panel's columns as the last commit left them, on the
 /// panel's owner: an abort puts them back.
 pub(crate) struct PanelBackup {
@@ -304,11 +309,23 @@ impl<S: PanelSteps> Algorithm for PanelFactorization<S> {
     fn encode(&mut self, grid: &Grid) -> Result<()> {
         let (ext, layout) = (&mut self.driver.ext, &self.driver.layout);
         match ext.relations {
-            super::Relations::Whole => encode_checksums(grid, ext, layout),
+            super::Relations::Whole => encode_checksums(grid, ext, layout)?,
             // (One triangle: the whole blocks' sums, split along the
             // groups' diagonals.)
-            super::Relations::LowerTriangle => super::encode_lower::encode_lower_checksums(grid, ext, layout),
+            super::Relations::LowerTriangle => super::encode_lower::encode_lower_checksums(grid, ext, layout)?,
         }
+        if std::env::var_os(CHECK_ENCODING_VAR).is_some() {
+            // (A test switch: the encoding against the relations'
+            // definition, recomputed.)
+            let check = verify_checksums(grid, ext, layout, 0)?;
+            if !check.ok {
+                return Err(blacs_ft::Error::Unrecoverable {
+                    reason: format!("the checksums as encoded do not hold: {check:?}"),
+                }
+                .into());
+            }
+        }
+        Ok(())
     }
 
     fn exchange(&mut self, grid: &Grid, k: u64, clock: &mut PhaseClock) -> Result<S::Scratch> {

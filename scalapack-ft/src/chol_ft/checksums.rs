@@ -117,7 +117,11 @@ pub(crate) fn plan(
             // The whole sum, for the rows below the group, in each
             // replica's place of the stack.
             for c0 in mine {
-                let Ok(j) = step.held.binary_search_by_key(&c0, |h| h.0) else { continue };
+                let Ok(j) = step.held.binary_search_by_key(&c0, |h| h.0) else {
+                    // (`held` lists every replica of this loop.)
+                    debug_assert!(false, "replica at local column {c0} not held");
+                    continue;
+                };
                 for t in 0..kb {
                     step.stacked[j * nb + t * tall..(j + 1) * nb + t * tall]
                         .copy_from_slice(&sum[t * nb..(t + 1) * nb]);
