@@ -126,6 +126,21 @@ fn every_phase(grid: &str, spares: &str, more: &[&str], kills: &[(&str, &str, u6
     }
 }
 
+/// An n×n symmetric positive definite lower triangle (n on the diagonal,
+/// 1/(1 + i − j) below) with NaN in the strictly upper one, column-major,
+/// and the .npy file `name` in the scratch directory that holds it.
+fn nan_upper_input(n: usize, name: &str) -> (Vec<f64>, PathBuf) {
+    let entry = |i: usize, j: usize| match i.cmp(&j) {
+        std::cmp::Ordering::Less => f64::NAN,
+        std::cmp::Ordering::Equal => n as f64,
+        std::cmp::Ordering::Greater => 1.0 / (1 + i - j) as f64,
+    };
+    let a: Vec<f64> = (0..n * n).map(|k| entry(k % n, k / n)).collect();
+    let input = scratch(name);
+    scalapack_ft::io::npy::write_npy(&input, n, n, &a).unwrap();
+    (a, input)
+}
+
 /// The strictly upper triangle is not referenced, and whatever the
 /// program keeps there — NaN here — spoils no rebuild: after a kill, L is
 /// LAPACK's and the upper triangle comes back as given (NaN everywhere,
@@ -133,14 +148,7 @@ fn every_phase(grid: &str, spares: &str, more: &[&str], kills: &[(&str, &str, u6
 #[test]
 fn nan_in_the_upper_triangle_spoils_no_rebuild() {
     let n: usize = SHAPE[1].parse().unwrap();
-    let entry = |i: usize, j: usize| match i.cmp(&j) {
-        std::cmp::Ordering::Less => f64::NAN,
-        std::cmp::Ordering::Equal => n as f64,
-        std::cmp::Ordering::Greater => 1.0 / (1 + i - j) as f64,
-    };
-    let a: Vec<f64> = (0..n * n).map(|k| entry(k % n, k / n)).collect();
-    let input = scratch("nan-upper-input");
-    scalapack_ft::io::npy::write_npy(&input, n, n, &a).unwrap();
+    let (a, input) = nan_upper_input(n, "nan-upper-input");
     let i = input.to_str().unwrap();
     // LAPACK's L of the same matrix (DPOTRF reads the lower triangle).
     let mut want = a.clone();
@@ -175,15 +183,7 @@ fn nan_in_the_upper_triangle_spoils_no_rebuild() {
 #[test]
 fn the_checksums_hold_right_after_the_encoding() {
     let check = [("FTLA_TEST_CHECK_ENCODING", "1")];
-    let n: usize = 150;
-    let entry = |i: usize, j: usize| match i.cmp(&j) {
-        std::cmp::Ordering::Less => f64::NAN,
-        std::cmp::Ordering::Equal => n as f64,
-        std::cmp::Ordering::Greater => 1.0 / (1 + i - j) as f64,
-    };
-    let a: Vec<f64> = (0..n * n).map(|k| entry(k % n, k / n)).collect();
-    let input = scratch("encoding-nan-upper");
-    scalapack_ft::io::npy::write_npy(&input, n, n, &a).unwrap();
+    let (_, input) = nan_upper_input(150, "encoding-nan-upper");
     let i = input.to_str().unwrap();
     for args in [
         &["chol", "--grid", "3x2", "--n", "517", "--nb", "16"][..],

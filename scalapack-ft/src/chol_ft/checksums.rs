@@ -69,63 +69,61 @@ pub(crate) fn plan(
             }
         }
     };
-    // This process's replicas of each unfinished group's checksums, with
-    // the first local row below the group.
-    let replicas = |g: usize, i: usize| -> Option<(std::ops::Range<usize>, Vec<usize>, usize)> {
-        let members = layout.group_members(g).ok()?;
-        let mine: Vec<usize> = layout
-            .replica_block_cols(g, i)
-            .ok()?
-            .into_iter()
-            .filter_map(|bc| ext.local_block(bc))
-            .map(|c| c.start)
-            .collect();
-        let below = m.local_rows_before((members.end * nb).min(n));
-        (members.end > k && !mine.is_empty()).then_some((members, mine, below))
-    };
-    let mut held: Vec<(usize, usize)> = (0..layout.groups())
-        .flat_map(|g| (0..layout.checksums()).filter_map(move |i| replicas(g, i)))
-        .flat_map(|(_, mine, below)| mine.into_iter().map(move |c0| (c0, below)))
+    // This process's replicas of each unfinished group's checksums (the
+    // checksum, the group's members, the replicas' first local columns),
+    // with the first local row below the group.
+    let sets: Vec<(usize, std::ops::Range<usize>, Vec<usize>, usize)> = (0..layout.groups())
+        .flat_map(|g| (0..layout.checksums()).map(move |i| (g, i)))
+        .filter_map(|(g, i)| {
+            let members = layout.group_members(g).ok()?;
+            let mine: Vec<usize> = layout
+                .replica_block_cols(g, i)
+                .ok()?
+                .into_iter()
+                .filter_map(|bc| ext.local_block(bc))
+                .map(|c| c.start)
+                .collect();
+            let below = m.local_rows_before((members.end * nb).min(n));
+            (members.end > k && !mine.is_empty()).then_some((i, members, mine, below))
+        })
         .collect();
+    let mut held: Vec<(usize, usize)> =
+        sets.iter().flat_map(|(_, _, mine, below)| mine.iter().map(move |&c0| (c0, *below))).collect();
     held.sort_by_key(|h| h.0);
     let tall = held.len() * nb;
     let mut step =
         ChecksumStep { k, kb, in_group: Vec::new(), partial: Vec::new(), stacked: vec![0.0; tall * kb], held };
     let mut sum = vec![0.0; nb * kb];
-    for g in 0..layout.groups() {
-        for i in 0..layout.checksums() {
-            let Some((members, mine, _)) = replicas(g, i) else { continue };
-            let first = members.start.max(k);
-            let w = |b: usize| layout.weight(i, b - members.start);
-            // Rows inside the group: a partial sum and the diagonal term.
-            sum.fill(0.0);
-            for b in first..members.end {
-                if b * nb >= n {
-                    break;
-                }
-                if b % p == myrow {
-                    let li = m.local_rows_before(b * nb);
-                    let h = m.local_rows_before(((b + 1) * nb).min(n)) - li;
-                    let partial = (b > first).then(|| {
-                        step.partial.push(sum.clone());
-                        step.partial.len() - 1
-                    });
-                    step.in_group.extend(mine.iter().map(|&c0| InGroup { li, h, c0, partial, w: w(b) }));
-                }
-                add_block(&mut sum, b, w(b));
+    for (i, members, mine, _) in sets {
+        let first = members.start.max(k);
+        let w = |b: usize| layout.weight(i, b - members.start);
+        // Rows inside the group: a partial sum and the diagonal term.
+        sum.fill(0.0);
+        for b in first..members.end {
+            if b * nb >= n {
+                break;
             }
-            // The whole sum, for the rows below the group, in each
-            // replica's place of the stack.
-            for c0 in mine {
-                let Ok(j) = step.held.binary_search_by_key(&c0, |h| h.0) else {
-                    // (`held` lists every replica of this loop.)
-                    debug_assert!(false, "replica at local column {c0} not held");
-                    continue;
-                };
-                for t in 0..kb {
-                    step.stacked[j * nb + t * tall..(j + 1) * nb + t * tall]
-                        .copy_from_slice(&sum[t * nb..(t + 1) * nb]);
-                }
+            if b % p == myrow {
+                let li = m.local_rows_before(b * nb);
+                let h = m.local_rows_before(((b + 1) * nb).min(n)) - li;
+                let partial = (b > first).then(|| {
+                    step.partial.push(sum.clone());
+                    step.partial.len() - 1
+                });
+                step.in_group.extend(mine.iter().map(|&c0| InGroup { li, h, c0, partial, w: w(b) }));
+            }
+            add_block(&mut sum, b, w(b));
+        }
+        // The whole sum, for the rows below the group, in each
+        // replica's place of the stack.
+        for c0 in mine {
+            let Ok(j) = step.held.binary_search_by_key(&c0, |h| h.0) else {
+                // (`held` lists every replica of this loop.)
+                debug_assert!(false, "replica at local column {c0} not held");
+                continue;
+            };
+            for t in 0..kb {
+                step.stacked[j * nb + t * tall..(j + 1) * nb + t * tall].copy_from_slice(&sum[t * nb..(t + 1) * nb]);
             }
         }
     }

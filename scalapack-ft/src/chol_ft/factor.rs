@@ -226,12 +226,10 @@ enum StepScratch {
 /// This process's share of a step's column, made in scratch before the
 /// commit point (nothing in the extended matrix changes): the update's
 /// view of the column (`column`: its `rows` are this process's rows of
-/// the column from the diagonal block down, `lrows`×`kb`, leading
-/// dimension `lrows`), the transposed column for its trailing columns
+/// the column from the diagonal block down, `column.ld`×`kb`), the transposed column for its trailing columns
 /// (`cols`, `ncols`×`kb`), the checksums' work, and on one process row the
 /// next block column worked ahead on its owner.
 struct Prepared {
-    lrows: usize,
     cols: Vec<f64>,
     ncols: usize,
     column: Column,
@@ -272,7 +270,7 @@ fn prepare(
     let below = m.local_rows_before(next);
     agreed();
     let column = Column { k, kb, next, below, mrows: lr - below, rows, first: below - top, ld: lrows, info: 0 };
-    Prepared { lrows, cols, ncols, column, sums, early }
+    Prepared { cols, ncols, column, sums, early }
 }
 
 /// Cholesky's share of the protocol: its steps on the extended matrix.
@@ -376,9 +374,9 @@ impl PanelSteps for CholSteps {
             }
             StepScratch::Column { k, kb, whole, prepared } => (k, kb, whole, prepared),
         };
-        let Prepared { lrows, cols, ncols, column, sums, early } =
+        let Prepared { cols, ncols, column, sums, early } =
             prepared.map_or_else(|| prepare(d, (k, kb, self.n), whole, &mut || true), |p| *p);
-        let rows = &column.rows;
+        let (rows, lrows) = (&column.rows, column.ld);
         let n = self.n;
         let ext = &mut d.ext;
         let (nb, lr) = (ext.matrix.nb(), ext.matrix.local_rows());
