@@ -363,14 +363,12 @@ fn transposed(grid: &Grid, a: &DistMatrix, column: &Column) -> Result<Vec<f64>> 
 /// `at.len()`×`kb` array.
 pub(crate) fn picked(whole: &[f64], (ld, kb): (usize, usize), at: impl ExactSizeIterator<Item = usize>) -> Vec<f64> {
     let at: Vec<usize> = at.collect();
-    let count = at.len();
-    let mut out = vec![0.0; count * kb];
-    // (Column by column: both arrays are read and written in order.)
+    // (Column by column: both arrays are read and written in order; the
+    // output is written once, never zeroed first.)
+    let mut out = Vec::with_capacity(at.len() * kb);
     for t in 0..kb {
-        let (column, into) = (&whole[t * ld..], &mut out[t * count..(t + 1) * count]);
-        for (o, &i) in into.iter_mut().zip(&at) {
-            *o = column[i];
-        }
+        let column = &whole[t * ld..];
+        out.extend(at.iter().map(|&i| column[i]));
     }
     out
 }

@@ -1,11 +1,12 @@
 //! The block column of a step as it travels along the process rows, and
-//! the look-ahead on one process row: at the commit, the owner of the next
-//! block column updates that column first, factors it and starts sending
-//! it, then updates the rest of its columns (as plain `pdpotrf` does), so
-//! that the other process columns, updating theirs meanwhile, find it
-//! waiting at the next step. (With several process rows the column's
-//! factorization needs its process column's collectives, which a local
-//! commit cannot make.)
+//! the look-ahead on one process row, worked in scratch while the step's
+//! agreement runs: the owner of the next block column updates that column
+//! and factors it, and the commit puts it in and starts sending it before
+//! it updates the rest of its columns (as plain `pdpotrf` does), so that
+//! the other process columns, updating theirs meanwhile, find it waiting
+//! at the next step. (With several process rows the column's
+//! factorization needs its process column's collectives: the commit does
+//! it there, see `factor::CholSteps::commit`.)
 
 use crate::blas::{self, Diag, Side, Trans, Uplo};
 use crate::matrix::{pack, DistMatrix};
@@ -21,10 +22,12 @@ pub(crate) struct CholPanel {
 }
 
 impl RowPanel for CholPanel {
+    /// The rows, then the INFO (last: a receiver pops it off instead of
+    /// moving every row down).
     fn row_message(&self) -> Vec<f64> {
         let mut m = Vec::with_capacity(1 + self.rows.len());
-        m.push(self.info as f64);
         m.extend_from_slice(&self.rows);
+        m.push(self.info as f64);
         m
     }
 
@@ -33,8 +36,7 @@ impl RowPanel for CholPanel {
     }
 
     fn from_row_message(_j0: usize, _jb: usize, _lrows: usize, mut message: Vec<f64>) -> CholPanel {
-        let info = message.first().map_or(0, |&x| x as i64);
-        message.remove(0);
+        let info = message.pop().map_or(0, |x| x as i64);
         CholPanel { info, rows: message }
     }
 }

@@ -220,7 +220,10 @@ enum StepScratch {
     /// (column-major, leading dimension `n − k0`), the diagonal block's
     /// upper half zeroed; what the commit takes of it, once prepared
     /// ([`prepare`], while the step's agreement runs).
-    Column { k: usize, kb: usize, whole: Vec<f64>, prepared: Option<Box<Prepared>> },
+    /// With several process rows, `mine` is this process's rows of it
+    /// from the diagonal block down (`lrows`×`kb`, the diagonal block's
+    /// upper half zeroed where it holds it); empty on one process row.
+    Column { k: usize, kb: usize, whole: Vec<f64>, mine: Vec<f64>, prepared: Option<Box<Prepared>> },
 }
 
 /// This process's share of a step's column, made in scratch before the
@@ -237,13 +240,13 @@ struct Prepared {
     early: Option<ahead::Early>,
 }
 
-/// Local: [`Prepared`] for step `k` (`whole` as in
+/// Local: [`Prepared`] for step `k` (`whole` and `mine` as in
 /// [`StepScratch::Column`]; `n` the order of A).
 /// `agreed` progresses the step's agreement between the parts.
 fn prepare(
     d: &PanelDriver<CholPanel>,
     (k, kb, n): (usize, usize, usize),
-    whole: Vec<f64>,
+    (whole, mine): (Vec<f64>, Vec<f64>),
     agreed: &mut dyn FnMut() -> bool,
 ) -> Prepared {
     let m = &d.ext.matrix;
@@ -265,8 +268,8 @@ fn prepare(
     agreed();
     let sums = checksums::plan(&d.ext, &d.layout, k, (&whole, ld, kb));
     // (One process row: its rows are the whole column, in order.)
-    let rows =
-        if m.grid_shape().0 == 1 { whole } else { picked(&whole, (ld, kb), (top..lr).map(|li| m.global_row(li) - k0)) };
+    let rows = if m.grid_shape().0 == 1 { whole } else { mine };
+    debug_assert_eq!(rows.len(), lrows * kb);
     let below = m.local_rows_before(next);
     agreed();
     let column = Column { k, kb, next, below, mrows: lr - below, rows, first: below - top, ld: lrows, info: 0 };
@@ -347,21 +350,22 @@ impl PanelSteps for CholSteps {
             return Ok(StepScratch::NotPositiveDefinite(panel.info as usize));
         }
         clock.enter(grid, Phase::Update);
-        let whole = gathered(grid, top, &panel.rows, (n, nb, p, myrow), (k0, kb))?;
-        Ok(StepScratch::Column { k, kb, whole, prepared: None })
+        let (whole, mine) = gathered(grid, top, panel.rows, (n, nb, p, myrow), (k0, kb))?;
+        Ok(StepScratch::Column { k, kb, whole, mine, prepared: None })
     }
 
     /// The commit's scratch work, overlapping the agreement (the wait for
     /// the slower process becomes work).
     fn while_agreeing(&mut self, d: &PanelDriver<CholPanel>, s: &mut StepScratch, agreed: &mut dyn FnMut() -> bool) {
-        if let StepScratch::Column { k, kb, whole, prepared: prepared @ None } = s {
-            *prepared = Some(Box::new(prepare(d, (*k, *kb, self.n), std::mem::take(whole), agreed)));
+        if let StepScratch::Column { k, kb, whole, mine, prepared: prepared @ None } = s {
+            let column = (std::mem::take(whole), std::mem::take(mine));
+            *prepared = Some(Box::new(prepare(d, (*k, *kb, self.n), column, agreed)));
         }
     }
 
     fn commit(&mut self, d: &mut PanelDriver<CholPanel>, grid: &Grid, _k: u64, s: StepScratch) {
         let backup = d.backup.take();
-        let (k, kb, whole, prepared) = match s {
+        let (k, kb, column, prepared) = match s {
             StepScratch::Stopped => return,
             StepScratch::NotPositiveDefinite(order) => {
                 // The column keeps its input (as updated so far): the
@@ -372,10 +376,10 @@ impl PanelSteps for CholSteps {
                 self.state.info = Some(order);
                 return;
             }
-            StepScratch::Column { k, kb, whole, prepared } => (k, kb, whole, prepared),
+            StepScratch::Column { k, kb, whole, mine, prepared } => (k, kb, (whole, mine), prepared),
         };
         let Prepared { cols, ncols, column, sums, early } =
-            prepared.map_or_else(|| prepare(d, (k, kb, self.n), whole, &mut || true), |p| *p);
+            prepared.map_or_else(|| prepare(d, (k, kb, self.n), column, &mut || true), |p| *p);
         let (rows, lrows) = (&column.rows, column.ld);
         let n = self.n;
         let ext = &mut d.ext;
@@ -400,6 +404,32 @@ impl PanelSteps for CholSteps {
                     Ok(())
                 };
                 let done = update(&mut ext.matrix, &column, (&cols, ncols), rest, &mut between, k);
+                debug_assert!(done.is_ok());
+                if ahead.panel.is_err() {
+                    // (Reported at the next step's phase 1.)
+                    ext.restore_panel(ahead.lc0, &ahead.backup);
+                }
+                d.ahead = Some(ahead);
+            }
+            None if next < n && ext.matrix.col_owner(next) == grid.mycol() as usize => {
+                // Several process rows, on the process column of the next
+                // block column: that column is updated first and, on a
+                // backed-up copy, factored by its process column (a
+                // collective: an error is kept for the next step's phase
+                // 1, as QR's look-ahead does) and sent along the rows;
+                // then the rest of the update, progressing the send.
+                let nb1 = nb.min(n - next);
+                let own = right..ext.matrix.local_cols_before(next + nb1);
+                let done = update(&mut ext.matrix, &column, (&cols, ncols), own.clone(), &mut || Ok(()), k);
+                debug_assert!(done.is_ok());
+                let backup = ext.panel_backup(own.start, own.len());
+                let early = factor_column(grid, ext, (next, nb1));
+                let mut ahead = send_ahead(grid, ext, (own.start, backup), early);
+                let mut between = || {
+                    ahead.progress(grid);
+                    Ok(())
+                };
+                let done = update(&mut ext.matrix, &column, (&cols, ncols), own.end..data_end, &mut between, k);
                 debug_assert!(done.is_ok());
                 if ahead.panel.is_err() {
                     // (Reported at the next step's phase 1.)
@@ -439,50 +469,66 @@ fn factor_column(grid: &Grid, ext: &mut crate::abft::Extended, (k0, kb): (usize,
 /// step (`(n − k0)`×`kb`, leading dimension `n − k0`) from each process
 /// row's rows of it (`mine`: its local rows from `top`, the first at or
 /// below `k0`), the diagonal block's upper half zeroed (what the
-/// checksums and the sums take of it).
+/// checksums and the sums take of it); with several process rows also
+/// `mine` with that block's upper half zeroed where it holds it (on one,
+/// `mine` is the whole column and the second part is empty).
 fn gathered(
     grid: &Grid,
     top: usize,
-    mine: &[f64],
+    mut mine: Vec<f64>,
     (n, nb, p, myrow): (usize, usize, usize, usize),
     (k0, kb): (usize, usize),
-) -> Result<Vec<f64>> {
+) -> Result<(Vec<f64>, Vec<f64>)> {
     let rows_on = |r: usize| numroc(n, nb, r, 0, p) - numroc(k0, nb, r, 0, p);
     let ld = n - k0;
     debug_assert_eq!(numroc(k0, nb, myrow, 0, p), top);
-    let mut whole = if p == 1 {
-        // (One process row: its rows are the whole column, in order.)
-        mine[..ld * kb].to_vec()
-    } else {
-        let tall = (0..p).map(rows_on).max().unwrap_or(0);
-        let lrows = rows_on(myrow);
-        let mut padded = vec![0.0; tall * kb];
+    let zero_upper = |column: &mut [f64], ld: usize| {
         for t in 0..kb {
-            padded[t * tall..t * tall + lrows].copy_from_slice(&mine[t * lrows..(t + 1) * lrows]);
+            column[t * ld..t * ld + t].fill(0.0);
         }
-        let all = grid.allgather(Scope::Column, &padded)?;
-        let mut whole = vec![0.0; ld * kb];
-        for r in 0..p {
-            let part = &all[r * tall * kb..(r + 1) * tall * kb];
-            let first = numroc(k0, nb, r, 0, p);
-            // (Local row `first + l` of process row r, in global terms.)
-            let at: Vec<usize> = (0..rows_on(r))
-                .map(|l| {
-                    let lg = first + l;
-                    (lg / nb * p + r) * nb + lg % nb - k0
-                })
-                .collect();
-            for t in 0..kb {
-                let column = &mut whole[t * ld..(t + 1) * ld];
-                for (l, &gi) in at.iter().enumerate() {
-                    column[gi] = part[l + t * tall];
-                }
-            }
-        }
-        whole
     };
-    for t in 0..kb {
-        whole[t * ld..t * ld + t].fill(0.0);
+    if p == 1 {
+        // (One process row: its rows are the whole column, in order.)
+        mine.truncate(ld * kb);
+        zero_upper(&mut mine, ld);
+        return Ok((mine, Vec::new()));
     }
-    Ok(whole)
+    let tall = (0..p).map(rows_on).max().unwrap_or(0);
+    let lrows = rows_on(myrow);
+    // Every process row's part padded to `tall` rows (sent as it is when
+    // it has that many).
+    let padded;
+    let part: &[f64] = if lrows == tall {
+        &mine[..tall * kb]
+    } else {
+        let mut v = Vec::with_capacity(tall * kb);
+        for t in 0..kb {
+            v.extend_from_slice(&mine[t * lrows..(t + 1) * lrows]);
+            v.resize((t + 1) * tall, 0.0);
+        }
+        padded = v;
+        &padded
+    };
+    let all = grid.allgather(Scope::Column, part)?;
+    // Where each row of the column is in `all` (global row k0 + i is local
+    // row `first + l` of process row r), then the column read through it:
+    // written once, never zeroed first.
+    let mut from = vec![0; ld];
+    for r in 0..p {
+        let first = numroc(k0, nb, r, 0, p);
+        for l in 0..rows_on(r) {
+            let lg = first + l;
+            from[(lg / nb * p + r) * nb + lg % nb - k0] = r * tall * kb + l;
+        }
+    }
+    let mut whole = Vec::with_capacity(ld * kb);
+    for t in 0..kb {
+        whole.extend(from.iter().map(|&at| all[at + t * tall]));
+    }
+    zero_upper(&mut whole, ld);
+    if myrow == (k0 / nb) % p {
+        // (The diagonal block is this process's first rows.)
+        zero_upper(&mut mine, lrows);
+    }
+    Ok((whole, mine))
 }

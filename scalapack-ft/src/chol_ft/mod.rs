@@ -46,12 +46,15 @@
 //! gathered down every process column (`update`: each process then holds
 //! the transposed column and the rows every checksum needs). While the
 //! step's agreement runs, each process prepares its commit in scratch
-//! (its rows and columns of the column, the checksums' sums, and on one
-//! process row the owner of the next block column updates and factors
-//! that column: a look-ahead, as plain `pdpotrf`'s), so that the wait for
-//! a slower process is work. The commit (local): the next column put in
-//! and sent first, the trailing lower triangle's update, the checksums',
-//! and the panel into D_g. A leading minor that is not positive definite
+//! (its columns of the column, the checksums' sums, and on one process
+//! row the owner of the next block column updates and factors that
+//! column), so that the wait for a slower process is work. The commit:
+//! the next block column updated, factored and sent first (the
+//! look-ahead, as plain `pdpotrf`'s; with several process rows its
+//! process column factors it there, a collective whose failure the next
+//! step's phase 1 reports, as QR's look-ahead does), then the rest of the
+//! trailing lower triangle's update, the checksums', and the panel into
+//! D_g. A leading minor that is not positive definite
 //! stops every process at that step with the same INFO; the panel's
 //! column keeps its updated input and the checksums stay consistent.
 
