@@ -249,6 +249,10 @@ pub struct CompareReport {
     pub nonft_time_s: f64,
     /// Median of `ft_times_s`.
     pub ft_time_s: f64,
+    /// The flop model of the failure-free FT runs (their checksum layout's,
+    /// the run's): what `paired_overhead` is held against.
+    #[serde(default)]
+    pub ft_overhead_model: f64,
     /// Repetitions.
     pub reps: usize,
     pub nonft_times_s: Vec<f64>,

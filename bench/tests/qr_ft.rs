@@ -167,12 +167,18 @@ fn verify_reports_a_flipped_element_and_passes_without_one() {
 
 #[test]
 fn compare_reports_plain_and_failure_free_times_from_the_same_run() {
-    let (out, json) = ftla(&["--grid", "1x2", "--kill", "1@3:update", "--compare", "--reps", "2"]);
+    // (A layout whose model is not the default's: the failure-free runs
+    // are compared in the run's own layout.)
+    let rotating = ["--layout", "rotating", "--checksums", "1"];
+    let args = [&["--grid", "1x3", "--kill", "1@3:update", "--compare", "--reps", "2"][..], &rotating].concat();
+    let (out, json) = ftla(&args);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     let r = report(json, &out);
     assert_eq!(r.ft, Some(true), "{r:?}");
-    assert!(r.overhead_model.is_some_and(|m| m > 0.0), "{r:?}");
+    let model = r.overhead_model.expect("a model");
     let c = r.compare.expect("compare");
+    assert_eq!(c.ft_overhead_model, model, "the failure-free runs took another layout: {c:?}");
+    assert!(out.stdout.contains(&format!("model +{:.1} %", 100.0 * model)), "{}", out.stdout);
     assert!(c.nonft_time_s > 0.0 && c.ft_time_s > 0.0 && c.ft_with_failure_time_s.is_some_and(|t| t > 0.0), "{c:?}");
     // Two alternating pairs, their medians reported; with a kill, each
     // repetition also repeats the run with the failure (a second spawned

@@ -18,6 +18,8 @@ pub(super) struct Sample {
     pub(super) free: f64,
     pub(super) with: Option<f64>,
     pub(super) iterations: Option<(u64, u64, Option<u64>)>,
+    /// The failure-free FT run's flop model (its layout's).
+    pub(super) model: f64,
     /// Grid rank 0's seconds per part of the plain and of the failure-free
     /// FT run.
     pub(super) plain_parts: Vec<(Part, f64)>,
@@ -34,6 +36,13 @@ impl Compare {
     pub(super) fn with_s(&self) -> Vec<f64> {
         self.samples.iter().filter_map(|s| s.with).collect()
     }
+    /// The flop model of the failure-free FT runs, the overhead the
+    /// measured one is held against: their checksum layout's (the main
+    /// run's, whose options they take).
+    pub(super) fn model(&self) -> f64 {
+        self.samples.first().map_or(0.0, |s| s.model)
+    }
+
     /// Medians of the plain and failure-free FT times, and of the times
     /// with the failure (if any repetition had one).
     pub(super) fn medians(&self) -> (f64, f64, Option<f64>) {
@@ -80,6 +89,7 @@ impl Compare {
             iterations_with_failure: (cg && with.is_some()).then(|| its.iter().filter_map(|i| i.2).collect()),
             nonft_time_s: nonft,
             ft_time_s: free,
+            ft_overhead_model: self.model(),
             reps: self.samples.len(),
             nonft_times_s: self.plain_s(),
             ft_times_s: self.free_s(),
@@ -98,6 +108,8 @@ pub(super) struct MainRun {
     pub(super) secs: Option<f64>,
     pub(super) iterations: Option<u64>,
     pub(super) had_failure: bool,
+    /// Its flop model (its layout's).
+    pub(super) model: f64,
     /// Its seconds per part (grid rank 0's).
     pub(super) parts: Vec<(Part, f64)>,
 }
@@ -146,17 +158,20 @@ pub(super) fn compare_runs(
         let mut nonft = [t.elapsed().as_secs_f64()];
         grid.max(Scope::All, &mut nonft)?;
         drop(plain);
-        let (free, free_its, free_parts) = if rep == 0 && ft.reps == 1 && !main.had_failure {
-            (known(main.secs)?, main.iterations, main.parts.clone())
+        let (free, free_its, free_parts, model) = if rep == 0 && ft.reps == 1 && !main.had_failure {
+            (known(main.secs)?, main.iterations, main.parts.clone(), main.model)
         } else {
-            let again = timed_ft(region, a, &FtOptions::default(), &mut None)?;
+            // The main run's layout (what the overhead is measured for),
+            // without its verification.
+            let free_opts = FtOptions { verify: false, layout: opts.layout };
+            let again = timed_ft(region, a, &free_opts, &mut None)?;
             if again.had_failure() {
                 return Err(blacs_ft::Error::Unrecoverable {
                     reason: "the failure-free comparison run saw a failure".into(),
                 }
                 .into());
             }
-            (known(again.secs)?, iterations(&again.factors), again.profile.seconds)
+            (known(again.secs)?, iterations(&again.factors), again.profile.seconds, again.report.overhead_model)
         };
         let with = with_now.take();
         let its = iterations(&plain_factors).zip(free_its).map(|(p, f)| (p, f, with.and_then(|w| w.1)));
@@ -165,6 +180,7 @@ pub(super) fn compare_runs(
             free,
             with: with.and_then(|w| w.0),
             iterations: its,
+            model,
             plain_parts,
             free_parts,
         });
@@ -172,10 +188,11 @@ pub(super) fn compare_runs(
     Ok(Compare { samples })
 }
 
-/// The comparison's lines: overheads (medians, paired ratios) and CG's
-/// iterations.
-pub(super) fn compare_lines(cmp: &Compare, name: &str, model: f64) -> Vec<String> {
+/// The comparison's lines: overheads (medians, paired ratios, held
+/// against the compared runs' model) and CG's iterations.
+pub(super) fn compare_lines(cmp: &Compare, name: &str) -> Vec<String> {
     let mut lines = Vec::new();
+    let model = cmp.model();
     let (nonft, free, with) = cmp.medians();
     let paired = cmp.samples.len() > 1;
     let of = if paired { format!("; medians of {}", cmp.samples.len()) } else { String::new() };

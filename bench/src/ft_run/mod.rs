@@ -599,7 +599,13 @@ fn measure(
     // failure-free FT one.
     let compare = if ft.compare {
         let had_failure = !report.recoveries.is_empty() || restarts > 0;
-        let main = MainRun { secs, iterations: iterations(&factors), had_failure, parts: profile.seconds.clone() };
+        let main = MainRun {
+            secs,
+            iterations: iterations(&factors),
+            had_failure,
+            model: report.overhead_model,
+            parts: profile.seconds.clone(),
+        };
         Some(compare_runs(region, a, ft, &opts, &main, start_rep, joined)?)
     } else {
         None

@@ -174,7 +174,7 @@ impl FtOutcome {
             lines.push(crate::phases::line(&self.profile));
         }
         match &self.compare {
-            Some(cmp) => lines.extend(compare_lines(cmp, &name, report.overhead_model)),
+            Some(cmp) => lines.extend(compare_lines(cmp, &name)),
             None if a.op == Op::Cg => {}
             None => lines.push(format!(
                 "overhead model of the checksums: +{:.1} % trailing-update work",
