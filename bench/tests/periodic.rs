@@ -46,6 +46,35 @@ fn lost(
     (out, json, dir)
 }
 
+/// A process lost while periodic checkpoints are taken is repaired in
+/// place and the saves go on with its replacement. The replacement, which
+/// never checked the directory's room, and the survivors, which had, now
+/// agree on whether to check it (they ran different collectives and the
+/// job hung). And a loss found by a save, after its commit, drops the
+/// look-ahead that commit started: Cholesky on 2x2, rank 1 lost at step
+/// 6's commit, where its process column factors block column 7 ahead (it
+/// was left factored in place for the rebuild and the next step).
+#[test]
+fn a_process_lost_between_periodic_saves_is_repaired_in_place_and_the_saves_go_on() {
+    let dir = fresh_dir("in-place");
+    let d = dir.display().to_string();
+    let chol = Ft::new("chol", &["--n", "512", "--nb", "32", "--grid", "2x2"]);
+    let args = ["--checkpoint-every", "0", "--checkpoint-dir", &d, "--kill", "1@potrf:6:commit", "--check", "--verify"];
+    let (out, json) = chol.run(&args);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r = report(json, &out);
+    assert!(r.ok && residuals_pass(&r) && r.checksum_check.as_ref().is_some_and(|c| c.ok), "{r:?}");
+    // One loss, one recovery: found by step 6's save (7 steps committed).
+    let recoveries = r.recoveries.clone().unwrap_or_default();
+    assert_eq!(recoveries.len(), 1, "{recoveries:?}");
+    let first = &recoveries[0];
+    assert_eq!((first.ranks.as_slice(), first.step, first.phase.as_str()), (&[1][..], 7, "commit"), "{first:?}");
+    // The saves went on after the repair, to the last commit point.
+    let saved: Vec<u64> = r.checkpoints.iter().flatten().map(|c| c.step).collect();
+    assert!(saved.contains(&16), "{saved:?}");
+}
+
 #[test]
 fn a_job_lost_whole_is_resumed_from_its_newest_checkpoint_by_the_launcher() {
     let (out, json, dir) = lost("qr", &["--n", "1024", "--nb", "32"], "job@20:update", &["--recovery", "auto"]);

@@ -268,10 +268,13 @@ impl Region {
         self.periodic.room_checked
     }
 
-    /// Collective, once per call before its first periodic save: room for
-    /// two generations of `bytes` (this rank's file).
+    /// Collective, before every periodic save: room for two generations
+    /// of `bytes` (this rank's file), checked once per call — again when a
+    /// process that has not checked it joined (a replacement, a promoted
+    /// spare): the processes agree on whether every one of them checked,
+    /// so that all make the check's collectives or none does.
     pub(crate) fn check_checkpoint_room(&mut self, bytes: u64) -> Result<(), Error> {
-        if self.periodic.room_checked {
+        if self.grid.agree(self.periodic.room_checked)? {
             return Ok(());
         }
         cof::periodic::check_room(&self.grid, &self.options.dir(), bytes)?;

@@ -140,9 +140,12 @@ impl PhaseClock {
 ///
 /// Phase 1 ([`Algorithm::exchange`]) writes scratch only: after an error
 /// there, [`Algorithm::abort`] puts back whatever it touched, so that this
-/// process is at the last committed step. [`Algorithm::commit`] runs no
-/// collective of its own: it may start non-blocking sends (a look-ahead)
-/// whose completion the next step's phase 1 waits for.
+/// process is at the last committed step. [`Algorithm::commit`] cannot
+/// fail: the only collectives it may start are a look-ahead's (the next
+/// panel factored over its process column, its broadcast started), whose
+/// errors it keeps for the next step's phase 1 to report; a failure
+/// found before that (in a periodic save) drops the look-ahead
+/// ([`Algorithm::discard_ahead`]).
 pub trait Algorithm {
     /// The driver's error type.
     type Error: ProtocolError;
@@ -186,6 +189,12 @@ pub trait Algorithm {
     fn commit(&mut self, grid: &Grid, k: u64, scratch: Self::Scratch);
     /// Phase 1 of step `k` failed: restores what it touched.
     fn abort(&mut self, k: u64);
+    /// A failure found after a commit, before the next step (in a periodic
+    /// save): the work the commit did ahead of the next step (a panel
+    /// factored in place and sent) is dropped and what it overwrote put
+    /// back, so that the recovery finds the state the commit left.
+    /// Nothing by default.
+    fn discard_ahead(&mut self) {}
     /// Collective after a repair: rebuilds the blocks of the `lost` grid
     /// ranks (replacements, whose blocks are meaningless) at `committed`
     /// steps.
@@ -1116,6 +1125,7 @@ fn steps<A: Algorithm>(
             // (Its collectives alone are no commit point.)
             let saved = at_commit_point(region, LatePlace::Checkpoint, |region| save(region, alg));
             if let Err(error) = saved {
+                alg.discard_ahead();
                 return Err(StepFailure { error, phase: Phase::Commit, since });
             }
         }

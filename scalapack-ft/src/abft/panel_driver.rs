@@ -1,9 +1,9 @@
-//! What the panel factorizations (QR, LU) share of the protocol's
+//! What the panel factorizations (QR, LU, Cholesky) share of the protocol's
 //! `Algorithm`: the extended matrix, the current panel's backup, the
 //! look-ahead, and the encoding, abort, rebuild, verification and
 //! checkpoint arrays made of them ([`PanelDriver`]); each factorization
 //! supplies its steps ([`PanelSteps`]) and [`PanelFactorization`] is the
-//! `Algorithm` of both.
+//! `Algorithm` of each.
 
 use super::extended::{layout_err, Extended, MatrixShape};
 use super::lookahead::LookAhead;
@@ -91,7 +91,19 @@ impl<P> PanelDriver<P> {
         if let Some(b) = self.backup.take() {
             self.ext.restore_panel(b.local_col, &b.data);
         }
-        self.ahead = None;
+        self.discard_ahead();
+    }
+
+    /// The look-ahead dropped, its panel's columns put back as the last
+    /// commit left them (the panel was factored over them in place), and
+    /// its broadcast abandoned: a failure before the next step's phase 1
+    /// took the look-ahead over (see `Algorithm::discard_ahead`).
+    pub fn discard_ahead(&mut self) {
+        if let Some(a) = self.ahead.take() {
+            if !a.backup.is_empty() {
+                self.ext.restore_panel(a.lc0, &a.backup);
+            }
+        }
     }
 
     /// Collective: the `lost` ranks' blocks rebuilt at `committed` steps.
@@ -138,7 +150,7 @@ impl<P> PanelDriver<P> {
 }
 
 /// A panel factorization's own part of a step (what [`PanelDriver`] does
-/// not share): QR's and LU's steps. [`PanelFactorization`] makes the
+/// not share): QR's, LU's and Cholesky's steps. [`PanelFactorization`] makes the
 /// protocol's `Algorithm` of it.
 pub(crate) trait PanelSteps {
     /// The factored panel, as it is broadcast.
@@ -342,6 +354,10 @@ impl<S: PanelSteps> Algorithm for PanelFactorization<S> {
 
     fn abort(&mut self, _k: u64) {
         self.driver.abort();
+    }
+
+    fn discard_ahead(&mut self) {
+        self.driver.discard_ahead();
     }
 
     fn rebuild(&mut self, grid: &Grid, committed: u64, lost: &[i32]) -> Result<()> {
