@@ -33,6 +33,15 @@ impl<P> LookAhead<P> {
             }
         }
     }
+
+    /// After the rest of the commit's update: a send that failed while it
+    /// progressed puts the panel's columns back as the commit left them
+    /// (the error is reported at the next step's phase 1).
+    pub fn put_back_if_failed(&self, ext: &mut Extended) {
+        if self.panel.is_err() {
+            ext.restore_panel(self.lc0, &self.backup);
+        }
+    }
 }
 
 /// The look-ahead on the next panel's owner: the panel `early`, factored

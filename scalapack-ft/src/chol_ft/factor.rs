@@ -386,55 +386,45 @@ impl PanelSteps for CholSteps {
         let (nb, lr) = (ext.matrix.nb(), ext.matrix.local_rows());
         let (k0, next) = (k * nb, k * nb + kb);
         let (right, data_end) = (ext.matrix.local_cols_before(next), ext.matrix.local_cols_before(n));
-        match early {
+        // The look-ahead: the next block column, factored and sent first
+        // on its process column; the rest of the update progresses the
+        // send.
+        let started = match early {
             Some(e) => {
-                // The next block column as this step leaves it is its
-                // backup (an abort of the next step puts it back, a save
-                // takes it); then it goes in factored and its broadcast
-                // starts, progressed between the chunks of the rest of
-                // the update.
+                // (One process row: worked ahead in scratch.) The column
+                // as this step leaves it is its backup (an abort of the
+                // next step puts it back, a save takes it); then it goes
+                // in factored.
                 let lld = ext.matrix.lld();
                 crate::matrix::unpack(&e.updated, ext.matrix.local_mut(), lld, e.top..lr, e.cols.clone());
                 let backup = ext.panel_backup(e.cols.start, e.cols.len());
                 crate::matrix::unpack(&e.panel.rows, ext.matrix.local_mut(), lld, e.top..lr, e.cols.clone());
-                let mut ahead = send_ahead(grid, ext, (e.cols.start, backup), Ok(e.panel));
-                let rest = e.cols.end..data_end;
-                let mut between = || {
-                    ahead.progress(grid);
-                    Ok(())
-                };
-                let done = update(&mut ext.matrix, &column, (&cols, ncols), rest, &mut between, k);
-                debug_assert!(done.is_ok());
-                if ahead.panel.is_err() {
-                    // (Reported at the next step's phase 1.)
-                    ext.restore_panel(ahead.lc0, &ahead.backup);
-                }
-                d.ahead = Some(ahead);
+                Some((send_ahead(grid, ext, (e.cols.start, backup), Ok(e.panel)), e.cols.end))
             }
             None if next < n && ext.matrix.col_owner(next) == grid.mycol() as usize => {
-                // Several process rows, on the process column of the next
-                // block column: that column is updated first and, on a
-                // backed-up copy, factored by its process column (a
+                // Several process rows: the column updated first, then
+                // factored on a backed-up copy by its process column (a
                 // collective: an error is kept for the next step's phase
-                // 1, as QR's look-ahead does) and sent along the rows;
-                // then the rest of the update, progressing the send.
+                // 1, as QR's look-ahead does).
                 let nb1 = nb.min(n - next);
                 let own = right..ext.matrix.local_cols_before(next + nb1);
                 let done = update(&mut ext.matrix, &column, (&cols, ncols), own.clone(), &mut || Ok(()), k);
                 debug_assert!(done.is_ok());
                 let backup = ext.panel_backup(own.start, own.len());
                 let early = factor_column(grid, ext, (next, nb1));
-                let mut ahead = send_ahead(grid, ext, (own.start, backup), early);
+                Some((send_ahead(grid, ext, (own.start, backup), early), own.end))
+            }
+            None => None,
+        };
+        match started {
+            Some((mut ahead, rest)) => {
                 let mut between = || {
                     ahead.progress(grid);
                     Ok(())
                 };
-                let done = update(&mut ext.matrix, &column, (&cols, ncols), own.end..data_end, &mut between, k);
+                let done = update(&mut ext.matrix, &column, (&cols, ncols), rest..data_end, &mut between, k);
                 debug_assert!(done.is_ok());
-                if ahead.panel.is_err() {
-                    // (Reported at the next step's phase 1.)
-                    ext.restore_panel(ahead.lc0, &ahead.backup);
-                }
+                ahead.put_back_if_failed(ext);
                 d.ahead = Some(ahead);
             }
             None if next < n => {

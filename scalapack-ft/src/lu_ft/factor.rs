@@ -485,10 +485,7 @@ impl PanelSteps for LuSteps {
                         update(ext, rows, cols);
                         ahead.progress(grid);
                     }
-                    if ahead.panel.is_err() {
-                        // Reported at the next step's phase 1.
-                        ext.restore_panel(ncols.start, &ahead.backup);
-                    }
+                    ahead.put_back_if_failed(ext);
                     d.ahead = Some(ahead);
                 }
                 None => update(ext, lrb..lr, rest),
