@@ -105,7 +105,7 @@ if [ "$op" = qr ]; then
     for phase in bcast update commit; do solve_points+=("gels:$step:$phase"); done
   done
   solve_points+=("gels:0:args" "gels:0:encode")
-  # (FTLA_QR_PANEL=tsqr|householder: the panel method, default auto.)
+  # (FTLA_QR_PANEL=tsqr|cholqr2|householder: the panel method, default auto.)
   if [ -n "${FTLA_QR_PANEL:-}" ]; then extra+=(--panel "$FTLA_QR_PANEL"); fi
 elif [ "$op" = chol ]; then
   # 200x200 in 16-blocks: 13 block columns, steps 0..12; the solve's 26

@@ -41,7 +41,7 @@ fn factor(s: &Session, a: &FactorJob) -> Result<(bool, String), scalapack_ft::Er
             Op::Qr => format!(
                 ", --panel {} ({})",
                 a.qr.panel,
-                format!("{:?}", a.qr.panel.resolve(grid.nprow() as usize)).to_lowercase()
+                format!("{:?}", a.qr.panel.resolve(grid.nprow() as usize, m, n)).to_lowercase()
             ),
             _ => String::new(),
         };

@@ -3,7 +3,8 @@
 //! Compares the local tall-skinny QR (LAPACK's recursive DGEQRT3) with the
 //! whole TSQR panel of two processes run on one (local QRs, the stacked
 //! R's QR and Householder reconstruction), and with the gathered
-//! Householder panel it replaces (DGEQRT3 over both processes' rows).
+//! Householder panel it replaces (DGEQRT3 over both processes' rows), and
+//! with the CholeskyQR2 panel of the same two processes.
 //!
 //! ```sh
 //! cargo bench -p scalapack-ft --bench tsqr
@@ -11,6 +12,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use scalapack_ft::blas;
+use scalapack_ft::qr::cholesky_qr::{cholesky_r, finish, gram, solve_r, store, sum_blocks};
 use scalapack_ft::qr::tall_skinny::{
     factor_local, factor_stack, local_v, reconstruct, stack_block, top_q_block, tree_message,
 };
@@ -48,6 +50,33 @@ fn tsqr_panel(pieces: &mut [Vec<f64>], rows: usize) -> f64 {
     v[0]
 }
 
+/// The CholeskyQR2 panel of `pieces` equal pieces (rows × NB each), all on
+/// this process: both passes, the reconstruction and every piece's V.
+fn cholqr2_panel(pieces: &mut [Vec<f64>], rows: usize) -> f64 {
+    let (slots, square) = (pieces.len(), NB * NB);
+    let all: Vec<f64> = pieces.iter().flat_map(|p| gram(rows, NB, p, rows)).collect();
+    let r1 = cholesky_r(sum_blocks(&all, slots, square, 0, square), NB).expect("a random panel");
+    let mut qs = pieces.to_vec();
+    let mut all = Vec::new();
+    for (slot, q) in qs.iter_mut().enumerate() {
+        solve_r(rows, NB, &r1, q);
+        let mut msg = gram(rows, NB, q, rows);
+        msg.resize(2 * square, 0.0);
+        if slot == 0 {
+            for c in 0..NB {
+                msg[square + c * NB..square + (c + 1) * NB].copy_from_slice(&q[c * rows..c * rows + NB]);
+            }
+        }
+        all.extend(msg);
+    }
+    let g2 = sum_blocks(&all, slots, 2 * square, 0, square);
+    let f = finish(g2, &all[square..2 * square], &r1, NB, false).expect("a random panel");
+    for (slot, (p, q)) in pieces.iter_mut().zip(&mut qs).enumerate() {
+        store(p, rows, rows, NB, q, &f, slot == 0);
+    }
+    pieces[0][0]
+}
+
 fn local_panel(c: &mut Criterion) {
     let mut g = c.benchmark_group("tsqr_panel");
     g.sample_size(10);
@@ -73,6 +102,14 @@ fn local_panel(c: &mut Criterion) {
             pieces[0].copy_from_slice(&a0[..rows * NB]);
             pieces[1].copy_from_slice(&a0[rows * NB..]);
             black_box(tsqr_panel(&mut pieces, rows))
+        })
+    });
+    g.bench_with_input(BenchmarkId::new("cholqr2_two_pieces_per_piece", ROWS), &ROWS, |b, &rows| {
+        let mut pieces = vec![a0[..rows * NB].to_vec(), a0[rows * NB..].to_vec()];
+        b.iter(|| {
+            pieces[0].copy_from_slice(&a0[..rows * NB]);
+            pieces[1].copy_from_slice(&a0[rows * NB..]);
+            black_box(cholqr2_panel(&mut pieces, rows))
         })
     });
     g.bench_with_input(BenchmarkId::new("gathered_dgeqrt3", 2 * ROWS), &ROWS, |b, &rows| {

@@ -2,7 +2,7 @@
 //! matrices on a grid and print ScaLAPACK's residuals, one line per case.
 //!
 //! ```text
-//! qr-checks --grid PxQ [--timeout S] [--panel auto|householder|tsqr] CASE...
+//! qr-checks --grid PxQ [--timeout S] [--panel auto|householder|tsqr|cholqr2] CASE...
 //!     CASE = MxNxNB[:kind]   (kind: uniform|cond1e6|dd|graded|kahan|rankdef|big|tiny)
 //! qr-checks --grid PxQ gels MxNxNB
 //! qr-checks --grid PxQ bad-blocks

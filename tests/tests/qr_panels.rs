@@ -1,8 +1,9 @@
 //! pdgeqrf's panel methods on real multi-rank grids: TSQR with Householder
-//! reconstruction and the Householder panel pass ScaLAPACK's residual and
-//! orthogonality checks on the generated kinds and on the hard cases of a
-//! panel (graded columns, Kahan's matrix, rank deficiency, scaling near
-//! overflow and underflow), on grids with several process rows.
+//! reconstruction, CholeskyQR2 (and its TSQR fallback) and the Householder
+//! panel pass ScaLAPACK's residual and orthogonality checks on the
+//! generated kinds and on the hard cases of a panel (graded columns,
+//! Kahan's matrix, rank deficiency, scaling near overflow and underflow),
+//! on grids with several process rows.
 
 use std::process::Command;
 
@@ -35,9 +36,16 @@ fn assert_cases_pass(grid: &str, panel: &str) {
 }
 
 #[test]
-fn tsqr_panels_pass_the_residual_checks_on_hard_cases_on_2x1_and_3x2() {
+fn tsqr_panels_pass_the_residual_checks_on_hard_cases_on_2x1() {
     assert_cases_pass("2x1", "tsqr");
-    assert_cases_pass("3x2", "tsqr");
+}
+
+/// The well-conditioned cases take CholeskyQR2, the ill-conditioned,
+/// rank-deficient and out-of-range ones (its Gram matrix refused) TSQR on
+/// three process rows.
+#[test]
+fn cholqr2_panels_and_their_fallback_pass_the_same_hard_cases_on_3x2() {
+    assert_cases_pass("3x2", "cholqr2");
 }
 
 #[test]

@@ -45,7 +45,8 @@ pub fn pdgeqrf(grid: &Grid, a: &mut DistMatrix, tau: &mut Vec<f64>) -> Result<()
 /// [`pdgeqrf`] with options:
 ///
 /// * `opts` (global): how the panels are factored ([`QrOptions::panel`]).
-///   With [`super::PanelMethod::Tsqr`] (or `auto` picking it) R, V and tau
+///   With [`super::PanelMethod::Tsqr`] or [`super::PanelMethod::CholQr2`]
+///   (`auto` picks the latter with several process rows) R, V and tau
 ///   are ScaLAPACK's up to rounding, except that where ScaLAPACK's reflector
 ///   is the identity (`tau = 0`: a column already exactly zero below the
 ///   diagonal, other than the matrix's last row) TSQR stores one that flips
@@ -84,7 +85,7 @@ fn factor_with_look_ahead(
     opts: &QrOptions,
 ) -> Result<()> {
     let mycol = a.coords().1;
-    let method = opts.panel;
+    let method = opts.panel.resolve(grid.nprow() as usize, a.m(), a.n());
     // The owner of a panel factors it one step ahead and starts sending it
     // along the process row at once (non-blocking), so the other columns
     // find it waiting when they finish their own update. `sent` is the
@@ -173,6 +174,7 @@ fn factor_in_groups(
     panels: &[(usize, usize)],
     opts: &QrOptions,
 ) -> Result<()> {
+    let method = opts.panel.resolve(grid.nprow() as usize, a.m(), a.n());
     let mut merged = PanelGroup::default();
     let mut rest = panels;
     while !rest.is_empty() {
@@ -185,7 +187,7 @@ fn factor_in_groups(
             if i > 0 {
                 merged.apply(grid, a, a.local_cols_before(j0)..a.local_cols_before(j0 + jb))?;
             }
-            let panel = factor_panel(grid, a, j0, jb, opts.panel)?;
+            let panel = factor_panel(grid, a, j0, jb, method)?;
             tau[j0..j0 + jb].copy_from_slice(&panel.tau());
             if i == 0 {
                 merged.start(panel, group.len() * jb);

@@ -2,11 +2,12 @@
 //! ScaLAPACK does: panel reflectors (PDGEQR2, PDLARFT, PDLARFB) →
 //! blocked factorization → applying Q → least squares; plus the tester's
 //! residual checks. With more than one process row the panels may be
-//! factored by TSQR with Householder reconstruction instead of PDGEQR2
-//! ([`PanelMethod`]), with the same output.
+//! factored by CholeskyQR2 or TSQR with Householder reconstruction instead
+//! of PDGEQR2 ([`PanelMethod`]), with the same output.
 
 mod apply;
 pub mod check;
+pub mod cholesky_qr;
 pub(crate) mod factor;
 mod gels;
 mod lower_solve;

@@ -2,7 +2,8 @@
 //! forming its triangular factor T (PDLARFT), shipping V and T along the
 //! process rows, and applying `I − V·op(T)·Vᵀ` to local columns (PDLARFB).
 
-use super::panel_choice::{PanelAlgorithm, PanelMethod};
+use super::cholesky_qr::cholqr2_panel;
+use super::panel_choice::PanelAlgorithm;
 use super::tsqr::tsqr_panel;
 use crate::blas::{self, Diag, Side, Trans, Uplo};
 use crate::error::Result;
@@ -267,17 +268,25 @@ pub fn stored_panel(grid: &Grid, a: &DistMatrix, tau: &[f64], j0: usize, jb: usi
 }
 
 /// Factors panel `j0..j0+jb` of `a` in place (R on and above the diagonal,
-/// V below it) as `method` picks for it and returns its reflectors. Called by every
-/// process of the owning process column; collective over that column when
-/// P > 1.
-pub fn factor_panel(grid: &Grid, a: &mut DistMatrix, j0: usize, jb: usize, method: PanelMethod) -> Result<Panel> {
+/// V below it) by `method` (resolved by the caller from the matrix's data
+/// shape, [`super::PanelMethod::resolve`]) and returns its reflectors.
+/// Called by every process of the owning process column; collective over
+/// that column when P > 1.
+pub fn factor_panel(grid: &Grid, a: &mut DistMatrix, j0: usize, jb: usize, method: PanelAlgorithm) -> Result<Panel> {
     let _p = profile::part(Part::PANEL, None);
     let lr0 = a.local_rows_before(j0);
     let lc0 = a.local_cols_before(j0);
     let lrows = a.local_rows() - lr0;
     let ld = a.lld();
-    if method.resolve(grid.nprow() as usize) == PanelAlgorithm::Tsqr {
-        return tsqr_panel(grid, a, j0, jb);
+    match method {
+        PanelAlgorithm::Tsqr => return tsqr_panel(grid, a, j0, jb),
+        PanelAlgorithm::CholQr2 => {
+            return match cholqr2_panel(grid, a, j0, jb)? {
+                Some(panel) => Ok(panel),
+                None => tsqr_panel(grid, a, j0, jb),
+            }
+        }
+        PanelAlgorithm::Householder => {}
     }
     if grid.nprow() == 1 {
         // The whole panel is local: LAPACK's recursive QR gives V and T.

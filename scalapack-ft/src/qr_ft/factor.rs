@@ -12,7 +12,7 @@ use crate::blas::Trans;
 use crate::error::{check_finite, Error, Result};
 use crate::matrix::DistMatrix;
 use crate::qr::reflectors::{factor_panel, Panel};
-use crate::qr::{PanelMethod, QrOptions};
+use crate::qr::{PanelAlgorithm, QrOptions};
 use crate::row_panel::broadcast_panel;
 use blacs_ft::Grid;
 use checksum::ChecksumLayout;
@@ -112,8 +112,9 @@ pub fn pdgeqrf_ft_in(
 /// # Fault tolerance
 /// As [`pdgeqrf_ft`]: the panel method changes neither the kill points nor
 /// the checksums nor recovery. Every process of the column computes the
-/// TSQR reduction from the same gathered data, so a re-run panel after a
-/// repair gives the same reflectors.
+/// TSQR reduction (or CholeskyQR2's sums and its choice to fall back) from
+/// the same gathered data, so a re-run panel after a repair gives the same
+/// reflectors on every process.
 pub fn pdgeqrf_ft_with(
     region: &mut Region,
     a: &mut DistMatrix,
@@ -182,7 +183,8 @@ pub(crate) fn run_on_extended(
             nb: a.nb(),
             tau: vec![0.0; kmax],
             corrupt: region.grid().injector().silent_error(),
-            panel: options.panel,
+            // (Resolved on the data's shape, not the extended matrix's.)
+            panel: options.panel.resolve(region.grid().nprow() as usize, a.m(), a.n()),
         },
     };
     qr.run(region, start, opts, overhead_model, a, work)
@@ -205,7 +207,7 @@ struct QrSteps {
     nb: usize,
     corrupt: Option<blacs_ft::inject::SilentError>,
     /// How the panels are factored.
-    panel: PanelMethod,
+    panel: PanelAlgorithm,
 }
 
 impl QrSteps {
