@@ -45,7 +45,7 @@ pub enum PanelAlgorithm {
 
 /// How many times as tall as wide a matrix is for `auto` to pick
 /// CholeskyQR2 on one process row.
-pub const TALL: usize = 8;
+const TALL: usize = 8;
 
 impl PanelMethod {
     /// The algorithm for the panels of an `m`×`n` matrix (global) on a
@@ -55,7 +55,7 @@ impl PanelMethod {
     /// recursive DGEQRT3 runs as fast as CholeskyQR2 on a square matrix
     /// (4096², NB 64, same machine as below: 1x1 15.7, 15.9, 16.0 vs 15.8,
     /// 15.8, 16.0 Gflop/s; 1x2 28.0, 28.6, 28.7 vs 28.1, 28.0, 27.4), so it
-    /// stays there; a matrix at least [`TALL`] times as tall as it is wide
+    /// stays there; a matrix at least 8 times as tall as it is wide
     /// is mostly panel, and CholeskyQR2 factors it faster (131072×256 on 1x1:
     /// 9.8, 9.9, 9.7 vs 8.9, 8.7, 9.0). With several process rows,
     /// CholeskyQR2 at every shape (TSQR for the panels it refuses): all its work is DSYRK
