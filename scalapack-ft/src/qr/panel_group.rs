@@ -108,6 +108,23 @@ impl PanelGroup {
         Ok(())
     }
 
+    /// Collective over the process column: forms a pending panel's
+    /// coupling block without updating anything, for a process column
+    /// that holds none of the columns the group updates before its next
+    /// panel (so that the next push finds the group merged).
+    pub(crate) fn settle(&mut self, grid: &Grid) -> Result<()> {
+        let Some(p) = self.pending.take() else {
+            return Ok(());
+        };
+        let w = self.merged.jb;
+        self.w.clear();
+        self.w.resize(p.col * (w - p.col), 0.0);
+        self.local_coupling(p, 0);
+        self.merged.reduce_w(grid, &mut self.w)?;
+        self.merge_t(p.col, 0);
+        Ok(())
+    }
+
     /// `V₁ᵀ·V₂` from this process's rows into `w[at..]`: the pending
     /// panel's columns against the earlier ones, `col × (width − col)`.
     /// (The rows above V₂'s first one are zeros of V₂ and add nothing.)
