@@ -12,7 +12,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use scalapack_ft::blas;
-use scalapack_ft::qr::cholesky_qr::{cholesky_r, finish, gram, solve_r, store, sum_blocks};
+use scalapack_ft::qr::cholesky_qr::{finish, gram, pass2_message, read_pass1, read_pass2, solve_r, store};
 use scalapack_ft::qr::tall_skinny::{
     factor_local, factor_stack, local_v, reconstruct, stack_block, top_q_block, tree_message,
 };
@@ -53,29 +53,26 @@ fn tsqr_panel(pieces: &mut [Vec<f64>], rows: usize) -> f64 {
 /// The CholeskyQR2 panel of `pieces` equal pieces (rows × NB each), all on
 /// this process: both passes, the reconstruction and every piece's V.
 fn cholqr2_panel(pieces: &mut [Vec<f64>], rows: usize) -> f64 {
-    let (slots, square) = (pieces.len(), NB * NB);
+    let slots = pieces.len();
     let all: Vec<f64> = pieces.iter().flat_map(|p| gram(rows, NB, p, rows)).collect();
-    let r1 = cholesky_r(sum_blocks(&all, slots, square, 0, square), NB).expect("a random panel");
+    let r1 = read_pass1(&all, slots, NB).expect("a random panel");
     let mut qs = pieces.to_vec();
     let mut all = Vec::new();
     for (slot, q) in qs.iter_mut().enumerate() {
         solve_r(rows, NB, &r1, q);
-        let mut msg = gram(rows, NB, q, rows);
-        msg.resize(2 * square, 0.0);
-        if slot == 0 {
-            for c in 0..NB {
-                msg[square + c * NB..square + (c + 1) * NB].copy_from_slice(&q[c * rows..c * rows + NB]);
-            }
-        }
-        all.extend(msg);
+        all.extend(pass2_message(rows, NB, Some(q), slot == 0));
     }
-    let g2 = sum_blocks(&all, slots, 2 * square, 0, square);
-    let f = finish(g2, &all[square..2 * square], &r1, NB, false).expect("a random panel");
+    let (g2, q1_top) = read_pass2(&all, slots, 0, NB).expect("a random panel");
+    let f = finish(g2, q1_top, &r1, NB, false).expect("a random panel");
     for (slot, (p, q)) in pieces.iter_mut().zip(&mut qs).enumerate() {
         store(p, rows, rows, NB, q, &f, slot == 0);
     }
     pieces[0][0]
 }
+
+/// A whole panel of equal pieces on this process ([`tsqr_panel`],
+/// [`cholqr2_panel`]).
+type WholePanel = fn(&mut [Vec<f64>], usize) -> f64;
 
 fn local_panel(c: &mut Criterion) {
     let mut g = c.benchmark_group("tsqr_panel");
@@ -96,22 +93,18 @@ fn local_panel(c: &mut Criterion) {
             })
         });
     }
-    g.bench_with_input(BenchmarkId::new("tsqr_two_pieces_per_piece", ROWS), &ROWS, |b, &rows| {
-        let mut pieces = vec![a0[..rows * NB].to_vec(), a0[rows * NB..].to_vec()];
-        b.iter(|| {
-            pieces[0].copy_from_slice(&a0[..rows * NB]);
-            pieces[1].copy_from_slice(&a0[rows * NB..]);
-            black_box(tsqr_panel(&mut pieces, rows))
-        })
-    });
-    g.bench_with_input(BenchmarkId::new("cholqr2_two_pieces_per_piece", ROWS), &ROWS, |b, &rows| {
-        let mut pieces = vec![a0[..rows * NB].to_vec(), a0[rows * NB..].to_vec()];
-        b.iter(|| {
-            pieces[0].copy_from_slice(&a0[..rows * NB]);
-            pieces[1].copy_from_slice(&a0[rows * NB..]);
-            black_box(cholqr2_panel(&mut pieces, rows))
-        })
-    });
+    let whole_panels: [(&str, WholePanel); 2] =
+        [("tsqr_two_pieces_per_piece", tsqr_panel), ("cholqr2_two_pieces_per_piece", cholqr2_panel)];
+    for (name, panel) in whole_panels {
+        g.bench_with_input(BenchmarkId::new(name, ROWS), &ROWS, |b, &rows| {
+            let mut pieces = vec![a0[..rows * NB].to_vec(), a0[rows * NB..].to_vec()];
+            b.iter(|| {
+                pieces[0].copy_from_slice(&a0[..rows * NB]);
+                pieces[1].copy_from_slice(&a0[rows * NB..]);
+                black_box(panel(&mut pieces, rows))
+            })
+        });
+    }
     g.bench_with_input(BenchmarkId::new("gathered_dgeqrt3", 2 * ROWS), &ROWS, |b, &rows| {
         let mut a = a0.clone();
         let mut t = vec![0.0; NB * NB];

@@ -68,35 +68,21 @@ pub fn cholqr2_panel(grid: &Grid, a: &mut DistMatrix, j0: usize, jb: usize) -> R
     let nprow = grid.nprow() as usize;
     let top = a.row_owner(j0);
     let is_top = a.coords().0 == top;
-    let square = jb * jb;
     // Pass 1.
     let all = grid.allgather(Scope::Column, &gram(rows, jb, &a.local()[base..], lda))?;
-    let r1 = cholesky_r(sum_blocks(&all, nprow, square, 0, square), jb);
-    // Pass 2, with the top process's first jb rows of Q₁ and, last, every
-    // process's verdict on pass 1 (1: accepted).
-    let stride = 2 * square + 1;
+    let r1 = read_pass1(&all, nprow, jb);
+    // Pass 2 (every process sends its verdict on pass 1 with it).
     let mut q = vec![0.0; rows * jb];
-    let mut message = vec![0.0; stride];
     if let Some(r1) = &r1 {
         for c in 0..jb {
             q[c * rows..(c + 1) * rows].copy_from_slice(&a.local()[base + c * lda..base + c * lda + rows]);
         }
         solve_r(rows, jb, r1, &mut q);
-        message[..square].copy_from_slice(&gram(rows, jb, &q, rows.max(1)));
-        if is_top {
-            for c in 0..jb {
-                message[square + c * jb..square + (c + 1) * jb].copy_from_slice(&q[c * rows..c * rows + jb]);
-            }
-        }
-        message[stride - 1] = 1.0;
     }
-    let all = grid.allgather(Scope::Column, &message)?;
-    let accepted = (0..nprow).all(|p| all[p * stride + stride - 1] == 1.0);
-    let Some(r1) = r1.filter(|_| accepted) else {
+    let all = grid.allgather(Scope::Column, &pass2_message(rows, jb, r1.is_some().then_some(&q[..]), is_top))?;
+    let (Some(r1), Some((g2, q1_top))) = (r1, read_pass2(&all, nprow, top, jb)) else {
         return Ok(None);
     };
-    let g2 = sum_blocks(&all, nprow, stride, 0, square);
-    let q1_top = &all[top * stride + square..top * stride + 2 * square];
     // (The matrix's last row in this panel: its last column has nothing below.)
     let ends_matrix = a.m() - j0 == jb;
     let Some(finish) = finish(g2, q1_top, &r1, jb, ends_matrix) else {
@@ -104,6 +90,44 @@ pub fn cholqr2_panel(grid: &Grid, a: &mut DistMatrix, j0: usize, jb: usize) -> R
     };
     store(&mut a.local_mut()[base..], lda, rows, jb, &mut q, &finish, is_top);
     Ok(Some(Panel { j0, jb, v: q, lrows: rows, t: finish.rec.t }))
+}
+
+/// The `count` gathered Gram matrices of pass 1 ([`gram`], in process-row
+/// order): R₁, the Cholesky factor of their sum, or `None` (refused).
+pub fn read_pass1(all: &[f64], count: usize, jb: usize) -> Option<Vec<f64>> {
+    cholesky_r(sum_blocks(all, count, jb * jb, jb * jb), jb)
+}
+
+/// Pass 2's message from one process (`2·jb² + 1` values): the Gram
+/// matrix of its `rows` rows of Q₁ (`q`, leading dimension `rows`), the
+/// first jb rows of Q₁ on the top process (zeros elsewhere), then its
+/// verdict on pass 1 (1: accepted). A process that refused pass 1 (`q`
+/// `None`) sends zeros and 0.
+pub fn pass2_message(rows: usize, jb: usize, q: Option<&[f64]>, top: bool) -> Vec<f64> {
+    let square = jb * jb;
+    let mut message = vec![0.0; 2 * square + 1];
+    if let Some(q) = q {
+        message[..square].copy_from_slice(&gram(rows, jb, q, rows.max(1)));
+        if top {
+            for c in 0..jb {
+                message[square + c * jb..square + (c + 1) * jb].copy_from_slice(&q[c * rows..c * rows + jb]);
+            }
+        }
+        message[2 * square] = 1.0;
+    }
+    message
+}
+
+/// The `count` gathered [`pass2_message`]s: the summed `G₂ = Q₁ᵀQ₁` and the
+/// `top` process's first jb rows of Q₁, or `None` where any process
+/// refused pass 1.
+pub fn read_pass2(all: &[f64], count: usize, top: usize, jb: usize) -> Option<(Vec<f64>, &[f64])> {
+    let (square, stride) = (jb * jb, 2 * jb * jb + 1);
+    if (0..count).any(|p| all[p * stride + stride - 1] != 1.0) {
+        return None;
+    }
+    let q1_top = &all[top * stride + square..top * stride + 2 * square];
+    Some((sum_blocks(all, count, stride, square), q1_top))
 }
 
 /// `AᵀA` of the `rows`×`jb` matrix `a` (leading dimension `lda`): its upper
@@ -116,13 +140,13 @@ pub fn gram(rows: usize, jb: usize, a: &[f64], lda: usize) -> Vec<f64> {
     g
 }
 
-/// The sum of `count` gathered blocks of `stride` values, each block's
-/// values `offset..offset + len`, added in block order.
-pub fn sum_blocks(all: &[f64], count: usize, stride: usize, offset: usize, len: usize) -> Vec<f64> {
+/// The sum of the first `len` values of `count` gathered blocks of
+/// `stride` values each, added in block order (so every process that sums
+/// the same gathered values holds the same bits).
+fn sum_blocks(all: &[f64], count: usize, stride: usize, len: usize) -> Vec<f64> {
     let mut sum = vec![0.0; len];
     for b in 0..count {
-        let from = &all[b * stride + offset..b * stride + offset + len];
-        for (s, x) in sum.iter_mut().zip(from) {
+        for (s, x) in sum.iter_mut().zip(&all[b * stride..b * stride + len]) {
             *s += x;
         }
     }
@@ -236,18 +260,12 @@ pub fn store(a: &mut [f64], lda: usize, rows: usize, jb: usize, q: &mut [f64], f
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn data(rows: usize, cols: usize, seed: u64) -> Vec<f64> {
-        use rand::{Rng, SeedableRng};
-        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-        (0..rows * cols).map(|_| rng.random_range(-0.5..0.5)).collect()
-    }
+    use crate::qr::panel_checks::{assert_factors, assert_r_is_lapacks, data};
 
     /// The panel's rows split into `counts` pieces as if held by that many
     /// processes (the first is the top one), run through both passes:
     /// V (m×jb), T and the stored panel, or `None` where refused.
     fn cholqr2(a0: &[f64], m: usize, jb: usize, counts: &[usize]) -> Option<(Vec<f64>, Vec<f64>, Vec<f64>)> {
-        let square = jb * jb;
         let mut pieces: Vec<Vec<f64>> = Vec::new();
         let mut start = 0;
         for &rows in counts {
@@ -255,22 +273,15 @@ mod tests {
             start += rows;
         }
         let all: Vec<f64> = pieces.iter().zip(counts).flat_map(|(p, &rows)| gram(rows, jb, p, rows.max(1))).collect();
-        let r1 = cholesky_r(sum_blocks(&all, counts.len(), square, 0, square), jb)?;
+        let r1 = read_pass1(&all, counts.len(), jb)?;
         let mut qs = pieces.clone();
         let mut all = Vec::new();
         for (slot, (q, &rows)) in qs.iter_mut().zip(counts).enumerate() {
             solve_r(rows, jb, &r1, q);
-            let mut msg = gram(rows, jb, q, rows.max(1));
-            msg.resize(2 * square, 0.0);
-            if slot == 0 {
-                for c in 0..jb {
-                    msg[square + c * jb..square + (c + 1) * jb].copy_from_slice(&q[c * rows..c * rows + jb]);
-                }
-            }
-            all.extend(msg);
+            all.extend(pass2_message(rows, jb, Some(q), slot == 0));
         }
-        let g2 = sum_blocks(&all, counts.len(), 2 * square, 0, square);
-        let f = finish(g2, &all[square..2 * square], &r1, jb, m == jb)?;
+        let (g2, q1_top) = read_pass2(&all, counts.len(), 0, jb)?;
+        let f = finish(g2, q1_top, &r1, jb, m == jb)?;
         let (mut v, mut stored) = (vec![0.0; m * jb], vec![0.0; m * jb]);
         let mut start = 0;
         for (slot, ((p, q), &rows)) in pieces.iter_mut().zip(&mut qs).zip(counts).enumerate() {
@@ -284,53 +295,12 @@ mod tests {
         Some((v, f.rec.t, stored))
     }
 
-    /// `(I − V·T·Vᵀ)` applied to the m×k matrix `x`.
-    fn apply_q(v: &[f64], t: &[f64], m: usize, jb: usize, x: &mut [f64], k: usize) {
-        let mut w = vec![0.0; jb * k];
-        blas::dgemm(Trans::Yes, Trans::No, jb, k, m, 1.0, v, m, x, m, 0.0, &mut w, jb);
-        blas::dtrmm(Side::Left, Uplo::Upper, Trans::No, Diag::NonUnit, jb, k, 1.0, t, jb, &mut w, jb);
-        blas::dgemm(Trans::No, Trans::No, m, k, jb, -1.0, v, m, &w, jb, 1.0, x, m);
-    }
-
     /// The factorization reproduces the panel, Q is orthogonal, and R is
     /// LAPACK's (signs included).
     fn check(a0: &[f64], m: usize, jb: usize, counts: &[usize]) {
         let (v, t, stored) = cholqr2(a0, m, jb, counts).expect("a well-conditioned panel is accepted");
-        for c in 0..jb {
-            assert_eq!(v[c * m + c], 1.0);
-            assert!(v[c * m..c * m + c].iter().all(|&x| x == 0.0));
-            assert_eq!(&stored[c * m + c + 1..(c + 1) * m], &v[c * m + c + 1..(c + 1) * m]);
-        }
-        let mut qr = vec![0.0; m * jb];
-        for c in 0..jb {
-            qr[c * m..c * m + c + 1].copy_from_slice(&stored[c * m..c * m + c + 1]);
-        }
-        apply_q(&v, &t, m, jb, &mut qr, jb);
-        let anorm = a0.iter().fold(0.0f64, |x, y| x.max(y.abs()));
-        let err = qr.iter().zip(a0).fold(0.0f64, |x, (p, q)| x.max((p - q).abs()));
-        assert!(err <= 50.0 * f64::EPSILON * anorm * m as f64, "‖QR − A‖ = {err:e}");
-        let mut q = vec![0.0; m * jb];
-        for c in 0..jb {
-            q[c * m + c] = 1.0;
-        }
-        apply_q(&v, &t, m, jb, &mut q, jb);
-        let mut g = vec![0.0; jb * jb];
-        blas::dgemm(Trans::Yes, Trans::No, jb, jb, m, 1.0, &q, m, &q, m, 0.0, &mut g, jb);
-        for c in 0..jb {
-            for r in 0..jb {
-                let want = if r == c { 1.0 } else { 0.0 };
-                assert!((g[r + c * jb] - want).abs() < 50.0 * f64::EPSILON * m as f64);
-            }
-        }
-        let mut lap = a0.to_vec();
-        let mut tl = vec![0.0; jb * jb];
-        blas::dgeqrt3(m, jb, &mut lap, m, &mut tl, jb);
-        for c in 0..jb {
-            for r in 0..=c {
-                let (ours, theirs) = (stored[r + c * m], lap[r + c * m]);
-                assert!((ours - theirs).abs() <= 1e-10 * anorm * (m as f64).sqrt(), "R({r},{c}): {ours} vs {theirs}");
-            }
-        }
+        assert_factors(a0, m, jb, &v, &t, &stored);
+        assert_r_is_lapacks(a0, m, jb, &stored, false);
     }
 
     #[test]

@@ -111,6 +111,9 @@ fn factor_with_look_ahead(
         let size = group_size(a, rest);
         let (members, tail) = rest.split_at(size);
         rest = tail;
+        // The local columns right of the group.
+        let (last, lw) = members[size - 1];
+        let (beyond, all) = (a.local_cols_before(last + lw), a.local_cols());
         for (i, &(j0, jb)) in members.iter().enumerate() {
             profile::at_step(step as u64);
             step += 1;
@@ -128,10 +131,8 @@ fn factor_with_look_ahead(
                 group.push(&panel);
             }
             // The panel factored next (the next group's first after the
-            // group's last), and the local columns right of the group.
+            // group's last).
             let ends = i + 1 == size;
-            let beyond = a.local_cols_before(members[size - 1].0 + members[size - 1].1);
-            let all = a.local_cols();
             match tail.first().filter(|_| ends).or(members.get(i + 1)).copied() {
                 Some((n0, nw)) if a.col_owner(n0) == mycol => {
                     // Look-ahead: update and factor the next panel first.

@@ -11,6 +11,8 @@ pub mod cholesky_qr;
 pub(crate) mod factor;
 mod gels;
 mod lower_solve;
+#[cfg(test)]
+mod panel_checks;
 mod panel_choice;
 mod panel_group;
 pub(crate) mod reflectors;

@@ -96,14 +96,7 @@ impl PanelGroup {
             return Ok(());
         }
         self.merged.local_wt_into(a, cols.clone(), &mut self.w);
-        if let Some(p) = self.pending {
-            self.w.resize(nc * w + p.col * (w - p.col), 0.0);
-            self.local_coupling(p, nc * w);
-        }
-        self.merged.reduce_w(grid, &mut self.w)?;
-        if let Some(p) = self.pending.take() {
-            self.merge_t(p.col, nc * w);
-        }
+        self.reduce_with_coupling(grid, nc * w)?;
         self.merged.apply_wt_with(Trans::Yes, a, cols, &mut self.w[..nc * w], &mut self.wt);
         Ok(())
     }
@@ -111,17 +104,26 @@ impl PanelGroup {
     /// Collective over the process column: forms a pending panel's
     /// coupling block without updating anything, for a process column
     /// that holds none of the columns the group updates before its next
-    /// panel (so that the next push finds the group merged).
+    /// panel (so that the next push finds the group merged). Nothing
+    /// pending: nothing to do.
     pub(crate) fn settle(&mut self, grid: &Grid) -> Result<()> {
-        let Some(p) = self.pending.take() else {
-            return Ok(());
-        };
-        let w = self.merged.jb;
         self.w.clear();
-        self.w.resize(p.col * (w - p.col), 0.0);
-        self.local_coupling(p, 0);
+        self.reduce_with_coupling(grid, 0)
+    }
+
+    /// Sums `w[..at]` (this process's Wᵀ, or nothing) over the process
+    /// column, with a pending panel's `V₁ᵀ·V₂` appended to it in the same
+    /// reduction, and completes T with it.
+    fn reduce_with_coupling(&mut self, grid: &Grid, at: usize) -> Result<()> {
+        if let Some(p) = self.pending {
+            let w = self.merged.jb;
+            self.w.resize(at + p.col * (w - p.col), 0.0);
+            self.local_coupling(p, at);
+        }
         self.merged.reduce_w(grid, &mut self.w)?;
-        self.merge_t(p.col, 0);
+        if let Some(p) = self.pending.take() {
+            self.merge_t(p.col, at);
+        }
         Ok(())
     }
 

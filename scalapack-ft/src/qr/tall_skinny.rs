@@ -408,12 +408,7 @@ pub fn local_v(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn data(rows: usize, cols: usize, seed: u64) -> Vec<f64> {
-        use rand::{Rng, SeedableRng};
-        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-        (0..rows * cols).map(|_| rng.random_range(-0.5..0.5)).collect()
-    }
+    use crate::qr::panel_checks::{assert_factors, assert_r_is_lapacks, data};
 
     /// The whole pipeline on one process, the panel's rows split into
     /// `counts` pieces as if held by that many processes (the first is the
@@ -469,14 +464,6 @@ mod tests {
         (v, rec.t, stored)
     }
 
-    /// `(I − V·T·Vᵀ)` applied to the m×k matrix `x`.
-    fn apply_q(v: &[f64], t: &[f64], m: usize, jb: usize, x: &mut [f64], k: usize) {
-        let mut w = vec![0.0; jb * k];
-        blas::dgemm(Trans::Yes, Trans::No, jb, k, m, 1.0, v, m, x, m, 0.0, &mut w, jb);
-        blas::dtrmm(Side::Left, Uplo::Upper, Trans::No, Diag::NonUnit, jb, k, 1.0, t, jb, &mut w, jb);
-        blas::dgemm(Trans::No, Trans::No, m, k, jb, -1.0, v, m, &w, jb, 1.0, x, m);
-    }
-
     /// How R is compared with LAPACK's.
     #[derive(Clone, Copy, PartialEq)]
     enum SameR {
@@ -498,56 +485,18 @@ mod tests {
 
     fn check_in_pieces(a0: &[f64], m: usize, jb: usize, counts: &[usize], same_r: SameR, piece: usize) {
         let (v, t, stored) = tsqr(a0, m, jb, counts, piece);
-        // V is unit lower trapezoidal and the stored panel holds it below
-        // the diagonal; tau = diag(T) is a valid reflector scalar.
+        assert_factors(a0, m, jb, &v, &t, &stored);
+        // tau = diag(T) is a valid reflector scalar.
         for c in 0..jb {
-            assert_eq!(v[c * m + c], 1.0);
-            assert!(v[c * m..c * m + c].iter().all(|&x| x == 0.0));
-            assert_eq!(&stored[c * m + c + 1..(c + 1) * m], &v[c * m + c + 1..(c + 1) * m]);
             let vnorm2: f64 = v[c * m..(c + 1) * m].iter().map(|x| x * x).sum();
             // (tau = 0, H = I, only where the matrix ends: nothing below.)
             let tau = t[c + c * jb];
             let identity = m == jb && c + 1 == jb;
             assert!(if identity { tau == 0.0 } else { (tau * vnorm2 - 2.0).abs() < 1e-12 }, "tau = {tau}");
         }
-        // Q·[R; 0] = A.
-        let mut qr = vec![0.0; m * jb];
-        for c in 0..jb {
-            qr[c * m..c * m + c + 1].copy_from_slice(&stored[c * m..c * m + c + 1]);
-        }
-        apply_q(&v, &t, m, jb, &mut qr, jb);
-        let anorm = a0.iter().fold(0.0f64, |x, y| x.max(y.abs()));
-        let err = qr.iter().zip(a0).fold(0.0f64, |x, (p, q)| x.max((p - q).abs()));
-        assert!(err <= 50.0 * f64::EPSILON * anorm * m as f64, "‖QR − A‖ = {err:e}");
-        // Q is orthogonal: QᵀQ = I on the first columns.
-        let mut q = vec![0.0; m * jb];
-        for c in 0..jb {
-            q[c * m + c] = 1.0;
-        }
-        apply_q(&v, &t, m, jb, &mut q, jb);
-        let mut g = vec![0.0; jb * jb];
-        blas::dgemm(Trans::Yes, Trans::No, jb, jb, m, 1.0, &q, m, &q, m, 0.0, &mut g, jb);
-        for c in 0..jb {
-            for r in 0..jb {
-                let want = if r == c { 1.0 } else { 0.0 };
-                assert!((g[r + c * jb] - want).abs() < 50.0 * f64::EPSILON * m as f64);
-            }
-        }
-        // R agrees with LAPACK's up to the signs of its rows.
-        if same_r == SameR::NotCompared {
-            return;
-        }
-        let mut lap = a0.to_vec();
-        let mut tl = vec![0.0; jb * jb];
-        blas::dgeqrt3(m, jb, &mut lap, m, &mut tl, jb);
-        for c in 0..jb {
-            for r in 0..=c {
-                let (ours, theirs) = match same_r {
-                    SameR::Exactly => (stored[r + c * m], lap[r + c * m]),
-                    _ => (stored[r + c * m].abs(), lap[r + c * m].abs()),
-                };
-                assert!((ours - theirs).abs() <= 1e-10 * anorm * (m as f64).sqrt(), "R({r},{c}): {ours} vs {theirs}");
-            }
+        // R agrees with LAPACK's (up to the signs of its rows).
+        if same_r != SameR::NotCompared {
+            assert_r_is_lapacks(a0, m, jb, &stored, same_r == SameR::UpToSigns);
         }
     }
 
