@@ -99,6 +99,20 @@ impl DistMatrix {
         Ok(DistMatrix { desc, nprow, npcol, myrow, mycol, data, len, lost: false })
     }
 
+    /// Process `(myrow, mycol)`'s part of an `m`×`n` zero matrix on a
+    /// `nprow`×`npcol` grid, without the grid (unit tests of local
+    /// arithmetic on a distributed layout).
+    #[cfg(test)]
+    pub(crate) fn on_process(
+        (m, n, mb, nb): (usize, usize, usize, usize),
+        (nprow, npcol): (usize, usize),
+        (myrow, mycol): (usize, usize),
+    ) -> DistMatrix {
+        let desc = Descriptor::with_min_lld(m, n, mb, nb, 0, 0, 0, nprow, npcol, myrow).expect("a valid shape");
+        let len = desc.lld() * numroc(n, nb, mycol, 0, npcol);
+        DistMatrix { desc, nprow, npcol, myrow, mycol, data: vec![0.0; len].into(), len, lost: false }
+    }
+
     /// The largest local array length any process of a `nprow`×`npcol`
     /// grid needs for an `m`×`n` matrix in `mb`×`nb` blocks (all global;
     /// process row and column 0 hold the most).

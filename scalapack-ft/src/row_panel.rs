@@ -62,3 +62,19 @@ pub(crate) fn broadcast_panel<P: RowPanel>(
         }
     }
 }
+
+/// [`broadcast_panel`] on a process that does not own the panel, with
+/// other work meanwhile: `work` (local work, a small piece per call, `false`
+/// once it has none) runs for as long as the panel has not arrived, then
+/// the broadcast is waited for as usual.
+pub(crate) fn receive_panel_working<P: RowPanel>(
+    grid: &Grid,
+    owner: usize,
+    (j0, jb, lrows): (usize, usize, usize),
+    mut work: impl FnMut() -> bool,
+) -> Result<P> {
+    let _p = profile::part(Part::BCAST, None);
+    let mut pending = grid.ibroadcast(Scope::Row, vec![0.0; P::row_message_len(jb, lrows)], owner as i32)?;
+    while !grid.test_broadcast(&mut pending)? && work() {}
+    Ok(P::from_row_message(j0, jb, lrows, grid.wait_broadcast(pending)?))
+}

@@ -5,7 +5,7 @@
 //! markedly faster at 128 or 192 than at 64, and the group needs one
 //! reduction of W down the process column instead of one per panel.
 
-use super::reflectors::Panel;
+use super::reflectors::{CarriesT, Panel};
 use crate::blas::{self, Diag, Side, Trans, Uplo};
 use crate::error::Result;
 use crate::matrix::DistMatrix;
@@ -20,28 +20,58 @@ use std::ops::Range;
 /// update kept from one group to the next (no allocation per step for W
 /// once the first, largest, group has run).
 ///
-/// The last panel pushed is merged lazily: its coupling block
-/// `T(0..c, c..) = −T₁·(V₁ᵀ·V₂)·T₂` needs `V₁ᵀ·V₂` summed over the
+/// The panels pushed are merged lazily: a panel's coupling block
+/// `T(0..c, c..c+jb) = −T₁·(V₁ᵀ·V₂)·T₂` needs `V₁ᵀ·V₂` summed over the
 /// process column, and that sum travels in the same reduction as the next
-/// application's W (see [`PanelGroup::apply`]).
+/// application's W (see [`PanelGroup::apply`]), however many panels were
+/// pushed since: a process column with nothing to update before the
+/// group's next panel goes straight to receiving it.
 #[derive(Default)]
 pub(crate) struct PanelGroup {
     /// The merged reflectors: `jb` columns so far, V explicit (unit
     /// diagonals, zeros above) over this process's rows `j0..m`.
     merged: Panel,
-    /// The last panel pushed, while its coupling block is not yet formed.
-    pending: Option<Pending>,
+    /// The panels pushed whose coupling blocks are not yet formed, in
+    /// push order.
+    pending: Vec<Pending>,
     /// Scratch: Wᵀ (and the coupling after it).
     w: Vec<f64>,
     /// Scratch of [`Panel::apply_wt_with`].
     wt: Vec<f64>,
+    /// An earlier group's update of far columns, not yet done
+    /// ([`PanelGroup::apply_postponing`]).
+    postponed: Option<Postponed>,
 }
 
-/// Where the pending panel sits in the group's V.
+/// A group's update of local columns `w_col0..` whose W is summed and
+/// carries T, columns `rest` still to update: local work, done a few
+/// columns at a time while this process waits for a panel
+/// ([`PanelGroup::work_postponed`]).
+struct Postponed {
+    /// The group's reflectors.
+    group: Panel,
+    /// `Wᵀ` (or `Wᵀ·op(T)ᵀ`), a row per column from `w_col0`.
+    wt: Vec<f64>,
+    /// `V·op(T)`, where that carries T.
+    vt: Vec<f64>,
+    carrier: CarriesT,
+    w_col0: usize,
+    rest: Range<usize>,
+}
+
+/// Columns a process updates per piece of postponed work: small enough
+/// that a panel which arrives meanwhile waits little (2·lrows·3·NB·32
+/// flops, about 2 ms at 4096 rows on one core here), large enough that
+/// the DGEMM keeps its rate.
+const POSTPONED_PIECE_COLS: usize = 32;
+
+/// Where a pending panel sits in the group's V.
 #[derive(Clone, Copy)]
 struct Pending {
     /// Its first column.
     col: usize,
+    /// Its width.
+    width: usize,
     /// Local rows of the group above its first row (zeros of its V).
     above: usize,
 }
@@ -51,7 +81,7 @@ impl PanelGroup {
     /// `width` columns in all (what the group held before is dropped; its
     /// scratch is kept).
     pub(crate) fn start(&mut self, first: Panel, width: usize) {
-        self.pending = None;
+        self.pending.clear();
         self.merged = first;
         let more = self.merged.lrows * width.saturating_sub(self.merged.jb);
         self.merged.v.reserve(more);
@@ -60,7 +90,6 @@ impl PanelGroup {
     /// Appends the panel factored right after the group's columns (its
     /// columns must already carry the group's update, [`PanelGroup::apply`]).
     pub(crate) fn push(&mut self, next: &Panel) {
-        debug_assert!(self.pending.is_none(), "each push is applied before the next");
         let g = &mut self.merged;
         debug_assert_eq!(next.j0, g.j0 + g.jb);
         // Local rows of the group above the new panel's first row: V's
@@ -80,18 +109,22 @@ impl PanelGroup {
         }
         g.t = t;
         g.jb = w;
-        self.pending = Some(Pending { col: w0, above });
+        self.pending.push(Pending { col: w0, width: next.jb, above });
     }
 
     /// Collective over the process column: `C = Qᵀ·C` for local columns
     /// `cols` of `a` (rows `j0..`), every process of the column passing the
-    /// same `cols` and group. With a panel pending, its `V₁ᵀ·V₂` is summed
-    /// in the same reduction as W and T completed before the update. No
-    /// columns: nothing to do (and a pending panel stays pending).
+    /// same `cols` and group. Pending panels' `V₁ᵀ·V₂` are summed in the
+    /// same reduction as W and T completed before the update. No columns:
+    /// nothing to do (and pending panels stay pending).
     pub(crate) fn apply(&mut self, grid: &Grid, a: &mut DistMatrix, cols: Range<usize>) -> Result<()> {
         // (The trailing update's time, in the per-part profile.)
         let _p = profile::part(Part::UPDATE, None);
         let (nc, w) = (cols.len(), self.merged.jb);
+        debug_assert!(
+            self.postponed.as_ref().is_none_or(|p| cols.end <= p.rest.start || cols.start >= p.rest.end),
+            "columns with a postponed update"
+        );
         if nc == 0 {
             return Ok(());
         }
@@ -101,48 +134,125 @@ impl PanelGroup {
         Ok(())
     }
 
-    /// Collective over the process column: forms a pending panel's
-    /// coupling block without updating anything, for a process column
-    /// that holds none of the columns the group updates before its next
-    /// panel (so that the next push finds the group merged). Nothing
-    /// pending: nothing to do.
-    pub(crate) fn settle(&mut self, grid: &Grid) -> Result<()> {
-        self.w.clear();
-        self.reduce_with_coupling(grid, 0)
-    }
-
-    /// Sums `w[..at]` (this process's Wᵀ, or nothing) over the process
-    /// column, with a pending panel's `V₁ᵀ·V₂` appended to it in the same
-    /// reduction, and completes T with it.
-    fn reduce_with_coupling(&mut self, grid: &Grid, at: usize) -> Result<()> {
-        if let Some(p) = self.pending {
-            let w = self.merged.jb;
-            self.w.resize(at + p.col * (w - p.col), 0.0);
-            self.local_coupling(p, at);
+    /// [`PanelGroup::apply`] for local columns `cols`, of which only
+    /// `cols.start..now_end` are updated now: the rest is postponed
+    /// (W already summed, so it is local work), for
+    /// [`PanelGroup::work_postponed`] to do while this process waits and
+    /// [`PanelGroup::finish_postponed`] to complete, which must happen
+    /// before anything reads those columns. An earlier postponed update is
+    /// completed first. The group's reflectors move into the postponed
+    /// update: the next call is [`PanelGroup::start`].
+    pub(crate) fn apply_postponing(
+        &mut self,
+        grid: &Grid,
+        a: &mut DistMatrix,
+        cols: Range<usize>,
+        now_end: usize,
+    ) -> Result<()> {
+        self.finish_postponed(a);
+        let _p = profile::part(Part::UPDATE, None);
+        let (nc, w) = (cols.len(), self.merged.jb);
+        if nc == 0 {
+            return Ok(());
         }
-        self.merged.reduce_w(grid, &mut self.w)?;
-        if let Some(p) = self.pending.take() {
-            self.merge_t(p.col, at);
+        self.merged.local_wt_into(a, cols.clone(), &mut self.w);
+        self.reduce_with_coupling(grid, nc * w)?;
+        self.w.truncate(nc * w);
+        let carrier = self.merged.carry_t(Trans::Yes, nc, &mut self.w, &mut self.wt);
+        let now = cols.start..now_end.clamp(cols.start, cols.end);
+        self.merged.update_from_wt(a, (carrier, &self.w, &self.wt), cols.start, now.clone());
+        if now.end < cols.end {
+            self.postponed = Some(Postponed {
+                group: std::mem::take(&mut self.merged),
+                wt: std::mem::take(&mut self.w),
+                vt: std::mem::take(&mut self.wt),
+                carrier,
+                w_col0: cols.start,
+                rest: now.end..cols.end,
+            });
         }
         Ok(())
     }
 
-    /// `V₁ᵀ·V₂` from this process's rows into `w[at..]`: the pending
-    /// panel's columns against the earlier ones, `col × (width − col)`.
-    /// (The rows above V₂'s first one are zeros of V₂ and add nothing.)
-    fn local_coupling(&mut self, Pending { col, above }: Pending, at: usize) {
-        let g = &self.merged;
-        let (ld, w2) = (g.lrows, g.jb - col);
-        if ld > above {
-            let (v1, v2) = (&g.v[above..], &g.v[col * ld + above..]);
-            blas::dgemm(Trans::Yes, Trans::No, col, w2, ld - above, 1.0, v1, ld, v2, ld, 0.0, &mut self.w[at..], col);
+    /// Updates the next few columns of a postponed update
+    /// ([`POSTPONED_PIECE_COLS`]); `false` once none are left.
+    pub(crate) fn work_postponed(&mut self, a: &mut DistMatrix) -> bool {
+        let Some(p) = self.postponed.as_mut() else { return false };
+        let _p = profile::part(Part::UPDATE, None);
+        let piece = p.rest.start..(p.rest.start + POSTPONED_PIECE_COLS).min(p.rest.end);
+        p.group.update_from_wt(a, (p.carrier, &p.wt, &p.vt), p.w_col0, piece.clone());
+        p.rest.start = piece.end;
+        if p.rest.is_empty() {
+            self.finish_postponed(a);
+        }
+        true
+    }
+
+    /// Completes a postponed update (nothing postponed: nothing to do),
+    /// and keeps its buffers as scratch.
+    pub(crate) fn finish_postponed(&mut self, a: &mut DistMatrix) {
+        let Some(p) = self.postponed.take() else { return };
+        let _p = profile::part(Part::UPDATE, None);
+        p.group.update_from_wt(a, (p.carrier, &p.wt, &p.vt), p.w_col0, p.rest);
+        (self.w, self.wt) = (p.wt, p.vt);
+    }
+
+    /// Sums `w[..at]` (this process's Wᵀ) over the process column, with
+    /// the pending panels' `V₁ᵀ·V₂` appended to it in the same reduction,
+    /// and completes T with them.
+    fn reduce_with_coupling(&mut self, grid: &Grid, at: usize) -> Result<()> {
+        let pending = std::mem::take(&mut self.pending);
+        self.local_couplings(&pending, at);
+        self.merged.reduce_w(grid, &mut self.w)?;
+        self.merge_couplings(&pending, at);
+        // (Kept for its capacity.)
+        self.pending = pending;
+        self.pending.clear();
+        Ok(())
+    }
+
+    /// The `pending` panels' local `V₁ᵀ·V₂`, one after the other from
+    /// `w[at..]` (resized to end with them).
+    fn local_couplings(&mut self, pending: &[Pending], at: usize) {
+        self.w.resize(pending.iter().fold(at, |len, p| len + p.col * p.width), 0.0);
+        let mut from = at;
+        for &p in pending {
+            self.local_coupling(p, from);
+            from += p.col * p.width;
         }
     }
 
-    /// `T(0..w0, w0..) = −T₁·S·T₂` from the summed `S = V₁ᵀ·V₂` in `w[at..]`.
-    fn merge_t(&mut self, w0: usize, at: usize) {
+    /// T completed with the `pending` panels' summed couplings from
+    /// `w[at..]`, in push order (each merge needs the group's T complete
+    /// up to its panel).
+    fn merge_couplings(&mut self, pending: &[Pending], at: usize) {
+        let mut from = at;
+        for &p in pending {
+            self.merge_t(p, from);
+            from += p.col * p.width;
+        }
+    }
+
+    /// `V₁ᵀ·V₂` from this process's rows into `w[at..]`: the pending
+    /// panel's columns against the earlier ones, `col × width`.
+    /// (The rows above V₂'s first one are zeros of V₂ and add nothing.)
+    fn local_coupling(&mut self, Pending { col, width, above }: Pending, at: usize) {
+        let g = &self.merged;
+        let ld = g.lrows;
+        let out = &mut self.w[at..at + col * width];
+        if ld > above {
+            let (v1, v2) = (&g.v[above..], &g.v[col * ld + above..]);
+            blas::dgemm(Trans::Yes, Trans::No, col, width, ld - above, 1.0, v1, ld, v2, ld, 0.0, out, col);
+        } else {
+            out.fill(0.0);
+        }
+    }
+
+    /// `T(0..c, c..c+jb) = −T₁·S·T₂` for the pending panel at column `c`,
+    /// from the summed `S = V₁ᵀ·V₂` in `w[at..]`.
+    fn merge_t(&mut self, Pending { col: w0, width: w2, .. }: Pending, at: usize) {
         let g = &mut self.merged;
-        let (w, w2) = (g.jb, g.jb - w0);
+        let w = g.jb;
         let x = &mut self.w[at..at + w0 * w2];
         blas::dtrmm(Side::Left, Uplo::Upper, Trans::No, Diag::NonUnit, w0, w2, -1.0, &g.t, w, x, w0);
         let t2 = &g.t[w0 * w + w0..];
@@ -205,21 +315,33 @@ mod tests {
         for p in &panels {
             apply(p, &mut want, m, n);
         }
-        let mut group = PanelGroup::default();
-        group.start(panels.remove(0), 3 * jb);
-        for p in &panels {
-            group.push(p);
-            // (One process: the local coupling is the sum.)
-            let pending = group.pending.take().unwrap();
-            let at = 5;
-            group.w = vec![f64::NAN; at + pending.col * (group.merged.jb - pending.col)];
-            group.local_coupling(pending, at);
-            group.merge_t(pending.col, at);
+        let first = panels.remove(0);
+        // Merged after each push, and both pushes merged at once (the
+        // coupling of a column with nothing to update in between).
+        for each in [true, false] {
+            let mut group = PanelGroup::default();
+            group.start(first.clone(), 3 * jb);
+            for p in &panels {
+                group.push(p);
+                if each {
+                    merge_pending(&mut group);
+                }
+            }
+            merge_pending(&mut group);
+            assert_eq!((group.merged.j0, group.merged.jb, group.merged.lrows), (0, 3 * jb, m));
+            let mut got = c0.clone();
+            apply(&group.merged, &mut got, m, n);
+            let err = got.iter().zip(&want).fold(0.0f64, |e, (x, y)| e.max((x - y).abs()));
+            assert!(err < 1e-13, "merged after each push: {each}; max difference {err:e}");
         }
-        assert_eq!((group.merged.j0, group.merged.jb, group.merged.lrows), (0, 3 * jb, m));
-        let mut got = c0;
-        apply(&group.merged, &mut got, m, n);
-        let err = got.iter().zip(&want).fold(0.0f64, |e, (x, y)| e.max((x - y).abs()));
-        assert!(err < 1e-13, "max difference {err:e}");
+    }
+
+    /// [`PanelGroup::reduce_with_coupling`] on one process (whose local
+    /// couplings are the sums), after 5 values of W.
+    fn merge_pending(group: &mut PanelGroup) {
+        let pending = std::mem::take(&mut group.pending);
+        group.w = vec![f64::NAN; 5];
+        group.local_couplings(&pending, 5);
+        group.merge_couplings(&pending, 5);
     }
 }
