@@ -22,7 +22,8 @@ pub(crate) trait RowPanel: Sized {
 
 /// The owner's side of a non-blocking row broadcast (look-ahead): starts
 /// sending `panel` from this process's column and returns at once; `None`
-/// with one process column. The others receive it with [`broadcast_panel`].
+/// with one process column. The others receive it with [`broadcast_panel`]
+/// or [`receive_panel_working`].
 pub(crate) fn start_row_send<P: RowPanel>(grid: &Grid, panel: &P) -> Result<Option<PendingBcast<f64>>> {
     let _p = profile::part(Part::BCAST, None);
     if grid.npcol() == 1 {

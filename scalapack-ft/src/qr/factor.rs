@@ -144,14 +144,16 @@ fn factor_with_look_ahead(
             // The panel factored next (the next group's first after the
             // group's last).
             let ends = i + 1 == size;
-            if ends {
-                // (The next group's far columns are this group's next.)
-                group.finish_postponed(a);
-            }
             match tail.first().filter(|_| ends).or(members.get(i + 1)).copied() {
                 Some((n0, nw)) if a.col_owner(n0) == mycol => {
                     // Look-ahead: update and factor the next panel first.
                     let next = a.local_cols_before(n0)..a.local_cols_before(n0 + nw);
+                    if ends {
+                        // (The earlier group's postponed columns start
+                        // with the next panel's: only those before it is
+                        // factored, the rest once it is on its way.)
+                        group.finish_postponed_before(a, next.end);
+                    }
                     group.apply(grid, a, next.clone())?;
                     let p = factor_panel(grid, a, n0, nw, method)?;
                     if let Some(previous) = sent.take() {
@@ -160,10 +162,13 @@ fn factor_with_look_ahead(
                     sent = start_row_send(grid, &p)?;
                     ahead = Some(p);
                     if ends {
+                        group.finish_postponed(a);
                         group.apply(grid, a, beyond..next.start)?;
                         group.apply_postponing(grid, a, next.end..all, next_group_end(a, tail))?;
                     }
                 }
+                // (apply_postponing completes the earlier postponed update
+                // first: this group's far columns are among its columns.)
                 _ if ends => group.apply_postponing(grid, a, beyond..all, next_group_end(a, tail))?,
                 // (Nothing of this process column's to update before the
                 // group's next panel: the panel's coupling waits for the

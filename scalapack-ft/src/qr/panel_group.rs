@@ -17,8 +17,8 @@ use std::ops::Range;
 /// order: `Q = H(j0)···H(j0+width−1) = I − V·T·Vᵀ`, held as one wide
 /// [`Panel`] (so it is applied by the one block-reflector update,
 /// [`Panel::local_wt_into`] and [`Panel::apply_wt_with`]), with the scratch of its
-/// update kept from one group to the next (no allocation per step for W
-/// once the first, largest, group has run).
+/// update kept from one group to the next (a postponed update takes the
+/// scratch with it and gives it back when it is done).
 ///
 /// The panels pushed are merged lazily: a panel's coupling block
 /// `T(0..c, c..c+jb) = −T₁·(V₁ᵀ·V₂)·T₂` needs `V₁ᵀ·V₂` summed over the
@@ -177,15 +177,23 @@ impl PanelGroup {
     /// Updates the next few columns of a postponed update
     /// ([`POSTPONED_PIECE_COLS`]); `false` once none are left.
     pub(crate) fn work_postponed(&mut self, a: &mut DistMatrix) -> bool {
-        let Some(p) = self.postponed.as_mut() else { return false };
+        let Some(p) = self.postponed.as_ref() else { return false };
+        let end = p.rest.start + POSTPONED_PIECE_COLS;
+        self.finish_postponed_before(a, end);
+        true
+    }
+
+    /// Updates the postponed columns before local column `end` (the rest
+    /// stays postponed).
+    pub(crate) fn finish_postponed_before(&mut self, a: &mut DistMatrix, end: usize) {
+        let Some(p) = self.postponed.as_mut() else { return };
         let _p = profile::part(Part::UPDATE, None);
-        let piece = p.rest.start..(p.rest.start + POSTPONED_PIECE_COLS).min(p.rest.end);
-        p.group.update_from_wt(a, (p.carrier, &p.wt, &p.vt), p.w_col0, piece.clone());
-        p.rest.start = piece.end;
+        let now = p.rest.start..end.clamp(p.rest.start, p.rest.end);
+        p.group.update_from_wt(a, (p.carrier, &p.wt, &p.vt), p.w_col0, now.clone());
+        p.rest.start = now.end;
         if p.rest.is_empty() {
             self.finish_postponed(a);
         }
-        true
     }
 
     /// Completes a postponed update (nothing postponed: nothing to do),
