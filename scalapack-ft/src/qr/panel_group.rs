@@ -118,20 +118,11 @@ impl PanelGroup {
     /// same reduction as W and T completed before the update. No columns:
     /// nothing to do (and pending panels stay pending).
     pub(crate) fn apply(&mut self, grid: &Grid, a: &mut DistMatrix, cols: Range<usize>) -> Result<()> {
-        // (The trailing update's time, in the per-part profile.)
-        let _p = profile::part(Part::UPDATE, None);
-        let (nc, w) = (cols.len(), self.merged.jb);
         debug_assert!(
             self.postponed.as_ref().is_none_or(|p| cols.end <= p.rest.start || cols.start >= p.rest.end),
             "columns with a postponed update"
         );
-        if nc == 0 {
-            return Ok(());
-        }
-        self.merged.local_wt_into(a, cols.clone(), &mut self.w);
-        self.reduce_with_coupling(grid, nc * w)?;
-        self.merged.apply_wt_with(Trans::Yes, a, cols, &mut self.w[..nc * w], &mut self.wt);
-        Ok(())
+        self.apply_part(grid, a, cols.clone(), cols.end).map(|_| ())
     }
 
     /// [`PanelGroup::apply`] for local columns `cols`, of which only
@@ -150,28 +141,46 @@ impl PanelGroup {
         now_end: usize,
     ) -> Result<()> {
         self.finish_postponed(a);
+        let now_end = now_end.clamp(cols.start, cols.end);
+        match self.apply_part(grid, a, cols.clone(), now_end)? {
+            Some(carrier) if now_end < cols.end => {
+                self.postponed = Some(Postponed {
+                    group: std::mem::take(&mut self.merged),
+                    wt: std::mem::take(&mut self.w),
+                    vt: std::mem::take(&mut self.wt),
+                    carrier,
+                    w_col0: cols.start,
+                    rest: now_end..cols.end,
+                });
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The group's update of local columns `cols` (collective over the
+    /// process column, as [`PanelGroup::apply`]), applied now to
+    /// `cols.start..now_end` only: W summed and carrying T is left in
+    /// `self.w` / `self.wt` for the rest. `None` where there are no columns.
+    fn apply_part(
+        &mut self,
+        grid: &Grid,
+        a: &mut DistMatrix,
+        cols: Range<usize>,
+        now_end: usize,
+    ) -> Result<Option<CarriesT>> {
+        // (The trailing update's time, in the per-part profile.)
         let _p = profile::part(Part::UPDATE, None);
         let (nc, w) = (cols.len(), self.merged.jb);
         if nc == 0 {
-            return Ok(());
+            return Ok(None);
         }
         self.merged.local_wt_into(a, cols.clone(), &mut self.w);
         self.reduce_with_coupling(grid, nc * w)?;
         self.w.truncate(nc * w);
         let carrier = self.merged.carry_t(Trans::Yes, nc, &mut self.w, &mut self.wt);
-        let now = cols.start..now_end.clamp(cols.start, cols.end);
-        self.merged.update_from_wt(a, (carrier, &self.w, &self.wt), cols.start, now.clone());
-        if now.end < cols.end {
-            self.postponed = Some(Postponed {
-                group: std::mem::take(&mut self.merged),
-                wt: std::mem::take(&mut self.w),
-                vt: std::mem::take(&mut self.wt),
-                carrier,
-                w_col0: cols.start,
-                rest: now.end..cols.end,
-            });
-        }
-        Ok(())
+        self.merged.update_from_wt(a, (carrier, &self.w, &self.wt), cols.start, cols.start..now_end);
+        Ok(Some(carrier))
     }
 
     /// Updates the next few columns of a postponed update
@@ -192,17 +201,17 @@ impl PanelGroup {
         p.group.update_from_wt(a, (p.carrier, &p.wt, &p.vt), p.w_col0, now.clone());
         p.rest.start = now.end;
         if p.rest.is_empty() {
-            self.finish_postponed(a);
+            // (Its buffers become the scratch again.)
+            if let Some(done) = self.postponed.take() {
+                (self.w, self.wt) = (done.wt, done.vt);
+            }
         }
     }
 
     /// Completes a postponed update (nothing postponed: nothing to do),
     /// and keeps its buffers as scratch.
     pub(crate) fn finish_postponed(&mut self, a: &mut DistMatrix) {
-        let Some(p) = self.postponed.take() else { return };
-        let _p = profile::part(Part::UPDATE, None);
-        p.group.update_from_wt(a, (p.carrier, &p.wt, &p.vt), p.w_col0, p.rest);
-        (self.w, self.wt) = (p.wt, p.vt);
+        self.finish_postponed_before(a, usize::MAX);
     }
 
     /// Sums `w[..at]` (this process's Wᵀ) over the process column, with

@@ -209,26 +209,7 @@ impl Panel {
                 let cl = &mut c.local_mut()[cbase..];
                 blas::dgemm(Trans::No, Trans::Yes, lrows, nc, jb, -1.0, vt, lrows, wpart, ldw, 1.0, cl, ld);
             }
-            CarriesT::W => {
-                for run in self.row_runs(c) {
-                    let (vr, cl) = (&self.v[run.first..], &mut c.local_mut()[cbase + run.first..]);
-                    blas::dgemm(
-                        Trans::No,
-                        Trans::Yes,
-                        run.rows,
-                        nc,
-                        run.cols,
-                        -1.0,
-                        vr,
-                        lrows,
-                        wpart,
-                        ldw,
-                        1.0,
-                        cl,
-                        ld,
-                    );
-                }
-            }
+            CarriesT::W => self.subtract_v_times(c, part.start, nc, (Trans::Yes, wpart, ldw)),
         }
     }
 
@@ -247,26 +228,19 @@ impl Panel {
         if nc == 0 || self.lrows == 0 {
             return;
         }
-        let (lr0, ld) = (c.local_rows_before(self.j0), c.lld());
-        let cbase = lr0 + part.start * ld;
         let wpart = &w[(part.start - w_col0) * self.jb..];
+        self.subtract_v_times(c, part.start, nc, (Trans::No, wpart, self.jb));
+    }
+
+    /// `C(j0.., col0..col0+nc) −= V·op(X)` for the `jb × nc` matrix
+    /// `op(X)` (`X` with leading dimension `ldx`), one DGEMM per run of V's
+    /// rows ([`Panel::row_runs`]), so that V's zeros are skipped.
+    fn subtract_v_times(&self, c: &mut DistMatrix, col0: usize, nc: usize, (trans, x, ldx): (Trans, &[f64], usize)) {
+        let (lr0, ld) = (c.local_rows_before(self.j0), c.lld());
+        let cbase = lr0 + col0 * ld;
         for run in self.row_runs(c) {
             let (vr, cl) = (&self.v[run.first..], &mut c.local_mut()[cbase + run.first..]);
-            blas::dgemm(
-                Trans::No,
-                Trans::No,
-                run.rows,
-                nc,
-                run.cols,
-                -1.0,
-                vr,
-                self.lrows,
-                wpart,
-                self.jb,
-                1.0,
-                cl,
-                ld,
-            );
+            blas::dgemm(Trans::No, trans, run.rows, nc, run.cols, -1.0, vr, self.lrows, x, ldx, 1.0, cl, ld);
         }
     }
 }
