@@ -16,7 +16,8 @@ use std::ops::Range;
 /// Panels `j0..j0+width` of a factorization, merged in factorization
 /// order: `Q = H(j0)···H(j0+width−1) = I − V·T·Vᵀ`, held as one wide
 /// [`Panel`] (so it is applied by the one block-reflector update,
-/// [`Panel::local_wt_into`] and [`Panel::apply_wt_with`]), with the scratch of its
+/// [`Panel::local_wt_into`], [`Panel::carry_t`] and
+/// [`Panel::update_from_wt`]), with the scratch of its
 /// update kept from one group to the next (a postponed update takes the
 /// scratch with it and gives it back when it is done).
 ///
@@ -36,8 +37,8 @@ pub(crate) struct PanelGroup {
     pending: Vec<Pending>,
     /// Scratch: Wᵀ (and the coupling after it).
     w: Vec<f64>,
-    /// Scratch of [`Panel::apply_wt_with`].
-    wt: Vec<f64>,
+    /// Scratch of [`Panel::carry_t`]: V·T, where V carries T.
+    vt: Vec<f64>,
     /// An earlier group's update of far columns, not yet done
     /// ([`PanelGroup::apply_postponing`]).
     postponed: Option<Postponed>,
@@ -125,7 +126,8 @@ impl PanelGroup {
             self.postponed.as_ref().is_none_or(|p| cols.end <= p.rest.start || cols.start >= p.rest.end),
             "columns with a postponed update"
         );
-        self.apply_part(grid, a, cols.clone(), cols.end).map(|_| ())
+        let end = cols.end;
+        self.apply_part(grid, a, cols, end).map(|_| ())
     }
 
     /// [`PanelGroup::apply`] for local columns `cols`, of which only
@@ -150,7 +152,7 @@ impl PanelGroup {
                 self.postponed = Some(Postponed {
                     group: std::mem::take(&mut self.merged),
                     wt: std::mem::take(&mut self.w),
-                    vt: std::mem::take(&mut self.wt),
+                    vt: std::mem::take(&mut self.vt),
                     carrier,
                     w_col0: cols.start,
                     rest: now_end..cols.end,
@@ -164,7 +166,7 @@ impl PanelGroup {
     /// The group's update of local columns `cols` (collective over the
     /// process column, as [`PanelGroup::apply`]), applied now to
     /// `cols.start..now_end` only: W summed and carrying T is left in
-    /// `self.w` / `self.wt` for the rest. `None` where there are no columns.
+    /// `self.w` / `self.vt` for the rest. `None` where there are no columns.
     fn apply_part(
         &mut self,
         grid: &Grid,
@@ -181,8 +183,8 @@ impl PanelGroup {
         self.merged.local_wt_into(a, cols.clone(), &mut self.w);
         self.reduce_with_coupling(grid, nc * w)?;
         self.w.truncate(nc * w);
-        let carrier = self.merged.carry_t(Trans::Yes, nc, &mut self.w, &mut self.wt);
-        self.merged.update_from_wt(a, (carrier, &self.w, &self.wt), cols.start, cols.start..now_end);
+        let carrier = self.merged.carry_t(Trans::Yes, nc, &mut self.w, &mut self.vt);
+        self.merged.update_from_wt(a, (carrier, &self.w, &self.vt), cols.start, cols.start..now_end);
         Ok(Some(carrier))
     }
 
@@ -206,7 +208,7 @@ impl PanelGroup {
         if p.rest.is_empty() {
             // (Its buffers become the scratch again.)
             if let Some(done) = self.postponed.take() {
-                (self.w, self.wt) = (done.wt, done.vt);
+                (self.w, self.vt) = (done.wt, done.vt);
             }
         }
     }
