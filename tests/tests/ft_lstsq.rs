@@ -189,8 +189,11 @@ fn pdgels_ft_refuses_b_with_other_row_blocks_than_a_on_every_process() {
 fn factors_two_losses_in_a_process_row_took_are_refused_by_the_solve_on_every_process() {
     // Grid ranks 0 and 1 (process row 0) die between the calls: one
     // checksum per process row cannot rebuild both, so the factors are
-    // lost and pdormqr_ft computes nothing, never a wrong X.
-    let out = ft_lstsq(&["--mode", "apart", "--kill-between", "0,1"], "");
+    // lost and pdormqr_ft computes nothing, never a wrong X. (Two hot
+    // spares take their places: a spawn of two replacements at once fails
+    // now and then in Open MPI 5.0's runtime, docs/fault-tolerance.md, and
+    // is not what this tests.)
+    let out = ft_lstsq(&["--mode", "apart", "--spares", "2", "--kill-between", "0,1"], "");
     for r in 0..4 {
         let want = format!("RANK {r} error: pdormqr_ft: argument 6 (A) is the output of a call");
         assert!(out.stdout.contains(&want), "{want}\n{}\n{}", out.stdout, out.stderr);

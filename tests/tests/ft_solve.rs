@@ -184,8 +184,10 @@ fn factors_that_two_losses_in_one_process_row_took_are_refused_on_every_process(
     // factorization and the solve: the checksums rebuild one process per
     // process row, so the region marks the factors lost and the solve
     // refuses them everywhere (the lowest process whose copy is not whole
-    // is named), computing nothing.
-    let out = launch(&["--grid", "2x2", "--kill-between", "2,3", "--cases", "N1"], "");
+    // is named), computing nothing. (Two hot spares take their places:
+    // a spawn of two replacements at once fails now and then in Open MPI
+    // 5.0's runtime, docs/fault-tolerance.md, and is not what this tests.)
+    let out = launch(&["--grid", "2x2", "--spares", "2", "--kill-between", "2,3", "--cases", "N1"], "");
     let all = format!("{}\n{}", out.stdout, out.stderr);
     assert_eq!(out.code, Some(0), "{all}");
     for r in 0..4 {
