@@ -99,7 +99,8 @@ impl CheckedMatrix {
         let d = &self.desc;
         let (nprow, npcol, myrow) = (grid.nprow() as usize, grid.npcol() as usize, grid.myrow() as usize);
         let sub = Descriptor::with_min_lld(self.m, self.n, d.mb(), d.nb(), 0, 0, d.ctxt(), nprow, npcol, myrow)
-            .map_err(|e| descriptor_error(routine, 0, None, &e))?;
+            .map_err(|e| descriptor_error(routine, 0, None, &e))?
+            .for_storage();
         let (rows, cols) = self.local_shape(grid);
         let lld = sub.lld();
         let len = lld * cols;

@@ -68,6 +68,9 @@ fn local_piece(
     let local = match dense {
         Some(d) => Ok(DistMatrix::from_fn(grid, m, n, nb, nb, |i, j| d.data[i + j * m])),
         None => io::read_npy_local(path, &layout(grid, m, n, nb)).map_err(|e| e.to_string()).map(|(data, lld)| {
+            // (In the leading dimension ftla gives its own arrays, so that a
+            // fault-tolerant call works in this storage.)
+            let (data, lld) = with_storage_lld(data, lld, layout(grid, m, n, nb).local_rows());
             Descriptor::new(
                 m,
                 n,
@@ -143,4 +146,20 @@ pub fn write_vector(grid: &Grid, path: &Path, v: VectorData<'_>) -> Result<()> {
 pub enum VectorData<'a> {
     F64(&'a [f64]),
     I64(&'a [i64]),
+}
+
+/// `data` (leading dimension `lld`, `lr` rows a column) laid out again with
+/// [`crate::descriptor::storage_lld`]'s leading dimension, where that
+/// differs.
+fn with_storage_lld(data: Vec<f64>, lld: usize, lr: usize) -> (Vec<f64>, usize) {
+    let to = crate::descriptor::storage_lld(lr);
+    if to == lld {
+        return (data, lld);
+    }
+    let cols = data.len() / lld.max(1);
+    let mut out = vec![0.0; to * cols];
+    for (j, col) in data.chunks_exact(lld).enumerate() {
+        out[j * to..j * to + lr].copy_from_slice(&col[..lr]);
+    }
+    (out, to)
 }

@@ -3,7 +3,7 @@
 //! ((I + RSRC) mod P, (J + CSRC) mod Q)).
 
 use crate::args::{arg_error, descriptor_error};
-use crate::descriptor::Descriptor;
+use crate::descriptor::{storage_lld, Descriptor};
 use crate::error::Result;
 use crate::storage::LocalStorage;
 use blacs_ft::index::{indxg2p, indxl2g, numroc};
@@ -37,14 +37,16 @@ impl Clone for DistMatrix {
 
 impl DistMatrix {
     /// An `m`×`n` zero matrix in `mb`×`nb` blocks, first block on process
-    /// (0, 0), minimal local leading dimension. All arguments (global).
+    /// (0, 0), local leading dimension [`crate::descriptor::storage_lld`]
+    /// of the local rows (the minimal one, padded where columns would lie a
+    /// multiple of 4 KiB apart). All arguments (global).
     /// Not collective: bad sizes are a local error (every rank computes the
     /// same one from the same global arguments).
     ///
     /// A local array larger than this process can get is an
     /// [`crate::Error::Memory`] (never an abort).
     pub fn zeros(grid: &Grid, m: usize, n: usize, mb: usize, nb: usize) -> Result<DistMatrix> {
-        DistMatrix::shaped(grid, m, n, mb, nb, "DistMatrix::zeros", |len| {
+        DistMatrix::shaped(grid, (m, n, mb, nb), None, "DistMatrix::zeros", |len| {
             crate::memory::zeroed(len, "DistMatrix::zeros", &format!("the local array of a {m}x{n} matrix"))
                 .map(LocalStorage::from)
         })
@@ -57,11 +59,13 @@ impl DistMatrix {
     /// matrices whose memory a caller reuses or prepared ahead (a hot spare,
     /// see [`DistMatrix::local_len_bound`]).
     pub fn in_storage(grid: &Grid, m: usize, n: usize, mb: usize, nb: usize, storage: Vec<f64>) -> Result<DistMatrix> {
-        DistMatrix::in_storage_from(grid, m, n, mb, nb, &mut storage.into())
+        DistMatrix::in_storage_from(grid, m, n, mb, nb, None, &mut storage.into())
     }
 
     /// [`DistMatrix::in_storage`] that takes the storage out of `slot` only
-    /// when it succeeds (on an error `slot` keeps it). Lent storage (see
+    /// when it succeeds (on an error `slot` keeps it), with local leading
+    /// dimension `lld` (at least the local rows; `None`:
+    /// [`crate::descriptor::storage_lld`]'s). Lent storage (see
     /// [`LocalStorage::lent`]) is taken as it is when long enough, and is
     /// an [`crate::Error::Storage`] otherwise.
     pub(crate) fn in_storage_from(
@@ -70,30 +74,33 @@ impl DistMatrix {
         n: usize,
         mb: usize,
         nb: usize,
+        lld: Option<usize>,
         slot: &mut LocalStorage,
     ) -> Result<DistMatrix> {
-        DistMatrix::shaped(grid, m, n, mb, nb, "DistMatrix::in_storage", |len| {
+        DistMatrix::shaped(grid, (m, n, mb, nb), lld, "DistMatrix::in_storage", |len| {
             slot.grow_zeroed(len, "DistMatrix::in_storage", &format!("the local array of a {m}x{n} matrix"))?;
             Ok(std::mem::take(slot))
         })
     }
 
-    /// The layout [`DistMatrix::zeros`] describes, with the local array of
-    /// the length it needs made by `local`; bad sizes are reported as
-    /// `routine`'s argument errors.
+    /// The layout [`DistMatrix::zeros`] describes (with local leading
+    /// dimension `lld` where given), with the local array of the length it
+    /// needs made by `local`; bad sizes are reported as `routine`'s
+    /// argument errors.
     fn shaped(
         grid: &Grid,
-        m: usize,
-        n: usize,
-        mb: usize,
-        nb: usize,
+        (m, n, mb, nb): (usize, usize, usize, usize),
+        lld: Option<usize>,
         routine: &str,
         local: impl FnOnce(usize) -> Result<LocalStorage>,
     ) -> Result<DistMatrix> {
         let (nprow, npcol) = (grid.nprow() as usize, grid.npcol() as usize);
         let (myrow, mycol) = (grid.myrow() as usize, grid.mycol() as usize);
-        let desc = Descriptor::with_min_lld(m, n, mb, nb, 0, 0, 0, nprow, npcol, myrow)
-            .map_err(|e| descriptor_error(routine, e.index, None, &e))?;
+        let desc = match lld {
+            None => Descriptor::with_min_lld(m, n, mb, nb, 0, 0, 0, nprow, npcol, myrow).map(Descriptor::for_storage),
+            Some(lld) => Descriptor::new(m, n, mb, nb, 0, 0, lld, 0, nprow, npcol, myrow),
+        }
+        .map_err(|e| descriptor_error(routine, e.index, None, &e))?;
         let len = desc.lld() * numroc(n, nb, mycol, 0, npcol);
         let data = local(len)?;
         Ok(DistMatrix { desc, nprow, npcol, myrow, mycol, data, len, lost: false })
@@ -108,7 +115,8 @@ impl DistMatrix {
         (nprow, npcol): (usize, usize),
         (myrow, mycol): (usize, usize),
     ) -> DistMatrix {
-        let desc = Descriptor::with_min_lld(m, n, mb, nb, 0, 0, 0, nprow, npcol, myrow).expect("a valid shape");
+        let desc =
+            Descriptor::with_min_lld(m, n, mb, nb, 0, 0, 0, nprow, npcol, myrow).expect("a valid shape").for_storage();
         let len = desc.lld() * numroc(n, nb, mycol, 0, npcol);
         DistMatrix { desc, nprow, npcol, myrow, mycol, data: vec![0.0; len].into(), len, lost: false }
     }
@@ -120,7 +128,10 @@ impl DistMatrix {
         if mb == 0 || nb == 0 || nprow == 0 || npcol == 0 {
             return 0;
         }
-        numroc(m, mb, 0, 0, nprow).max(1) * numroc(n, nb, 0, 0, npcol)
+        // (Process row 0 holds the most rows, but the padding of
+        // `storage_lld` can make another row's leading dimension larger.)
+        let lld = (0..nprow).map(|p| storage_lld(numroc(m, mb, p, 0, nprow))).max().unwrap_or(1);
+        lld * numroc(n, nb, 0, 0, npcol)
     }
 
     /// Storage for [`DistMatrix::in_storage`] large enough for any process
@@ -425,13 +436,26 @@ mod tests {
             for (p, q) in [(1, 1), (1, 2), (2, 1), (2, 3), (4, 4)] {
                 let largest = (0..p)
                     .flat_map(|r| (0..q).map(move |c| (r, c)))
-                    .map(|(r, c)| numroc(m, mb, r, 0, p).max(1) * numroc(n, nb, c, 0, q))
+                    .map(|(r, c)| DistMatrix::on_process((m, n, mb, nb), (p, q), (r, c)).local().len())
                     .max()
                     .unwrap();
                 assert_eq!(DistMatrix::local_len_bound(m, n, mb, nb, p, q), largest, "{m}x{n} {mb}x{nb} on {p}x{q}");
             }
         }
         assert_eq!(DistMatrix::local_len_bound(10, 10, 0, 2, 1, 1), 0);
+    }
+
+    #[test]
+    fn local_arrays_whose_columns_would_be_4_kib_apart_are_padded_by_a_cache_line() {
+        // 4096 rows on 2 process rows: 2048 local rows, a multiple of 512.
+        let padded = DistMatrix::on_process((4096, 256, 64, 64), (2, 1), (1, 0));
+        assert_eq!((padded.local_rows(), padded.lld()), (2048, 2056));
+        assert_eq!(padded.local().len(), 2056 * 256);
+        // 4064 rows: 2048 and 2016 local rows; only the first is padded.
+        let rows: Vec<_> =
+            (0..2).map(|r| DistMatrix::on_process((4064, 64, 64, 64), (2, 1), (r, 0))).map(|a| a.lld()).collect();
+        assert_eq!(rows, [2056, 2016]);
+        assert_eq!(crate::descriptor::storage_lld(0), 1);
     }
 
     #[test]

@@ -34,7 +34,10 @@ const SENDS_IN_FLIGHT: usize = 4;
 /// besides one block on a holder that receives).
 pub(crate) fn encode_checksums(grid: &Grid, ext: &mut Extended, layout: &ChecksumLayout) -> Result<()> {
     let (lr, ld, nb) = (ext.matrix.local_rows(), ext.matrix.lld(), ext.matrix.nb());
-    let len = lr * nb;
+    // A block's storage from its first entry to its last: with a padded
+    // leading dimension its columns' padding rows come along (sums of the
+    // members' padding, which nothing reads).
+    let len = if lr == 0 { 0 } else { (nb - 1) * ld + lr };
     let mycol = grid.mycol() as usize;
     let myrow = grid.myrow();
     let plans = (0..layout.groups())

@@ -88,7 +88,8 @@ pub(crate) fn encode_lower_checksums(grid: &Grid, ext: &mut Extended, layout: &C
             let mut first_copy = true;
             for bc in replicas {
                 let Some(cols) = ext.local_block(bc) else { continue };
-                let copy = &mut ext.matrix.local_mut()[cols.start * ld..cols.start * ld + lr * nb];
+                // (The block's storage, with stride ld.)
+                let copy = &mut ext.matrix.local_mut()[cols.start * ld..cols.start * ld + (nb - 1) * ld + lr];
                 if holder && first_copy {
                     // U from the copy's rows above the band (before
                     // they are zeroed), then the band's. (D, and U below
@@ -98,7 +99,7 @@ pub(crate) fn encode_lower_checksums(grid: &Grid, ext: &mut Extended, layout: &C
                         debug_assert!(sums.iter().all(|&x| x == 0.0), "a fresh call's sums are zero");
                         let u = &mut sums[lr * nb..2 * lr * nb];
                         for c in 0..nb {
-                            let (uc, cc) = (&mut u[c * lr..(c + 1) * lr], &copy[c * lr..(c + 1) * lr]);
+                            let (uc, cc) = (&mut u[c * lr..(c + 1) * lr], &copy[c * ld..c * ld + lr]);
                             uc[..rows.start].copy_from_slice(&cc[..rows.start]);
                             uc[rows.clone()].copy_from_slice(&u_part[c * h..(c + 1) * h]);
                         }
@@ -106,7 +107,7 @@ pub(crate) fn encode_lower_checksums(grid: &Grid, ext: &mut Extended, layout: &C
                 }
                 first_copy = false;
                 for c in 0..nb {
-                    let cc = &mut copy[c * lr..(c + 1) * lr];
+                    let cc = &mut copy[c * ld..c * ld + lr];
                     cc[..rows.start].fill(0.0);
                     cc[rows.clone()].copy_from_slice(&c_part[c * h..(c + 1) * h]);
                 }

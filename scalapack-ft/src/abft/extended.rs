@@ -2,11 +2,12 @@
 //! sums D_g of one process.
 
 use super::relations::Relations;
-use super::workspace::{sizes, FtWorkspace};
+use super::workspace::{extended_lld, sizes, FtWorkspace};
 use crate::error::{Error, Result};
 use crate::matrix::DistMatrix;
 use blacs_ft::Grid;
 use checksum::{ChecksumLayout, LayoutKind};
+use std::borrow::Cow;
 
 /// How a call starts on this process: the extended matrix is filled
 /// accordingly.
@@ -91,7 +92,7 @@ impl Extended {
         // solve's right-hand sides in blocks of at most NRHS columns.)
         let (mb, nb) = (a.mb(), layout.nb());
         let (lr, lc, lda) = (a.local_rows(), a.local_cols(), a.lld());
-        let lde = lr.max(1);
+        let lde = extended_lld(a);
         let (need, d_one, _) = sizes(grid, a, layout);
         let in_place = lda == lde && a.storage_mut().len() >= need;
         // The program's array (lent) is worked in place or not at all: a
@@ -142,9 +143,9 @@ impl Extended {
         }
         // (`in_storage_from` takes the storage only when it succeeds.)
         let taken = if in_place {
-            DistMatrix::in_storage_from(grid, a.m(), layout.n_extended(), mb, nb, a.storage_mut())
+            DistMatrix::in_storage_from(grid, a.m(), layout.n_extended(), mb, nb, Some(lde), a.storage_mut())
         } else {
-            DistMatrix::in_storage_from(grid, a.m(), layout.n_extended(), mb, nb, &mut work.ext)
+            DistMatrix::in_storage_from(grid, a.m(), layout.n_extended(), mb, nb, Some(lde), &mut work.ext)
         };
         let mut e = match taken {
             Ok(e) => e,
@@ -221,25 +222,43 @@ impl Extended {
         })
     }
 
-    /// The local storage of extended block column `bc` (its local rows ×
-    /// nb, column-major), if this process holds it. Contiguous: the extended
-    /// matrix has the minimal leading dimension (the local row count, or 1
-    /// with no rows — the block is then empty).
-    pub fn block(&self, bc: usize) -> Option<&[f64]> {
-        let range = self.block_range(bc)?;
-        Some(&self.matrix.local()[range])
-    }
-
-    /// [`Extended::block`], mutable.
-    pub fn block_mut(&mut self, bc: usize) -> Option<&mut [f64]> {
-        let range = self.block_range(bc)?;
-        Some(&mut self.matrix.local_mut()[range])
-    }
-
-    fn block_range(&self, bc: usize) -> Option<std::ops::Range<usize>> {
+    /// Extended block column `bc` (its local rows × nb, column-major,
+    /// contiguous), if this process holds it: the local storage itself
+    /// where the leading dimension is the local row count, else a packed
+    /// copy (see [`crate::descriptor::storage_lld`]).
+    pub fn block(&self, bc: usize) -> Option<Cow<'_, [f64]>> {
         let cols = self.local_block(bc)?;
-        let at = cols.start * self.matrix.lld();
-        Some(at..at + self.matrix.local_rows() * cols.len())
+        let (lr, ld) = (self.matrix.local_rows(), self.matrix.lld());
+        let at = cols.start * ld;
+        let local = self.matrix.local();
+        Some(if ld == lr || lr == 0 {
+            Cow::Borrowed(&local[at..at + lr * cols.len()])
+        } else {
+            let mut packed = Vec::with_capacity(lr * cols.len());
+            for c in 0..cols.len() {
+                packed.extend_from_slice(&local[at + c * ld..at + c * ld + lr]);
+            }
+            Cow::Owned(packed)
+        })
+    }
+
+    /// Writes `data` (local rows × nb, contiguous, as [`Extended::block`]
+    /// gives it) into extended block column `bc`; false (and nothing
+    /// written) where this process does not hold it.
+    pub fn set_block(&mut self, bc: usize, data: &[f64]) -> bool {
+        let Some(cols) = self.local_block(bc) else {
+            return false;
+        };
+        let (lr, ld) = (self.matrix.local_rows(), self.matrix.lld());
+        debug_assert_eq!(data.len(), lr * cols.len());
+        if lr > 0 {
+            let local = self.matrix.local_mut();
+            for (c, col) in data.chunks_exact(lr).enumerate() {
+                let at = (cols.start + c) * ld;
+                local[at..at + lr].copy_from_slice(col);
+            }
+        }
+        true
     }
 
     /// Copy of local columns `lc0..lc0+jb` (all local rows).

@@ -29,6 +29,7 @@ use super::relations::{Parts, Relations};
 use crate::error::Result;
 use blacs_ft::Grid;
 use checksum::{ChecksumLayout, ErasureError, ErasurePlan, GroupRebuild};
+use std::borrow::Cow;
 use std::ops::Range;
 
 const TAG_SHARE: i32 = 0xC0B;
@@ -282,14 +283,17 @@ fn send_shares_and_copies(grid: &Grid, ext: &Extended, plan: &Rebuild, groups: &
                 }
             }
             for copy in group.copies.iter().filter(|c| c.holder == mycol) {
-                let kept = ext.block(copy.kept_block_col).unwrap_or(&[]);
+                let kept = ext.block(copy.kept_block_col).unwrap_or_default();
                 let c_rows = plan.copy_rows(group);
                 let to = copy.lost_col as i32;
                 if c_rows == lr {
-                    sends.send(kept, myrow, to, TAG_CHECKSUM_COPY)?;
+                    match kept {
+                        Cow::Borrowed(kept) => sends.send(kept, myrow, to, TAG_CHECKSUM_COPY)?,
+                        Cow::Owned(kept) => sends.send_owned(kept, myrow, to, TAG_CHECKSUM_COPY)?,
+                    }
                 } else {
                     let mut top = sends.buffer(c_rows * nb)?;
-                    crate::matrix::pack(kept, lr, 0..c_rows, 0..nb, &mut top);
+                    crate::matrix::pack(&kept, lr, 0..c_rows, 0..nb, &mut top);
                     sends.send_owned(top, myrow, to, TAG_CHECKSUM_COPY)?;
                 }
                 if plan.has_finished(group) {
@@ -326,20 +330,22 @@ fn receive_lost_blocks(grid: &Grid, ext: &mut Extended, plan: &Rebuild, groups: 
             // The plain sum: the shares add up to the block itself.
             let plain = e == 1 && plan.layout.weight(group.equations[0].index, target - group.members.start) == 1.0;
             if plain {
-                let block = stored_or_scratch(ext, target, &mut scratch, len);
-                receive_sum(grid, myrow, &group.contributors, block, &mut others)?;
+                scratch.resize(len, 0.0);
+                receive_sum(grid, myrow, &group.contributors, &mut scratch, &mut others)?;
+                ext.set_block(target, &scratch);
             } else {
                 rhs.clear();
                 rhs.resize(e * len, 0.0);
                 receive_sum(grid, myrow, &group.contributors, &mut rhs, &mut others)?;
                 let solved = solve_erased(plan, group, &rhs, m)?;
-                stored_or_scratch(ext, target, &mut scratch, len).copy_from_slice(&solved);
+                ext.set_block(target, &solved);
             }
         }
         for copy in group.copies.iter().filter(|c| c.lost_col == mycol) {
             let c_rows = plan.copy_rows(group);
             let from = copy.holder as i32;
-            let dst = stored_or_scratch(ext, copy.lost_block_col, &mut scratch, lr * nb);
+            scratch.resize(lr * nb, 0.0);
+            let dst = &mut scratch[..];
             if c_rows == lr {
                 grid.recv_exact(dst, myrow, from, TAG_CHECKSUM_COPY)?;
             } else {
@@ -351,6 +357,7 @@ fn receive_lost_blocks(grid: &Grid, ext: &mut Extended, plan: &Rebuild, groups: 
                     col[c_rows..].fill(0.0);
                 }
             }
+            ext.set_block(copy.lost_block_col, &scratch);
             // D (and U) are zero until a member of the group is finished.
             let finished = plan.has_finished(group);
             if let Some(slot) = ext.left_sums.get_mut(g) {
@@ -453,7 +460,7 @@ fn reencode_lost_checksums(grid: &Grid, ext: &mut Extended, plan: &Rebuild, grou
             let member = group.members.clone().find(|bc| bc % plan.q == mycol);
             if lost.holder != mycol {
                 if let Some(block) = member.and_then(|bc| ext.block(bc)) {
-                    grid.send(block, myrow, lost.holder as i32, TAG_REENCODE)?;
+                    grid.send(&block, myrow, lost.holder as i32, TAG_REENCODE)?;
                 }
                 continue;
             }
@@ -462,7 +469,7 @@ fn reencode_lost_checksums(grid: &Grid, ext: &mut Extended, plan: &Rebuild, grou
             for bc in group.members.clone() {
                 incoming.resize(lr * nb, 0.0);
                 match ext.block(bc) {
-                    Some(own) => incoming.copy_from_slice(own),
+                    Some(own) => incoming.copy_from_slice(&own),
                     None => grid.recv_exact(&mut incoming, myrow, (bc % plan.q) as i32, TAG_REENCODE)?,
                 }
                 let w = plan.layout.weight(lost.index, bc - group.members.start);
@@ -477,28 +484,13 @@ fn reencode_lost_checksums(grid: &Grid, ext: &mut Extended, plan: &Rebuild, grou
                     }
                 }
             }
-            if let Some(block) = ext.block_mut(lost.block_col) {
-                block.copy_from_slice(&csum);
-            }
+            ext.set_block(lost.block_col, &csum);
             if let Some(slot) = ext.left_sums.get_mut(g) {
                 *slot = Some(dsum);
             }
         }
     }
     Ok(())
-}
-
-/// The local storage of block column `bc`, or — for a block this process
-/// does not store — `scratch` of `len`, which a received block is dropped
-/// into (its senders sent it all the same).
-fn stored_or_scratch<'e>(ext: &'e mut Extended, bc: usize, scratch: &'e mut Vec<f64>, len: usize) -> &'e mut [f64] {
-    match ext.block_mut(bc) {
-        Some(block) => block,
-        None => {
-            scratch.resize(len, 0.0);
-            &mut scratch[..]
-        }
-    }
 }
 
 #[cfg(test)]

@@ -76,22 +76,22 @@ impl Place {
 /// The runs of the data entries (rows `m` in blocks of `mb`, data columns
 /// `n` in blocks of `nb`) that position `from` of one grid holds and
 /// position `to` of another owns: (index in `from`'s local array, index in
-/// `to`'s, length), in the order both sides pack and unpack them. Local
-/// arrays have the leading dimension max(1, local rows), as extended
-/// matrices do.
+/// `to`'s, length), in the order both sides pack and unpack them. The
+/// local arrays have leading dimensions `from_ld` and `to_ld` (each side
+/// uses its own indices only: the runs' order and lengths do not depend
+/// on them).
 pub(crate) fn runs_between(
     m: usize,
     n: usize,
     (mb, nb): (usize, usize),
-    from: Place,
-    to: Place,
+    (from, from_ld): (Place, usize),
+    (to, to_ld): (Place, usize),
 ) -> Vec<(usize, usize, usize)> {
     let ((fr, fc), (tr, tc)) = (from.coords(), to.coords());
     let (fp, fq) = (from.grid.p as usize, from.grid.q as usize);
     let (tp, tq) = (to.grid.p as usize, to.grid.q as usize);
     let rows = runs_on(&Place::globals(m, mb, tr, tp), mb, fp, fr);
     let cols = runs_on(&Place::globals(n, nb, tc, tq), nb, fq, fc);
-    let (from_ld, to_ld) = (numroc(m, mb, fr, 0, fp).max(1), numroc(m, mb, tr, 0, tp).max(1));
     let mut runs = Vec::new();
     for &(to_col, from_col, ncols) in &cols {
         for c in 0..ncols {
@@ -145,25 +145,25 @@ pub(crate) fn matrix_runs(
     for (r, (path, header, _)) in saved.files.iter().enumerate() {
         let (pr, pc) = (r / q, r % q);
         let there = Place { grid: GridShape { p: saved.p, q: saved.q }, rank: r as i32 };
-        let runs = runs_between(m, n, (mb, nb), there, here);
-        if !runs.is_empty() {
-            let old_ld = numroc(m, mb, pr, 0, p).max(1);
-            // (The extended matrix whole, or its data columns only.)
-            let whole = old_ld * numroc(old_layout.n_extended(), nb, pc, 0, q);
-            let data = old_ld * numroc(old_layout.checksum_col0(), nb, pc, 0, q);
-            let arrays = header.call.as_ref().map(|c| c.arrays.clone()).unwrap_or_default();
-            let data_only = header.call.as_ref().is_some_and(|c| c.data_only);
-            let old_len = if data_only { data } else { whole };
-            if arrays.first() != Some(&(old_len as u64)) {
-                return Err(named(
-                    path,
-                    format!(
-                        "holds local arrays of {arrays:?} values; grid rank {r} of a {} grid holds {old_len} of the \
-                         extended matrix first",
-                        saved.shape()
-                    ),
-                ));
-            }
+        // (The extended matrix whole, or its data columns only, with the
+        // leading dimension it had there: its local rows, or more.)
+        let arrays = header.call.as_ref().map(|c| c.arrays.clone()).unwrap_or_default();
+        let data_only = header.call.as_ref().is_some_and(|c| c.data_only);
+        let old_cols = if data_only { old_layout.checksum_col0() } else { old_layout.n_extended() };
+        let old_cols = numroc(old_cols, nb, pc, 0, q);
+        let old_rows = numroc(m, mb, pr, 0, p).max(1);
+        let first = arrays.first().map_or(0, |&len| len as usize);
+        let old_ld = first.checked_div(old_cols).unwrap_or(old_rows);
+        let runs = runs_between(m, n, (mb, nb), (there, old_ld), (here, ext.matrix.lld()));
+        if !runs.is_empty() && (old_ld < old_rows || old_ld * old_cols != first) {
+            return Err(named(
+                path,
+                format!(
+                    "holds local arrays of {arrays:?} values; grid rank {r} of a {} grid holds {old_cols} columns \
+                     of {old_rows} or more values of the extended matrix first",
+                    saved.shape()
+                ),
+            ));
         }
         let wanted = runs.into_iter().map(|(from, to, len)| Run { from: from as u64, dest: 0, to, len }).collect();
         by_file.push(wanted);
@@ -233,15 +233,16 @@ mod tests {
 
     /// A global M×N matrix with entry (i, j) = i + 1000 j, in the local
     /// arrays of every position of a grid.
-    fn locals(m: usize, n: usize, nb: usize, grid: GridShape) -> Vec<Vec<f64>> {
+    /// (Leading dimension: the local rows plus `pad`; the padding −1.)
+    fn locals(m: usize, n: usize, nb: usize, grid: GridShape, pad: usize) -> Vec<Vec<f64>> {
         (0..grid.p * grid.q)
             .map(|r| {
                 let place = Place { grid, rank: r };
                 let (pr, pc) = place.coords();
                 let rows = Place::globals(m, nb, pr, grid.p as usize);
                 let cols = Place::globals(n, nb, pc, grid.q as usize);
-                let ld = rows.len().max(1);
-                let mut a = vec![0.0; ld * cols.len()];
+                let ld = rows.len().max(1) + pad;
+                let mut a = vec![-1.0; ld * cols.len()];
                 for (lj, &j) in cols.iter().enumerate() {
                     for (li, &i) in rows.iter().enumerate() {
                         a[lj * ld + li] = (i + 1000 * j) as f64;
@@ -255,20 +256,25 @@ mod tests {
     #[test]
     fn the_runs_move_every_entry_to_its_owner_on_the_new_grid() {
         let (m, n, nb) = (37, 29, 4);
-        for (before, after) in [((2, 3), (2, 2)), ((2, 2), (1, 3)), ((3, 2), (1, 5)), ((1, 4), (1, 3))] {
-            let (before, after) = (GridShape { p: before.0, q: before.1 }, GridShape { p: after.0, q: after.1 });
-            let old = locals(m, n, nb, before);
-            let want = locals(m, n, nb, after);
-            for d in 0..after.p * after.q {
-                let mut got = vec![f64::NAN; want[d as usize].len()];
-                for g in 0..before.p * before.q {
-                    let runs =
-                        runs_between(m, n, (nb, nb), Place { grid: before, rank: g }, Place { grid: after, rank: d });
-                    for (at, to, len) in runs {
-                        got[to..to + len].copy_from_slice(&old[g as usize][at..at + len]);
+        let grids = [((2, 3), (2, 2)), ((2, 2), (1, 3)), ((3, 2), (1, 5)), ((1, 4), (1, 3))];
+        // (Each side's leading dimension its own: minimal or padded.)
+        for (before, after) in grids {
+            for (from_pad, to_pad) in [(0, 0), (3, 0), (0, 8), (5, 2)] {
+                let (before, after) = (GridShape { p: before.0, q: before.1 }, GridShape { p: after.0, q: after.1 });
+                let old = locals(m, n, nb, before, from_pad);
+                let want = locals(m, n, nb, after, to_pad);
+                let ld = |place: Place| numroc(m, nb, place.coords().0, 0, place.grid.p as usize).max(1);
+                for d in 0..after.p * after.q {
+                    let mut got = vec![-1.0; want[d as usize].len()];
+                    for g in 0..before.p * before.q {
+                        let (from, to) = (Place { grid: before, rank: g }, Place { grid: after, rank: d });
+                        let runs = runs_between(m, n, (nb, nb), (from, ld(from) + from_pad), (to, ld(to) + to_pad));
+                        for (at, to, len) in runs {
+                            got[to..to + len].copy_from_slice(&old[g as usize][at..at + len]);
+                        }
                     }
+                    assert_eq!(got, want[d as usize], "{before} -> {after}, new rank {d}, pads {from_pad} {to_pad}");
                 }
-                assert_eq!(got, want[d as usize], "{before} -> {after}, new rank {d}");
             }
         }
     }

@@ -160,6 +160,10 @@ fn exchange_into(grid: &Grid, from: &ShrunkFrom, after: Option<After<'_>>, vecto
     swap_blocks(grid, from, shape, (&[], &[]), Some(after), vectors)
 }
 
+/// A position's blocks that a survivor sends: its grid rank on the old
+/// grid, its local array and that array's leading dimension.
+type Held<'a> = (i32, &'a [f64], usize);
+
 /// A survivor's exchange: its own position's blocks (`own`, when it had
 /// one) and the rebuilt lost position's (`ghost`) out, this process's new
 /// blocks in.
@@ -173,12 +177,12 @@ fn exchange(
 ) -> Result<()> {
     let (position, ext, rows) = own;
     let shape = (ext.matrix.m(), ext.shape().n as usize, (ext.matrix.mb(), ext.matrix.nb()));
-    let mut held: Vec<(i32, &[f64])> = Vec::new();
+    let mut held: Vec<Held<'_>> = Vec::new();
     if let Some(p) = position {
-        held.push((p, ext.matrix.local()));
+        held.push((p, ext.matrix.local(), ext.matrix.lld()));
     }
     if let Some((lost, p)) = ghost {
-        held.push((p, lost.matrix.local()));
+        held.push((p, lost.matrix.local(), lost.matrix.lld()));
     }
     held.sort_by_key(|h| h.0);
     swap_blocks(grid, from, shape, (&held, rows), after, vectors)
@@ -239,7 +243,7 @@ fn swap_blocks(
     grid: &Grid,
     from: &ShrunkFrom,
     (m, n, (mb, nb)): (usize, usize, (usize, usize)),
-    (held, rows): (&[(i32, &[f64])], &[f64]),
+    (held, rows): (&[Held<'_>], &[f64]),
     mut after: Option<After<'_>>,
     vectors: RowVectors,
 ) -> Result<()> {
@@ -258,18 +262,21 @@ fn swap_blocks(
     let old_lr = |row: usize| numroc(m, mb, row, 0, from.shape.p as usize);
     let new_row = |place: i32| (place / new_grid.q) as usize;
     let new_lr = mine.map_or(0, |place| numroc(m, mb, new_row(place), 0, new_grid.p as usize));
+    // (Each side indexes its own local arrays only: the sender by the
+    // held arrays' leading dimensions, the receiver by its new matrix's.)
+    let new_ld = after.as_ref().map_or(1, |a| a.ext.matrix.lld());
     let mut incoming = Vec::new();
     for k in 0..count {
         let (to, source) = (part[(at + k) % count], part[(at + count - k) % count]);
         let mut out = Vec::new();
         if let Some(dest) = place_of[to as usize] {
-            for &(g, local) in held {
+            for &(g, local, ld) in held {
                 let runs = runs_between(
                     m,
                     n,
                     (mb, nb),
-                    Place { grid: from.shape, rank: g },
-                    Place { grid: new_grid, rank: dest },
+                    (Place { grid: from.shape, rank: g }, ld),
+                    (Place { grid: new_grid, rank: dest }, 0),
                 );
                 for (at, _, len) in runs {
                     out.extend_from_slice(&local[at..at + len]);
@@ -292,8 +299,8 @@ fn swap_blocks(
                     m,
                     n,
                     (mb, nb),
-                    Place { grid: from.shape, rank: g },
-                    Place { grid: new_grid, rank: place },
+                    (Place { grid: from.shape, rank: g }, 0),
+                    (Place { grid: new_grid, rank: place }, new_ld),
                 ));
             }
         }

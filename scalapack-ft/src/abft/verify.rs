@@ -81,7 +81,7 @@ pub(crate) fn verify_checksums(
             };
             for bc in layout.replica_block_cols(g, i).map_err(layout_err)? {
                 if let Some(copy) = ext.block(bc) {
-                    here[0] = here[0].max(defect(copy, &csum)?);
+                    here[0] = here[0].max(defect(&copy, &csum)?);
                 }
             }
             if layout.held(g, mycol).is_some_and(|h| h.index == i) {
@@ -189,9 +189,7 @@ pub(crate) fn reencode_checksums(
         for i in 0..layout.checksums() {
             let (csum, dsum) = recomputed_sums(grid, ext, layout, &rows, done_cols, g, i)?;
             for bc in layout.replica_block_cols(g, i).map_err(layout_err)? {
-                if let Some(copy) = ext.block_mut(bc) {
-                    copy.copy_from_slice(&csum);
-                }
+                ext.set_block(bc, &csum);
             }
             if layout.held(g, mycol).is_some_and(|h| h.index == i) {
                 if let Some(Some(d)) = ext.left_sums.get_mut(g) {

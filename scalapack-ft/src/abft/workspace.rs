@@ -2,6 +2,7 @@
 //! `pdgetrf_ft`): ScaLAPACK's WORK array, typed.
 
 use super::Relations;
+use crate::descriptor::storage_lld;
 use crate::error::Result;
 use crate::matrix::{touched, DistMatrix};
 use crate::storage::LocalStorage;
@@ -80,7 +81,7 @@ impl FtWorkspace {
         else {
             return Ok(FtWorkspace::default());
         };
-        if a.lld() != a.local_rows().max(1) {
+        if a.lld() != extended_lld(a) {
             return FtWorkspace::for_matrix_of(grid, a, kind, relations);
         }
         let (ext_len, d_len, held) = sizes(grid, a, &layout);
@@ -172,33 +173,49 @@ fn sums(held: usize, len: usize, relations: Relations) -> Result<Vec<Vec<f64>>> 
 /// The largest [`sizes_at`] over every position of a `p`×`q` grid, rows
 /// in blocks of `mb`.
 fn largest_sizes(layout: &ChecksumLayout, mb: usize, p: usize, q: usize) -> (usize, usize, usize) {
-    // Process row 0 holds the most rows and process column 0 the most
-    // columns; the number of pairs held varies with the column.
+    // Process row 0 holds the most rows (but the padding of `storage_lld`
+    // can give another row the larger leading dimension) and process
+    // column 0 the most columns; the number of pairs held varies with the
+    // column.
     let (rows, nb) = (blacs_ft::index::numroc(layout.m(), mb, 0, 0, p), layout.nb());
-    let (ext_len, d_len, _) = sizes_at(layout, nb, rows, q, 0);
-    let held = (0..q).map(|c| sizes_at(layout, nb, rows, q, c).2).max().unwrap_or(0);
+    let lld = (0..p).map(|r| storage_lld(blacs_ft::index::numroc(layout.m(), mb, r, 0, p))).max().unwrap_or(1);
+    let (ext_len, d_len, _) = sizes_at(layout, nb, (rows, lld), q, 0);
+    let held = (0..q).map(|c| sizes_at(layout, nb, (rows, lld), q, c).2).max().unwrap_or(0);
     (ext_len, d_len, held)
 }
 
-/// Local lengths of the extended matrix (minimal leading dimension: the
-/// storage an in-place call needs) and of one D_g, and how many D_g this
-/// process keeps.
+/// The local leading dimension of `a`'s checksum-extended matrix: the
+/// one ftla gives its own arrays ([`storage_lld`]), or, for an array the
+/// program lent (worked in place, see [`LocalStorage::lent`]), the local
+/// row count, which is what the C ABI's in-place calls ask of their LLD.
+pub(crate) fn extended_lld(a: &DistMatrix) -> usize {
+    if a.storage().is_owned() {
+        storage_lld(a.local_rows())
+    } else {
+        a.local_rows().max(1)
+    }
+}
+
+/// Local lengths of the extended matrix (leading dimension
+/// [`extended_lld`]: the storage an in-place call needs) and of one D_g,
+/// and how many D_g this process keeps.
 pub(crate) fn sizes(grid: &Grid, a: &DistMatrix, layout: &ChecksumLayout) -> (usize, usize, usize) {
-    sizes_at(layout, layout.nb(), a.local_rows(), grid.npcol() as usize, grid.mycol() as usize)
+    let (lld, mycol) = (extended_lld(a), grid.mycol() as usize);
+    sizes_at(layout, layout.nb(), (a.local_rows(), lld), grid.npcol() as usize, mycol)
 }
 
 /// [`sizes`] for a process of column `mycol` (of `npcol`) holding
-/// `local_rows` rows.
+/// `local_rows` rows, its extended matrix with leading dimension `lld`.
 fn sizes_at(
     layout: &ChecksumLayout,
     nb: usize,
-    local_rows: usize,
+    (local_rows, lld): (usize, usize),
     npcol: usize,
     mycol: usize,
 ) -> (usize, usize, usize) {
     let ext_cols = blacs_ft::index::numroc(layout.n_extended(), nb, mycol, 0, npcol);
     let held = (0..layout.groups()).filter(|&g| layout.holds_checksum(g, mycol)).count();
-    (local_rows.max(1) * ext_cols, local_rows * nb, held)
+    (lld * ext_cols, local_rows * nb, held)
 }
 
 #[cfg(test)]
@@ -215,7 +232,7 @@ mod tests {
                 for myrow in 0..p {
                     let rows = blacs_ft::index::numroc(m, nb, myrow, 0, p);
                     for mycol in 0..q {
-                        let (e, dl, h) = sizes_at(&layout, nb, rows, q, mycol);
+                        let (e, dl, h) = sizes_at(&layout, nb, (rows, storage_lld(rows)), q, mycol);
                         assert!(e <= ext && dl <= d && h <= held, "{m}x{n}/{nb} on {p}x{q} at ({myrow},{mycol})");
                         reached = (reached.0.max(e), reached.1.max(dl), reached.2.max(h));
                     }

@@ -292,9 +292,9 @@ mod tests {
         let tall = pdgels_ft_memory(4096, 1024, 1, 64, 64, 2, 2, RN).unwrap();
         assert_eq!(Some(tall.factors), FtWorkspace::bytes_per_process(4096, 1024, 64, 2, 2, RN));
         // (B's one column and its checksum pair, three columns over the
-        // grid, two on process column 0; 2048 rows on process row 0, and
-        // one column of left sums.)
-        assert_eq!(tall.rhs, (2048 * 2 + 2048) * 8);
+        // grid, two on process column 0; 2048 rows on process row 0, in
+        // columns of 2056 (`storage_lld`), and one column of left sums.)
+        assert_eq!(tall.rhs, (2056 * 2 + 2048) * 8);
         assert!(tall.rhs < tall.factors && tall.scratch > 0);
         assert_eq!(tall.total(), tall.factors + tall.rhs + tall.scratch);
         // B's columns in blocks of min(NB_B, NRHS): any NB_B ≥ NRHS is the
@@ -306,7 +306,7 @@ mod tests {
             pdgels_ft_memory(4096, 1024, 7, 64, 7, 2, 2, RN)
         );
         let narrow = pdgels_ft_memory(4096, 1024, 7, 64, 1, 2, 2, RN).unwrap();
-        assert_eq!(narrow.rhs, (2048 * 8 + 2048 * 4) * 8);
+        assert_eq!(narrow.rhs, (2056 * 8 + 2048 * 4) * 8);
         // M < N: Aᵀ's factors, and the transpose's messages on top.
         let wide = pdgels_ft_memory(1024, 4096, 1, 64, 64, 2, 2, RN).unwrap();
         assert_eq!(wide.factors, tall.factors);
