@@ -719,6 +719,17 @@ fn factors_kept_in_the_programs_own_array_survive_a_process_lost_between_calls()
         assert!(kept >= local && kept - in_place >= 2 * local, "in place {in_place}: {l}");
     }
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    // Declared on the even grid ranks only, 512 local rows: the processes
+    // of a row work in their own A (leading dimension 512) and in a copy
+    // (padded to 520) side by side; grid rank 1 lost between the calls.
+    let (out, got) = in_place(4, &[], &["lu", "1024", "32", "1", "1", "2x2", "mixed"], "");
+    for (r, l) in got.iter().enumerate() {
+        let how = if r % 2 == 0 { "in place" } else { "copy" };
+        assert_eq!(l.contains("[replacement]"), r == 1, "{l}");
+        assert!(l.contains(&format!("{how}, declare INFO 0, factor INFO 0, solve INFO 0 0, x correct")), "{l}");
+        assert!(l.contains("equal to LAPACK's L and U") && l.contains("pivots identical"), "{l}");
+    }
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     // On a 2x3 grid, grid rank 4 lost between the calls.
     let (out, got) = in_place(6, &[], &["lu", "384", "32", "4", "2", "2x3"], "");
     for (r, l) in got.iter().enumerate() {

@@ -150,16 +150,42 @@ pub enum VectorData<'a> {
 
 /// `data` (leading dimension `lld`, `lr` rows a column) laid out again with
 /// [`crate::descriptor::storage_lld`]'s leading dimension, where that
-/// differs.
-fn with_storage_lld(data: Vec<f64>, lld: usize, lr: usize) -> (Vec<f64>, usize) {
+/// differs: in place, from the last column (the padded columns are
+/// longer), so that no second copy of the local array is held.
+fn with_storage_lld(mut data: Vec<f64>, lld: usize, lr: usize) -> (Vec<f64>, usize) {
     let to = crate::descriptor::storage_lld(lr);
-    if to == lld {
+    if to <= lld || lr == 0 {
         return (data, lld);
     }
-    let cols = data.len() / lld.max(1);
-    let mut out = vec![0.0; to * cols];
-    for (j, col) in data.chunks_exact(lld).enumerate() {
-        out[j * to..j * to + lr].copy_from_slice(&col[..lr]);
+    let cols = data.len() / lld;
+    data.resize(to * cols, 0.0);
+    for j in (0..cols).rev() {
+        data.copy_within(j * lld..j * lld + lr, j * to);
+        data[j * to + lr..(j + 1) * to].fill(0.0);
     }
-    (out, to)
+    (data, to)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_local_array_read_with_the_minimal_leading_dimension_is_padded_in_place() {
+        // 512 rows a column, 3 columns: padded to 520; each entry keeps its
+        // (row, column), the padding rows are zero.
+        let (lr, cols) = (512, 3);
+        let data: Vec<f64> = (0..lr * cols).map(|k| (k % lr + 1000 * (k / lr)) as f64).collect();
+        let (out, ld) = with_storage_lld(data, lr, lr);
+        assert_eq!((ld, out.len()), (520, 520 * cols));
+        for j in 0..cols {
+            for i in 0..lr {
+                assert_eq!(out[i + j * ld], (i + 1000 * j) as f64);
+            }
+            assert!(out[j * ld + lr..(j + 1) * ld].iter().all(|&x| x == 0.0));
+        }
+        // Unpadded row counts are left as they are.
+        let (same, ld) = with_storage_lld(vec![1.0; 6], 3, 3);
+        assert_eq!((same, ld), (vec![1.0; 6], 3));
+    }
 }

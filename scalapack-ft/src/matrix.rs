@@ -123,7 +123,8 @@ impl DistMatrix {
 
     /// The largest local array length any process of a `nprow`×`npcol`
     /// grid needs for an `m`×`n` matrix in `mb`×`nb` blocks (all global;
-    /// process row and column 0 hold the most).
+    /// process column 0 holds the most columns, and the largest leading
+    /// dimension is taken over the process rows).
     pub fn local_len_bound(m: usize, n: usize, mb: usize, nb: usize, nprow: usize, npcol: usize) -> usize {
         if mb == 0 || nb == 0 || nprow == 0 || npcol == 0 {
             return 0;

@@ -7,10 +7,12 @@
  * the whole matrix, and reports the bytes ftla keeps (ftla_kept_bytes_)
  * against its local array's.
  *
- *   in_place lu N NB KILL NRHS PxQ [copy]  pdgetrf_ft_, kill, pdgetrs_ft_ (N,
- *                                    then T): x against the known solution,
- *                                    A against dgetrf's L and U ("copy":
- *                                    the same without the declaration)
+ *   in_place lu N NB KILL NRHS PxQ [copy|mixed]  pdgetrf_ft_, kill,
+ *                                    pdgetrs_ft_ (N, then T): x against the
+ *                                    known solution, A against dgetrf's L
+ *                                    and U ("copy": the same without the
+ *                                    declaration; "mixed": declared on the
+ *                                    even grid ranks only)
  *   in_place qr N NB KILL NRHS PxQ   pdgeqrf_ft_, kill, pdormqr_ft_ 'T'
  *                                    (against dormqr's Q^T C), then 'N'
  *                                    (C back), R against dgeqrf's
@@ -271,7 +273,10 @@ int main(int argc, char **argv) {
     int ok = 0;
     if (strcmp(argv[1], "lu") == 0 && argc >= 7) {
         parse_kills(argv[4]);
-        ok = lu(atoi(argv[2]), atoi(argv[3]), atoi(argv[5]), !(argc >= 8 && strcmp(argv[7], "copy") == 0));
+        const char *how = argc >= 8 ? argv[7] : "";
+        /* ("mixed": declared on the even grid ranks only.) */
+        int in_place = strcmp(how, "copy") == 0 ? 0 : strcmp(how, "mixed") == 0 ? rank % 2 == 0 : 1;
+        ok = lu(atoi(argv[2]), atoi(argv[3]), atoi(argv[5]), in_place);
     } else if (strcmp(argv[1], "qr") == 0 && argc >= 7) {
         parse_kills(argv[4]);
         ok = qr(atoi(argv[2]), atoi(argv[3]), atoi(argv[5]));

@@ -19,6 +19,7 @@ use super::extended::{layout_err, Extended};
 use crate::error::Result;
 use blacs_ft::Grid;
 use checksum::ChecksumLayout;
+use std::borrow::Cow;
 
 /// A member sent to the holder that sums it.
 const TAG_MEMBER: i32 = 0xE1C;
@@ -32,12 +33,15 @@ const SENDS_IN_FLIGHT: usize = 4;
 /// Collective: C_g^(i) = Σ_{J∈g} w_{i,J}·A_J along each process row,
 /// written into every replica of each checksum (in place: no scratch
 /// besides one block on a holder that receives).
+///
+/// A block travels as its local rows × nb, contiguous: straight from the
+/// matrix where the leading dimension is the local row count, packed
+/// where it is padded (the processes of a row may differ there: a C
+/// program's array lent in place on some and copied on others).
 pub(crate) fn encode_checksums(grid: &Grid, ext: &mut Extended, layout: &ChecksumLayout) -> Result<()> {
     let (lr, ld, nb) = (ext.matrix.local_rows(), ext.matrix.lld(), ext.matrix.nb());
-    // A block's storage from its first entry to its last: with a padded
-    // leading dimension its columns' padding rows come along (sums of the
-    // members' padding, which nothing reads).
-    let len = if lr == 0 { 0 } else { (nb - 1) * ld + lr };
+    let len = lr * nb;
+    let padded = ld != lr && lr > 0;
     let mycol = grid.mycol() as usize;
     let myrow = grid.myrow();
     let plans = (0..layout.groups())
@@ -49,27 +53,47 @@ pub(crate) fn encode_checksums(grid: &Grid, ext: &mut Extended, layout: &Checksu
     let split = ext.matrix.local_cols_before(layout.checksum_col0()) * ld;
     let (data, sums) = ext.matrix.local_mut().split_at_mut(split);
     let data: &[f64] = data;
-    let block = |l: usize| &data[l * ld..l * ld + len];
+    let block = |l: usize| -> Cow<'_, [f64]> {
+        if padded {
+            Cow::Owned((0..nb).flat_map(|c| &data[(l + c) * ld..(l + c) * ld + lr]).copied().collect())
+        } else {
+            Cow::Borrowed(&data[l * ld..l * ld + len])
+        }
+    };
     let mut scratch = Vec::new();
+    let mut packed_copy = Vec::new();
     grid.with_sends(SENDS_IN_FLIGHT, |sends| {
         for plan in &plans {
             let mine = plan.member.map(block);
-            if let Some(m) = mine {
+            if let Some(m) = &mine {
                 for &to in &plan.sends_to {
-                    sends.send(m, myrow, to as i32, TAG_MEMBER)?;
+                    match m {
+                        Cow::Borrowed(m) => sends.send(m, myrow, to as i32, TAG_MEMBER)?,
+                        Cow::Owned(m) => {
+                            let mut copy = sends.buffer(m.len())?;
+                            copy.extend_from_slice(m);
+                            sends.send_owned(copy, myrow, to as i32, TAG_MEMBER)?;
+                        }
+                    }
                 }
             }
             let Some(held) = plan.copy else { continue };
-            let copy = &mut sums[held.local_col * ld - split..held.local_col * ld - split + len];
+            let at = held.local_col * ld - split;
+            let copy = if padded {
+                packed_copy.resize(len, 0.0);
+                &mut packed_copy[..]
+            } else {
+                &mut sums[at..at + len]
+            };
             let other = plan.other_holder.map(|c| (myrow, c as i32));
-            match (mine, other) {
+            match (mine.as_deref(), other) {
                 // Its half is its member, unweighted: swapped straight
                 // from the matrix.
                 (Some(m), Some(other)) if plan.receives_from.is_empty() && held.own_weight == 1.0 => {
                     grid.exchange(m, other, copy, other, TAG_HALF)?;
                     axpy(copy, m, 1.0)?;
                 }
-                _ => {
+                (mine, _) => {
                     // The first member received lands in the copy (then
                     // weighted); the others, and this process's own, are
                     // added to it.
@@ -94,6 +118,11 @@ pub(crate) fn encode_checksums(grid: &Grid, ext: &mut Extended, layout: &Checksu
                         grid.exchange(copy, other, &mut scratch, other, TAG_HALF)?;
                         axpy(copy, &scratch, 1.0)?;
                     }
+                }
+            }
+            if padded {
+                for (c, col) in packed_copy.chunks_exact(lr).enumerate() {
+                    sums[at + c * ld..at + c * ld + lr].copy_from_slice(col);
                 }
             }
         }

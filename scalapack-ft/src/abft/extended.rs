@@ -325,8 +325,9 @@ impl Extended {
 /// process, its local array with leading dimension `lld` first (all
 /// global but `lld`): `lld` × the local columns of the extended matrix
 /// [A | padding | checksum columns] of checksum layout `kind`. With `lld`
-/// = max(1, local rows), the length `Extended::new` looks for in A's
-/// storage to work in place.
+/// = max(1, local rows), the length `Extended::new` looks for in storage
+/// a program lent to work in place (storage ftla owns has
+/// [`crate::descriptor::storage_lld`]'s).
 ///
 /// # Errors
 /// A shape that cannot carry checksums: `routine`'s argument error at its

@@ -63,8 +63,9 @@ impl FtWorkspace {
     /// its local array (its content kept, the new pages touched now), so
     /// that the call copies A neither in nor out; the workspace then holds
     /// only the D_g sums. Like the extended matrices of the FT-ScaLAPACK
-    /// codes, which their callers allocate. A matrix with a leading
-    /// dimension larger than its local rows cannot grow that way: it gets
+    /// codes, which their callers allocate. A matrix whose leading
+    /// dimension is not its extended matrix's (`storage_lld` of its local
+    /// rows, for storage ftla owns) cannot grow that way: it gets
     /// [`FtWorkspace::for_matrix`]'s workspace instead.
     ///
     /// Local: more memory than this process can get is an
