@@ -198,15 +198,9 @@ impl Descriptor {
 
     /// This descriptor with the leading dimension ftla gives the local
     /// arrays it allocates: [`storage_lld`] of its LLD, which is the
-    /// minimal one (as [`Descriptor::with_min_lld`] makes it). Unchanged
-    /// where the padded LLD would not fit a descriptor entry.
+    /// minimal one (as [`Descriptor::with_min_lld`] makes it).
     pub fn for_storage(self) -> Descriptor {
-        let lld = storage_lld(self.lld);
-        if i32::try_from(lld).is_ok() {
-            Descriptor { lld, ..self }
-        } else {
-            self
-        }
+        Descriptor { lld: storage_lld(self.lld), ..self }
     }
 
     /// Reads and validates a raw ScaLAPACK descriptor (`DESCA(1..9)`), as a
@@ -376,7 +370,7 @@ pub const STORAGE_LLD_PAD: usize = 8;
 /// The leading dimension of a local array that ftla allocates for
 /// `local_rows` rows (local): the minimal one, `max(1, local_rows)`, one
 /// cache line ([`STORAGE_LLD_PAD`] doubles) more where that is a multiple
-/// of 512 doubles.
+/// of 512 doubles (and the padded one fits a descriptor entry).
 ///
 /// Why: columns a multiple of 4 KiB apart fall into the same cache sets,
 /// and OpenBLAS's trailing updates (`C −= A·Bᵀ` into such columns) ran
@@ -386,11 +380,19 @@ pub const STORAGE_LLD_PAD: usize = 8;
 /// number of process rows.
 pub fn storage_lld(local_rows: usize) -> usize {
     let min = local_rows.max(1);
-    if min.is_multiple_of(512) {
+    if min.is_multiple_of(512) && min + STORAGE_LLD_PAD <= i32::MAX as usize {
         min + STORAGE_LLD_PAD
     } else {
         min
     }
+}
+
+/// The largest [`storage_lld`] over the process rows of an `m`-row
+/// matrix in blocks of `mb` rows on `nprow` process rows (all global):
+/// process row 0 holds the most rows, but the padding can give another
+/// row the larger leading dimension.
+pub fn largest_storage_lld(m: usize, mb: usize, nprow: usize) -> usize {
+    (0..nprow).map(|r| storage_lld(numroc(m, mb, r, 0, nprow))).max().unwrap_or(1)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! ((I + RSRC) mod P, (J + CSRC) mod Q)).
 
 use crate::args::{arg_error, descriptor_error};
-use crate::descriptor::{storage_lld, Descriptor};
+use crate::descriptor::{largest_storage_lld, Descriptor};
 use crate::error::Result;
 use crate::storage::LocalStorage;
 use blacs_ft::index::{indxg2p, indxl2g, numroc};
@@ -129,10 +129,7 @@ impl DistMatrix {
         if mb == 0 || nb == 0 || nprow == 0 || npcol == 0 {
             return 0;
         }
-        // (Process row 0 holds the most rows, but the padding of
-        // `storage_lld` can make another row's leading dimension larger.)
-        let lld = (0..nprow).map(|p| storage_lld(numroc(m, mb, p, 0, nprow))).max().unwrap_or(1);
-        lld * numroc(n, nb, 0, 0, npcol)
+        largest_storage_lld(m, mb, nprow) * numroc(n, nb, 0, 0, npcol)
     }
 
     /// Storage for [`DistMatrix::in_storage`] large enough for any process

@@ -15,7 +15,7 @@
 //! group.
 
 use super::encode_plan::GroupSums;
-use super::extended::{layout_err, Extended};
+use super::extended::{layout_err, packed_block, Extended};
 use crate::error::Result;
 use blacs_ft::Grid;
 use checksum::ChecksumLayout;
@@ -53,13 +53,7 @@ pub(crate) fn encode_checksums(grid: &Grid, ext: &mut Extended, layout: &Checksu
     let split = ext.matrix.local_cols_before(layout.checksum_col0()) * ld;
     let (data, sums) = ext.matrix.local_mut().split_at_mut(split);
     let data: &[f64] = data;
-    let block = |l: usize| -> Cow<'_, [f64]> {
-        if padded {
-            Cow::Owned((0..nb).flat_map(|c| &data[(l + c) * ld..(l + c) * ld + lr]).copied().collect())
-        } else {
-            Cow::Borrowed(&data[l * ld..l * ld + len])
-        }
-    };
+    let block = |l: usize| packed_block(data, (lr, ld), l..l + nb);
     let mut scratch = Vec::new();
     let mut packed_copy = Vec::new();
     grid.with_sends(SENDS_IN_FLIGHT, |sends| {
@@ -121,9 +115,7 @@ pub(crate) fn encode_checksums(grid: &Grid, ext: &mut Extended, layout: &Checksu
                 }
             }
             if padded {
-                for (c, col) in packed_copy.chunks_exact(lr).enumerate() {
-                    sums[at + c * ld..at + c * ld + lr].copy_from_slice(col);
-                }
+                crate::matrix::unpack(&packed_copy, &mut sums[at..], ld, 0..lr, 0..nb);
             }
         }
         Ok::<(), crate::Error>(())

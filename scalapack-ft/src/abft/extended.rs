@@ -228,18 +228,7 @@ impl Extended {
     /// copy (see [`crate::descriptor::storage_lld`]).
     pub fn block(&self, bc: usize) -> Option<Cow<'_, [f64]>> {
         let cols = self.local_block(bc)?;
-        let (lr, ld) = (self.matrix.local_rows(), self.matrix.lld());
-        let at = cols.start * ld;
-        let local = self.matrix.local();
-        Some(if ld == lr || lr == 0 {
-            Cow::Borrowed(&local[at..at + lr * cols.len()])
-        } else {
-            let mut packed = Vec::with_capacity(lr * cols.len());
-            for c in 0..cols.len() {
-                packed.extend_from_slice(&local[at + c * ld..at + c * ld + lr]);
-            }
-            Cow::Owned(packed)
-        })
+        Some(packed_block(self.matrix.local(), (self.matrix.local_rows(), self.matrix.lld()), cols))
     }
 
     /// Writes `data` (local rows × nb, contiguous, as [`Extended::block`]
@@ -251,13 +240,7 @@ impl Extended {
         };
         let (lr, ld) = (self.matrix.local_rows(), self.matrix.lld());
         debug_assert_eq!(data.len(), lr * cols.len());
-        if lr > 0 {
-            let local = self.matrix.local_mut();
-            for (c, col) in data.chunks_exact(lr).enumerate() {
-                let at = (cols.start + c) * ld;
-                local[at..at + lr].copy_from_slice(col);
-            }
-        }
+        crate::matrix::unpack(data, self.matrix.local_mut(), ld, 0..lr, cols);
         true
     }
 
@@ -353,4 +336,17 @@ pub fn in_place_len(
 /// A layout query that cannot fail for indices the layout itself produced.
 pub(crate) fn layout_err(e: checksum::LayoutError) -> crate::Error {
     blacs_ft::Error::Unrecoverable { reason: format!("checksum layout: {e}") }.into()
+}
+
+/// Local columns `cols` (all `lr` local rows) of a local array with
+/// leading dimension `ld`, contiguous: the array itself where `ld` is the
+/// row count, else a packed copy.
+pub(crate) fn packed_block(local: &[f64], (lr, ld): (usize, usize), cols: std::ops::Range<usize>) -> Cow<'_, [f64]> {
+    if ld == lr || lr == 0 {
+        Cow::Borrowed(&local[cols.start * ld..cols.start * ld + lr * cols.len()])
+    } else {
+        let mut packed = Vec::new();
+        crate::matrix::pack(local, ld, 0..lr, cols, &mut packed);
+        Cow::Owned(packed)
+    }
 }

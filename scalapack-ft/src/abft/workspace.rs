@@ -2,7 +2,7 @@
 //! `pdgetrf_ft`): ScaLAPACK's WORK array, typed.
 
 use super::Relations;
-use crate::descriptor::storage_lld;
+use crate::descriptor::{largest_storage_lld, storage_lld};
 use crate::error::Result;
 use crate::matrix::{touched, DistMatrix};
 use crate::storage::LocalStorage;
@@ -174,12 +174,10 @@ fn sums(held: usize, len: usize, relations: Relations) -> Result<Vec<Vec<f64>>> 
 /// The largest [`sizes_at`] over every position of a `p`×`q` grid, rows
 /// in blocks of `mb`.
 fn largest_sizes(layout: &ChecksumLayout, mb: usize, p: usize, q: usize) -> (usize, usize, usize) {
-    // Process row 0 holds the most rows (but the padding of `storage_lld`
-    // can give another row the larger leading dimension) and process
-    // column 0 the most columns; the number of pairs held varies with the
-    // column.
+    // Process row 0 holds the most rows and process column 0 the most
+    // columns; the number of pairs held varies with the column.
     let (rows, nb) = (blacs_ft::index::numroc(layout.m(), mb, 0, 0, p), layout.nb());
-    let lld = (0..p).map(|r| storage_lld(blacs_ft::index::numroc(layout.m(), mb, r, 0, p))).max().unwrap_or(1);
+    let lld = largest_storage_lld(layout.m(), mb, p);
     let (ext_len, d_len, _) = sizes_at(layout, nb, (rows, lld), q, 0);
     let held = (0..q).map(|c| sizes_at(layout, nb, (rows, lld), q, c).2).max().unwrap_or(0);
     (ext_len, d_len, held)
