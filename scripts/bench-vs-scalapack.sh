@@ -15,6 +15,11 @@
 # back to a slow generic kernel: then name the CPU's kernel for both sides,
 # e.g. OPENBLAS_CORETYPE=Zen on AVX2 AMD parts; every report names the
 # kernel it ran.)
+# ftla offers its large arrays transparent huge pages; ScaLAPACK's driver
+# allocates with plain malloc, as its users usually do. BASELINE_HUGE_PAGES=1
+# gives the driver's arrays huge pages too (glibc >= 2.35's
+# glibc.malloc.hugetlb=1 tunable, for the baseline's runs only), for a
+# comparison on equal footing.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 op=${1:?qr|lu|chol}; grid=${2:?PxQ}; size=${3:?N or MxN}; nb=${4:?NB}; reps=${5:-5}
@@ -43,16 +48,22 @@ else
   cargo build --release --quiet --manifest-path "$here/Cargo.toml" -p ftla-bench
   ftla="$here/target/release/ftla"
 fi
+base_env=()
+base_label=ScaLAPACK
+if [ "${BASELINE_HUGE_PAGES:-0}" = 1 ]; then
+  base_env=(GLIBC_TUNABLES=glibc.malloc.hugetlb=1)
+  base_label="ScaLAPACK (huge pages)"
+fi
 out=$(mktemp -d)
 for ((i = 1; i <= reps; i++)); do
   "$ftla" "$op" --grid "$grid" --m "$m" --n "$n" --nb "$nb" --check --json "$out/ours-$i.json" --timeout 600 \
     "${ours_extra[@]}" >/dev/null
-  "$ftla" baseline scalapack "$op" --grid "$grid" --m "$m" --n "$n" --nb "$nb" --seed "$seed" --json "$out/base-$i.json" \
+  env "${base_env[@]}" "$ftla" baseline scalapack "$op" --grid "$grid" --m "$m" --n "$n" --nb "$nb" --seed "$seed" --json "$out/base-$i.json" \
     --timeout 600 >/dev/null
 done
-python3 - "$out" "$reps" <<'PY'
+python3 - "$out" "$reps" "$base_label" <<'PY'
 import json, statistics, sys
-d, reps = sys.argv[1], int(sys.argv[2])
+d, reps, base_label = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 def load(side):
     runs = [json.load(open(f"{d}/{side}-{i}.json")) for i in range(1, reps + 1)]
     bad = [r for r in runs if not r.get("ok")]
@@ -65,7 +76,7 @@ o, b = g(ours), g(base)
 r0 = ours[0]
 print(f"{r0['command']} grid {r0['grid'][0]}x{r0['grid'][1]} M {r0['m']} N {r0['n']} NB {r0['nb']} kernel {r0['blas_kernel']}/{base[0]['blas_kernel']}: "
       f"ours median {o:.1f} Gflop/s {[round(r['gflops'],1) for r in ours]}, "
-      f"ScaLAPACK median {b:.1f} Gflop/s {[round(r['gflops'],1) for r in base]}, ratio {o/b:.2f}, "
+      f"{base_label} median {b:.1f} Gflop/s {[round(r['gflops'],1) for r in base]}, ratio {o/b:.2f}, "
       f"residual max {max(r['residual'] for r in ours):.3f} / {max(r['residual'] for r in base):.3f}, "
       f"load average {open('/proc/loadavg').read().split()[0]}")
 PY
