@@ -15,7 +15,7 @@
 //! group.
 
 use super::encode_plan::GroupSums;
-use super::extended::{layout_err, packed_block, Extended};
+use super::extended::{blocks_contiguous, layout_err, packed_block, Extended};
 use crate::error::Result;
 use blacs_ft::Grid;
 use checksum::ChecksumLayout;
@@ -41,7 +41,7 @@ const SENDS_IN_FLIGHT: usize = 4;
 pub(crate) fn encode_checksums(grid: &Grid, ext: &mut Extended, layout: &ChecksumLayout) -> Result<()> {
     let (lr, ld, nb) = (ext.matrix.local_rows(), ext.matrix.lld(), ext.matrix.nb());
     let len = lr * nb;
-    let padded = ld != lr && lr > 0;
+    let padded = !blocks_contiguous(lr, ld);
     let mycol = grid.mycol() as usize;
     let myrow = grid.myrow();
     let plans = (0..layout.groups())

@@ -338,11 +338,17 @@ pub(crate) fn layout_err(e: checksum::LayoutError) -> crate::Error {
     blacs_ft::Error::Unrecoverable { reason: format!("checksum layout: {e}") }.into()
 }
 
+/// Whether a local array of `lr` rows with leading dimension `ld` holds
+/// its blocks contiguous (local rows × nb): where `ld` is the row count.
+pub(crate) fn blocks_contiguous(lr: usize, ld: usize) -> bool {
+    ld == lr || lr == 0
+}
+
 /// Local columns `cols` (all `lr` local rows) of a local array with
-/// leading dimension `ld`, contiguous: the array itself where `ld` is the
-/// row count, else a packed copy.
+/// leading dimension `ld`, contiguous: the array itself where
+/// [`blocks_contiguous`], else a packed copy.
 pub(crate) fn packed_block(local: &[f64], (lr, ld): (usize, usize), cols: std::ops::Range<usize>) -> Cow<'_, [f64]> {
-    if ld == lr || lr == 0 {
+    if blocks_contiguous(lr, ld) {
         Cow::Borrowed(&local[cols.start * ld..cols.start * ld + lr * cols.len()])
     } else {
         let mut packed = Vec::new();

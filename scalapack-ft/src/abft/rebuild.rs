@@ -283,17 +283,19 @@ fn send_shares_and_copies(grid: &Grid, ext: &Extended, plan: &Rebuild, groups: &
                 }
             }
             for copy in group.copies.iter().filter(|c| c.holder == mycol) {
-                let kept = ext.block(copy.kept_block_col).unwrap_or_default();
                 let c_rows = plan.copy_rows(group);
                 let to = copy.lost_col as i32;
                 if c_rows == lr {
-                    match kept {
+                    match ext.block(copy.kept_block_col).unwrap_or_default() {
                         Cow::Borrowed(kept) => sends.send(kept, myrow, to, TAG_CHECKSUM_COPY)?,
                         Cow::Owned(kept) => sends.send_owned(kept, myrow, to, TAG_CHECKSUM_COPY)?,
                     }
                 } else {
+                    // (The top rows straight from the storage, whatever its
+                    // leading dimension: packed once.)
+                    let cols = ext.local_block(copy.kept_block_col).unwrap_or(0..0);
                     let mut top = sends.buffer(c_rows * nb)?;
-                    crate::matrix::pack(&kept, lr, 0..c_rows, 0..nb, &mut top);
+                    crate::matrix::pack(ext.matrix.local(), ext.matrix.lld(), 0..c_rows, cols, &mut top);
                     sends.send_owned(top, myrow, to, TAG_CHECKSUM_COPY)?;
                 }
                 if plan.has_finished(group) {
